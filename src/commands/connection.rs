@@ -1,0 +1,305 @@
+//! Connection commands: PING, ECHO, QUIT, SELECT, HELLO, RESET, CLIENT.
+
+use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use crate::connection::Session;
+use crate::info::REDIS_COMPAT_VERSION;
+use crate::protocol::Args;
+
+pub static COMMANDS: &[Command] = &[
+    cmd!("ping", -1, ["fast"], (0, 0, 0), ping, "connection", "Returns the server's liveliness response."),
+    cmd!("echo", 2, ["fast"], (0, 0, 0), echo, "connection", "Returns the given string."),
+    cmd!("quit", -1, ["fast", "noauth"], (0, 0, 0), quit, "connection", "Closes the connection."),
+    cmd!("select", 2, ["fast"], (0, 0, 0), select, "connection", "Changes the selected database."),
+    cmd!("hello", -1, ["fast", "noauth"], (0, 0, 0), hello, "connection", "Handshakes with the server."),
+    cmd!("reset", 1, ["fast", "noauth"], (0, 0, 0), reset, "connection", "Resets the connection."),
+    Command {
+        name: "client",
+        arity: -2,
+        flags: &[],
+        keys: (0, 0, 0),
+        handler: |_, _| Ok(()),
+        subcommands: CLIENT_SUBCOMMANDS,
+        summary: "A container for client connection commands.",
+        group: "connection",
+    },
+];
+
+static CLIENT_SUBCOMMANDS: &[Command] = &[
+    cmd!("id", 2, ["fast"], (0, 0, 0), client_id, "connection", "Returns the unique client ID of the connection."),
+    cmd!("setname", 3, ["fast"], (0, 0, 0), client_setname, "connection", "Sets the connection name."),
+    cmd!("getname", 2, ["fast"], (0, 0, 0), client_getname, "connection", "Returns the name of the connection."),
+    cmd!("list", -2, [], (0, 0, 0), client_list, "connection", "Lists open connections."),
+    cmd!("info", 2, [], (0, 0, 0), client_info, "connection", "Returns information about the connection."),
+    cmd!("setinfo", 4, [], (0, 0, 0), client_setinfo, "connection", "Sets information specific to the client."),
+    cmd!("no-evict", 3, [], (0, 0, 0), client_no_evict, "connection", "Sets the client eviction mode of the connection."),
+    cmd!("no-touch", 3, [], (0, 0, 0), client_no_touch, "connection", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."),
+    cmd!("help", 2, [], (0, 0, 0), client_help, "connection", "Returns helpful text about the different subcommands."),
+];
+
+fn ping(ctx: &mut Ctx, args: Args) -> CmdResult {
+    match args.len() {
+        1 => ctx.out().simple("PONG"),
+        2 => ctx.out().bulk(&args[1]),
+        _ => return Err(CmdError::wrong_arity("ping")),
+    }
+    Ok(())
+}
+
+fn echo(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ctx.out().bulk(&args[1]);
+    Ok(())
+}
+
+fn quit(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    ctx.out().ok();
+    ctx.session.close_after_reply = true;
+    Ok(())
+}
+
+fn select(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let index = int_arg(&args[1])?;
+    let index = usize::try_from(index)
+        .ok()
+        .filter(|&i| i < ctx.server.dbs.len())
+        .ok_or(CmdError::DbIndexOutOfRange)?;
+    ctx.session.db = index;
+    ctx.out().ok();
+    Ok(())
+}
+
+/// Names may not contain spaces or control characters (Redis's rule).
+fn valid_client_name(name: &[u8]) -> bool {
+    name.iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+fn hello(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut resp3 = ctx.session.reply.resp3;
+    if args.len() >= 2 {
+        match int_arg(&args[1]) {
+            Ok(2) => resp3 = false,
+            Ok(3) => resp3 = true,
+            Ok(_) => return Err(CmdError::Static("NOPROTO unsupported protocol version")),
+            Err(_) => {
+                return Err(CmdError::Static(
+                    "ERR Protocol version is not an integer or out of range",
+                ))
+            }
+        }
+    }
+    let mut name = None;
+    let mut i = 2;
+    while i < args.len() {
+        let remaining = args.len() - i - 1;
+        if is(&args[i], "AUTH") && remaining >= 2 {
+            // No passwords exist yet: only the default user, which has none.
+            if !is(&args[i + 1], "default") {
+                return Err(CmdError::Static(
+                    "WRONGPASS invalid username-password pair or user is disabled.",
+                ));
+            }
+            i += 3;
+        } else if is(&args[i], "SETNAME") && remaining >= 1 {
+            if !valid_client_name(&args[i + 1]) {
+                return Err(bad_name());
+            }
+            name = Some(String::from_utf8_lossy(&args[i + 1]).into_owned());
+            i += 2;
+        } else {
+            return Err(CmdError::Owned(format!(
+                "ERR Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(&args[i])
+            )));
+        }
+    }
+    if let Some(name) = name {
+        ctx.session.name = name;
+    }
+    ctx.session.reply.resp3 = resp3;
+    let id = ctx.session.id as i64;
+    let out = ctx.out();
+    out.map(7);
+    out.bulk(b"server");
+    out.bulk(b"redis");
+    out.bulk(b"version");
+    out.bulk(REDIS_COMPAT_VERSION.as_bytes());
+    out.bulk(b"proto");
+    out.int(if resp3 { 3 } else { 2 });
+    out.bulk(b"id");
+    out.int(id);
+    out.bulk(b"mode");
+    out.bulk(b"standalone");
+    out.bulk(b"role");
+    out.bulk(b"master");
+    out.bulk(b"modules");
+    out.array(0);
+    Ok(())
+}
+
+fn bad_name() -> CmdError {
+    CmdError::Static("ERR Client names cannot contain spaces, newlines or special characters.")
+}
+
+fn reset(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    ctx.session.reset();
+    ctx.out().simple("RESET");
+    Ok(())
+}
+
+fn client_id(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let id = ctx.session.id as i64;
+    ctx.out().int(id);
+    Ok(())
+}
+
+fn client_setname(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if !valid_client_name(&args[2]) {
+        return Err(bad_name());
+    }
+    ctx.session.name = String::from_utf8_lossy(&args[2]).into_owned();
+    ctx.out().ok();
+    Ok(())
+}
+
+fn client_getname(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    if ctx.session.name.is_empty() {
+        ctx.out().null();
+    } else {
+        let name = ctx.session.name.clone();
+        ctx.out().bulk(name.as_bytes());
+    }
+    Ok(())
+}
+
+fn client_list(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut wanted_ids: Option<Vec<u64>> = None;
+    if args.len() > 2 {
+        if is(&args[2], "ID") && args.len() > 3 {
+            let mut ids = Vec::new();
+            for arg in args.iter().skip(3) {
+                match int_arg(arg) {
+                    Ok(id) if id > 0 => ids.push(id as u64),
+                    _ => return Err(CmdError::Static("ERR Invalid client ID")),
+                }
+            }
+            wanted_ids = Some(ids);
+        } else if is(&args[2], "TYPE") && args.len() == 4 && is(&args[3], "normal") {
+            // Every lapse client is a normal client.
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    let now_ms = ctx.now_ms;
+    let mut lines: Vec<(u64, String)> = vec![(ctx.session.id, ctx.session.info_line(now_ms))];
+    ctx.peers.for_each_session(&mut |s: &Session| {
+        lines.push((s.id, s.info_line(now_ms)));
+    });
+    lines.sort_by_key(|(id, _)| *id);
+    let mut text = String::new();
+    for (id, line) in lines {
+        if wanted_ids.as_ref().is_none_or(|ids| ids.contains(&id)) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+    }
+    ctx.out().verbatim(text.as_bytes());
+    Ok(())
+}
+
+fn client_info(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let mut line = ctx.session.info_line(ctx.now_ms);
+    line.push('\n');
+    ctx.out().verbatim(line.as_bytes());
+    Ok(())
+}
+
+fn client_setinfo(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let value = String::from_utf8_lossy(&args[3]).into_owned();
+    if !valid_client_name(&args[3]) {
+        return Err(CmdError::Owned(format!(
+            "ERR {} cannot contain spaces, newlines or special characters.",
+            String::from_utf8_lossy(&args[2]).to_ascii_lowercase()
+        )));
+    }
+    if is(&args[2], "LIB-NAME") {
+        ctx.session.lib_name = value;
+    } else if is(&args[2], "LIB-VER") {
+        ctx.session.lib_ver = value;
+    } else {
+        return Err(CmdError::Owned(format!(
+            "ERR Unrecognized option '{}'",
+            String::from_utf8_lossy(&args[2])
+        )));
+    }
+    ctx.out().ok();
+    Ok(())
+}
+
+fn on_off(arg: &[u8]) -> Result<bool, CmdError> {
+    if is(arg, "on") {
+        Ok(true)
+    } else if is(arg, "off") {
+        Ok(false)
+    } else {
+        Err(CmdError::Syntax)
+    }
+}
+
+fn client_no_evict(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ctx.session.no_evict = on_off(&args[2])?;
+    ctx.out().ok();
+    Ok(())
+}
+
+fn client_no_touch(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ctx.session.no_touch = on_off(&args[2])?;
+    ctx.out().ok();
+    Ok(())
+}
+
+fn client_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let lines: &[&str] = &[
+        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ID", "    Return the ID of the current connection.",
+        "GETNAME", "    Return the name of the current connection.",
+        "SETNAME <name>", "    Assign the name <name> to the current connection.",
+        "LIST [TYPE normal] [ID <id> [<id> ...]]", "    Return information about client connections.",
+        "INFO", "    Return information about the current client connection.",
+        "SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
+        "NO-EVICT (ON|OFF)", "    Protect the current client connection from eviction.",
+        "NO-TOUCH (ON|OFF)", "    Do not change the LRU/LFU of keys this client accesses.",
+        "HELP", "    Print this help.",
+    ];
+    let out = ctx.out();
+    out.array(lines.len());
+    for line in lines {
+        out.simple(line);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::commands::test_support::Harness;
+
+    #[test]
+    fn hello_switches_protocol() {
+        let mut h = Harness::new();
+        assert!(h.run("HELLO 3").starts_with("%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n"));
+        assert_eq!(h.run("GET nokey"), "_\r\n");
+        assert!(h.run("HELLO 2").starts_with("*14\r\n"));
+        assert_eq!(h.run("GET nokey"), "$-1\r\n");
+        assert_eq!(h.run("HELLO 4"), "-NOPROTO unsupported protocol version\r\n");
+        assert_eq!(h.run("HELLO 3 SETNAME"), "-ERR Syntax error in HELLO option 'SETNAME'\r\n");
+        assert!(h.run("HELLO 3 SETNAME me").starts_with('%'));
+        assert_eq!(h.run("CLIENT GETNAME"), "$2\r\nme\r\n");
+    }
+
+    #[test]
+    fn select_checks_range() {
+        let mut h = Harness::new();
+        assert_eq!(h.run("SELECT 15"), "+OK\r\n");
+        assert_eq!(h.run("SELECT 16"), "-ERR DB index is out of range\r\n");
+        assert_eq!(h.run("SELECT -1"), "-ERR DB index is out of range\r\n");
+        assert_eq!(h.run("SELECT x"), "-ERR value is not an integer or out of range\r\n");
+    }
+}

@@ -1,0 +1,207 @@
+//! Expiry commands: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT, TTL, PTTL,
+//! EXPIRETIME, PEXPIRETIME, PERSIST.
+
+use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use crate::protocol::Args;
+
+pub static COMMANDS: &[Command] = &[
+    cmd!("expire", -3, ["write", "fast"], (1, 1, 1), expire, "generic", "Sets the expiration time of a key in seconds."),
+    cmd!("pexpire", -3, ["write", "fast"], (1, 1, 1), pexpire, "generic", "Sets the expiration time of a key in milliseconds."),
+    cmd!("expireat", -3, ["write", "fast"], (1, 1, 1), expireat, "generic", "Sets the expiration time of a key to a Unix timestamp."),
+    cmd!("pexpireat", -3, ["write", "fast"], (1, 1, 1), pexpireat, "generic", "Sets the expiration time of a key to a Unix milliseconds timestamp."),
+    cmd!("ttl", 2, ["readonly", "fast"], (1, 1, 1), ttl, "generic", "Returns the expiration time in seconds of a key."),
+    cmd!("pttl", 2, ["readonly", "fast"], (1, 1, 1), pttl, "generic", "Returns the expiration time in milliseconds of a key."),
+    cmd!("expiretime", 2, ["readonly", "fast"], (1, 1, 1), expiretime, "generic", "Returns the expiration time of a key as a Unix timestamp."),
+    cmd!("pexpiretime", 2, ["readonly", "fast"], (1, 1, 1), pexpiretime, "generic", "Returns the expiration time of a key as a Unix milliseconds timestamp."),
+    cmd!("persist", 2, ["write", "fast"], (1, 1, 1), persist, "generic", "Removes the expiration time of a key."),
+];
+
+/// The unit an expire argument is given in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Seconds,
+    Millis,
+}
+
+/// `n` (in `unit`) after `base_ms`, as absolute unix ms; `None` on overflow.
+pub fn expire_deadline_ms(n: i64, unit: Unit, base_ms: i64) -> Option<i64> {
+    let ms = match unit {
+        Unit::Seconds => n.checked_mul(1000)?,
+        Unit::Millis => n,
+    };
+    ms.checked_add(base_ms)
+}
+
+/// EXPIRE's NX/XX/GT/LT conditions.
+#[derive(Default)]
+struct Conditions {
+    nx: bool,
+    xx: bool,
+    gt: bool,
+    lt: bool,
+}
+
+fn parse_conditions(args: &Args) -> Result<Conditions, CmdError> {
+    let mut c = Conditions::default();
+    for arg in args.iter().skip(3) {
+        if is(arg, "NX") {
+            c.nx = true;
+        } else if is(arg, "XX") {
+            c.xx = true;
+        } else if is(arg, "GT") {
+            c.gt = true;
+        } else if is(arg, "LT") {
+            c.lt = true;
+        } else {
+            return Err(CmdError::Owned(format!(
+                "ERR Unsupported option {}",
+                String::from_utf8_lossy(arg)
+            )));
+        }
+    }
+    if c.nx && (c.xx || c.gt || c.lt) {
+        return Err(CmdError::Static(
+            "ERR NX and XX, GT or LT options at the same time are not compatible",
+        ));
+    }
+    if c.gt && c.lt {
+        return Err(CmdError::Static(
+            "ERR GT and LT options at the same time are not compatible",
+        ));
+    }
+    Ok(c)
+}
+
+impl Conditions {
+    /// Whether the new deadline may replace `current` (`None` = no TTL,
+    /// which counts as an infinite TTL for GT and LT).
+    fn allow(&self, current: Option<i64>, new_ms: i64) -> bool {
+        match current {
+            Some(_) if self.nx => false,
+            None if self.xx || self.gt => false,
+            Some(cur) if self.gt => new_ms > cur,
+            Some(cur) if self.lt => new_ms < cur,
+            _ => true,
+        }
+    }
+}
+
+/// EXPIRE and friends (`expireGenericCommand`). `relative` adds the
+/// command's time snapshot. A deadline already past deletes the key; a key
+/// that expired before this command is deleted by the lookup first, so it is
+/// never resurrected.
+fn expire_generic(ctx: &mut Ctx, args: Args, unit: Unit, relative: bool, name: &'static str) -> CmdResult {
+    let conditions = parse_conditions(&args)?;
+    let n = int_arg(&args[2])?;
+    let now_ms = ctx.now_ms;
+    let base_ms = if relative { now_ms } else { 0 };
+    let at_ms = expire_deadline_ms(n, unit, base_ms).ok_or(CmdError::InvalidExpireTime(name))?;
+    let key = &args[1];
+    let db = ctx.db();
+    let applied = match db.expire_at(key, now_ms) {
+        None => false,
+        Some(current) if !conditions.allow(current, at_ms) => false,
+        Some(_) if at_ms <= now_ms => db.delete(key, now_ms),
+        Some(_) => db.set_expire(key, at_ms, now_ms),
+    };
+    ctx.out().int(i64::from(applied));
+    Ok(())
+}
+
+fn expire(ctx: &mut Ctx, args: Args) -> CmdResult {
+    expire_generic(ctx, args, Unit::Seconds, true, "expire")
+}
+
+fn pexpire(ctx: &mut Ctx, args: Args) -> CmdResult {
+    expire_generic(ctx, args, Unit::Millis, true, "pexpire")
+}
+
+fn expireat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    expire_generic(ctx, args, Unit::Seconds, false, "expireat")
+}
+
+fn pexpireat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    expire_generic(ctx, args, Unit::Millis, false, "pexpireat")
+}
+
+/// TTL and friends (`ttlGenericCommand`): -2 no key, -1 no TTL, else the
+/// remaining (or absolute) time, seconds rounded as Redis rounds.
+fn ttl_generic(ctx: &mut Ctx, args: Args, unit: Unit, absolute: bool) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let reply = match ctx.db().expire_at(&args[1], now_ms) {
+        None => -2,
+        Some(None) => -1,
+        Some(Some(at_ms)) => {
+            let ms = if absolute { at_ms } else { at_ms - now_ms }.max(0);
+            match unit {
+                Unit::Millis => ms,
+                Unit::Seconds => (ms + 500) / 1000,
+            }
+        }
+    };
+    ctx.out().int(reply);
+    Ok(())
+}
+
+fn ttl(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ttl_generic(ctx, args, Unit::Seconds, false)
+}
+
+fn pttl(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ttl_generic(ctx, args, Unit::Millis, false)
+}
+
+fn expiretime(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ttl_generic(ctx, args, Unit::Seconds, true)
+}
+
+fn pexpiretime(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ttl_generic(ctx, args, Unit::Millis, true)
+}
+
+fn persist(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let removed = ctx.db().persist(&args[1], now_ms);
+    ctx.out().int(i64::from(removed));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::commands::test_support::Harness;
+
+    #[test]
+    fn conditions_and_errors() {
+        let mut h = Harness::new();
+        assert_eq!(h.run("EXPIRE nokey 10"), ":0\r\n");
+        assert_eq!(h.run("TTL nokey"), ":-2\r\n");
+        h.run("SET k v");
+        assert_eq!(h.run("TTL k"), ":-1\r\n");
+        assert_eq!(h.run("EXPIRE k 10 XX"), ":0\r\n");
+        assert_eq!(h.run("EXPIRE k 10 GT"), ":0\r\n");
+        assert_eq!(h.run("EXPIRE k 10 LT"), ":1\r\n");
+        assert_eq!(h.run("EXPIRE k 20 NX"), ":0\r\n");
+        assert_eq!(h.run("EXPIRE k 20 GT"), ":1\r\n");
+        assert_eq!(h.run("EXPIRE k 30 LT"), ":0\r\n");
+        assert_eq!(h.run("TTL k"), ":20\r\n");
+        assert_eq!(h.run("EXPIRE k 1 NX XX"), "-ERR NX and XX, GT or LT options at the same time are not compatible\r\n");
+        assert_eq!(h.run("EXPIRE k 1 GT LT"), "-ERR GT and LT options at the same time are not compatible\r\n");
+        assert_eq!(h.run("EXPIRE k 1 FOO"), "-ERR Unsupported option FOO\r\n");
+        assert_eq!(h.run("EXPIRE k 9223372036854775807"), "-ERR invalid expire time in 'expire' command\r\n");
+        assert_eq!(h.run("PEXPIRE k 9223372036854775807"), "-ERR invalid expire time in 'pexpire' command\r\n");
+        assert_eq!(h.run("PERSIST k"), ":1\r\n");
+        assert_eq!(h.run("PERSIST k"), ":0\r\n");
+        assert_eq!(h.run("EXPIRE k -1"), ":1\r\n");
+        assert_eq!(h.run("EXISTS k"), ":0\r\n");
+    }
+
+    #[test]
+    fn expired_key_is_not_resurrected() {
+        let mut h = Harness::new();
+        h.run("SET k v PX 100");
+        h.now_ms += 100;
+        assert_eq!(h.run("EXPIRE k 100"), ":0\r\n");
+        assert_eq!(h.run("EXISTS k"), ":0\r\n");
+        assert_eq!(h.server.dbs[0].stats.expired_keys, 1);
+    }
+}

@@ -1,0 +1,332 @@
+//! Keyspace commands: DEL, EXISTS, TYPE, RENAME, COPY, MOVE, SWAPDB, KEYS,
+//! SCAN, RANDOMKEY, DBSIZE, FLUSHDB, FLUSHALL.
+
+use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use crate::db::Ttl;
+use crate::glob;
+use crate::protocol::Args;
+
+pub static COMMANDS: &[Command] = &[
+    cmd!("del", -2, ["write"], (1, -1, 1), del, "generic", "Deletes one or more keys."),
+    cmd!("unlink", -2, ["write", "fast"], (1, -1, 1), del, "generic", "Asynchronously deletes one or more keys."),
+    cmd!("exists", -2, ["readonly", "fast"], (1, -1, 1), exists, "generic", "Determines whether one or more keys exist."),
+    cmd!("touch", -2, ["readonly", "fast"], (1, -1, 1), exists, "generic", "Returns the number of existing keys out of those specified after updating the time they were last accessed."),
+    cmd!("type", 2, ["readonly", "fast"], (1, 1, 1), type_cmd, "generic", "Determines the type of value stored at a key."),
+    cmd!("rename", 3, ["write"], (1, 2, 1), rename, "generic", "Renames a key and overwrites the destination."),
+    cmd!("renamenx", 3, ["write", "fast"], (1, 2, 1), renamenx, "generic", "Renames a key only when the target key name doesn't exist."),
+    cmd!("copy", -3, ["write", "denyoom"], (1, 2, 1), copy, "generic", "Copies the value of a key to a new key."),
+    cmd!("move", 3, ["write", "fast"], (1, 1, 1), move_cmd, "generic", "Moves a key to another database."),
+    cmd!("swapdb", 3, ["write", "fast"], (0, 0, 0), swapdb, "server", "Swaps two Redis databases."),
+    cmd!("keys", 2, ["readonly"], (0, 0, 0), keys, "generic", "Returns all key names that match a pattern."),
+    cmd!("scan", -2, ["readonly"], (0, 0, 0), scan, "generic", "Iterates over the key names in the database."),
+    cmd!("randomkey", 1, ["readonly"], (0, 0, 0), randomkey, "generic", "Returns a random key name from the database."),
+    cmd!("dbsize", 1, ["readonly", "fast"], (0, 0, 0), dbsize, "server", "Returns the number of keys in the database."),
+    cmd!("flushdb", -1, ["write"], (0, 0, 0), flushdb, "server", "Removes all keys from the current database."),
+    cmd!("flushall", -1, ["write"], (0, 0, 0), flushall, "server", "Removes all keys from all databases."),
+];
+
+fn del(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let db = ctx.db();
+    let deleted = args.iter().skip(1).filter(|k| db.delete(k, now_ms)).count();
+    ctx.out().int(deleted as i64);
+    Ok(())
+}
+
+/// EXISTS and TOUCH: how many of the named keys exist (repeats count).
+fn exists(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let db = ctx.db();
+    let found = args.iter().skip(1).filter(|k| db.contains(k, now_ms)).count();
+    ctx.out().int(found as i64);
+    Ok(())
+}
+
+fn type_cmd(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let name = ctx.db().get(&args[1], now_ms).map_or("none", |v| v.type_name());
+    ctx.out().simple(name);
+    Ok(())
+}
+
+/// RENAME and RENAMENX. Returns false if `nx` and the target exists.
+fn rename_generic(ctx: &mut Ctx, args: &Args, nx: bool) -> Result<bool, CmdError> {
+    let now_ms = ctx.now_ms;
+    let (src, dst) = (&args[1], &args[2]);
+    let db = ctx.db();
+    if !db.contains(src, now_ms) {
+        return Err(CmdError::NoSuchKey);
+    }
+    if src == dst {
+        return Ok(!nx);
+    }
+    if nx && db.contains(dst, now_ms) {
+        return Ok(false);
+    }
+    if let Some((value, at_ms)) = db.remove(src, now_ms) {
+        db.set(dst, value, at_ms.map_or(Ttl::Clear, Ttl::At), now_ms);
+    }
+    Ok(true)
+}
+
+fn rename(ctx: &mut Ctx, args: Args) -> CmdResult {
+    rename_generic(ctx, &args, false)?;
+    ctx.out().ok();
+    Ok(())
+}
+
+fn renamenx(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let renamed = rename_generic(ctx, &args, true)?;
+    ctx.out().int(i64::from(renamed));
+    Ok(())
+}
+
+/// Parses a database index argument the way MOVE/COPY/SWAPDB do.
+fn db_index(ctx: &Ctx, arg: &[u8], not_integer: CmdError) -> Result<usize, CmdError> {
+    let n = int_arg(arg).map_err(|_| not_integer)?;
+    if n < 0 || n > i64::from(i32::MAX) {
+        return Err(CmdError::DbIndexOutOfRange);
+    }
+    let n = n as usize;
+    if n >= ctx.server.dbs.len() {
+        return Err(CmdError::DbIndexOutOfRange);
+    }
+    Ok(n)
+}
+
+fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut target_db = ctx.session.db;
+    let mut replace = false;
+    let mut i = 3;
+    while i < args.len() {
+        if is(&args[i], "REPLACE") {
+            replace = true;
+        } else if is(&args[i], "DB") && i + 1 < args.len() {
+            target_db = db_index(ctx, &args[i + 1], CmdError::NotInteger)?;
+            i += 1;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 1;
+    }
+    let (src, dst) = (&args[1], &args[2]);
+    if target_db == ctx.session.db && src == dst {
+        return Err(CmdError::Static("ERR source and destination objects are the same"));
+    }
+    let now_ms = ctx.now_ms;
+    let source_db = ctx.session.db;
+    let dbs = &mut ctx.server.dbs;
+    let copied = dbs[source_db].get(src, now_ms).cloned().and_then(|value| {
+        let at_ms = dbs[source_db].expire_at(src, now_ms).flatten();
+        let target = &mut dbs[target_db];
+        if target.contains(dst, now_ms) && !replace {
+            return None;
+        }
+        target.set(dst, value, at_ms.map_or(Ttl::Clear, Ttl::At), now_ms);
+        Some(())
+    });
+    ctx.out().int(i64::from(copied.is_some()));
+    Ok(())
+}
+
+fn move_cmd(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let target_db = db_index(ctx, &args[2], CmdError::NotInteger)?;
+    let source_db = ctx.session.db;
+    if target_db == source_db {
+        return Err(CmdError::Static("ERR source and destination objects are the same"));
+    }
+    let now_ms = ctx.now_ms;
+    let key = &args[1];
+    let dbs = &mut ctx.server.dbs;
+    let moved = dbs[source_db].contains(key, now_ms) && !dbs[target_db].contains(key, now_ms);
+    if moved {
+        if let Some((value, at_ms)) = dbs[source_db].remove(key, now_ms) {
+            dbs[target_db].set(key, value, at_ms.map_or(Ttl::Clear, Ttl::At), now_ms);
+        }
+    }
+    ctx.out().int(i64::from(moved));
+    Ok(())
+}
+
+fn swapdb(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let a = db_index(ctx, &args[1], CmdError::Static("ERR invalid first DB index"))?;
+    let b = db_index(ctx, &args[2], CmdError::Static("ERR invalid second DB index"))?;
+    ctx.server.dbs.swap(a, b);
+    ctx.out().ok();
+    Ok(())
+}
+
+fn keys(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let pattern = &args[1];
+    let match_all = pattern == b"*";
+    let session = &mut *ctx.session;
+    let db = &ctx.server.dbs[session.db];
+    let found: Vec<&[u8]> = db
+        .live_keys(now_ms)
+        .filter(|k| match_all || glob::matches(pattern, k, false))
+        .collect();
+    session.reply.array(found.len());
+    for key in found {
+        session.reply.bulk(key);
+    }
+    Ok(())
+}
+
+fn scan(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let cursor = std::str::from_utf8(&args[1])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .ok_or(CmdError::Static("ERR invalid cursor"))?;
+    let mut count: u64 = 10;
+    let mut pattern: Option<&[u8]> = None;
+    let mut type_filter: Option<Vec<u8>> = None;
+    let mut i = 2;
+    while i < args.len() {
+        let has_value = i + 1 < args.len();
+        if is(&args[i], "COUNT") && has_value {
+            count = match int_arg(&args[i + 1])? {
+                n if n < 1 => return Err(CmdError::Syntax),
+                n => n as u64,
+            };
+        } else if is(&args[i], "MATCH") && has_value {
+            pattern = Some(args.get(i + 1)).filter(|p| *p != b"*");
+        } else if is(&args[i], "TYPE") && has_value {
+            type_filter = Some(args[i + 1].to_ascii_lowercase());
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 2;
+    }
+    let now_ms = ctx.now_ms;
+    let session = &mut *ctx.session;
+    let db = &ctx.server.dbs[session.db];
+    let mut found: Vec<&[u8]> = Vec::new();
+    let mut next = cursor;
+    // Like Redis: visit buckets until `count` keys are collected, or at most
+    // 10 × count buckets, so a sparse table can't stall the loop.
+    let mut budget = count.saturating_mul(10);
+    loop {
+        next = db.scan_step(next, now_ms, |key, value| {
+            let type_ok = type_filter
+                .as_deref()
+                .is_none_or(|t| t == value.type_name().as_bytes());
+            if type_ok && pattern.is_none_or(|p| glob::matches(p, key, false)) {
+                found.push(key);
+            }
+        });
+        budget -= 1;
+        if next == 0 || budget == 0 || found.len() as u64 >= count {
+            break;
+        }
+    }
+    session.reply.array(2);
+    session.reply.bulk(next.to_string().as_bytes());
+    session.reply.array(found.len());
+    for key in found {
+        session.reply.bulk(key);
+    }
+    Ok(())
+}
+
+fn randomkey(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let db_index = ctx.session.db;
+    let server = &mut *ctx.server;
+    match server.dbs[db_index].random_key(&mut server.rng, now_ms) {
+        Some(key) => ctx.out().bulk(&key),
+        None => ctx.out().null(),
+    }
+    Ok(())
+}
+
+fn dbsize(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let len = ctx.db().len();
+    ctx.out().int(len as i64);
+    Ok(())
+}
+
+/// FLUSHDB/FLUSHALL's optional ASYNC|SYNC argument.
+fn check_flush_args(args: &Args) -> CmdResult {
+    match args.len() {
+        1 => Ok(()),
+        2 if is(&args[1], "ASYNC") || is(&args[1], "SYNC") => Ok(()),
+        _ => Err(CmdError::Syntax),
+    }
+}
+
+fn flushdb(ctx: &mut Ctx, args: Args) -> CmdResult {
+    check_flush_args(&args)?;
+    ctx.db().flush();
+    ctx.out().ok();
+    Ok(())
+}
+
+fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
+    check_flush_args(&args)?;
+    for db in &mut ctx.server.dbs {
+        db.flush();
+    }
+    ctx.out().ok();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::commands::test_support::Harness;
+
+    #[test]
+    fn rename_carries_ttl_and_errors() {
+        let mut h = Harness::new();
+        assert_eq!(h.run("RENAME a b"), "-ERR no such key\r\n");
+        h.run("SET a 1 EX 100");
+        h.run("SET b 2");
+        assert_eq!(h.run("RENAMENX a b"), ":0\r\n");
+        assert_eq!(h.run("RENAME a b"), "+OK\r\n");
+        assert_eq!(h.run("TTL b"), ":100\r\n");
+        assert_eq!(h.run("RENAME b b"), "+OK\r\n");
+        assert_eq!(h.run("RENAMENX b b"), ":0\r\n");
+    }
+
+    #[test]
+    fn copy_move_swapdb() {
+        let mut h = Harness::new();
+        h.run("SET a 1 PX 5000");
+        assert_eq!(h.run("COPY a a"), "-ERR source and destination objects are the same\r\n");
+        assert_eq!(h.run("COPY a c DB 99"), "-ERR DB index is out of range\r\n");
+        assert_eq!(h.run("COPY a c DB 1"), ":1\r\n");
+        assert_eq!(h.run("COPY a c DB 1"), ":0\r\n");
+        assert_eq!(h.run("COPY a c DB 1 REPLACE"), ":1\r\n");
+        assert_eq!(h.run("MOVE a 0"), "-ERR source and destination objects are the same\r\n");
+        assert_eq!(h.run("MOVE a 2"), ":1\r\n");
+        assert_eq!(h.run("SWAPDB 0 x"), "-ERR invalid second DB index\r\n");
+        assert_eq!(h.run("SWAPDB 0 2"), "+OK\r\n");
+        assert_eq!(h.run("PTTL a"), ":5000\r\n");
+    }
+
+    #[test]
+    fn scan_visits_everything() {
+        let mut h = Harness::new();
+        for i in 0..100 {
+            h.run(&format!("SET key:{i} v"));
+        }
+        let mut cursor = "0".to_string();
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            let out = h.run(&format!("SCAN {cursor} MATCH key:* COUNT 7"));
+            let lines: Vec<&str> = out.split("\r\n").collect();
+            cursor = lines[2].to_string();
+            for l in lines.iter().skip(5).step_by(2) {
+                if !l.is_empty() {
+                    seen.insert(l.to_string());
+                }
+            }
+            if cursor == "0" {
+                break;
+            }
+        }
+        assert_eq!(seen.len(), 100);
+        assert_eq!(h.run("SCAN x"), "-ERR invalid cursor\r\n");
+        assert_eq!(h.run("SCAN 0 COUNT 0"), "-ERR syntax error\r\n");
+    }
+}

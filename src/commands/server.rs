@@ -1,0 +1,297 @@
+//! Server commands: COMMAND, INFO, CONFIG, TIME, DEBUG, SHUTDOWN.
+
+use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use crate::config::{find_setting, BadValue, SETTINGS};
+use crate::glob;
+use crate::protocol::{Args, Reply};
+
+pub static COMMANDS: &[Command] = &[
+    Command {
+        name: "command",
+        arity: -1,
+        flags: &["loading", "stale"],
+        keys: (0, 0, 0),
+        handler: command_all,
+        subcommands: COMMAND_SUBCOMMANDS,
+        summary: "Returns detailed information about all commands.",
+        group: "server",
+    },
+    cmd!("info", -1, ["loading", "stale"], (0, 0, 0), info, "server", "Returns information and statistics about the server."),
+    Command {
+        name: "config",
+        arity: -2,
+        flags: &[],
+        keys: (0, 0, 0),
+        handler: |_, _| Ok(()),
+        subcommands: CONFIG_SUBCOMMANDS,
+        summary: "A container for server configuration commands.",
+        group: "server",
+    },
+    cmd!("time", 1, ["loading", "stale", "fast"], (0, 0, 0), time, "server", "Returns the server time."),
+    Command {
+        name: "debug",
+        arity: -2,
+        flags: &["admin", "noscript"],
+        keys: (0, 0, 0),
+        handler: |_, _| Ok(()),
+        subcommands: DEBUG_SUBCOMMANDS,
+        summary: "A container for debugging commands.",
+        group: "server",
+    },
+    cmd!("shutdown", -1, ["admin", "noscript"], (0, 0, 0), shutdown, "server", "Synchronously saves the database(s) to disk and shuts down the Redis server."),
+];
+
+static COMMAND_SUBCOMMANDS: &[Command] = &[
+    cmd!("count", 2, ["loading", "stale"], (0, 0, 0), command_count, "server", "Returns a count of commands."),
+    cmd!("info", -2, ["loading", "stale"], (0, 0, 0), command_info, "server", "Returns information about one, multiple or all commands."),
+    cmd!("docs", -2, ["loading", "stale"], (0, 0, 0), command_docs, "server", "Returns documentary information about one, multiple or all commands."),
+    cmd!("list", -2, ["loading", "stale"], (0, 0, 0), command_list, "server", "Returns a list of command names."),
+];
+
+static CONFIG_SUBCOMMANDS: &[Command] = &[
+    cmd!("get", -3, ["admin", "noscript", "loading", "stale"], (0, 0, 0), config_get, "server", "Returns the effective values of configuration parameters."),
+    cmd!("set", -4, ["admin", "noscript", "loading", "stale"], (0, 0, 0), config_set, "server", "Sets configuration parameters in-flight."),
+    cmd!("resetstat", 2, ["admin", "noscript", "loading", "stale"], (0, 0, 0), config_resetstat, "server", "Resets the server's statistics."),
+];
+
+static DEBUG_SUBCOMMANDS: &[Command] = &[
+    cmd!("sleep", 3, [], (0, 0, 0), debug_sleep, "server", "Blocks the server for the given number of seconds."),
+    cmd!("set-active-expire", 3, [], (0, 0, 0), debug_set_active_expire, "server", "Switches the active expire cycle off (0) or on (1)."),
+];
+
+/// COMMAND INFO's entry for one command (Redis 7's ten fields).
+fn write_command_info(out: &mut Reply, c: &Command, full_name: &str) {
+    out.array(10);
+    out.bulk(full_name.as_bytes());
+    out.int(i64::from(c.arity));
+    out.set(c.flags.len());
+    for flag in c.flags {
+        out.simple(flag);
+    }
+    out.int(i64::from(c.keys.0));
+    out.int(i64::from(c.keys.1));
+    out.int(i64::from(c.keys.2));
+    out.set(0); // ACL categories
+    out.set(0); // tips
+    out.array(0); // key specs
+    out.array(c.subcommands.len());
+    for sub in c.subcommands {
+        write_command_info(out, sub, &format!("{}|{}", c.name, sub.name));
+    }
+}
+
+/// COMMAND DOCS's entry for one command: enough for redis-cli's hints.
+fn write_command_docs(out: &mut Reply, c: &Command, full_name: &str) {
+    out.bulk(full_name.as_bytes());
+    let has_subs = !c.subcommands.is_empty();
+    out.map(3 + usize::from(has_subs));
+    out.bulk(b"summary");
+    out.bulk(c.summary.as_bytes());
+    out.bulk(b"since");
+    out.bulk(b"1.0.0");
+    out.bulk(b"group");
+    out.bulk(c.group.as_bytes());
+    if has_subs {
+        out.bulk(b"subcommands");
+        out.map(c.subcommands.len());
+        for sub in c.subcommands {
+            write_command_docs(out, sub, &format!("{}|{}", c.name, sub.name));
+        }
+    }
+}
+
+fn command_all(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 1 {
+        return Err(CmdError::wrong_arity("command"));
+    }
+    let all: Vec<&Command> = super::all().collect();
+    let out = ctx.out();
+    out.array(all.len());
+    for c in all {
+        write_command_info(out, c, c.name);
+    }
+    Ok(())
+}
+
+fn command_count(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let n = super::all().count();
+    ctx.out().int(n as i64);
+    Ok(())
+}
+
+fn command_info(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let out = ctx.out();
+    if args.len() == 2 {
+        let all: Vec<&Command> = super::all().collect();
+        out.array(all.len());
+        for c in all {
+            write_command_info(out, c, c.name);
+        }
+        return Ok(());
+    }
+    out.array(args.len() - 2);
+    for name in args.iter().skip(2) {
+        match super::lookup(name) {
+            Some(c) => write_command_info(out, c, c.name),
+            None => out.null_array(),
+        }
+    }
+    Ok(())
+}
+
+fn command_docs(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let wanted: Vec<&Command> = if args.len() == 2 {
+        super::all().collect()
+    } else {
+        args.iter().skip(2).filter_map(super::lookup).collect()
+    };
+    let out = ctx.out();
+    out.map(wanted.len());
+    for c in wanted {
+        write_command_docs(out, c, c.name);
+    }
+    Ok(())
+}
+
+fn command_list(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let pattern = match args.len() {
+        2 => None,
+        5 if is(&args[2], "FILTERBY") && is(&args[3], "PATTERN") => Some(args.get(4)),
+        _ => return Err(CmdError::Syntax),
+    };
+    let mut names = Vec::new();
+    for c in super::all() {
+        names.push(c.name.to_string());
+        names.extend(c.subcommands.iter().map(|s| format!("{}|{}", c.name, s.name)));
+    }
+    names.retain(|n| pattern.is_none_or(|p| glob::matches(p, n.as_bytes(), true)));
+    let out = ctx.out();
+    out.array(names.len());
+    for n in names {
+        out.bulk(n.as_bytes());
+    }
+    Ok(())
+}
+
+fn info(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let sections: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
+        .collect();
+    let text = crate::info::render(ctx.server, &sections, ctx.now_ms);
+    ctx.out().verbatim(text.as_bytes());
+    Ok(())
+}
+
+fn config_get(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let config = &ctx.server.config;
+    let matched: Vec<(&str, String)> = SETTINGS
+        .iter()
+        .filter(|s| {
+            args.iter()
+                .skip(2)
+                .any(|p| glob::matches(p, s.name.as_bytes(), true))
+        })
+        .map(|s| (s.name, s.get(config)))
+        .collect();
+    let out = ctx.out();
+    out.map(matched.len());
+    for (name, value) in matched {
+        out.bulk(name.as_bytes());
+        out.bulk(value.as_bytes());
+    }
+    Ok(())
+}
+
+/// CONFIG SET name value [name value ...]: all or nothing.
+fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() % 2 != 0 {
+        return Err(CmdError::wrong_arity("config|set"));
+    }
+    let mut next = ctx.server.config.clone();
+    let mut seen: Vec<&str> = Vec::new();
+    for i in (2..args.len()).step_by(2) {
+        let name = String::from_utf8_lossy(&args[i]).into_owned();
+        let failed = |reason: &str| {
+            CmdError::Owned(format!(
+                "ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}"
+            ))
+        };
+        let Some(setting) = find_setting(&name) else {
+            return Err(CmdError::Owned(format!(
+                "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
+            )));
+        };
+        if seen.contains(&setting.name) {
+            return Err(failed("duplicate parameter"));
+        }
+        seen.push(setting.name);
+        if !setting.mutable {
+            return Err(failed("can't set immutable config"));
+        }
+        let value = String::from_utf8_lossy(&args[i + 1]).into_owned();
+        let words: Vec<String> = if setting.name == "bind" || setting.name == "save" {
+            vec![value]
+        } else {
+            value.split_whitespace().map(String::from).collect()
+        };
+        setting
+            .set(&mut next, &words)
+            .map_err(|BadValue(reason)| failed(&reason))?;
+    }
+    ctx.server.config = next;
+    ctx.out().ok();
+    Ok(())
+}
+
+fn config_resetstat(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    ctx.server.stats = Default::default();
+    for db in &mut ctx.server.dbs {
+        db.stats = Default::default();
+    }
+    let expire = &mut ctx.server.expire;
+    expire.stale_perc = 0.0;
+    expire.time_cap_reached_count = 0;
+    expire.time_used_us = 0;
+    ctx.out().ok();
+    Ok(())
+}
+
+fn time(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let out = ctx.out();
+    out.array(2);
+    out.bulk_int(now.as_secs() as i64);
+    out.bulk_int(i64::from(now.subsec_micros()));
+    Ok(())
+}
+
+fn debug_sleep(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let secs = float_arg(&args[2])?;
+    // Blocking the loop is the point of DEBUG SLEEP; bound it to an hour.
+    let secs = secs.clamp(0.0, 3600.0);
+    std::thread::sleep(std::time::Duration::from_secs_f64(secs));
+    ctx.out().ok();
+    Ok(())
+}
+
+fn debug_set_active_expire(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ctx.server.expire.enabled = int_arg(&args[2])? != 0;
+    ctx.out().ok();
+    Ok(())
+}
+
+fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
+    for arg in args.iter().skip(1) {
+        let known = ["NOSAVE", "SAVE", "NOW", "FORCE", "ABORT"];
+        if !known.iter().any(|k| is(arg, k)) {
+            return Err(CmdError::Syntax);
+        }
+    }
+    // Nothing to save: stop after this iteration; the client sees the close.
+    ctx.server.shutdown_requested = true;
+    Ok(())
+}

@@ -1,0 +1,577 @@
+//! String commands: GET, SET and friends, counters, ranges.
+
+use super::expire::{expire_deadline_ms, Unit};
+use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use crate::db::Ttl;
+use crate::protocol::request::parse_i64;
+use crate::protocol::Args;
+use crate::value::Value;
+
+pub static COMMANDS: &[Command] = &[
+    cmd!("get", 2, ["readonly", "fast"], (1, 1, 1), get, "string", "Returns the string value of a key."),
+    cmd!("set", -3, ["write", "denyoom"], (1, 1, 1), set, "string", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."),
+    cmd!("setnx", 3, ["write", "denyoom", "fast"], (1, 1, 1), setnx, "string", "Set the string value of a key only when the key doesn't exist."),
+    cmd!("setex", 4, ["write", "denyoom"], (1, 1, 1), setex, "string", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist."),
+    cmd!("psetex", 4, ["write", "denyoom"], (1, 1, 1), psetex, "string", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist."),
+    cmd!("getex", -2, ["write", "fast"], (1, 1, 1), getex, "string", "Returns the string value of a key after setting its expiration time."),
+    cmd!("getdel", 2, ["write", "fast"], (1, 1, 1), getdel, "string", "Returns the string value of a key after deleting the key."),
+    cmd!("getset", 3, ["write", "denyoom", "fast"], (1, 1, 1), getset, "string", "Returns the previous string value of a key after setting it to a new value."),
+    cmd!("mget", -2, ["readonly", "fast"], (1, -1, 1), mget, "string", "Atomically returns the string values of one or more keys."),
+    cmd!("mset", -3, ["write", "denyoom"], (1, -1, 2), mset, "string", "Atomically creates or modifies the string values of one or more keys."),
+    cmd!("msetnx", -3, ["write", "denyoom"], (1, -1, 2), msetnx, "string", "Atomically modifies the string values of one or more keys only when all keys don't exist."),
+    cmd!("append", 3, ["write", "denyoom", "fast"], (1, 1, 1), append, "string", "Appends a string to the value of a key. Creates the key if it doesn't exist."),
+    cmd!("strlen", 2, ["readonly", "fast"], (1, 1, 1), strlen, "string", "Returns the length of a string value."),
+    cmd!("getrange", 4, ["readonly"], (1, 1, 1), getrange, "string", "Returns a substring of the string stored at a key."),
+    cmd!("setrange", 4, ["write", "denyoom"], (1, 1, 1), setrange, "string", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist."),
+    cmd!("incr", 2, ["write", "denyoom", "fast"], (1, 1, 1), incr, "string", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."),
+    cmd!("decr", 2, ["write", "denyoom", "fast"], (1, 1, 1), decr, "string", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."),
+    cmd!("incrby", 3, ["write", "denyoom", "fast"], (1, 1, 1), incrby, "string", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist."),
+    cmd!("decrby", 3, ["write", "denyoom", "fast"], (1, 1, 1), decrby, "string", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist."),
+    cmd!("incrbyfloat", 3, ["write", "denyoom", "fast"], (1, 1, 1), incrbyfloat, "string", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist."),
+];
+
+/// The string at `key`: `Ok(None)` if absent, WRONGTYPE if not a string.
+fn read_string<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a [u8]>, CmdError> {
+    let now_ms = ctx.now_ms;
+    match ctx.db().get(key, now_ms) {
+        None => Ok(None),
+        Some(Value::Str(s)) => Ok(Some(s)),
+    }
+}
+
+/// Replies with the string at `key`, or null (GET's reply).
+fn reply_string(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let session = &mut *ctx.session;
+    match ctx.server.dbs[session.db].get(key, now_ms) {
+        None => session.reply.null(),
+        Some(Value::Str(s)) => session.reply.bulk(s),
+    }
+    Ok(())
+}
+
+fn get(ctx: &mut Ctx, args: Args) -> CmdResult {
+    reply_string(ctx, &args[1])
+}
+
+/// Options shared by SET and GETEX (`parseExtendedStringArgumentsOrReply`).
+#[derive(Default)]
+struct StringOptions<'a> {
+    nx: bool,
+    xx: bool,
+    get: bool,
+    keep_ttl: bool,
+    persist: bool,
+    /// The expire argument and its form (EX/PX relative, EXAT/PXAT absolute).
+    expire: Option<(&'a [u8], Unit, bool)>,
+}
+
+#[derive(PartialEq, Clone, Copy)]
+enum OptionsFor {
+    Set,
+    Getex,
+}
+
+fn parse_string_options<'a>(
+    args: &Args<'a>,
+    from: usize,
+    command: OptionsFor,
+) -> Result<StringOptions<'a>, CmdError> {
+    let mut o = StringOptions::default();
+    let mut i = from;
+    while i < args.len() {
+        let opt = args.get(i);
+        let next = (i + 1 < args.len()).then(|| args.get(i + 1));
+        let set = command == OptionsFor::Set;
+        let expire_form = [("EX", Unit::Seconds, true), ("PX", Unit::Millis, true), ("EXAT", Unit::Seconds, false), ("PXAT", Unit::Millis, false)]
+            .into_iter()
+            .find(|(name, _, _)| is(opt, name));
+        if is(opt, "NX") && !o.xx && set {
+            o.nx = true;
+        } else if is(opt, "XX") && !o.nx && set {
+            o.xx = true;
+        } else if is(opt, "GET") && set {
+            o.get = true;
+        } else if is(opt, "KEEPTTL") && !o.persist && o.expire.is_none() && set {
+            o.keep_ttl = true;
+        } else if is(opt, "PERSIST") && !set && o.expire.is_none() && !o.keep_ttl {
+            o.persist = true;
+        } else if let (Some((_, unit, relative)), Some(value)) = (expire_form, next) {
+            // A later EX replaces an earlier EX, but forms don't mix.
+            let same_form = o.expire.is_none_or(|(_, u, r)| u == unit && r == relative);
+            if o.keep_ttl || o.persist || !same_form {
+                return Err(CmdError::Syntax);
+            }
+            o.expire = Some((value, unit, relative));
+            i += 1;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 1;
+    }
+    Ok(o)
+}
+
+/// Turns a SET-style expire argument into an absolute deadline
+/// (`getExpireMillisecondsOrReply`): it must be positive and not overflow.
+fn set_deadline_ms(
+    arg: &[u8],
+    unit: Unit,
+    relative: bool,
+    now_ms: i64,
+    command: &'static str,
+) -> Result<i64, CmdError> {
+    let n = int_arg(arg)?;
+    if n <= 0 {
+        return Err(CmdError::InvalidExpireTime(command));
+    }
+    expire_deadline_ms(n, unit, if relative { now_ms } else { 0 })
+        .filter(|&ms| ms > 0)
+        .ok_or(CmdError::InvalidExpireTime(command))
+}
+
+fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let o = parse_string_options(&args, 3, OptionsFor::Set)?;
+    let deadline = match o.expire {
+        Some((arg, unit, relative)) => Some(set_deadline_ms(arg, unit, relative, ctx.now_ms, "set")?),
+        None => None,
+    };
+    let key = &args[1];
+    let exists = if o.get {
+        let old = read_string(ctx, key)?.map(<[u8]>::to_vec);
+        match &old {
+            Some(v) => ctx.out().bulk(v),
+            None => ctx.out().null(),
+        }
+        old.is_some()
+    } else {
+        let now_ms = ctx.now_ms;
+        ctx.db().contains(key, now_ms)
+    };
+    if (o.nx && exists) || (o.xx && !exists) {
+        if !o.get {
+            ctx.out().null();
+        }
+        return Ok(());
+    }
+    let ttl = match (deadline, o.keep_ttl) {
+        (Some(at_ms), _) => Ttl::At(at_ms),
+        (None, true) => Ttl::Keep,
+        (None, false) => Ttl::Clear,
+    };
+    store(ctx, key, args.get(2), ttl);
+    if !o.get {
+        ctx.out().ok();
+    }
+    Ok(())
+}
+
+/// Stores a string value (the single string write path).
+fn store(ctx: &mut Ctx, key: &[u8], value: &[u8], ttl: Ttl) {
+    let now_ms = ctx.now_ms;
+    ctx.db().set(key, Value::Str(value.to_vec()), ttl, now_ms);
+}
+
+fn setnx(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let created = !ctx.db().contains(&args[1], now_ms);
+    if created {
+        store(ctx, &args[1], &args[2], Ttl::Clear);
+    }
+    ctx.out().int(i64::from(created));
+    Ok(())
+}
+
+fn setex_generic(ctx: &mut Ctx, args: Args, unit: Unit, command: &'static str) -> CmdResult {
+    let at_ms = set_deadline_ms(&args[2], unit, true, ctx.now_ms, command)?;
+    store(ctx, &args[1], &args[3], Ttl::At(at_ms));
+    ctx.out().ok();
+    Ok(())
+}
+
+fn setex(ctx: &mut Ctx, args: Args) -> CmdResult {
+    setex_generic(ctx, args, Unit::Seconds, "setex")
+}
+
+fn psetex(ctx: &mut Ctx, args: Args) -> CmdResult {
+    setex_generic(ctx, args, Unit::Millis, "psetex")
+}
+
+fn getex(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let o = parse_string_options(&args, 2, OptionsFor::Getex)?;
+    let deadline = match o.expire {
+        Some((arg, unit, relative)) => Some(set_deadline_ms(arg, unit, relative, ctx.now_ms, "getex")?),
+        None => None,
+    };
+    let key = &args[1];
+    let Some(value) = read_string(ctx, key)?.map(<[u8]>::to_vec) else {
+        ctx.out().null();
+        return Ok(());
+    };
+    let now_ms = ctx.now_ms;
+    match deadline {
+        // An absolute time already past deletes the key (the reply is still the value).
+        Some(at_ms) if at_ms <= now_ms => {
+            ctx.db().delete(key, now_ms);
+        }
+        Some(at_ms) => {
+            ctx.db().set_expire(key, at_ms, now_ms);
+        }
+        None if o.persist => {
+            ctx.db().persist(key, now_ms);
+        }
+        None => {}
+    }
+    ctx.out().bulk(&value);
+    Ok(())
+}
+
+fn getdel(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    read_string(ctx, &args[1])?;
+    match ctx.db().remove(&args[1], now_ms) {
+        Some((Value::Str(s), _)) => ctx.out().bulk(&s),
+        None => ctx.out().null(),
+    }
+    Ok(())
+}
+
+fn getset(ctx: &mut Ctx, args: Args) -> CmdResult {
+    read_string(ctx, &args[1])?;
+    let now_ms = ctx.now_ms;
+    let old = ctx
+        .db()
+        .set(&args[1], Value::Str(args[2].to_vec()), Ttl::Clear, now_ms);
+    match old {
+        Some(Value::Str(s)) => ctx.out().bulk(&s),
+        None => ctx.out().null(),
+    }
+    Ok(())
+}
+
+fn mget(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let session = &mut *ctx.session;
+    let db = &mut ctx.server.dbs[session.db];
+    session.reply.array(args.len() - 1);
+    for key in args.iter().skip(1) {
+        match db.get(key, now_ms) {
+            Some(Value::Str(s)) => session.reply.bulk(s),
+            None => session.reply.null(),
+        }
+    }
+    Ok(())
+}
+
+fn check_pairs(args: &Args, name: &str) -> CmdResult {
+    if args.len() % 2 == 0 {
+        return Err(CmdError::wrong_arity(name));
+    }
+    Ok(())
+}
+
+fn mset(ctx: &mut Ctx, args: Args) -> CmdResult {
+    check_pairs(&args, "mset")?;
+    for i in (1..args.len()).step_by(2) {
+        store(ctx, args.get(i), args.get(i + 1), Ttl::Clear);
+    }
+    ctx.out().ok();
+    Ok(())
+}
+
+fn msetnx(ctx: &mut Ctx, args: Args) -> CmdResult {
+    check_pairs(&args, "msetnx")?;
+    let now_ms = ctx.now_ms;
+    let any_exists = (1..args.len())
+        .step_by(2)
+        .any(|i| ctx.db().contains(args.get(i), now_ms));
+    if !any_exists {
+        for i in (1..args.len()).step_by(2) {
+            store(ctx, args.get(i), args.get(i + 1), Ttl::Clear);
+        }
+    }
+    ctx.out().int(i64::from(!any_exists));
+    Ok(())
+}
+
+/// Refuses strings longer than `proto-max-bulk-len` (`checkStringLength`).
+fn check_string_length(ctx: &Ctx, len: u64) -> CmdResult {
+    if len > ctx.server.config.proto_max_bulk_len as u64 {
+        return Err(CmdError::Static(
+            "ERR string exceeds maximum allowed size (proto-max-bulk-len)",
+        ));
+    }
+    Ok(())
+}
+
+/// Changes the string at `key` in place (created empty if absent), keeping
+/// its TTL; `edit` gets the bytes and whether the key existed, and returns
+/// the reply value.
+fn update_string(
+    ctx: &mut Ctx,
+    key: &[u8],
+    edit: impl FnOnce(&mut Vec<u8>, bool) -> Result<i64, CmdError>,
+) -> Result<i64, CmdError> {
+    let now_ms = ctx.now_ms;
+    let db = ctx.db();
+    if let Some(Value::Str(s)) = db.get_mut(key, now_ms) {
+        return edit(s, true);
+    }
+    let mut fresh = Vec::new();
+    let result = edit(&mut fresh, false)?;
+    db.set(key, Value::Str(fresh), Ttl::Keep, now_ms);
+    Ok(result)
+}
+
+fn append(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let current = read_string(ctx, &args[1])?.map_or(0, <[u8]>::len);
+    check_string_length(ctx, (current + args[2].len()) as u64)?;
+    let len = update_string(ctx, &args[1], |s, _| {
+        s.extend_from_slice(&args[2]);
+        Ok(s.len() as i64)
+    })?;
+    ctx.out().int(len);
+    Ok(())
+}
+
+fn strlen(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let len = read_string(ctx, &args[1])?.map_or(0, <[u8]>::len);
+    ctx.out().int(len as i64);
+    Ok(())
+}
+
+fn getrange(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let start = int_arg(&args[2])?;
+    let end = int_arg(&args[3])?;
+    let value = read_string(ctx, &args[1])?.unwrap_or_default();
+    let range = substring_range(value.len() as i64, start, end);
+    let slice = range.map_or(&[][..], |(s, e)| &value[s..=e]);
+    let slice = slice.to_vec();
+    ctx.out().bulk(&slice);
+    Ok(())
+}
+
+/// GETRANGE's index arithmetic, as Redis 7.0 does it: negative indices count
+/// from the end, the range is clamped, and an empty result is `None`.
+fn substring_range(len: i64, mut start: i64, mut end: i64) -> Option<(usize, usize)> {
+    if start < 0 && end < 0 && start > end {
+        return None;
+    }
+    if start < 0 {
+        start = len.saturating_add(start);
+    }
+    if end < 0 {
+        end = len.saturating_add(end);
+    }
+    start = start.max(0);
+    end = end.max(0);
+    if end >= len {
+        end = len - 1;
+    }
+    if start > end || len == 0 {
+        return None;
+    }
+    Some((start as usize, end as usize))
+}
+
+fn setrange(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let offset = int_arg(&args[2])?;
+    if offset < 0 {
+        return Err(CmdError::Static("ERR offset is out of range"));
+    }
+    let patch = &args[3];
+    let current = read_string(ctx, &args[1])?.map(<[u8]>::len);
+    if patch.is_empty() {
+        // Nothing to write: report the current length, create nothing.
+        ctx.out().int(current.unwrap_or(0) as i64);
+        return Ok(());
+    }
+    check_string_length(ctx, (offset as u64).saturating_add(patch.len() as u64))?;
+    let offset = offset as usize;
+    let len = update_string(ctx, &args[1], |s, _| {
+        let end = offset + patch.len();
+        if s.len() < end {
+            s.resize(end, 0);
+        }
+        s[offset..end].copy_from_slice(patch);
+        Ok(s.len() as i64)
+    })?;
+    ctx.out().int(len);
+    Ok(())
+}
+
+/// INCR/DECR/INCRBY/DECRBY: adds `delta` to the integer at `key`, keeping its TTL.
+fn incr_generic(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
+    let value = update_string(ctx, key, |s, existed| {
+        let current = if existed {
+            parse_i64(s).ok_or(CmdError::NotInteger)?
+        } else {
+            0
+        };
+        let next = current.checked_add(delta).ok_or(CmdError::Overflow)?;
+        s.clear();
+        let mut tmp = [0u8; 20];
+        s.extend_from_slice(crate::protocol::reply::format_i64(next, &mut tmp));
+        Ok(next)
+    })?;
+    ctx.out().int(value);
+    Ok(())
+}
+
+fn incr(ctx: &mut Ctx, args: Args) -> CmdResult {
+    incr_generic(ctx, &args[1], 1)
+}
+
+fn decr(ctx: &mut Ctx, args: Args) -> CmdResult {
+    incr_generic(ctx, &args[1], -1)
+}
+
+fn incrby(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let delta = int_arg(&args[2])?;
+    incr_generic(ctx, &args[1], delta)
+}
+
+fn decrby(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let delta = int_arg(&args[2])?;
+    let delta = delta
+        .checked_neg()
+        .ok_or(CmdError::Static("ERR decrement would overflow"))?;
+    incr_generic(ctx, &args[1], delta)
+}
+
+fn incrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let incr = &args[2];
+    float_arg(incr)?;
+    let current = read_string(ctx, &args[1])?.map(<[u8]>::to_vec);
+    let current = current.unwrap_or_else(|| b"0".to_vec());
+    float_arg(&current)?;
+    let text = add_floats(&current, incr)?;
+    store_keep_ttl(ctx, &args[1], &text);
+    ctx.out().bulk(&text);
+    Ok(())
+}
+
+fn store_keep_ttl(ctx: &mut Ctx, key: &[u8], value: &[u8]) {
+    store(ctx, key, value, Ttl::Keep);
+}
+
+/// Decimal places Redis prints for INCRBYFLOAT (`%.17Lf`, trailing zeros cut).
+const FLOAT_DECIMALS: u32 = 17;
+
+/// Adds two valid float strings and formats the sum as Redis does.
+///
+/// Redis computes in 80-bit long double and prints 17 decimals. Plain
+/// decimals (the common case) are added exactly in fixed point, which gives
+/// Redis's answer (`0.1 + 0.2 = 0.3`) wherever long double is precise enough;
+/// other inputs (exponents, huge values) fall back to f64.
+fn add_floats(a: &[u8], b: &[u8]) -> Result<Vec<u8>, CmdError> {
+    if let (Some(x), Some(y)) = (parse_fixed(a), parse_fixed(b)) {
+        if let Some(sum) = x.checked_add(y) {
+            return Ok(format_fixed(sum).into_bytes());
+        }
+    }
+    let sum = float_arg(a)? + float_arg(b)?;
+    if !sum.is_finite() {
+        return Err(CmdError::Static("ERR increment would produce NaN or Infinity"));
+    }
+    Ok(format!("{sum}").into_bytes())
+}
+
+/// Parses `[-+]digits[.digits]` into an integer scaled by 10^17.
+fn parse_fixed(s: &[u8]) -> Option<i128> {
+    let (negative, rest) = match s.first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (int_part, frac_part) = match rest.iter().position(|&c| c == b'.') {
+        Some(dot) => (&rest[..dot], &rest[dot + 1..]),
+        None => (rest, &[][..]),
+    };
+    if int_part.len() + frac_part.len() == 0
+        || int_part.len() > 20
+        || frac_part.len() > FLOAT_DECIMALS as usize
+        || !int_part.iter().chain(frac_part).all(u8::is_ascii_digit)
+    {
+        return None;
+    }
+    let mut value: i128 = 0;
+    for &d in int_part.iter().chain(frac_part) {
+        value = value * 10 + i128::from(d - b'0');
+    }
+    value *= 10i128.pow(FLOAT_DECIMALS - frac_part.len() as u32);
+    Some(if negative { -value } else { value })
+}
+
+fn format_fixed(v: i128) -> String {
+    let scale = 10i128.pow(FLOAT_DECIMALS);
+    let (int_part, frac) = (v.abs() / scale, v.abs() % scale);
+    let sign = if v < 0 { "-" } else { "" };
+    if frac == 0 {
+        return format!("{sign}{int_part}");
+    }
+    let frac = format!("{frac:017}");
+    format!("{sign}{int_part}.{}", frac.trim_end_matches('0'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::test_support::Harness;
+
+    #[test]
+    fn float_addition_matches_redis_for_decimals() {
+        let add = |a: &str, b: &str| String::from_utf8(add_floats(a.as_bytes(), b.as_bytes()).unwrap()).unwrap();
+        assert_eq!(add("10.5", "0.1"), "10.6");
+        assert_eq!(add("0.1", "0.2"), "0.3");
+        assert_eq!(add("3.0", "0"), "3");
+        assert_eq!(add("5000", "-5000"), "0");
+        assert_eq!(add("0", "+.5"), "0.5");
+        assert_eq!(add("1", "-1.25"), "-0.25");
+        assert_eq!(add("1", "1e3"), "1001");
+        assert!(add_floats(b"1e308", b"1e308").is_err());
+    }
+
+    #[test]
+    fn getrange_indices() {
+        assert_eq!(substring_range(5, 0, -1), Some((0, 4)));
+        assert_eq!(substring_range(5, -3, -1), Some((2, 4)));
+        assert_eq!(substring_range(5, -1, -3), None);
+        assert_eq!(substring_range(5, 3, 100), Some((3, 4)));
+        assert_eq!(substring_range(5, i64::MIN, i64::MAX), Some((0, 4)));
+        assert_eq!(substring_range(0, 0, -1), None);
+    }
+
+    #[test]
+    fn set_options_and_errors() {
+        let mut h = Harness::new();
+        assert_eq!(h.run("SET k v NX XX"), "-ERR syntax error\r\n");
+        assert_eq!(h.run("SET k v EX 10 PX 10"), "-ERR syntax error\r\n");
+        assert_eq!(h.run("SET k v EX 10 KEEPTTL"), "-ERR syntax error\r\n");
+        assert_eq!(h.run("SET k v EX 0"), "-ERR invalid expire time in 'set' command\r\n");
+        assert_eq!(h.run("SET k v EX x"), "-ERR value is not an integer or out of range\r\n");
+        assert_eq!(h.run("SET k v EX 9223372036854775807"), "-ERR invalid expire time in 'set' command\r\n");
+        assert_eq!(h.run("SET k v EX"), "-ERR syntax error\r\n");
+        assert_eq!(h.run("SET k v EX 10 EX 20"), "+OK\r\n");
+        assert_eq!(h.run("TTL k"), ":20\r\n");
+        assert_eq!(h.run("SET k w NX"), "$-1\r\n");
+        assert_eq!(h.run("SET k w NX GET"), "$1\r\nv\r\n");
+        assert_eq!(h.run("SET k w KEEPTTL GET"), "$1\r\nv\r\n");
+        assert_eq!(h.run("TTL k"), ":20\r\n");
+        assert_eq!(h.run("SET k x"), "+OK\r\n");
+        assert_eq!(h.run("TTL k"), ":-1\r\n");
+    }
+
+    #[test]
+    fn counters() {
+        let mut h = Harness::new();
+        assert_eq!(h.run("INCR n"), ":1\r\n");
+        assert_eq!(h.run("INCRBY n 9223372036854775806"), ":9223372036854775807\r\n");
+        assert_eq!(h.run("INCR n"), "-ERR increment or decrement would overflow\r\n");
+        assert_eq!(h.run("DECRBY n -9223372036854775808"), "-ERR decrement would overflow\r\n");
+        assert_eq!(h.run("SET s abc"), "+OK\r\n");
+        assert_eq!(h.run("INCR s"), "-ERR value is not an integer or out of range\r\n");
+        assert_eq!(h.run("SET e \"\""), "+OK\r\n");
+        assert_eq!(h.run("INCR e"), "-ERR value is not an integer or out of range\r\n");
+    }
+}

@@ -1,0 +1,302 @@
+//! Every setting in one struct, and the one table that names them.
+//!
+//! The table serves the config file (redis.conf syntax), CONFIG GET and
+//! CONFIG SET alike, so a setting is declared once with its Redis name, its
+//! parser and whether it may change at run time. `main` applies command-line
+//! flags on top of the file.
+
+use std::fmt;
+use std::path::Path;
+
+use crate::protocol::request::PROTO_MAX_BULK_LEN_DEFAULT;
+
+pub const DEFAULT_PORT: u16 = 7379;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub port: u16,
+    /// Addresses to listen on (Redis's `bind`, space separated).
+    pub bind: Vec<String>,
+    /// Cron frequency: active expiry slow cycles and other periodic work per second.
+    pub hz: u32,
+    pub databases: usize,
+    pub loglevel: String,
+    /// 1..=10: how much work the active expire cycle does (Redis's setting).
+    pub active_expire_effort: u32,
+    /// Longest single argument in bytes (`proto-max-bulk-len`).
+    pub proto_max_bulk_len: i64,
+    /// Largest query buffer one client may hold before it is closed.
+    pub client_query_buffer_limit: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            port: DEFAULT_PORT,
+            bind: vec!["127.0.0.1".into()],
+            hz: 10,
+            databases: 16,
+            loglevel: "notice".into(),
+            active_expire_effort: 1,
+            proto_max_bulk_len: PROTO_MAX_BULK_LEN_DEFAULT,
+            client_query_buffer_limit: 1024 * 1024 * 1024,
+        }
+    }
+}
+
+/// Why a value was refused; the text follows Redis's CONFIG SET wording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadValue(pub String);
+
+/// A failure to read the config file: names the file, line and directive.
+#[derive(Debug)]
+pub struct ConfigFileError {
+    pub path: String,
+    pub line: usize,
+    pub directive: String,
+    pub reason: String,
+}
+
+impl fmt::Display for ConfigFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "config file '{}', line {}, directive '{}': {}",
+            self.path, self.line, self.directive, self.reason
+        )
+    }
+}
+
+impl std::error::Error for ConfigFileError {}
+
+type Getter = fn(&Config) -> String;
+type Setter = fn(&mut Config, &[String]) -> Result<(), BadValue>;
+
+/// One named setting.
+pub struct Setting {
+    pub name: &'static str,
+    get: Getter,
+    set: Setter,
+    /// False for settings fixed at startup (CONFIG SET refuses them).
+    pub mutable: bool,
+}
+
+fn int_in<T>(args: &[String], min: i64, max: i64) -> Result<T, BadValue>
+where
+    T: TryFrom<i64>,
+{
+    let [arg] = args else {
+        return Err(BadValue("wrong number of arguments".into()));
+    };
+    let n: i64 = parse_memory(arg)
+        .ok_or_else(|| BadValue("argument couldn't be parsed into an integer".into()))?;
+    if !(min..=max).contains(&n) {
+        return Err(BadValue(format!(
+            "argument must be between {min} and {max} inclusive"
+        )));
+    }
+    T::try_from(n).map_err(|_| BadValue("argument out of range".into()))
+}
+
+/// Parses an integer with an optional memory unit (`1k`, `10mb`, `1gb`), as
+/// redis.conf allows for byte sizes.
+fn parse_memory(s: &str) -> Option<i64> {
+    let lower = s.to_ascii_lowercase();
+    let units: [(&str, i64); 7] = [
+        ("kb", 1024),
+        ("mb", 1024 * 1024),
+        ("gb", 1024 * 1024 * 1024),
+        ("k", 1000),
+        ("m", 1000 * 1000),
+        ("g", 1000 * 1000 * 1000),
+        ("b", 1),
+    ];
+    for (suffix, mult) in units {
+        if let Some(num) = lower.strip_suffix(suffix) {
+            return num.parse::<i64>().ok()?.checked_mul(mult);
+        }
+    }
+    lower.parse().ok()
+}
+
+fn one_of(args: &[String], allowed: &[&str]) -> Result<String, BadValue> {
+    match args {
+        [arg] if allowed.contains(&arg.to_ascii_lowercase().as_str()) => {
+            Ok(arg.to_ascii_lowercase())
+        }
+        _ => Err(BadValue(format!(
+            "argument(s) must be one of the following: {}",
+            allowed.join(", ")
+        ))),
+    }
+}
+
+/// The settings table: Redis's names, in the order CONFIG GET * lists them.
+pub static SETTINGS: &[Setting] = &[
+    Setting {
+        name: "port",
+        get: |c| c.port.to_string(),
+        set: |c, a| Ok(c.port = int_in(a, 0, 65535)?),
+        mutable: false,
+    },
+    Setting {
+        name: "bind",
+        get: |c| c.bind.join(" "),
+        set: |c, a| {
+            if a.is_empty() {
+                return Err(BadValue("wrong number of arguments".into()));
+            }
+            c.bind = a.iter().flat_map(|s| s.split_whitespace()).map(String::from).collect();
+            Ok(())
+        },
+        mutable: false,
+    },
+    Setting {
+        name: "hz",
+        get: |c| c.hz.to_string(),
+        // Redis clamps hz into 1..=500 rather than refusing.
+        set: |c, a| Ok(c.hz = int_in::<i64>(a, 0, i64::from(i32::MAX))?.clamp(1, 500) as u32),
+        mutable: true,
+    },
+    Setting {
+        name: "databases",
+        get: |c| c.databases.to_string(),
+        set: |c, a| Ok(c.databases = int_in(a, 1, i64::from(i32::MAX))?),
+        mutable: false,
+    },
+    Setting {
+        name: "loglevel",
+        get: |c| c.loglevel.clone(),
+        set: |c, a| Ok(c.loglevel = one_of(a, &["debug", "verbose", "notice", "warning", "nothing"])?),
+        mutable: false,
+    },
+    Setting {
+        name: "active-expire-effort",
+        get: |c| c.active_expire_effort.to_string(),
+        set: |c, a| Ok(c.active_expire_effort = int_in(a, 1, 10)?),
+        mutable: true,
+    },
+    Setting {
+        name: "proto-max-bulk-len",
+        get: |c| c.proto_max_bulk_len.to_string(),
+        set: |c, a| Ok(c.proto_max_bulk_len = int_in(a, 1024 * 1024, i64::MAX)?),
+        mutable: true,
+    },
+    Setting {
+        name: "client-query-buffer-limit",
+        get: |c| c.client_query_buffer_limit.to_string(),
+        set: |c, a| Ok(c.client_query_buffer_limit = int_in(a, 1024 * 1024, i64::MAX)?),
+        mutable: true,
+    },
+    // lapse keeps no data on disk; these report that to tools that ask
+    // (redis-benchmark reads both) and accept only the truth.
+    Setting {
+        name: "save",
+        get: |_| String::new(),
+        set: |_, a| match a {
+            [v] if v.is_empty() => Ok(()),
+            _ => Err(BadValue("lapse does not persist data; only \"\" is accepted".into())),
+        },
+        mutable: true,
+    },
+    Setting {
+        name: "appendonly",
+        get: |_| "no".into(),
+        set: |_, a| one_of(a, &["no"]).map(drop),
+        mutable: true,
+    },
+];
+
+pub fn find_setting(name: &str) -> Option<&'static Setting> {
+    SETTINGS.iter().find(|s| s.name.eq_ignore_ascii_case(name))
+}
+
+impl Setting {
+    pub fn get(&self, config: &Config) -> String {
+        (self.get)(config)
+    }
+
+    pub fn set(&self, config: &mut Config, args: &[String]) -> Result<(), BadValue> {
+        (self.set)(config, args)
+    }
+}
+
+impl Config {
+    /// Applies a redis.conf-style file on top of `self`.
+    pub fn load_file(&mut self, path: &Path) -> Result<(), ConfigFileError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigFileError {
+            path: shown.clone(),
+            line: 0,
+            directive: String::new(),
+            reason: format!("cannot read file: {e}"),
+        })?;
+        self.load_str(&text, &shown)
+    }
+
+    /// Applies config text; `origin` names it in errors.
+    pub fn load_str(&mut self, text: &str, origin: &str) -> Result<(), ConfigFileError> {
+        for (n, raw) in text.lines().enumerate() {
+            let fail = |directive: &str, reason: String| ConfigFileError {
+                path: origin.to_string(),
+                line: n + 1,
+                directive: directive.to_string(),
+                reason,
+            };
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let words = crate::protocol::request::split_line(line.as_bytes())
+                .map_err(|_| fail(line, "unbalanced quotes".into()))?;
+            let words: Vec<String> = words
+                .iter()
+                .map(|w| String::from_utf8_lossy(w).into_owned())
+                .collect();
+            let Some((name, args)) = words.split_first() else {
+                continue;
+            };
+            let setting = find_setting(name)
+                .ok_or_else(|| fail(name, "unknown directive".into()))?;
+            setting
+                .set(self, args)
+                .map_err(|BadValue(reason)| fail(name, reason))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_sets_values_and_reports_errors() {
+        let mut c = Config::default();
+        c.load_str("# comment\nport 7000\n\nhz 50\nbind 0.0.0.0 ::1\n", "t.conf")
+            .unwrap();
+        assert_eq!((c.port, c.hz), (7000, 50));
+        assert_eq!(c.bind, vec!["0.0.0.0", "::1"]);
+        let err = c.load_str("hz 10\nfrobnicate yes\n", "t.conf").unwrap_err();
+        assert_eq!((err.line, err.directive.as_str()), (2, "frobnicate"));
+        let err = c.load_str("active-expire-effort 11\n", "t.conf").unwrap_err();
+        assert!(err.to_string().contains("between 1 and 10"), "{err}");
+        assert!(err.to_string().contains("t.conf"));
+    }
+
+    #[test]
+    fn hz_is_clamped_like_redis() {
+        let mut c = Config::default();
+        find_setting("hz").unwrap().set(&mut c, &["1000".into()]).unwrap();
+        assert_eq!(c.hz, 500);
+        find_setting("HZ").unwrap().set(&mut c, &["0".into()]).unwrap();
+        assert_eq!(c.hz, 1);
+    }
+
+    #[test]
+    fn memory_units() {
+        assert_eq!(parse_memory("10mb"), Some(10 * 1024 * 1024));
+        assert_eq!(parse_memory("1k"), Some(1000));
+        assert_eq!(parse_memory("x"), None);
+    }
+}

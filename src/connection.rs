@@ -1,0 +1,103 @@
+//! One client's state apart from its socket: buffers, parser, selected db,
+//! protocol, name and flags.
+//!
+//! The socket stays in `server`; a `Session` is plain data, so commands can
+//! read and change it and tests can build one without any network.
+
+use crate::protocol::{Reply, RequestParser};
+
+/// Read this many bytes at a time (Redis's `PROTO_IOBUF_LEN`).
+pub const READ_CHUNK: usize = 16 * 1024;
+
+#[derive(Debug, Default)]
+pub struct Session {
+    /// Unique, increasing client id (CLIENT ID).
+    pub id: u64,
+    /// `ip:port` of the peer and of our end, for CLIENT LIST/INFO.
+    pub addr: String,
+    pub laddr: String,
+    /// The socket's file descriptor number, for CLIENT LIST/INFO.
+    pub fd: i32,
+    /// Bytes read but not yet executed; parsed requests are drained from the front.
+    pub query: Vec<u8>,
+    pub parser: RequestParser,
+    /// Encoded replies waiting to be written, and the protocol version.
+    pub reply: Reply,
+    /// Selected database index.
+    pub db: usize,
+    /// CLIENT SETNAME, empty when unset.
+    pub name: String,
+    /// CLIENT SETINFO lib-name / lib-ver.
+    pub lib_name: String,
+    pub lib_ver: String,
+    pub no_evict: bool,
+    pub no_touch: bool,
+    /// Close once the queued replies are written (QUIT, protocol error).
+    pub close_after_reply: bool,
+    /// Creation and last-command times, unix ms (age/idle in CLIENT LIST).
+    pub created_ms: i64,
+    pub last_interaction_ms: i64,
+    /// Full name of the last command executed (`cmd=` in CLIENT LIST).
+    pub last_cmd: String,
+}
+
+impl Session {
+    pub fn new(id: u64, addr: String, laddr: String, fd: i32, now_ms: i64) -> Self {
+        Self {
+            id,
+            addr,
+            laddr,
+            fd,
+            created_ms: now_ms,
+            last_interaction_ms: now_ms,
+            last_cmd: "NULL".into(),
+            ..Self::default()
+        }
+    }
+
+    /// Back to a fresh connection's state (RESET), keeping identity.
+    pub fn reset(&mut self) {
+        self.db = 0;
+        self.name.clear();
+        self.reply.resp3 = false;
+        self.no_evict = false;
+        self.no_touch = false;
+    }
+
+    /// One line of CLIENT LIST / the reply of CLIENT INFO, in Redis's format.
+    pub fn info_line(&self, now_ms: i64) -> String {
+        let flags = if self.no_evict { "e" } else { "N" };
+        format!(
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            self.id,
+            self.addr,
+            self.laddr,
+            self.fd,
+            self.name,
+            (now_ms - self.created_ms).max(0) / 1000,
+            (now_ms - self.last_interaction_ms).max(0) / 1000,
+            flags,
+            self.db,
+            self.query.len(),
+            self.query.capacity() - self.query.len(),
+            self.query.capacity(),
+            self.reply.buf.capacity(),
+            self.query.capacity() + self.reply.buf.capacity(),
+            self.last_cmd,
+            if self.reply.resp3 { 3 } else { 2 },
+            self.lib_name,
+            self.lib_ver,
+        )
+    }
+}
+
+/// Something that can show every other client's session (the server's
+/// connection table), for CLIENT LIST.
+pub trait Sessions {
+    fn for_each_session(&self, f: &mut dyn FnMut(&Session));
+}
+
+/// No other clients: for in-process tests.
+impl Sessions for () {
+    fn for_each_session(&self, _f: &mut dyn FnMut(&Session)) {}
+}

@@ -1,0 +1,419 @@
+//! The keyspace: one `Db` per logical database.
+//!
+//! Owns the main map (key → value) and the expires side (which keys have a
+//! deadline, as absolute unix milliseconds), and every invariant joining
+//! them:
+//! - every key on the expires side is in the main map;
+//! - a write that replaces a value says what happens to the TTL (`Ttl`);
+//! - passive expiry lives in the lookups: a key whose deadline is at or
+//!   before the command's time snapshot is deleted through `delete_expired`
+//!   (the one expired-key delete path, which counts `expired_keys`) and
+//!   treated as absent.
+//!
+//! Commands use only the methods here; nothing outside touches the maps.
+//!
+//! The expires side is a dense array of (entry, deadline) pairs with a
+//! back-pointer from each entry, so a uniformly random key with a TTL is one
+//! random index: O(1), no key copies, no key bytes stored twice.
+
+pub mod dict;
+
+use dict::{Dict, Moved};
+use rand::Rng;
+
+use crate::value::Value;
+
+const NO_EXPIRE: u32 = u32::MAX;
+
+/// A key's value plus where its deadline lives.
+pub struct Entry {
+    pub value: Value,
+    /// Index into `Db::expires`, or `NO_EXPIRE`.
+    expire_slot: u32,
+}
+
+/// One key with a TTL: the active expire cycle samples these.
+#[derive(Clone, Copy)]
+struct Volatile {
+    /// Index of the key's entry in the main dict.
+    entry: u32,
+    /// Absolute unix time in ms at which the key is gone.
+    at_ms: i64,
+}
+
+/// What a write does to the key's existing TTL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ttl {
+    /// Remove any TTL (plain SET, GETSET).
+    Clear,
+    /// Keep the current TTL (SET KEEPTTL, APPEND-style in-place updates).
+    Keep,
+    /// Set the deadline to this absolute unix time in ms.
+    At(i64),
+}
+
+/// The outcome of sampling one key with a TTL (for the active cycle).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sample {
+    /// The key was due and has been deleted.
+    Expired,
+    /// The key is alive; its deadline is this far ahead, in ms.
+    Alive { ttl_ms: i64 },
+}
+
+/// Counters kept by the keyspace itself, summed over databases by INFO.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DbStats {
+    /// Keys deleted because their deadline passed (passive and active).
+    pub expired_keys: u64,
+    /// Of those, removed by the active cycle.
+    pub expired_keys_active: u64,
+    /// Read lookups that found / did not find their key.
+    pub keyspace_hits: u64,
+    pub keyspace_misses: u64,
+}
+
+#[derive(Default)]
+pub struct Db {
+    dict: Dict<Entry>,
+    expires: Vec<Volatile>,
+    pub stats: DbStats,
+    /// Running estimate of the TTL of sampled live keys, ms (INFO avg_ttl).
+    pub avg_ttl_ms: i64,
+}
+
+impl Db {
+    pub fn len(&self) -> usize {
+        self.dict.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.dict.is_empty()
+    }
+
+    pub fn expires_len(&self) -> usize {
+        self.expires.len()
+    }
+
+    fn deadline(&self, idx: u32) -> Option<i64> {
+        let slot = self.dict.value(idx).expire_slot;
+        (slot != NO_EXPIRE).then(|| self.expires[slot as usize].at_ms)
+    }
+
+    /// Finds `key`, deleting it first if it expired at or before `now_ms`.
+    /// The single choke point for passive expiry.
+    fn lookup(&mut self, key: &[u8], now_ms: i64) -> Option<u32> {
+        let idx = self.dict.find(key)?;
+        match self.deadline(idx) {
+            Some(at_ms) if at_ms <= now_ms => {
+                self.delete_expired(idx);
+                None
+            }
+            _ => Some(idx),
+        }
+    }
+
+    /// The value of `key` for reading (`lookupKeyRead`).
+    pub fn get(&mut self, key: &[u8], now_ms: i64) -> Option<&Value> {
+        let Some(idx) = self.lookup(key, now_ms) else {
+            self.stats.keyspace_misses += 1;
+            return None;
+        };
+        self.stats.keyspace_hits += 1;
+        Some(&self.dict.value(idx).value)
+    }
+
+    /// The value of `key` for modifying in place (`lookupKeyWrite`); the TTL
+    /// is kept.
+    pub fn get_mut(&mut self, key: &[u8], now_ms: i64) -> Option<&mut Value> {
+        let idx = self.lookup(key, now_ms)?;
+        Some(&mut self.dict.value_mut(idx).value)
+    }
+
+    pub fn contains(&mut self, key: &[u8], now_ms: i64) -> bool {
+        self.lookup(key, now_ms).is_some()
+    }
+
+    /// The key's deadline: `None` if the key is absent, `Some(None)` if it
+    /// has no TTL.
+    pub fn expire_at(&mut self, key: &[u8], now_ms: i64) -> Option<Option<i64>> {
+        let idx = self.lookup(key, now_ms)?;
+        Some(self.deadline(idx))
+    }
+
+    /// Stores `value` at `key` (`setKey`), replacing any old value; `ttl`
+    /// says what happens to an existing deadline. Returns the old value.
+    ///
+    /// A `Ttl::At` deadline at or before `now_ms` is the caller's to
+    /// handle (Redis deletes instead of storing).
+    pub fn set(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: i64) -> Option<Value> {
+        let (idx, old) = match self.lookup(key, now_ms) {
+            Some(idx) => {
+                let old = std::mem::replace(&mut self.dict.value_mut(idx).value, value);
+                (idx, Some(old))
+            }
+            None => {
+                let entry = Entry {
+                    value,
+                    expire_slot: NO_EXPIRE,
+                };
+                (self.dict.insert_new(key, entry), None)
+            }
+        };
+        match ttl {
+            Ttl::Keep => {}
+            Ttl::Clear => self.clear_deadline(idx),
+            Ttl::At(at_ms) => self.set_deadline(idx, at_ms),
+        }
+        old
+    }
+
+    /// Sets the deadline of an existing live key. Returns false if absent.
+    pub fn set_expire(&mut self, key: &[u8], at_ms: i64, now_ms: i64) -> bool {
+        match self.lookup(key, now_ms) {
+            Some(idx) => {
+                self.set_deadline(idx, at_ms);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes the TTL of `key`. Returns true if there was one.
+    pub fn persist(&mut self, key: &[u8], now_ms: i64) -> bool {
+        match self.lookup(key, now_ms) {
+            Some(idx) if self.dict.value(idx).expire_slot != NO_EXPIRE => {
+                self.clear_deadline(idx);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn set_deadline(&mut self, idx: u32, at_ms: i64) {
+        let slot = self.dict.value(idx).expire_slot;
+        if slot == NO_EXPIRE {
+            self.dict.value_mut(idx).expire_slot = self.expires.len() as u32;
+            self.expires.push(Volatile { entry: idx, at_ms });
+        } else {
+            self.expires[slot as usize].at_ms = at_ms;
+        }
+    }
+
+    fn clear_deadline(&mut self, idx: u32) {
+        let slot = self.dict.value(idx).expire_slot;
+        if slot == NO_EXPIRE {
+            return;
+        }
+        self.dict.value_mut(idx).expire_slot = NO_EXPIRE;
+        self.expires.swap_remove(slot as usize);
+        if let Some(moved) = self.expires.get(slot as usize) {
+            self.dict.value_mut(moved.entry).expire_slot = slot;
+        }
+    }
+
+    /// Removes `key` if live, returning its value and deadline.
+    pub fn remove(&mut self, key: &[u8], now_ms: i64) -> Option<(Value, Option<i64>)> {
+        let idx = self.lookup(key, now_ms)?;
+        let at_ms = self.deadline(idx);
+        Some((self.remove_at(idx), at_ms))
+    }
+
+    /// Deletes `key` (DEL/UNLINK). Returns true if a live key was removed.
+    pub fn delete(&mut self, key: &[u8], now_ms: i64) -> bool {
+        self.remove(key, now_ms).is_some()
+    }
+
+    /// The one path by which an expired key leaves the keyspace, passive or
+    /// active: counts it, and is where notifications and propagation attach.
+    fn delete_expired(&mut self, idx: u32) {
+        self.stats.expired_keys += 1;
+        self.remove_at(idx);
+    }
+
+    fn remove_at(&mut self, idx: u32) -> Value {
+        self.clear_deadline(idx);
+        let (_key, entry, moved) = self.dict.remove_at(idx);
+        if let Some(Moved { to, .. }) = moved {
+            let slot = self.dict.value(to).expire_slot;
+            if slot != NO_EXPIRE {
+                self.expires[slot as usize].entry = to;
+            }
+        }
+        entry.value
+    }
+
+    /// Empties the database, returning the values (to be freed by the caller,
+    /// possibly elsewhere).
+    pub fn flush(&mut self) -> Vec<Value> {
+        self.expires.clear();
+        self.avg_ttl_ms = 0;
+        self.dict.take_all().into_iter().map(|e| e.value).collect()
+    }
+
+    /// A random live key (RANDOMKEY). Expired keys met on the way are deleted.
+    pub fn random_key(&mut self, rng: &mut impl Rng, now_ms: i64) -> Option<Vec<u8>> {
+        while !self.dict.is_empty() {
+            let idx = rng.gen_range(0..self.dict.len()) as u32;
+            match self.deadline(idx) {
+                Some(at_ms) if at_ms <= now_ms => self.delete_expired(idx),
+                _ => return Some(self.dict.key(idx).to_vec()),
+            }
+        }
+        None
+    }
+
+    /// Samples one uniformly random key with a TTL; deletes it if due.
+    /// `None` if no key has a TTL. O(1).
+    pub fn sample_volatile(&mut self, rng: &mut impl Rng, now_ms: i64) -> Option<Sample> {
+        if self.expires.is_empty() {
+            return None;
+        }
+        let Volatile { entry, at_ms } = self.expires[rng.gen_range(0..self.expires.len())];
+        if at_ms <= now_ms {
+            self.delete_expired(entry);
+            self.stats.expired_keys_active += 1;
+            Some(Sample::Expired)
+        } else {
+            Some(Sample::Alive {
+                ttl_ms: at_ms - now_ms,
+            })
+        }
+    }
+
+    /// One SCAN step: calls `visit(key, value)` for live keys in the cursor's
+    /// buckets and returns the next cursor. Expired keys are skipped, not
+    /// deleted (deleting would disturb the bucket being walked).
+    pub fn scan_step<'a>(
+        &'a self,
+        cursor: u64,
+        now_ms: i64,
+        mut visit: impl FnMut(&'a [u8], &'a Value),
+    ) -> u64 {
+        self.dict.scan_step(cursor, |idx| {
+            if !self.deadline(idx).is_some_and(|at| at <= now_ms) {
+                visit(self.dict.key(idx), &self.dict.value(idx).value);
+            }
+        })
+    }
+
+    /// Live keys, for KEYS. O(n), as in Redis.
+    pub fn live_keys(&self, now_ms: i64) -> impl Iterator<Item = &[u8]> {
+        self.dict.iter().filter_map(move |(idx, key, _)| {
+            (!self.deadline(idx).is_some_and(|at| at <= now_ms)).then_some(key)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn s(v: &str) -> Value {
+        Value::Str(v.as_bytes().to_vec())
+    }
+
+    fn check_invariants(db: &Db) {
+        for (slot, v) in db.expires.iter().enumerate() {
+            assert_eq!(db.dict.value(v.entry).expire_slot as usize, slot);
+        }
+        let with_ttl = db
+            .dict
+            .iter()
+            .filter(|(_, _, e)| e.expire_slot != NO_EXPIRE)
+            .count();
+        assert_eq!(with_ttl, db.expires.len());
+    }
+
+    #[test]
+    fn passive_expiry_on_lookup() {
+        let mut db = Db::default();
+        db.set(b"a", s("1"), Ttl::At(1_000), 0);
+        db.set(b"b", s("2"), Ttl::Clear, 0);
+        assert!(db.get(b"a", 999).is_some());
+        assert_eq!(db.expire_at(b"a", 999), Some(Some(1_000)));
+        assert!(db.get(b"a", 1_000).is_none());
+        assert_eq!(db.stats.expired_keys, 1);
+        assert_eq!(db.len(), 1);
+        assert_eq!(db.expires_len(), 0);
+        check_invariants(&db);
+    }
+
+    #[test]
+    fn set_ttl_modes() {
+        let mut db = Db::default();
+        db.set(b"k", s("1"), Ttl::At(5_000), 0);
+        db.set(b"k", s("2"), Ttl::Keep, 0);
+        assert_eq!(db.expire_at(b"k", 0), Some(Some(5_000)));
+        db.set(b"k", s("3"), Ttl::Clear, 0);
+        assert_eq!(db.expire_at(b"k", 0), Some(None));
+        assert_eq!(db.expire_at(b"nope", 0), None);
+        assert!(!db.persist(b"k", 0));
+        db.set_expire(b"k", 9, 0);
+        assert!(db.persist(b"k", 0));
+        check_invariants(&db);
+    }
+
+    #[test]
+    fn back_pointers_survive_random_churn() {
+        use rand::Rng;
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+        let mut db = Db::default();
+        for step in 0..20_000i64 {
+            let key = rng.gen_range(0..500).to_string();
+            match rng.gen_range(0..5) {
+                0 => {
+                    db.set(key.as_bytes(), s("v"), Ttl::At(rng.gen_range(1..100_000)), step);
+                }
+                1 => {
+                    db.set(key.as_bytes(), s("v"), Ttl::Clear, step);
+                }
+                2 => {
+                    db.delete(key.as_bytes(), step);
+                }
+                3 => {
+                    db.persist(key.as_bytes(), step);
+                }
+                _ => {
+                    db.sample_volatile(&mut rng, step);
+                }
+            }
+            if step % 500 == 0 {
+                check_invariants(&db);
+            }
+        }
+        check_invariants(&db);
+    }
+
+    #[test]
+    fn sampling_deletes_due_keys_only() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(9);
+        let mut db = Db::default();
+        db.set(b"due", s("x"), Ttl::At(10), 0);
+        db.set(b"later", s("x"), Ttl::At(1_000), 0);
+        db.set(b"forever", s("x"), Ttl::Clear, 0);
+        let mut expired = 0;
+        for _ in 0..100 {
+            if db.sample_volatile(&mut rng, 500) == Some(Sample::Expired) {
+                expired += 1;
+            }
+        }
+        assert_eq!(expired, 1);
+        assert_eq!(db.len(), 2);
+        assert_eq!(db.stats.expired_keys_active, 1);
+        assert_eq!(db.sample_volatile(&mut rng, 500), Some(Sample::Alive { ttl_ms: 500 }));
+    }
+
+    #[test]
+    fn random_key_skips_and_deletes_expired() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
+        let mut db = Db::default();
+        db.set(b"gone", s("x"), Ttl::At(10), 0);
+        db.set(b"live", s("x"), Ttl::Clear, 0);
+        for _ in 0..20 {
+            assert_eq!(db.random_key(&mut rng, 100), Some(b"live".to_vec()));
+        }
+        assert_eq!(db.len(), 1);
+    }
+}

@@ -1,0 +1,403 @@
+//! The active expire cycle: decides *when* keys nobody touches are removed.
+//!
+//! Redis's adaptive sampling, as in `expire.c`: each iteration samples
+//! `keys_per_loop` keys that have a TTL (uniformly, O(1) each, through
+//! `Db::sample_volatile`), deletes the due ones, and repeats while more than
+//! the acceptable share of the sample was due. The slow cycle runs from the
+//! cron with a budget of a share of the cron period; the fast cycle runs
+//! before each poll, briefly, only when the last slow cycle ran out of time or
+//! the estimated stale share is high. Databases are walked round-robin and a
+//! call resumes where the last one stopped.
+//!
+//! It never touches sockets and never deletes a key itself: `db` does that.
+
+use rand::Rng;
+
+use crate::db::{Db, Sample};
+
+/// Keys sampled per iteration at effort 1 (`ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP`).
+pub const KEYS_PER_LOOP: u64 = 20;
+/// Longest fast cycle at effort 1, microseconds.
+pub const FAST_CYCLE_BUDGET_US: u64 = 1000;
+/// Share of the cron period a slow cycle may use at effort 1, percent.
+pub const SLOW_CYCLE_CPU_PERC: u64 = 25;
+/// Repeat an iteration while more than this share of its sample was due, percent, at effort 1.
+pub const ACCEPTABLE_STALE_PERC: u64 = 25;
+/// Databases visited per call unless time ran out last time (`CRON_DBS_PER_CALL`).
+pub const DBS_PER_CALL: usize = 16;
+/// Check the clock every this many iterations.
+const ITERATIONS_PER_CLOCK_CHECK: u64 = 16;
+
+/// Which of the two cycles is running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CycleKind {
+    /// From `before_sleep`: short, and only when there is reason to.
+    Fast,
+    /// From the cron, `hz` times a second.
+    Slow,
+}
+
+/// The cycle's parameters for an `active-expire-effort` (1..=10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Effort {
+    pub keys_per_loop: u64,
+    pub fast_budget_us: u64,
+    pub slow_cpu_perc: u64,
+    pub acceptable_stale_perc: u64,
+}
+
+impl Effort {
+    /// Redis's scaling: x = effort - 1; keys +25% of 20 per step, fast
+    /// budget +25% per step, slow CPU share +2 points per step, acceptable
+    /// stale share -1 point per step.
+    pub fn new(effort: u32) -> Self {
+        let x = u64::from(effort.clamp(1, 10) - 1);
+        Self {
+            keys_per_loop: KEYS_PER_LOOP + KEYS_PER_LOOP / 4 * x,
+            fast_budget_us: FAST_CYCLE_BUDGET_US + FAST_CYCLE_BUDGET_US / 4 * x,
+            slow_cpu_perc: SLOW_CYCLE_CPU_PERC + 2 * x,
+            acceptable_stale_perc: ACCEPTABLE_STALE_PERC - x,
+        }
+    }
+}
+
+/// Time as the cycle sees it: the unix clock for deadlines and a monotonic
+/// one for budgets. Tests drive both by hand.
+pub trait Clock {
+    fn unix_ms(&mut self) -> i64;
+    fn mono_us(&mut self) -> u64;
+}
+
+/// The real clocks.
+pub struct SystemClock {
+    origin: std::time::Instant,
+}
+
+impl Default for SystemClock {
+    fn default() -> Self {
+        Self {
+            origin: std::time::Instant::now(),
+        }
+    }
+}
+
+impl Clock for SystemClock {
+    fn unix_ms(&mut self) -> i64 {
+        crate::server::unix_time_ms()
+    }
+
+    fn mono_us(&mut self) -> u64 {
+        self.origin.elapsed().as_micros() as u64
+    }
+}
+
+/// The cycle's memory between calls, and its statistics.
+#[derive(Debug)]
+pub struct ExpireCycle {
+    /// `DEBUG SET-ACTIVE-EXPIRE`: off leaves expiry to lookups alone.
+    pub enabled: bool,
+    /// A replica leaves deletion to its primary; set when replication exists.
+    pub is_replica: bool,
+    /// Next database to visit (round-robin; kept across calls).
+    next_db: usize,
+    /// True if the last cycle stopped at its budget.
+    timelimit_exit: bool,
+    /// Start of the last fast cycle on the monotonic clock, µs.
+    last_fast_start_us: Option<u64>,
+    /// Running estimate of the share of sampled keys found expired, 0..=1.
+    pub stale_perc: f64,
+    /// Cycles that stopped because they used up their budget.
+    pub time_cap_reached_count: u64,
+    /// Total time spent in cycles, µs.
+    pub time_used_us: u64,
+}
+
+impl Default for ExpireCycle {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            is_replica: false,
+            next_db: 0,
+            timelimit_exit: false,
+            last_fast_start_us: None,
+            stale_perc: 0.0,
+            time_cap_reached_count: 0,
+            time_used_us: 0,
+        }
+    }
+}
+
+/// What one call did, for tests and tracing.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CycleReport {
+    pub ran: bool,
+    pub sampled: u64,
+    pub expired: u64,
+    pub iterations: u64,
+    pub hit_time_limit: bool,
+}
+
+impl ExpireCycle {
+    /// Runs one cycle over `dbs` (`activeExpireCycle`).
+    pub fn run(
+        &mut self,
+        kind: CycleKind,
+        dbs: &mut [Db],
+        effort: u32,
+        hz: u32,
+        clock: &mut impl Clock,
+        rng: &mut impl Rng,
+    ) -> CycleReport {
+        let mut report = CycleReport::default();
+        if !self.enabled || self.is_replica || dbs.is_empty() {
+            return report;
+        }
+        let effort = Effort::new(effort);
+        let start_us = clock.mono_us();
+        let budget_us = match kind {
+            CycleKind::Fast => {
+                let stale_enough =
+                    self.stale_perc * 100.0 >= effort.acceptable_stale_perc as f64;
+                if !self.timelimit_exit && !stale_enough {
+                    return report;
+                }
+                if let Some(last) = self.last_fast_start_us {
+                    if start_us < last + effort.fast_budget_us * 2 {
+                        return report;
+                    }
+                }
+                self.last_fast_start_us = Some(start_us);
+                effort.fast_budget_us
+            }
+            CycleKind::Slow => (effort.slow_cpu_perc * 1_000_000 / u64::from(hz.max(1)) / 100).max(1),
+        };
+        report.ran = true;
+        let dbs_per_call = if self.timelimit_exit {
+            dbs.len()
+        } else {
+            DBS_PER_CALL.min(dbs.len())
+        };
+        self.timelimit_exit = false;
+        for _ in 0..dbs_per_call {
+            let index = self.next_db % dbs.len();
+            self.next_db = (index + 1) % dbs.len();
+            let db = &mut dbs[index];
+            if self.expire_db(db, &effort, start_us, budget_us, clock, rng, &mut report) {
+                break;
+            }
+        }
+        let elapsed = clock.mono_us().saturating_sub(start_us);
+        self.time_used_us += elapsed;
+        let current = if report.sampled > 0 {
+            report.expired as f64 / report.sampled as f64
+        } else {
+            0.0
+        };
+        self.stale_perc = current * 0.05 + self.stale_perc * 0.95;
+        report.hit_time_limit = self.timelimit_exit;
+        report
+    }
+
+    /// Samples one database until its stale share is acceptable. Returns
+    /// true if the budget ran out (the whole cycle stops).
+    #[allow(clippy::too_many_arguments)]
+    fn expire_db(
+        &mut self,
+        db: &mut Db,
+        effort: &Effort,
+        start_us: u64,
+        budget_us: u64,
+        clock: &mut impl Clock,
+        rng: &mut impl Rng,
+        report: &mut CycleReport,
+    ) -> bool {
+        loop {
+            let volatile = db.expires_len() as u64;
+            if volatile == 0 {
+                db.avg_ttl_ms = 0;
+                return false;
+            }
+            let now_ms = clock.unix_ms();
+            let (mut sampled, mut expired, mut ttl_sum, mut ttl_samples) = (0u64, 0u64, 0i64, 0i64);
+            for _ in 0..volatile.min(effort.keys_per_loop) {
+                match db.sample_volatile(rng, now_ms) {
+                    None => break,
+                    Some(Sample::Expired) => expired += 1,
+                    Some(Sample::Alive { ttl_ms }) => {
+                        ttl_sum = ttl_sum.saturating_add(ttl_ms);
+                        ttl_samples += 1;
+                    }
+                }
+                sampled += 1;
+            }
+            report.sampled += sampled;
+            report.expired += expired;
+            report.iterations += 1;
+            if ttl_samples > 0 {
+                // Redis's running estimate: 98% old, 2% new.
+                let avg = ttl_sum / ttl_samples;
+                if db.avg_ttl_ms == 0 {
+                    db.avg_ttl_ms = avg;
+                }
+                db.avg_ttl_ms = (db.avg_ttl_ms / 50) * 49 + avg / 50;
+            }
+            if report.iterations % ITERATIONS_PER_CLOCK_CHECK == 0
+                && clock.mono_us().saturating_sub(start_us) > budget_us
+            {
+                self.timelimit_exit = true;
+                self.time_cap_reached_count += 1;
+                return true;
+            }
+            if sampled > 0 && expired * 100 / sampled <= effort.acceptable_stale_perc {
+                return false;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Ttl;
+    use crate::value::Value;
+    use rand::rngs::SmallRng;
+    use rand::SeedableRng;
+
+    /// A clock that stands still in unix time and advances `step_us` per reading.
+    struct ManualClock {
+        unix_ms: i64,
+        mono_us: u64,
+        step_us: u64,
+    }
+
+    impl Clock for ManualClock {
+        fn unix_ms(&mut self) -> i64 {
+            self.unix_ms
+        }
+        fn mono_us(&mut self) -> u64 {
+            self.mono_us += self.step_us;
+            self.mono_us
+        }
+    }
+
+    fn db_with(expired: usize, alive: usize, persistent: usize) -> Db {
+        let mut db = Db::default();
+        let v = || Value::Str(b"v".to_vec());
+        for i in 0..expired {
+            db.set(format!("e{i}").as_bytes(), v(), Ttl::At(500), 0);
+        }
+        for i in 0..alive {
+            db.set(format!("a{i}").as_bytes(), v(), Ttl::At(1_000_000), 0);
+        }
+        for i in 0..persistent {
+            db.set(format!("p{i}").as_bytes(), v(), Ttl::Clear, 0);
+        }
+        db
+    }
+
+    fn clock(step_us: u64) -> ManualClock {
+        ManualClock {
+            unix_ms: 1_000,
+            mono_us: 0,
+            step_us,
+        }
+    }
+
+    #[test]
+    fn effort_scales_every_parameter() {
+        assert_eq!(
+            Effort::new(1),
+            Effort {
+                keys_per_loop: 20,
+                fast_budget_us: 1000,
+                slow_cpu_perc: 25,
+                acceptable_stale_perc: 25
+            }
+        );
+        assert_eq!(
+            Effort::new(10),
+            Effort {
+                keys_per_loop: 65,
+                fast_budget_us: 3250,
+                slow_cpu_perc: 43,
+                acceptable_stale_perc: 16
+            }
+        );
+    }
+
+    #[test]
+    fn repeats_while_stale_and_stops_when_clean() {
+        let mut dbs = vec![db_with(2_000, 100, 0)];
+        let mut cycle = ExpireCycle::default();
+        let mut rng = SmallRng::seed_from_u64(1);
+        let report = cycle.run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(0), &mut rng);
+        assert!(report.iterations > 10, "{report:?}");
+        // It stops once a sample is at most 25% stale: most keys are gone.
+        assert!(dbs[0].len() < 100 + 2_000 / 4, "{}", dbs[0].len());
+        assert_eq!(dbs[0].stats.expired_keys, report.expired);
+        assert!(!report.hit_time_limit);
+    }
+
+    #[test]
+    fn stops_after_one_iteration_when_below_threshold() {
+        let mut dbs = vec![db_with(0, 1_000, 0)];
+        let mut cycle = ExpireCycle::default();
+        let mut rng = SmallRng::seed_from_u64(2);
+        let report = cycle.run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(0), &mut rng);
+        assert_eq!((report.iterations, report.sampled, report.expired), (1, 20, 0));
+        assert!(dbs[0].avg_ttl_ms > 0);
+    }
+
+    #[test]
+    fn stops_at_its_budget() {
+        let mut dbs = vec![db_with(100_000, 0, 0)];
+        let mut cycle = ExpireCycle::default();
+        let mut rng = SmallRng::seed_from_u64(3);
+        // Each clock reading costs 20 ms: the 25 ms slow budget at hz 10 is
+        // still unspent at the first clock check (16 iterations), spent at the second.
+        let report = cycle.run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(20_000), &mut rng);
+        assert!(report.hit_time_limit);
+        assert_eq!(report.iterations, 32);
+        assert_eq!(cycle.time_cap_reached_count, 1);
+        assert!(dbs[0].len() > 90_000);
+    }
+
+    #[test]
+    fn fast_cycle_runs_only_with_reason_and_not_too_often() {
+        let mut dbs = vec![db_with(0, 10, 0)];
+        let mut cycle = ExpireCycle::default();
+        let mut rng = SmallRng::seed_from_u64(4);
+        let mut clk = clock(1);
+        assert!(!cycle.run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng).ran);
+        cycle.timelimit_exit = true;
+        assert!(cycle.run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng).ran);
+        cycle.timelimit_exit = true;
+        // Within 2 ms of the last fast cycle: skipped.
+        assert!(!cycle.run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng).ran);
+        clk.mono_us += 2_000;
+        assert!(cycle.run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng).ran);
+    }
+
+    #[test]
+    fn round_robin_resumes_where_it_stopped() {
+        let mut dbs: Vec<Db> = (0..20).map(|_| db_with(0, 0, 0)).collect();
+        let mut cycle = ExpireCycle::default();
+        let mut rng = SmallRng::seed_from_u64(5);
+        cycle.run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(0), &mut rng);
+        assert_eq!(cycle.next_db, 16);
+        cycle.run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(0), &mut rng);
+        assert_eq!(cycle.next_db, 12);
+    }
+
+    #[test]
+    fn disabled_cycle_does_nothing() {
+        let mut dbs = vec![db_with(100, 0, 0)];
+        let mut cycle = ExpireCycle {
+            enabled: false,
+            ..ExpireCycle::default()
+        };
+        let mut rng = SmallRng::seed_from_u64(6);
+        assert!(!cycle.run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(0), &mut rng).ran);
+        assert_eq!(dbs[0].len(), 100);
+    }
+}

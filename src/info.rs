@@ -1,0 +1,197 @@
+//! Counters and the INFO text, in one place.
+//!
+//! Field names are Redis's, so tools that parse INFO keep working; lapse's
+//! own additions carry names Redis does not use.
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::state::ServerState;
+
+/// The Redis version lapse reports to clients (they gate features on it).
+pub const REDIS_COMPAT_VERSION: &str = "7.0.15";
+pub const LAPSE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Server-wide counters (the keyspace keeps its own, in `DbStats`).
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub total_connections_received: u64,
+    pub total_commands_processed: u64,
+    pub total_error_replies: u64,
+    pub total_net_input_bytes: u64,
+    pub total_net_output_bytes: u64,
+    pub rejected_connections: u64,
+}
+
+/// An allocator that counts live heap bytes (INFO `used_memory`). The binary
+/// installs it as the global allocator; without it `used_memory` reads 0.
+pub struct CountingAlloc;
+
+static USED_MEMORY: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the
+// counter is only bookkeeping.
+unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        USED_MEMORY.fetch_add(layout.size(), Ordering::Relaxed);
+        std::alloc::System.alloc(layout)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        USED_MEMORY.fetch_sub(layout.size(), Ordering::Relaxed);
+        std::alloc::System.dealloc(ptr, layout)
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        USED_MEMORY.fetch_sub(layout.size(), Ordering::Relaxed);
+        USED_MEMORY.fetch_add(new_size, Ordering::Relaxed);
+        std::alloc::System.realloc(ptr, layout, new_size)
+    }
+}
+
+pub fn used_memory() -> usize {
+    USED_MEMORY.load(Ordering::Relaxed)
+}
+
+/// Resident set size in bytes, from /proc (0 where unavailable).
+pub fn rss_bytes() -> u64 {
+    let Ok(statm) = std::fs::read_to_string("/proc/self/statm") else {
+        return 0;
+    };
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+fn human_bytes(n: u64) -> String {
+    let n = n as f64;
+    if n < 1024.0 {
+        format!("{n}B")
+    } else if n < 1024.0 * 1024.0 {
+        format!("{:.2}K", n / 1024.0)
+    } else if n < 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2}M", n / 1024.0 / 1024.0)
+    } else {
+        format!("{:.2}G", n / 1024.0 / 1024.0 / 1024.0)
+    }
+}
+
+const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "memory", "stats", "keyspace"];
+
+/// The INFO text for the requested sections (none = the default set).
+pub fn render(state: &ServerState, requested: &[String], now_ms: i64) -> String {
+    let mut wanted: Vec<&str> = Vec::new();
+    for section in requested {
+        match section.as_str() {
+            "default" | "all" | "everything" => wanted.extend(DEFAULT_SECTIONS),
+            other => wanted.push(other),
+        }
+    }
+    if requested.is_empty() {
+        wanted.extend(DEFAULT_SECTIONS);
+    }
+    let mut out = String::new();
+    for section in DEFAULT_SECTIONS {
+        if !wanted.contains(section) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        match *section {
+            "server" => server_section(state, now_ms, &mut out),
+            "clients" => clients_section(state, &mut out),
+            "memory" => memory_section(&mut out),
+            "stats" => stats_section(state, &mut out),
+            _ => keyspace_section(state, &mut out),
+        }
+    }
+    out
+}
+
+macro_rules! field {
+    ($out:expr, $name:literal, $value:expr) => {
+        let _ = write!($out, concat!($name, ":{}\r\n"), $value);
+    };
+}
+
+fn server_section(state: &ServerState, now_ms: i64, out: &mut String) {
+    let uptime = state.started.elapsed().as_secs();
+    out.push_str("# Server\r\n");
+    field!(out, "redis_version", REDIS_COMPAT_VERSION);
+    field!(out, "lapse_version", LAPSE_VERSION);
+    field!(out, "redis_mode", "standalone");
+    field!(out, "os", std::env::consts::OS);
+    field!(out, "arch_bits", usize::BITS);
+    field!(out, "multiplexing_api", "mio");
+    field!(out, "process_id", std::process::id());
+    field!(out, "tcp_port", state.bound_port);
+    field!(out, "server_time_usec", now_ms * 1000);
+    field!(out, "uptime_in_seconds", uptime);
+    field!(out, "uptime_in_days", uptime / 86_400);
+    field!(out, "hz", state.config.hz);
+    field!(out, "configured_hz", state.config.hz);
+}
+
+fn clients_section(state: &ServerState, out: &mut String) {
+    out.push_str("# Clients\r\n");
+    field!(out, "connected_clients", state.connected_clients);
+    field!(out, "blocked_clients", 0);
+}
+
+fn memory_section(out: &mut String) {
+    let used = used_memory() as u64;
+    let rss = rss_bytes();
+    out.push_str("# Memory\r\n");
+    field!(out, "used_memory", used);
+    field!(out, "used_memory_human", human_bytes(used));
+    field!(out, "used_memory_rss", rss);
+    field!(out, "used_memory_rss_human", human_bytes(rss));
+    field!(out, "mem_allocator", "libc");
+}
+
+fn stats_section(state: &ServerState, out: &mut String) {
+    let s = &state.stats;
+    let (mut expired, mut expired_active, mut hits, mut misses) = (0, 0, 0, 0);
+    for db in &state.dbs {
+        expired += db.stats.expired_keys;
+        expired_active += db.stats.expired_keys_active;
+        hits += db.stats.keyspace_hits;
+        misses += db.stats.keyspace_misses;
+    }
+    let e = &state.expire;
+    out.push_str("# Stats\r\n");
+    field!(out, "total_connections_received", s.total_connections_received);
+    field!(out, "total_commands_processed", s.total_commands_processed);
+    field!(out, "total_net_input_bytes", s.total_net_input_bytes);
+    field!(out, "total_net_output_bytes", s.total_net_output_bytes);
+    field!(out, "rejected_connections", s.rejected_connections);
+    field!(out, "expired_keys", expired);
+    field!(out, "expired_keys_active", expired_active);
+    field!(out, "expired_keys_passive", expired - expired_active);
+    field!(out, "expired_stale_perc", format!("{:.2}", e.stale_perc * 100.0));
+    field!(out, "expired_time_cap_reached_count", e.time_cap_reached_count);
+    field!(out, "expire_cycle_cpu_milliseconds", e.time_used_us / 1000);
+    field!(out, "keyspace_hits", hits);
+    field!(out, "keyspace_misses", misses);
+    field!(out, "total_error_replies", s.total_error_replies);
+}
+
+fn keyspace_section(state: &ServerState, out: &mut String) {
+    out.push_str("# Keyspace\r\n");
+    for (i, db) in state.dbs.iter().enumerate() {
+        if db.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "db{i}:keys={},expires={},avg_ttl={}\r\n",
+            db.len(),
+            db.expires_len(),
+            db.avg_ttl_ms
+        );
+    }
+}

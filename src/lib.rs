@@ -1,0 +1,18 @@
+//! lapse: a Redis-compatible in-memory key-value server built around key expiry.
+//!
+//! Rooms (see ARCHITECTURE.md): `server` (the loop and sockets),
+//! `connection` (one client's state), `protocol` (pure RESP), `db` (the
+//! keyspace and passive expiry), `expire` (the active cycle), `commands`
+//! (the table and handlers), `config`, `info`.
+
+pub mod commands;
+pub mod config;
+pub mod connection;
+pub mod db;
+pub mod expire;
+pub mod glob;
+pub mod info;
+pub mod protocol;
+pub mod server;
+pub mod state;
+pub mod value;

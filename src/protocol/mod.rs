@@ -1,0 +1,7 @@
+//! RESP: the pure request parser and the reply encoder. No sockets, no keyspace.
+
+pub mod reply;
+pub mod request;
+
+pub use reply::Reply;
+pub use request::{Args, Parsed, ProtocolError, RequestParser};

@@ -1,0 +1,230 @@
+//! The reply encoder: typed replies in, RESP2 or RESP3 bytes out.
+//!
+//! A `Reply` appends to a connection's output buffer; it never writes to a
+//! socket. The protocol version only changes how nulls, maps, sets, doubles,
+//! booleans and verbatim strings are framed, so handlers write one reply and
+//! both protocols come out right.
+
+/// Output buffer of one connection plus the protocol it speaks.
+#[derive(Debug, Default)]
+pub struct Reply {
+    /// Encoded bytes not yet written to the socket.
+    pub buf: Vec<u8>,
+    /// Bytes of `buf` already written (the flush resumes from here).
+    pub sent: usize,
+    /// True once the client switched to RESP3 with `HELLO 3`.
+    pub resp3: bool,
+}
+
+impl Reply {
+    pub fn pending(&self) -> usize {
+        self.buf.len() - self.sent
+    }
+
+    /// Drops the bytes already written, keeping the allocation when it is small.
+    pub fn compact(&mut self) {
+        if self.sent == self.buf.len() {
+            self.buf.clear();
+            self.sent = 0;
+            // Don't let one huge reply pin its buffer forever.
+            if self.buf.capacity() > 1024 * 1024 {
+                self.buf = Vec::new();
+            }
+        } else if self.sent > 0 {
+            self.buf.drain(..self.sent);
+            self.sent = 0;
+        }
+    }
+
+    pub fn ok(&mut self) {
+        self.buf.extend_from_slice(b"+OK\r\n");
+    }
+
+    /// `+<s>\r\n`; `s` must not contain CR or LF.
+    pub fn simple(&mut self, s: &str) {
+        self.buf.push(b'+');
+        self.buf.extend_from_slice(s.as_bytes());
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    /// `-<msg>\r\n`, where `msg` starts with the error code (`ERR ...`).
+    /// CR and LF in `msg` are replaced by spaces so user text can't break framing.
+    pub fn error(&mut self, msg: &str) {
+        self.buf.push(b'-');
+        self.buf
+            .extend(msg.bytes().map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    pub fn int(&mut self, n: i64) {
+        self.prefixed_int(b':', n);
+    }
+
+    pub fn bulk(&mut self, data: &[u8]) {
+        self.prefixed_int(b'$', data.len() as i64);
+        self.buf.extend_from_slice(data);
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    pub fn bulk_int(&mut self, n: i64) {
+        let mut tmp = [0u8; 20];
+        let digits = format_i64(n, &mut tmp);
+        self.bulk(digits);
+    }
+
+    /// The null bulk string: `$-1` in RESP2, `_` in RESP3.
+    pub fn null(&mut self) {
+        if self.resp3 {
+            self.buf.extend_from_slice(b"_\r\n");
+        } else {
+            self.buf.extend_from_slice(b"$-1\r\n");
+        }
+    }
+
+    /// The null array: `*-1` in RESP2, `_` in RESP3.
+    pub fn null_array(&mut self) {
+        if self.resp3 {
+            self.buf.extend_from_slice(b"_\r\n");
+        } else {
+            self.buf.extend_from_slice(b"*-1\r\n");
+        }
+    }
+
+    pub fn array(&mut self, len: usize) {
+        self.prefixed_int(b'*', len as i64);
+    }
+
+    /// A map of `pairs` entries: `%` in RESP3, a flat array in RESP2.
+    pub fn map(&mut self, pairs: usize) {
+        if self.resp3 {
+            self.prefixed_int(b'%', pairs as i64);
+        } else {
+            self.array(pairs * 2);
+        }
+    }
+
+    /// A set: `~` in RESP3, an array in RESP2.
+    pub fn set(&mut self, len: usize) {
+        if self.resp3 {
+            self.prefixed_int(b'~', len as i64);
+        } else {
+            self.array(len);
+        }
+    }
+
+    /// A boolean: `#t`/`#f` in RESP3, `:1`/`:0` in RESP2.
+    pub fn bool(&mut self, value: bool) {
+        if self.resp3 {
+            self.buf
+                .extend_from_slice(if value { b"#t\r\n" } else { b"#f\r\n" });
+        } else {
+            self.int(i64::from(value));
+        }
+    }
+
+    /// A double: `,` in RESP3, a bulk string in RESP2 (Redis's `%.17g` style).
+    pub fn double(&mut self, value: f64) {
+        let text = format_double(value);
+        if self.resp3 {
+            self.buf.push(b',');
+            self.buf.extend_from_slice(text.as_bytes());
+            self.buf.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(text.as_bytes());
+        }
+    }
+
+    /// Verbatim text (INFO, CLIENT LIST): `=<len>\r\ntxt:...` in RESP3, bulk in RESP2.
+    pub fn verbatim(&mut self, text: &[u8]) {
+        if self.resp3 {
+            self.prefixed_int(b'=', text.len() as i64 + 4);
+            self.buf.extend_from_slice(b"txt:");
+            self.buf.extend_from_slice(text);
+            self.buf.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(text);
+        }
+    }
+
+    fn prefixed_int(&mut self, prefix: u8, n: i64) {
+        let mut tmp = [0u8; 20];
+        self.buf.push(prefix);
+        self.buf.extend_from_slice(format_i64(n, &mut tmp));
+        self.buf.extend_from_slice(b"\r\n");
+    }
+}
+
+/// Formats `n` in decimal into `tmp`, returning the used tail.
+pub fn format_i64(n: i64, tmp: &mut [u8; 20]) -> &[u8] {
+    let mut pos = tmp.len();
+    let mut v = n.unsigned_abs();
+    loop {
+        pos -= 1;
+        tmp[pos] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        pos -= 1;
+        tmp[pos] = b'-';
+    }
+    &tmp[pos..]
+}
+
+/// Formats a double the way Redis replies with one (`%.17g`, shortest form
+/// that round-trips; `inf`/`-inf`/`nan`).
+pub fn format_double(value: f64) -> String {
+    if value.is_nan() {
+        "nan".into()
+    } else if value.is_infinite() {
+        if value > 0.0 { "inf" } else { "-inf" }.into()
+    } else {
+        let s = format!("{value}");
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encoded(resp3: bool, f: impl FnOnce(&mut Reply)) -> String {
+        let mut r = Reply {
+            resp3,
+            ..Reply::default()
+        };
+        f(&mut r);
+        String::from_utf8(r.buf).unwrap()
+    }
+
+    #[test]
+    fn resp2_and_resp3_framing() {
+        assert_eq!(encoded(false, |r| r.null()), "$-1\r\n");
+        assert_eq!(encoded(true, |r| r.null()), "_\r\n");
+        assert_eq!(encoded(false, |r| r.null_array()), "*-1\r\n");
+        assert_eq!(encoded(false, |r| r.map(2)), "*4\r\n");
+        assert_eq!(encoded(true, |r| r.map(2)), "%2\r\n");
+        assert_eq!(encoded(true, |r| r.set(3)), "~3\r\n");
+        assert_eq!(encoded(false, |r| r.bool(true)), ":1\r\n");
+        assert_eq!(encoded(true, |r| r.bool(false)), "#f\r\n");
+        assert_eq!(encoded(false, |r| r.double(1.5)), "$3\r\n1.5\r\n");
+        assert_eq!(encoded(true, |r| r.double(1.5)), ",1.5\r\n");
+        assert_eq!(encoded(true, |r| r.verbatim(b"a")), "=5\r\ntxt:a\r\n");
+        assert_eq!(encoded(false, |r| r.bulk(b"hi")), "$2\r\nhi\r\n");
+        assert_eq!(encoded(false, |r| r.int(i64::MIN)), ":-9223372036854775808\r\n");
+        assert_eq!(encoded(false, |r| r.int(0)), ":0\r\n");
+        assert_eq!(encoded(false, |r| r.error("ERR a\r\nb")), "-ERR a  b\r\n");
+    }
+
+    #[test]
+    fn compact_keeps_unsent_bytes() {
+        let mut r = Reply::default();
+        r.bulk(b"abc");
+        r.sent = 4;
+        r.compact();
+        assert_eq!(r.buf, b"abc\r\n");
+        assert_eq!(r.pending(), 5);
+    }
+}

@@ -1,0 +1,414 @@
+//! The event loop: listeners, the connection table, the loop iteration
+//! (poll, read and execute, before_sleep, cron), signals and clean shutdown.
+//!
+//! The only place that touches sockets. One thread owns everything; other
+//! rooms get plain data (`Session`, `ServerState`) and never see a socket.
+//! Rules from mio's examples: readiness is a hint; read and write until
+//! `WouldBlock`; one client's I/O error closes that client, never the loop.
+
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook_mio::v1_0::Signals;
+use slab::Slab;
+use tracing::{debug, info, warn};
+
+use crate::commands::{self, Ctx};
+use crate::config::Config;
+use crate::connection::{Session, Sessions, READ_CHUNK};
+use crate::expire::{CycleKind, SystemClock};
+use crate::protocol::Parsed;
+use crate::state::ServerState;
+
+const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
+/// Listener `i` uses token `LISTENER_BASE - i`.
+const LISTENER_BASE: usize = usize::MAX - 2;
+/// Reads of one client per readiness event before others get a turn.
+const READS_PER_EVENT: usize = 16;
+/// How long shutdown keeps trying to deliver queued replies.
+const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Current unix time in ms: the clock commands take their snapshot from.
+pub fn unix_time_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// One client: its socket plus its `Session`.
+struct Connection {
+    socket: TcpStream,
+    session: Session,
+    /// Registered for writable readiness (only while output is left over).
+    wants_write: bool,
+    /// Already in `pending_writes`.
+    queued: bool,
+}
+
+impl Sessions for Slab<Connection> {
+    fn for_each_session(&self, f: &mut dyn FnMut(&Session)) {
+        for (_, conn) in self.iter() {
+            // The session being executed is taken out; its place reads id 0.
+            if conn.session.id != 0 {
+                f(&conn.session);
+            }
+        }
+    }
+}
+
+pub struct Server {
+    poll: Poll,
+    listeners: Vec<TcpListener>,
+    conns: Slab<Connection>,
+    state: ServerState,
+    signals: Signals,
+    /// Connections with queued output or a pending close, flushed in before_sleep.
+    pending_writes: Vec<usize>,
+    /// Connections whose input was not drained (fairness cap); read next iteration.
+    read_again: Vec<usize>,
+    next_client_id: u64,
+    clock: SystemClock,
+    next_cron: Instant,
+}
+
+impl Server {
+    /// Binds every address of `config.bind` on `config.port` (0 = a free port).
+    pub fn bind(config: Config) -> io::Result<Self> {
+        let poll = Poll::new()?;
+        let mut listeners = Vec::new();
+        let mut port = config.port;
+        for (i, host) in config.bind.iter().enumerate() {
+            let host = host.trim_start_matches('-');
+            let ip: std::net::IpAddr = host.parse().map_err(|_| {
+                io::Error::new(io::ErrorKind::InvalidInput, format!("bad bind address '{host}'"))
+            })?;
+            let mut listener = TcpListener::bind(SocketAddr::new(ip, port))?;
+            port = listener.local_addr()?.port();
+            poll.registry()
+                .register(&mut listener, Token(LISTENER_BASE - i), Interest::READABLE)?;
+            info!("listening on {}", listener.local_addr()?);
+            listeners.push(listener);
+        }
+        let mut signals = Signals::new([SIGINT, SIGTERM])?;
+        poll.registry()
+            .register(&mut signals, SIGNAL_TOKEN, Interest::READABLE)?;
+        let mut state = ServerState::new(config);
+        state.bound_port = port;
+        Ok(Self {
+            poll,
+            listeners,
+            conns: Slab::new(),
+            state,
+            signals,
+            pending_writes: Vec::new(),
+            read_again: Vec::new(),
+            next_client_id: 1,
+            clock: SystemClock::default(),
+            next_cron: Instant::now(),
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.state.bound_port
+    }
+
+    /// Runs until SIGINT/SIGTERM or SHUTDOWN; errors only if the poll fails.
+    pub fn run(mut self) -> io::Result<()> {
+        let mut events = Events::with_capacity(1024);
+        info!("ready to accept connections");
+        while !self.state.shutdown_requested {
+            self.before_sleep();
+            let timeout = if self.read_again.is_empty() {
+                self.next_cron.saturating_duration_since(Instant::now())
+            } else {
+                Duration::ZERO
+            };
+            match self.poll.poll(&mut events, Some(timeout)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            for token in std::mem::take(&mut self.read_again) {
+                self.handle_readable(token);
+            }
+            for event in events.iter() {
+                match event.token() {
+                    SIGNAL_TOKEN => self.handle_signals(),
+                    Token(t) if t > LISTENER_BASE - self.listeners.len() && t <= LISTENER_BASE => {
+                        self.accept_all(LISTENER_BASE - t)
+                    }
+                    Token(t) => {
+                        if event.is_readable() || event.is_read_closed() || event.is_error() {
+                            self.handle_readable(t);
+                        }
+                        if event.is_writable() {
+                            self.flush(t);
+                        }
+                    }
+                }
+            }
+            if Instant::now() >= self.next_cron {
+                self.server_cron();
+            }
+        }
+        self.shutdown();
+        Ok(())
+    }
+
+    fn handle_signals(&mut self) {
+        for signal in self.signals.pending() {
+            info!("received signal {signal}, shutting down");
+            self.state.shutdown_requested = true;
+        }
+    }
+
+    fn accept_all(&mut self, listener: usize) {
+        loop {
+            let (mut socket, addr) = match self.listeners[listener].accept() {
+                Ok(pair) => pair,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // Out of descriptors and the like: try again on the next event.
+                    warn!("accept failed: {e}");
+                    self.state.stats.rejected_connections += 1;
+                    return;
+                }
+            };
+            let _ = socket.set_nodelay(true);
+            let entry = self.conns.vacant_entry();
+            let token = Token(entry.key());
+            if let Err(e) = self
+                .poll
+                .registry()
+                .register(&mut socket, token, Interest::READABLE)
+            {
+                warn!("cannot register client {addr}: {e}");
+                continue;
+            }
+            let laddr = socket
+                .local_addr()
+                .map_or_else(|_| String::new(), |a| a.to_string());
+            let session = Session::new(
+                self.next_client_id,
+                addr.to_string(),
+                laddr,
+                socket.as_raw_fd(),
+                unix_time_ms(),
+            );
+            self.next_client_id += 1;
+            entry.insert(Connection {
+                socket,
+                session,
+                wants_write: false,
+                queued: false,
+            });
+            self.state.connected_clients += 1;
+            self.state.stats.total_connections_received += 1;
+            debug!("accepted {addr}");
+        }
+    }
+
+    /// Reads what the client sent and executes every complete request.
+    fn handle_readable(&mut self, token: usize) {
+        for _ in 0..READS_PER_EVENT {
+            let Some(conn) = self.conns.get_mut(token) else {
+                return;
+            };
+            if conn.session.close_after_reply {
+                return;
+            }
+            let query = &mut conn.session.query;
+            let start = query.len();
+            query.resize(start + READ_CHUNK, 0);
+            let result = conn.socket.read(&mut query[start..]);
+            query.truncate(start + result.as_ref().map_or(0, |&n| n));
+            match result {
+                Ok(0) => return self.close(token),
+                Ok(n) => {
+                    self.state.stats.total_net_input_bytes += n as u64;
+                    self.process_input(token);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    debug!("read error on client: {e}");
+                    return self.close(token);
+                }
+            }
+        }
+        // Still more to read: come back after others had their turn.
+        self.read_again.push(token);
+    }
+
+    /// Parses and executes every complete request in the query buffer.
+    fn process_input(&mut self, token: usize) {
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        let mut session = std::mem::take(&mut conn.session);
+        let query = std::mem::take(&mut session.query);
+        let mut parser = std::mem::take(&mut session.parser);
+        parser.set_max_bulk_len(self.state.config.proto_max_bulk_len);
+        let mut offset = 0;
+        while !session.close_after_reply && !self.state.shutdown_requested {
+            match parser.parse(&query[offset..]) {
+                Ok(Parsed::Incomplete) => break,
+                Ok(Parsed::Complete { consumed }) => {
+                    let args = parser.args(&query[offset..]);
+                    if !args.is_empty() {
+                        let mut ctx = Ctx {
+                            now_ms: unix_time_ms(),
+                            session: &mut session,
+                            server: &mut self.state,
+                            peers: &self.conns,
+                        };
+                        commands::execute(&mut ctx, args);
+                    }
+                    offset += consumed;
+                }
+                Err(e) => {
+                    session
+                        .reply
+                        .error(&format!("ERR Protocol error: {}", e.message()));
+                    session.close_after_reply = true;
+                    debug!("protocol error from {}: {}", session.addr, e.message());
+                }
+            }
+        }
+        session.query = query;
+        session.query.drain(..offset);
+        session.parser = parser;
+        let over_limit = session.query.len() as u64 > self.state.config.client_query_buffer_limit;
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        conn.session = session;
+        if over_limit {
+            warn!("closing client {}: query buffer limit reached", conn.session.addr);
+            return self.close(token);
+        }
+        if (conn.session.reply.pending() > 0 || conn.session.close_after_reply) && !conn.queued {
+            conn.queued = true;
+            self.pending_writes.push(token);
+        }
+    }
+
+    /// Work done before each poll: a fast expire cycle, then one write per
+    /// client with queued output.
+    fn before_sleep(&mut self) {
+        let state = &mut self.state;
+        state.expire.run(
+            CycleKind::Fast,
+            &mut state.dbs,
+            state.config.active_expire_effort,
+            state.config.hz,
+            &mut self.clock,
+            &mut state.rng,
+        );
+        for token in std::mem::take(&mut self.pending_writes) {
+            if let Some(conn) = self.conns.get_mut(token) {
+                conn.queued = false;
+                self.flush(token);
+            }
+        }
+    }
+
+    /// Writes queued output until done or `WouldBlock`; keeps the rest and
+    /// asks for writable readiness only while some remains.
+    fn flush(&mut self, token: usize) {
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        let reply = &mut conn.session.reply;
+        while reply.pending() > 0 {
+            match conn.socket.write(&reply.buf[reply.sent..]) {
+                Ok(0) => return self.close(token),
+                Ok(n) => {
+                    reply.sent += n;
+                    self.state.stats.total_net_output_bytes += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    debug!("write error on client: {e}");
+                    return self.close(token);
+                }
+            }
+        }
+        reply.compact();
+        let done = reply.pending() == 0;
+        if done && conn.session.close_after_reply {
+            return self.close(token);
+        }
+        if done != !conn.wants_write {
+            let interest = if done {
+                Interest::READABLE
+            } else {
+                Interest::READABLE | Interest::WRITABLE
+            };
+            if self
+                .poll
+                .registry()
+                .reregister(&mut conn.socket, Token(token), interest)
+                .is_err()
+            {
+                return self.close(token);
+            }
+            conn.wants_write = !done;
+        }
+    }
+
+    fn close(&mut self, token: usize) {
+        if let Some(mut conn) = self.conns.try_remove(token) {
+            let _ = self.poll.registry().deregister(&mut conn.socket);
+            self.state.connected_clients -= 1;
+            debug!("closed client {}", conn.session.addr);
+        }
+    }
+
+    /// Periodic work, `hz` times a second: the slow expire cycle.
+    fn server_cron(&mut self) {
+        let state = &mut self.state;
+        state.expire.run(
+            CycleKind::Slow,
+            &mut state.dbs,
+            state.config.active_expire_effort,
+            state.config.hz,
+            &mut self.clock,
+            &mut state.rng,
+        );
+        let period = Duration::from_micros(1_000_000 / u64::from(state.config.hz.max(1)));
+        self.next_cron = Instant::now() + period;
+    }
+
+    /// Stops accepting, delivers queued replies (for a bounded time), returns.
+    fn shutdown(&mut self) {
+        for mut listener in self.listeners.drain(..) {
+            let _ = self.poll.registry().deregister(&mut listener);
+        }
+        let deadline = Instant::now() + SHUTDOWN_FLUSH_TIMEOUT;
+        let mut events = Events::with_capacity(256);
+        loop {
+            let tokens: Vec<usize> = self
+                .conns
+                .iter()
+                .filter(|(_, c)| c.session.reply.pending() > 0)
+                .map(|(t, _)| t)
+                .collect();
+            if tokens.is_empty() || Instant::now() >= deadline {
+                break;
+            }
+            for t in tokens {
+                self.flush(t);
+            }
+            let _ = self.poll.poll(&mut events, Some(Duration::from_millis(10)));
+        }
+        info!("bye");
+    }
+}
