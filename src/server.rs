@@ -229,7 +229,16 @@ impl Server {
             let result = conn.socket.read(&mut query[start..]);
             query.truncate(start + result.as_ref().map_or(0, |&n| n));
             match result {
-                Ok(0) => return self.close(token),
+                Ok(0) => {
+                    // The peer finished sending; it may still read what we
+                    // queued (`nc` half-closes), so close after the flush.
+                    conn.session.close_after_reply = true;
+                    if !conn.queued {
+                        conn.queued = true;
+                        self.pending_writes.push(token);
+                    }
+                    return;
+                }
                 Ok(n) => {
                     self.state.stats.total_net_input_bytes += n as u64;
                     self.process_input(token);
