@@ -1,0 +1,242 @@
+//! Test support: start the built `lapse` binary (or a real `redis-server`)
+//! on a free port, talk to it with raw sockets or the `redis` crate.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running server process, killed on drop.
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts lapse with `--port 0` plus `extra` flags; waits for its port.
+    pub fn lapse(extra: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lapse"))
+            .args(["--port", "0", "--loglevel", "notice"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn lapse");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let port = loop {
+            let line = lines
+                .next()
+                .expect("lapse exited before listening")
+                .expect("read lapse output");
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                let port = rest.trim().rsplit(':').next().unwrap().parse().unwrap();
+                break port;
+            }
+        };
+        // Keep draining the log so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Server { child, port }
+    }
+
+    /// Starts a real redis-server on a free port when one is installed.
+    ///
+    /// Without one: in CI (`CI` set) this fails the test; elsewhere it says
+    /// loudly that the comparison is skipped and returns `None`.
+    pub fn redis() -> Option<Server> {
+        let found = Command::new("redis-server")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !found {
+            if std::env::var_os("CI").is_some() {
+                panic!("redis-server is required in CI (.ci/run installs it) but is not on PATH");
+            }
+            eprintln!();
+            eprintln!("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
+            eprintln!("!!! SKIPPED: redis-server is not on PATH; the comparison with Redis  !!!");
+            eprintln!("!!! did not run. Install it: apt-get install -y redis-server         !!!");
+            eprintln!("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!");
+            return None;
+        }
+        for _ in 0..10 {
+            let port = free_port();
+            let child = Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args(["--save", "", "--appendonly", "no", "--enable-debug-command", "yes"])
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("spawn redis-server");
+            let server = Server { child, port };
+            if wait_for_port(port, Duration::from_secs(5)) {
+                return Some(server);
+            }
+        }
+        panic!("could not start redis-server");
+    }
+
+    pub fn raw(&self) -> Raw {
+        Raw::connect(self.port)
+    }
+
+    pub fn client(&self) -> redis::Connection {
+        redis::Client::open(format!("redis://127.0.0.1:{}/", self.port))
+            .unwrap()
+            .get_connection()
+            .expect("connect with the redis crate")
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_for_port(port: u16, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// Polls `check` until it returns true or `timeout` passes.
+pub fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if check() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A raw RESP connection: send bytes, read whole replies as bytes.
+pub struct Raw {
+    pub reader: BufReader<TcpStream>,
+}
+
+impl Raw {
+    pub fn connect(port: u16) -> Raw {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stream.set_nodelay(true).unwrap();
+        Raw {
+            reader: BufReader::new(stream),
+        }
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.reader.get_mut().write_all(bytes).expect("send");
+    }
+
+    /// Sends one command as a multibulk request.
+    pub fn send_cmd(&mut self, args: &[&[u8]]) {
+        self.send(&encode(args));
+    }
+
+    /// Sends a command and returns its reply as text (lossy).
+    pub fn cmd(&mut self, args: &[&str]) -> String {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.send_cmd(&args);
+        String::from_utf8_lossy(&self.reply()).into_owned()
+    }
+
+    /// Reads exactly one complete reply, returning its raw bytes.
+    pub fn reply(&mut self) -> Vec<u8> {
+        let mut out = Vec::new();
+        read_value(&mut self.reader, &mut out);
+        out
+    }
+
+    /// True if the server closed the connection (EOF) within the timeout.
+    pub fn is_closed(&mut self) -> bool {
+        let mut buf = [0u8; 64];
+        matches!(self.reader.read(&mut buf), Ok(0) | Err(_))
+    }
+}
+
+pub fn encode(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+fn read_value(r: &mut BufReader<TcpStream>, out: &mut Vec<u8>) {
+    let mut first = [0u8; 1];
+    r.read_exact(&mut first).expect("read reply type");
+    out.push(first[0]);
+    let line = {
+        let mut tmp = Vec::new();
+        let text = read_line_rest(r, &mut tmp);
+        out.extend_from_slice(&tmp);
+        text
+    };
+    match first[0] {
+        b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => {}
+        b'$' | b'=' | b'!' => {
+            let len: i64 = line.parse().unwrap();
+            if len >= 0 {
+                let mut body = vec![0u8; len as usize + 2];
+                r.read_exact(&mut body).unwrap();
+                out.extend_from_slice(&body);
+            }
+        }
+        b'*' | b'~' | b'>' => {
+            let n: i64 = line.parse().unwrap();
+            for _ in 0..n.max(0) {
+                read_value(r, out);
+            }
+        }
+        b'%' | b'|' => {
+            let n: i64 = line.parse().unwrap();
+            for _ in 0..n * 2 {
+                read_value(r, out);
+            }
+        }
+        other => panic!("unknown reply type {:?}", other as char),
+    }
+}
+
+fn read_line_rest(r: &mut BufReader<TcpStream>, out: &mut Vec<u8>) -> String {
+    let mut line = Vec::new();
+    r.read_until(b'\n', &mut line).expect("read reply line");
+    assert!(line.ends_with(b"\r\n"), "bad line: {line:?}");
+    out.extend_from_slice(&line);
+    String::from_utf8_lossy(&line[..line.len() - 2]).into_owned()
+}
+
+/// Reads an INFO field as text.
+pub fn info_field(raw: &mut Raw, section: &str, field: &str) -> String {
+    let text = raw.cmd(&["INFO", section]);
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in INFO {section}: {text}"))
+        .trim()
+        .to_string()
+}
+
