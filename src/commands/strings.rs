@@ -199,14 +199,15 @@ fn psetex(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn getex(ctx: &mut Ctx, args: Args) -> CmdResult {
     let o = parse_string_options(&args, 2, OptionsFor::Getex)?;
-    let deadline = match o.expire {
-        Some((arg, unit, relative)) => Some(set_deadline_ms(arg, unit, relative, ctx.now_ms, "getex")?),
-        None => None,
-    };
     let key = &args[1];
+    // Redis looks the key up before it validates the expire time.
     let Some(value) = read_string(ctx, key)?.map(<[u8]>::to_vec) else {
         ctx.out().null();
         return Ok(());
+    };
+    let deadline = match o.expire {
+        Some((arg, unit, relative)) => Some(set_deadline_ms(arg, unit, relative, ctx.now_ms, "getex")?),
+        None => None,
     };
     let now_ms = ctx.now_ms;
     match deadline {
