@@ -136,7 +136,10 @@ pub static SETTINGS: &[Setting] = &[
     Setting {
         name: "port",
         get: |c| c.port.to_string(),
-        set: |c, a| Ok(c.port = int_in(a, 0, 65535)?),
+        set: |c, a| {
+            c.port = int_in(a, 0, 65535)?;
+            Ok(())
+        },
         mutable: false,
     },
     Setting {
@@ -146,7 +149,11 @@ pub static SETTINGS: &[Setting] = &[
             if a.is_empty() {
                 return Err(BadValue("wrong number of arguments".into()));
             }
-            c.bind = a.iter().flat_map(|s| s.split_whitespace()).map(String::from).collect();
+            c.bind = a
+                .iter()
+                .flat_map(|s| s.split_whitespace())
+                .map(String::from)
+                .collect();
             Ok(())
         },
         mutable: false,
@@ -155,37 +162,55 @@ pub static SETTINGS: &[Setting] = &[
         name: "hz",
         get: |c| c.hz.to_string(),
         // Redis clamps hz into 1..=500 rather than refusing.
-        set: |c, a| Ok(c.hz = int_in::<i64>(a, 0, i64::from(i32::MAX))?.clamp(1, 500) as u32),
+        set: |c, a| {
+            c.hz = int_in::<i64>(a, 0, i64::from(i32::MAX))?.clamp(1, 500) as u32;
+            Ok(())
+        },
         mutable: true,
     },
     Setting {
         name: "databases",
         get: |c| c.databases.to_string(),
-        set: |c, a| Ok(c.databases = int_in(a, 1, i64::from(i32::MAX))?),
+        set: |c, a| {
+            c.databases = int_in(a, 1, i64::from(i32::MAX))?;
+            Ok(())
+        },
         mutable: false,
     },
     Setting {
         name: "loglevel",
         get: |c| c.loglevel.clone(),
-        set: |c, a| Ok(c.loglevel = one_of(a, &["debug", "verbose", "notice", "warning", "nothing"])?),
+        set: |c, a| {
+            c.loglevel = one_of(a, &["debug", "verbose", "notice", "warning", "nothing"])?;
+            Ok(())
+        },
         mutable: false,
     },
     Setting {
         name: "active-expire-effort",
         get: |c| c.active_expire_effort.to_string(),
-        set: |c, a| Ok(c.active_expire_effort = int_in(a, 1, 10)?),
+        set: |c, a| {
+            c.active_expire_effort = int_in(a, 1, 10)?;
+            Ok(())
+        },
         mutable: true,
     },
     Setting {
         name: "proto-max-bulk-len",
         get: |c| c.proto_max_bulk_len.to_string(),
-        set: |c, a| Ok(c.proto_max_bulk_len = int_in(a, 1024 * 1024, i64::MAX)?),
+        set: |c, a| {
+            c.proto_max_bulk_len = int_in(a, 1024 * 1024, i64::MAX)?;
+            Ok(())
+        },
         mutable: true,
     },
     Setting {
         name: "client-query-buffer-limit",
         get: |c| c.client_query_buffer_limit.to_string(),
-        set: |c, a| Ok(c.client_query_buffer_limit = int_in(a, 1024 * 1024, i64::MAX)?),
+        set: |c, a| {
+            c.client_query_buffer_limit = int_in(a, 1024 * 1024, i64::MAX)?;
+            Ok(())
+        },
         mutable: true,
     },
     // lapse keeps no data on disk; these report that to tools that ask
@@ -195,7 +220,9 @@ pub static SETTINGS: &[Setting] = &[
         get: |_| String::new(),
         set: |_, a| match a {
             [v] if v.is_empty() => Ok(()),
-            _ => Err(BadValue("lapse does not persist data; only \"\" is accepted".into())),
+            _ => Err(BadValue(
+                "lapse does not persist data; only \"\" is accepted".into(),
+            )),
         },
         mutable: true,
     },
@@ -256,8 +283,8 @@ impl Config {
             let Some((name, args)) = words.split_first() else {
                 continue;
             };
-            let setting = find_setting(name)
-                .ok_or_else(|| fail(name, "unknown directive".into()))?;
+            let setting =
+                find_setting(name).ok_or_else(|| fail(name, "unknown directive".into()))?;
             setting
                 .set(self, args)
                 .map_err(|BadValue(reason)| fail(name, reason))?;
@@ -273,13 +300,18 @@ mod tests {
     #[test]
     fn file_sets_values_and_reports_errors() {
         let mut c = Config::default();
-        c.load_str("# comment\nport 7000\n\nhz 50\nbind 0.0.0.0 ::1\n", "t.conf")
-            .unwrap();
+        c.load_str(
+            "# comment\nport 7000\n\nhz 50\nbind 0.0.0.0 ::1\n",
+            "t.conf",
+        )
+        .unwrap();
         assert_eq!((c.port, c.hz), (7000, 50));
         assert_eq!(c.bind, vec!["0.0.0.0", "::1"]);
         let err = c.load_str("hz 10\nfrobnicate yes\n", "t.conf").unwrap_err();
         assert_eq!((err.line, err.directive.as_str()), (2, "frobnicate"));
-        let err = c.load_str("active-expire-effort 11\n", "t.conf").unwrap_err();
+        let err = c
+            .load_str("active-expire-effort 11\n", "t.conf")
+            .unwrap_err();
         assert!(err.to_string().contains("between 1 and 10"), "{err}");
         assert!(err.to_string().contains("t.conf"));
     }
@@ -287,9 +319,15 @@ mod tests {
     #[test]
     fn hz_is_clamped_like_redis() {
         let mut c = Config::default();
-        find_setting("hz").unwrap().set(&mut c, &["1000".into()]).unwrap();
+        find_setting("hz")
+            .unwrap()
+            .set(&mut c, &["1000".into()])
+            .unwrap();
         assert_eq!(c.hz, 500);
-        find_setting("HZ").unwrap().set(&mut c, &["0".into()]).unwrap();
+        find_setting("HZ")
+            .unwrap()
+            .set(&mut c, &["0".into()])
+            .unwrap();
         assert_eq!(c.hz, 1);
     }
 

@@ -156,8 +156,7 @@ impl ExpireCycle {
         let start_us = clock.mono_us();
         let budget_us = match kind {
             CycleKind::Fast => {
-                let stale_enough =
-                    self.stale_perc * 100.0 >= effort.acceptable_stale_perc as f64;
+                let stale_enough = self.stale_perc * 100.0 >= effort.acceptable_stale_perc as f64;
                 if !self.timelimit_exit && !stale_enough {
                     return report;
                 }
@@ -169,7 +168,9 @@ impl ExpireCycle {
                 self.last_fast_start_us = Some(start_us);
                 effort.fast_budget_us
             }
-            CycleKind::Slow => (effort.slow_cpu_perc * 1_000_000 / u64::from(hz.max(1)) / 100).max(1),
+            CycleKind::Slow => {
+                (effort.slow_cpu_perc * 1_000_000 / u64::from(hz.max(1)) / 100).max(1)
+            }
         };
         report.ran = true;
         let dbs_per_call = if self.timelimit_exit {
@@ -241,7 +242,7 @@ impl ExpireCycle {
                 }
                 db.avg_ttl_ms = (db.avg_ttl_ms / 50) * 49 + avg / 50;
             }
-            if report.iterations % ITERATIONS_PER_CLOCK_CHECK == 0
+            if report.iterations.is_multiple_of(ITERATIONS_PER_CLOCK_CHECK)
                 && clock.mono_us().saturating_sub(start_us) > budget_us
             {
                 self.timelimit_exit = true;
@@ -344,7 +345,10 @@ mod tests {
         let mut cycle = ExpireCycle::default();
         let mut rng = SmallRng::seed_from_u64(2);
         let report = cycle.run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(0), &mut rng);
-        assert_eq!((report.iterations, report.sampled, report.expired), (1, 20, 0));
+        assert_eq!(
+            (report.iterations, report.sampled, report.expired),
+            (1, 20, 0)
+        );
         assert!(dbs[0].avg_ttl_ms > 0);
     }
 
@@ -355,7 +359,14 @@ mod tests {
         let mut rng = SmallRng::seed_from_u64(3);
         // Each clock reading costs 20 ms: the 25 ms slow budget at hz 10 is
         // still unspent at the first clock check (16 iterations), spent at the second.
-        let report = cycle.run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(20_000), &mut rng);
+        let report = cycle.run(
+            CycleKind::Slow,
+            &mut dbs,
+            1,
+            10,
+            &mut clock(20_000),
+            &mut rng,
+        );
         assert!(report.hit_time_limit);
         assert_eq!(report.iterations, 32);
         assert_eq!(cycle.time_cap_reached_count, 1);
@@ -368,14 +379,30 @@ mod tests {
         let mut cycle = ExpireCycle::default();
         let mut rng = SmallRng::seed_from_u64(4);
         let mut clk = clock(1);
-        assert!(!cycle.run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng).ran);
+        assert!(
+            !cycle
+                .run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng)
+                .ran
+        );
         cycle.timelimit_exit = true;
-        assert!(cycle.run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng).ran);
+        assert!(
+            cycle
+                .run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng)
+                .ran
+        );
         cycle.timelimit_exit = true;
         // Within 2 ms of the last fast cycle: skipped.
-        assert!(!cycle.run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng).ran);
+        assert!(
+            !cycle
+                .run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng)
+                .ran
+        );
         clk.mono_us += 2_000;
-        assert!(cycle.run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng).ran);
+        assert!(
+            cycle
+                .run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng)
+                .ran
+        );
     }
 
     #[test]
@@ -397,7 +424,11 @@ mod tests {
             ..ExpireCycle::default()
         };
         let mut rng = SmallRng::seed_from_u64(6);
-        assert!(!cycle.run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(0), &mut rng).ran);
+        assert!(
+            !cycle
+                .run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(0), &mut rng)
+                .ran
+        );
         assert_eq!(dbs[0].len(), 100);
     }
 }

@@ -42,7 +42,13 @@ pub fn matches(pattern: &[u8], text: &[u8], nocase: bool) -> bool {
 /// Matches one text byte against the pattern token at `p` (not `*`).
 /// Returns the index after the token if it matches.
 fn match_one(pattern: &[u8], p: usize, c: u8, nocase: bool) -> Option<usize> {
-    let eq = |a: u8, b: u8| if nocase { a.eq_ignore_ascii_case(&b) } else { a == b };
+    let eq = |a: u8, b: u8| {
+        if nocase {
+            a.eq_ignore_ascii_case(&b)
+        } else {
+            a == b
+        }
+    };
     match *pattern.get(p)? {
         b'?' => Some(p + 1),
         b'[' => match_class(pattern, p + 1, c, nocase),

@@ -164,7 +164,11 @@ fn stats_section(state: &ServerState, out: &mut String) {
     }
     let e = &state.expire;
     out.push_str("# Stats\r\n");
-    field!(out, "total_connections_received", s.total_connections_received);
+    field!(
+        out,
+        "total_connections_received",
+        s.total_connections_received
+    );
     field!(out, "total_commands_processed", s.total_commands_processed);
     field!(out, "total_net_input_bytes", s.total_net_input_bytes);
     field!(out, "total_net_output_bytes", s.total_net_output_bytes);
@@ -172,8 +176,16 @@ fn stats_section(state: &ServerState, out: &mut String) {
     field!(out, "expired_keys", expired);
     field!(out, "expired_keys_active", expired_active);
     field!(out, "expired_keys_passive", expired - expired_active);
-    field!(out, "expired_stale_perc", format!("{:.2}", e.stale_perc * 100.0));
-    field!(out, "expired_time_cap_reached_count", e.time_cap_reached_count);
+    field!(
+        out,
+        "expired_stale_perc",
+        format!("{:.2}", e.stale_perc * 100.0)
+    );
+    field!(
+        out,
+        "expired_time_cap_reached_count",
+        e.time_cap_reached_count
+    );
     field!(out, "expire_cycle_cpu_milliseconds", e.time_used_us / 1000);
     field!(out, "keyspace_hits", hits);
     field!(out, "keyspace_misses", misses);

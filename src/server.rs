@@ -85,12 +85,18 @@ impl Server {
         for (i, host) in config.bind.iter().enumerate() {
             let host = host.trim_start_matches('-');
             let ip: std::net::IpAddr = host.parse().map_err(|_| {
-                io::Error::new(io::ErrorKind::InvalidInput, format!("bad bind address '{host}'"))
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("bad bind address '{host}'"),
+                )
             })?;
             let mut listener = TcpListener::bind(SocketAddr::new(ip, port))?;
             port = listener.local_addr()?.port();
-            poll.registry()
-                .register(&mut listener, Token(LISTENER_BASE - i), Interest::READABLE)?;
+            poll.registry().register(
+                &mut listener,
+                Token(LISTENER_BASE - i),
+                Interest::READABLE,
+            )?;
             info!("listening on {}", listener.local_addr()?);
             listeners.push(listener);
         }
@@ -299,7 +305,10 @@ impl Server {
         };
         conn.session = session;
         if over_limit {
-            warn!("closing client {}: query buffer limit reached", conn.session.addr);
+            warn!(
+                "closing client {}: query buffer limit reached",
+                conn.session.addr
+            );
             return self.close(token);
         }
         if (conn.session.reply.pending() > 0 || conn.session.close_after_reply) && !conn.queued {
@@ -355,7 +364,7 @@ impl Server {
         if done && conn.session.close_after_reply {
             return self.close(token);
         }
-        if done != !conn.wants_write {
+        if done == conn.wants_write {
             let interest = if done {
                 Interest::READABLE
             } else {

@@ -16,9 +16,34 @@ const KEYS: &[&str] = &["k0", "k1", "k2", "k3", "k4", "k5", "missing"];
 /// Keys only ever holding small decimals, for INCRBYFLOAT: Redis prints
 /// long double noise for larger magnitudes (1000.1 -> 1000.09999999999999998).
 const FLOAT_KEYS: &[&str] = &["f0", "f1"];
-const VALUES: &[&str] = &["0", "1", "-5", "42", "abc", "", "hello world", "9223372036854775806", "3.5", "007"];
-const INTS: &[&str] = &["0", "1", "-1", "7", "100", "-100", "abc", "9223372036854775807", "-9223372036854775808", "1.5", ""];
-const FLOATS: &[&str] = &["0.5", "1.5", "-2.25", "0.1", "3", "abc", "", "-0.1", "inf", "+.5"];
+const VALUES: &[&str] = &[
+    "0",
+    "1",
+    "-5",
+    "42",
+    "abc",
+    "",
+    "hello world",
+    "9223372036854775806",
+    "3.5",
+    "007",
+];
+const INTS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "7",
+    "100",
+    "-100",
+    "abc",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "1.5",
+    "",
+];
+const FLOATS: &[&str] = &[
+    "0.5", "1.5", "-2.25", "0.1", "3", "abc", "", "-0.1", "inf", "+.5",
+];
 
 fn pick<'a>(rng: &mut SmallRng, from: &[&'a str]) -> &'a str {
     from[rng.gen_range(0..from.len())]
@@ -117,10 +142,12 @@ fn generate(rng: &mut SmallRng) -> (Vec<String>, Compare) {
         }
         7 => vec!["GETDEL".into(), k(rng)],
         8 => vec!["GETSET".into(), k(rng), v(rng)],
-        9 => (0..rng.gen_range(0..4)).map(|_| k(rng)).fold(vec!["MGET".into()], |mut c, x| {
-            c.push(x);
-            c
-        }),
+        9 => (0..rng.gen_range(0..4))
+            .map(|_| k(rng))
+            .fold(vec!["MGET".into()], |mut c, x| {
+                c.push(x);
+                c
+            }),
         10 => {
             let mut c = vec!["MSET".into()];
             for _ in 0..rng.gen_range(0..3) {
@@ -136,17 +163,32 @@ fn generate(rng: &mut SmallRng) -> (Vec<String>, Compare) {
         12 => vec!["APPEND".into(), k(rng), v(rng)],
         13 => vec!["STRLEN".into(), k(rng)],
         14 => vec!["GETRANGE".into(), k(rng), small(rng), small(rng)],
-        15 => vec!["SETRANGE".into(), k(rng), rng.gen_range(-1..20).to_string(), v(rng)],
+        15 => vec![
+            "SETRANGE".into(),
+            k(rng),
+            rng.gen_range(-1..20).to_string(),
+            v(rng),
+        ],
         16 => vec!["INCR".into(), k(rng)],
         17 => vec!["DECR".into(), k(rng)],
         18 => vec!["INCRBY".into(), k(rng), i(rng)],
         19 => vec!["DECRBY".into(), k(rng), i(rng)],
-        20 => vec!["INCRBYFLOAT".into(), pick(rng, FLOAT_KEYS).into(), pick(rng, FLOATS).into()],
-        21 => vec!["SET".into(), pick(rng, FLOAT_KEYS).into(), pick(rng, &["1.5", "abc", "-3", "0.25"]).into()],
-        22 => (0..rng.gen_range(0..4)).map(|_| k(rng)).fold(vec!["DEL".into()], |mut c, x| {
-            c.push(x);
-            c
-        }),
+        20 => vec![
+            "INCRBYFLOAT".into(),
+            pick(rng, FLOAT_KEYS).into(),
+            pick(rng, FLOATS).into(),
+        ],
+        21 => vec![
+            "SET".into(),
+            pick(rng, FLOAT_KEYS).into(),
+            pick(rng, &["1.5", "abc", "-3", "0.25"]).into(),
+        ],
+        22 => (0..rng.gen_range(0..4))
+            .map(|_| k(rng))
+            .fold(vec!["DEL".into()], |mut c, x| {
+                c.push(x);
+                c
+            }),
         23 => vec!["EXISTS".into(), k(rng), k(rng)],
         24 => vec!["TYPE".into(), k(rng)],
         25 => vec!["RENAME".into(), k(rng), k(rng)],
@@ -161,11 +203,21 @@ fn generate(rng: &mut SmallRng) -> (Vec<String>, Compare) {
             }
             c
         }
-        28 => vec!["MOVE".into(), k(rng), pick(rng, &["0", "1", "16", "x"]).into()],
-        29 => vec!["SELECT".into(), pick(rng, &["0", "1", "0", "1", "16", "-1"]).into()],
+        28 => vec![
+            "MOVE".into(),
+            k(rng),
+            pick(rng, &["0", "1", "16", "x"]).into(),
+        ],
+        29 => vec![
+            "SELECT".into(),
+            pick(rng, &["0", "1", "0", "1", "16", "-1"]).into(),
+        ],
         30 => {
             cmp = Compare::Unordered;
-            vec!["KEYS".into(), pick(rng, &["*", "k*", "k[0-2]", "?1", "f*"]).into()]
+            vec![
+                "KEYS".into(),
+                pick(rng, &["*", "k*", "k[0-2]", "?1", "f*"]).into(),
+            ]
         }
         31 => vec!["DBSIZE".into()],
         32 | 33 => {
@@ -193,14 +245,23 @@ fn generate(rng: &mut SmallRng) -> (Vec<String>, Compare) {
         39 => vec!["ECHO".into(), v(rng)],
         40 => vec!["PING".into()],
         41 => vec![pick(rng, &["GET", "SET", "TTL", "EXPIRE", "INCRBY", "GETRANGE"]).into()],
-        42 => vec!["SWAPDB".into(), pick(rng, &["0", "1"]).into(), pick(rng, &["1", "x", "99"]).into()],
+        42 => vec![
+            "SWAPDB".into(),
+            pick(rng, &["0", "1"]).into(),
+            pick(rng, &["1", "x", "99"]).into(),
+        ],
         _ => vec![pick(rng, &["NOSUCH", "sEt", "gEt"]).into(), k(rng), v(rng)],
     };
     (cmd, cmp)
 }
 
 fn parse_int(reply: &[u8]) -> Option<i64> {
-    std::str::from_utf8(reply).ok()?.strip_prefix(':')?.trim_end().parse().ok()
+    std::str::from_utf8(reply)
+        .ok()?
+        .strip_prefix(':')?
+        .trim_end()
+        .parse()
+        .ok()
 }
 
 fn sorted_lines(reply: &[u8]) -> Vec<String> {
@@ -227,8 +288,14 @@ fn random_commands_match_redis_server() {
         return;
     };
     let lapse = Server::lapse(&[]);
-    let seed: u64 = std::env::var("DIFF_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261122);
-    let count: usize = std::env::var("DIFF_COMMANDS").ok().and_then(|s| s.parse().ok()).unwrap_or(6000);
+    let seed: u64 = std::env::var("DIFF_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20261122);
+    let count: usize = std::env::var("DIFF_COMMANDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(6000);
     let mut rng = SmallRng::seed_from_u64(seed);
     let (mut ours, mut theirs) = (lapse.raw(), redis.raw());
     // Keys stored with a deadline already past (SET .. PXAT 1) stay counted

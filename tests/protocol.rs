@@ -50,7 +50,10 @@ fn inline_commands_with_quotes() {
     let server = Server::lapse(&[]);
     let mut raw = server.raw();
     raw.send(b"SET \"key with space\" 'it''s'\r\n");
-    assert_eq!(raw.reply(), b"-ERR Protocol error: unbalanced quotes in request\r\n");
+    assert_eq!(
+        raw.reply(),
+        b"-ERR Protocol error: unbalanced quotes in request\r\n"
+    );
     assert!(raw.is_closed());
 
     let mut raw = server.raw();
@@ -85,7 +88,10 @@ fn each_protocol_error_is_replied_then_closed() {
     }
     let mut raw = server.raw();
     raw.send(&vec![b'x'; 70 * 1024]);
-    assert_eq!(raw.reply(), b"-ERR Protocol error: too big inline request\r\n");
+    assert_eq!(
+        raw.reply(),
+        b"-ERR Protocol error: too big inline request\r\n"
+    );
     assert!(raw.is_closed());
     // The server still serves everyone else.
     assert_eq!(server.raw().cmd(&["PING"]), "+PONG\r\n");
@@ -99,7 +105,10 @@ fn unknown_command_keeps_the_connection() {
         raw.cmd(&["FOO", "a", "b\r\nc"]),
         "-ERR unknown command 'FOO', with args beginning with: 'a' 'b  c' \r\n"
     );
-    assert_eq!(raw.cmd(&["GET"]), "-ERR wrong number of arguments for 'get' command\r\n");
+    assert_eq!(
+        raw.cmd(&["GET"]),
+        "-ERR wrong number of arguments for 'get' command\r\n"
+    );
     assert_eq!(raw.cmd(&["PING"]), "+PONG\r\n");
 }
 
@@ -182,7 +191,14 @@ fn redis_crate_client_works() {
     }
     let results: Vec<i64> = pipe.query(&mut con).unwrap();
     assert_eq!(results.last(), Some(&(42 + 4950)));
-    let err = redis::cmd("INCR").arg("nope").arg("extra").query::<i64>(&mut con).unwrap_err();
-    assert!(err.to_string().contains("wrong number of arguments"), "{err}");
+    let err = redis::cmd("INCR")
+        .arg("nope")
+        .arg("extra")
+        .query::<i64>(&mut con)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("wrong number of arguments"),
+        "{err}"
+    );
     let _ = std::io::stdout().flush();
 }

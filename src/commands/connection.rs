@@ -6,12 +6,60 @@ use crate::info::REDIS_COMPAT_VERSION;
 use crate::protocol::Args;
 
 pub static COMMANDS: &[Command] = &[
-    cmd!("ping", -1, ["fast"], (0, 0, 0), ping, "connection", "Returns the server's liveliness response."),
-    cmd!("echo", 2, ["fast"], (0, 0, 0), echo, "connection", "Returns the given string."),
-    cmd!("quit", -1, ["fast", "noauth"], (0, 0, 0), quit, "connection", "Closes the connection."),
-    cmd!("select", 2, ["fast"], (0, 0, 0), select, "connection", "Changes the selected database."),
-    cmd!("hello", -1, ["fast", "noauth"], (0, 0, 0), hello, "connection", "Handshakes with the server."),
-    cmd!("reset", 1, ["fast", "noauth"], (0, 0, 0), reset, "connection", "Resets the connection."),
+    cmd!(
+        "ping",
+        -1,
+        ["fast"],
+        (0, 0, 0),
+        ping,
+        "connection",
+        "Returns the server's liveliness response."
+    ),
+    cmd!(
+        "echo",
+        2,
+        ["fast"],
+        (0, 0, 0),
+        echo,
+        "connection",
+        "Returns the given string."
+    ),
+    cmd!(
+        "quit",
+        -1,
+        ["fast", "noauth"],
+        (0, 0, 0),
+        quit,
+        "connection",
+        "Closes the connection."
+    ),
+    cmd!(
+        "select",
+        2,
+        ["fast"],
+        (0, 0, 0),
+        select,
+        "connection",
+        "Changes the selected database."
+    ),
+    cmd!(
+        "hello",
+        -1,
+        ["fast", "noauth"],
+        (0, 0, 0),
+        hello,
+        "connection",
+        "Handshakes with the server."
+    ),
+    cmd!(
+        "reset",
+        1,
+        ["fast", "noauth"],
+        (0, 0, 0),
+        reset,
+        "connection",
+        "Resets the connection."
+    ),
     Command {
         name: "client",
         arity: -2,
@@ -25,15 +73,87 @@ pub static COMMANDS: &[Command] = &[
 ];
 
 static CLIENT_SUBCOMMANDS: &[Command] = &[
-    cmd!("id", 2, ["fast"], (0, 0, 0), client_id, "connection", "Returns the unique client ID of the connection."),
-    cmd!("setname", 3, ["fast"], (0, 0, 0), client_setname, "connection", "Sets the connection name."),
-    cmd!("getname", 2, ["fast"], (0, 0, 0), client_getname, "connection", "Returns the name of the connection."),
-    cmd!("list", -2, [], (0, 0, 0), client_list, "connection", "Lists open connections."),
-    cmd!("info", 2, [], (0, 0, 0), client_info, "connection", "Returns information about the connection."),
-    cmd!("setinfo", 4, [], (0, 0, 0), client_setinfo, "connection", "Sets information specific to the client."),
-    cmd!("no-evict", 3, [], (0, 0, 0), client_no_evict, "connection", "Sets the client eviction mode of the connection."),
-    cmd!("no-touch", 3, [], (0, 0, 0), client_no_touch, "connection", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."),
-    cmd!("help", 2, [], (0, 0, 0), client_help, "connection", "Returns helpful text about the different subcommands."),
+    cmd!(
+        "id",
+        2,
+        ["fast"],
+        (0, 0, 0),
+        client_id,
+        "connection",
+        "Returns the unique client ID of the connection."
+    ),
+    cmd!(
+        "setname",
+        3,
+        ["fast"],
+        (0, 0, 0),
+        client_setname,
+        "connection",
+        "Sets the connection name."
+    ),
+    cmd!(
+        "getname",
+        2,
+        ["fast"],
+        (0, 0, 0),
+        client_getname,
+        "connection",
+        "Returns the name of the connection."
+    ),
+    cmd!(
+        "list",
+        -2,
+        [],
+        (0, 0, 0),
+        client_list,
+        "connection",
+        "Lists open connections."
+    ),
+    cmd!(
+        "info",
+        2,
+        [],
+        (0, 0, 0),
+        client_info,
+        "connection",
+        "Returns information about the connection."
+    ),
+    cmd!(
+        "setinfo",
+        4,
+        [],
+        (0, 0, 0),
+        client_setinfo,
+        "connection",
+        "Sets information specific to the client."
+    ),
+    cmd!(
+        "no-evict",
+        3,
+        [],
+        (0, 0, 0),
+        client_no_evict,
+        "connection",
+        "Sets the client eviction mode of the connection."
+    ),
+    cmd!(
+        "no-touch",
+        3,
+        [],
+        (0, 0, 0),
+        client_no_touch,
+        "connection",
+        "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."
+    ),
+    cmd!(
+        "help",
+        2,
+        [],
+        (0, 0, 0),
+        client_help,
+        "connection",
+        "Returns helpful text about the different subcommands."
+    ),
 ];
 
 fn ping(ctx: &mut Ctx, args: Args) -> CmdResult {
@@ -259,15 +379,24 @@ fn client_no_touch(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn client_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let lines: &[&str] = &[
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "ID", "    Return the ID of the current connection.",
-        "GETNAME", "    Return the name of the current connection.",
-        "SETNAME <name>", "    Assign the name <name> to the current connection.",
-        "LIST [TYPE normal] [ID <id> [<id> ...]]", "    Return information about client connections.",
-        "INFO", "    Return information about the current client connection.",
-        "SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
-        "NO-EVICT (ON|OFF)", "    Protect the current client connection from eviction.",
-        "NO-TOUCH (ON|OFF)", "    Do not change the LRU/LFU of keys this client accesses.",
-        "HELP", "    Print this help.",
+        "ID",
+        "    Return the ID of the current connection.",
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "LIST [TYPE normal] [ID <id> [<id> ...]]",
+        "    Return information about client connections.",
+        "INFO",
+        "    Return information about the current client connection.",
+        "SETINFO <LIB-NAME|LIB-VER> <value>",
+        "    Set client library name or version.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect the current client connection from eviction.",
+        "NO-TOUCH (ON|OFF)",
+        "    Do not change the LRU/LFU of keys this client accesses.",
+        "HELP",
+        "    Print this help.",
     ];
     let out = ctx.out();
     out.array(lines.len());
@@ -284,12 +413,20 @@ mod tests {
     #[test]
     fn hello_switches_protocol() {
         let mut h = Harness::new();
-        assert!(h.run("HELLO 3").starts_with("%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n"));
+        assert!(h
+            .run("HELLO 3")
+            .starts_with("%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n"));
         assert_eq!(h.run("GET nokey"), "_\r\n");
         assert!(h.run("HELLO 2").starts_with("*14\r\n"));
         assert_eq!(h.run("GET nokey"), "$-1\r\n");
-        assert_eq!(h.run("HELLO 4"), "-NOPROTO unsupported protocol version\r\n");
-        assert_eq!(h.run("HELLO 3 SETNAME"), "-ERR Syntax error in HELLO option 'SETNAME'\r\n");
+        assert_eq!(
+            h.run("HELLO 4"),
+            "-NOPROTO unsupported protocol version\r\n"
+        );
+        assert_eq!(
+            h.run("HELLO 3 SETNAME"),
+            "-ERR Syntax error in HELLO option 'SETNAME'\r\n"
+        );
         assert!(h.run("HELLO 3 SETNAME me").starts_with('%'));
         assert_eq!(h.run("CLIENT GETNAME"), "$2\r\nme\r\n");
     }
@@ -300,6 +437,9 @@ mod tests {
         assert_eq!(h.run("SELECT 15"), "+OK\r\n");
         assert_eq!(h.run("SELECT 16"), "-ERR DB index is out of range\r\n");
         assert_eq!(h.run("SELECT -1"), "-ERR DB index is out of range\r\n");
-        assert_eq!(h.run("SELECT x"), "-ERR value is not an integer or out of range\r\n");
+        assert_eq!(
+            h.run("SELECT x"),
+            "-ERR value is not an integer or out of range\r\n"
+        );
     }
 }

@@ -5,15 +5,87 @@ use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::protocol::Args;
 
 pub static COMMANDS: &[Command] = &[
-    cmd!("expire", -3, ["write", "fast"], (1, 1, 1), expire, "generic", "Sets the expiration time of a key in seconds."),
-    cmd!("pexpire", -3, ["write", "fast"], (1, 1, 1), pexpire, "generic", "Sets the expiration time of a key in milliseconds."),
-    cmd!("expireat", -3, ["write", "fast"], (1, 1, 1), expireat, "generic", "Sets the expiration time of a key to a Unix timestamp."),
-    cmd!("pexpireat", -3, ["write", "fast"], (1, 1, 1), pexpireat, "generic", "Sets the expiration time of a key to a Unix milliseconds timestamp."),
-    cmd!("ttl", 2, ["readonly", "fast"], (1, 1, 1), ttl, "generic", "Returns the expiration time in seconds of a key."),
-    cmd!("pttl", 2, ["readonly", "fast"], (1, 1, 1), pttl, "generic", "Returns the expiration time in milliseconds of a key."),
-    cmd!("expiretime", 2, ["readonly", "fast"], (1, 1, 1), expiretime, "generic", "Returns the expiration time of a key as a Unix timestamp."),
-    cmd!("pexpiretime", 2, ["readonly", "fast"], (1, 1, 1), pexpiretime, "generic", "Returns the expiration time of a key as a Unix milliseconds timestamp."),
-    cmd!("persist", 2, ["write", "fast"], (1, 1, 1), persist, "generic", "Removes the expiration time of a key."),
+    cmd!(
+        "expire",
+        -3,
+        ["write", "fast"],
+        (1, 1, 1),
+        expire,
+        "generic",
+        "Sets the expiration time of a key in seconds."
+    ),
+    cmd!(
+        "pexpire",
+        -3,
+        ["write", "fast"],
+        (1, 1, 1),
+        pexpire,
+        "generic",
+        "Sets the expiration time of a key in milliseconds."
+    ),
+    cmd!(
+        "expireat",
+        -3,
+        ["write", "fast"],
+        (1, 1, 1),
+        expireat,
+        "generic",
+        "Sets the expiration time of a key to a Unix timestamp."
+    ),
+    cmd!(
+        "pexpireat",
+        -3,
+        ["write", "fast"],
+        (1, 1, 1),
+        pexpireat,
+        "generic",
+        "Sets the expiration time of a key to a Unix milliseconds timestamp."
+    ),
+    cmd!(
+        "ttl",
+        2,
+        ["readonly", "fast"],
+        (1, 1, 1),
+        ttl,
+        "generic",
+        "Returns the expiration time in seconds of a key."
+    ),
+    cmd!(
+        "pttl",
+        2,
+        ["readonly", "fast"],
+        (1, 1, 1),
+        pttl,
+        "generic",
+        "Returns the expiration time in milliseconds of a key."
+    ),
+    cmd!(
+        "expiretime",
+        2,
+        ["readonly", "fast"],
+        (1, 1, 1),
+        expiretime,
+        "generic",
+        "Returns the expiration time of a key as a Unix timestamp."
+    ),
+    cmd!(
+        "pexpiretime",
+        2,
+        ["readonly", "fast"],
+        (1, 1, 1),
+        pexpiretime,
+        "generic",
+        "Returns the expiration time of a key as a Unix milliseconds timestamp."
+    ),
+    cmd!(
+        "persist",
+        2,
+        ["write", "fast"],
+        (1, 1, 1),
+        persist,
+        "generic",
+        "Removes the expiration time of a key."
+    ),
 ];
 
 /// The unit an expire argument is given in.
@@ -90,7 +162,13 @@ impl Conditions {
 /// command's time snapshot. A deadline already past deletes the key; a key
 /// that expired before this command is deleted by the lookup first, so it is
 /// never resurrected.
-fn expire_generic(ctx: &mut Ctx, args: Args, unit: Unit, relative: bool, name: &'static str) -> CmdResult {
+fn expire_generic(
+    ctx: &mut Ctx,
+    args: Args,
+    unit: Unit,
+    relative: bool,
+    name: &'static str,
+) -> CmdResult {
     let conditions = parse_conditions(&args)?;
     let n = int_arg(&args[2])?;
     let now_ms = ctx.now_ms;
@@ -184,11 +262,23 @@ mod tests {
         assert_eq!(h.run("EXPIRE k 20 GT"), ":1\r\n");
         assert_eq!(h.run("EXPIRE k 30 LT"), ":0\r\n");
         assert_eq!(h.run("TTL k"), ":20\r\n");
-        assert_eq!(h.run("EXPIRE k 1 NX XX"), "-ERR NX and XX, GT or LT options at the same time are not compatible\r\n");
-        assert_eq!(h.run("EXPIRE k 1 GT LT"), "-ERR GT and LT options at the same time are not compatible\r\n");
+        assert_eq!(
+            h.run("EXPIRE k 1 NX XX"),
+            "-ERR NX and XX, GT or LT options at the same time are not compatible\r\n"
+        );
+        assert_eq!(
+            h.run("EXPIRE k 1 GT LT"),
+            "-ERR GT and LT options at the same time are not compatible\r\n"
+        );
         assert_eq!(h.run("EXPIRE k 1 FOO"), "-ERR Unsupported option FOO\r\n");
-        assert_eq!(h.run("EXPIRE k 9223372036854775807"), "-ERR invalid expire time in 'expire' command\r\n");
-        assert_eq!(h.run("PEXPIRE k 9223372036854775807"), "-ERR invalid expire time in 'pexpire' command\r\n");
+        assert_eq!(
+            h.run("EXPIRE k 9223372036854775807"),
+            "-ERR invalid expire time in 'expire' command\r\n"
+        );
+        assert_eq!(
+            h.run("PEXPIRE k 9223372036854775807"),
+            "-ERR invalid expire time in 'pexpire' command\r\n"
+        );
         assert_eq!(h.run("PERSIST k"), ":1\r\n");
         assert_eq!(h.run("PERSIST k"), ":0\r\n");
         assert_eq!(h.run("EXPIRE k -1"), ":1\r\n");

@@ -37,14 +37,21 @@ fn del(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn exists(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
     let db = ctx.db();
-    let found = args.iter().skip(1).filter(|k| db.contains(k, now_ms)).count();
+    let found = args
+        .iter()
+        .skip(1)
+        .filter(|k| db.contains(k, now_ms))
+        .count();
     ctx.out().int(found as i64);
     Ok(())
 }
 
 fn type_cmd(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
-    let name = ctx.db().get(&args[1], now_ms).map_or("none", |v| v.type_name());
+    let name = ctx
+        .db()
+        .get(&args[1], now_ms)
+        .map_or("none", |v| v.type_name());
     ctx.out().simple(name);
     Ok(())
 }
@@ -111,7 +118,9 @@ fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let (src, dst) = (&args[1], &args[2]);
     if target_db == ctx.session.db && src == dst {
-        return Err(CmdError::Static("ERR source and destination objects are the same"));
+        return Err(CmdError::Static(
+            "ERR source and destination objects are the same",
+        ));
     }
     let now_ms = ctx.now_ms;
     let source_db = ctx.session.db;
@@ -133,7 +142,9 @@ fn move_cmd(ctx: &mut Ctx, args: Args) -> CmdResult {
     let target_db = db_index(ctx, &args[2], CmdError::NotInteger)?;
     let source_db = ctx.session.db;
     if target_db == source_db {
-        return Err(CmdError::Static("ERR source and destination objects are the same"));
+        return Err(CmdError::Static(
+            "ERR source and destination objects are the same",
+        ));
     }
     let now_ms = ctx.now_ms;
     let key = &args[1];
@@ -149,8 +160,16 @@ fn move_cmd(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn swapdb(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let a = db_index(ctx, &args[1], CmdError::Static("ERR invalid first DB index"))?;
-    let b = db_index(ctx, &args[2], CmdError::Static("ERR invalid second DB index"))?;
+    let a = db_index(
+        ctx,
+        &args[1],
+        CmdError::Static("ERR invalid first DB index"),
+    )?;
+    let b = db_index(
+        ctx,
+        &args[2],
+        CmdError::Static("ERR invalid second DB index"),
+    )?;
     ctx.server.dbs.swap(a, b);
     ctx.out().ok();
     Ok(())
@@ -292,12 +311,18 @@ mod tests {
     fn copy_move_swapdb() {
         let mut h = Harness::new();
         h.run("SET a 1 PX 5000");
-        assert_eq!(h.run("COPY a a"), "-ERR source and destination objects are the same\r\n");
+        assert_eq!(
+            h.run("COPY a a"),
+            "-ERR source and destination objects are the same\r\n"
+        );
         assert_eq!(h.run("COPY a c DB 99"), "-ERR DB index is out of range\r\n");
         assert_eq!(h.run("COPY a c DB 1"), ":1\r\n");
         assert_eq!(h.run("COPY a c DB 1"), ":0\r\n");
         assert_eq!(h.run("COPY a c DB 1 REPLACE"), ":1\r\n");
-        assert_eq!(h.run("MOVE a 0"), "-ERR source and destination objects are the same\r\n");
+        assert_eq!(
+            h.run("MOVE a 0"),
+            "-ERR source and destination objects are the same\r\n"
+        );
         assert_eq!(h.run("MOVE a 2"), ":1\r\n");
         assert_eq!(h.run("SWAPDB 0 x"), "-ERR invalid second DB index\r\n");
         assert_eq!(h.run("SWAPDB 0 2"), "+OK\r\n");

@@ -267,6 +267,12 @@ pub mod test_support {
         pub now_ms: i64,
     }
 
+    impl Default for Harness {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
     impl Harness {
         pub fn new() -> Self {
             Self {

@@ -16,7 +16,15 @@ pub static COMMANDS: &[Command] = &[
         summary: "Returns detailed information about all commands.",
         group: "server",
     },
-    cmd!("info", -1, ["loading", "stale"], (0, 0, 0), info, "server", "Returns information and statistics about the server."),
+    cmd!(
+        "info",
+        -1,
+        ["loading", "stale"],
+        (0, 0, 0),
+        info,
+        "server",
+        "Returns information and statistics about the server."
+    ),
     Command {
         name: "config",
         arity: -2,
@@ -27,7 +35,15 @@ pub static COMMANDS: &[Command] = &[
         summary: "A container for server configuration commands.",
         group: "server",
     },
-    cmd!("time", 1, ["loading", "stale", "fast"], (0, 0, 0), time, "server", "Returns the server time."),
+    cmd!(
+        "time",
+        1,
+        ["loading", "stale", "fast"],
+        (0, 0, 0),
+        time,
+        "server",
+        "Returns the server time."
+    ),
     Command {
         name: "debug",
         arity: -2,
@@ -38,25 +54,105 @@ pub static COMMANDS: &[Command] = &[
         summary: "A container for debugging commands.",
         group: "server",
     },
-    cmd!("shutdown", -1, ["admin", "noscript"], (0, 0, 0), shutdown, "server", "Synchronously saves the database(s) to disk and shuts down the Redis server."),
+    cmd!(
+        "shutdown",
+        -1,
+        ["admin", "noscript"],
+        (0, 0, 0),
+        shutdown,
+        "server",
+        "Synchronously saves the database(s) to disk and shuts down the Redis server."
+    ),
 ];
 
 static COMMAND_SUBCOMMANDS: &[Command] = &[
-    cmd!("count", 2, ["loading", "stale"], (0, 0, 0), command_count, "server", "Returns a count of commands."),
-    cmd!("info", -2, ["loading", "stale"], (0, 0, 0), command_info, "server", "Returns information about one, multiple or all commands."),
-    cmd!("docs", -2, ["loading", "stale"], (0, 0, 0), command_docs, "server", "Returns documentary information about one, multiple or all commands."),
-    cmd!("list", -2, ["loading", "stale"], (0, 0, 0), command_list, "server", "Returns a list of command names."),
+    cmd!(
+        "count",
+        2,
+        ["loading", "stale"],
+        (0, 0, 0),
+        command_count,
+        "server",
+        "Returns a count of commands."
+    ),
+    cmd!(
+        "info",
+        -2,
+        ["loading", "stale"],
+        (0, 0, 0),
+        command_info,
+        "server",
+        "Returns information about one, multiple or all commands."
+    ),
+    cmd!(
+        "docs",
+        -2,
+        ["loading", "stale"],
+        (0, 0, 0),
+        command_docs,
+        "server",
+        "Returns documentary information about one, multiple or all commands."
+    ),
+    cmd!(
+        "list",
+        -2,
+        ["loading", "stale"],
+        (0, 0, 0),
+        command_list,
+        "server",
+        "Returns a list of command names."
+    ),
 ];
 
 static CONFIG_SUBCOMMANDS: &[Command] = &[
-    cmd!("get", -3, ["admin", "noscript", "loading", "stale"], (0, 0, 0), config_get, "server", "Returns the effective values of configuration parameters."),
-    cmd!("set", -4, ["admin", "noscript", "loading", "stale"], (0, 0, 0), config_set, "server", "Sets configuration parameters in-flight."),
-    cmd!("resetstat", 2, ["admin", "noscript", "loading", "stale"], (0, 0, 0), config_resetstat, "server", "Resets the server's statistics."),
+    cmd!(
+        "get",
+        -3,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        config_get,
+        "server",
+        "Returns the effective values of configuration parameters."
+    ),
+    cmd!(
+        "set",
+        -4,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        config_set,
+        "server",
+        "Sets configuration parameters in-flight."
+    ),
+    cmd!(
+        "resetstat",
+        2,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        config_resetstat,
+        "server",
+        "Resets the server's statistics."
+    ),
 ];
 
 static DEBUG_SUBCOMMANDS: &[Command] = &[
-    cmd!("sleep", 3, [], (0, 0, 0), debug_sleep, "server", "Blocks the server for the given number of seconds."),
-    cmd!("set-active-expire", 3, [], (0, 0, 0), debug_set_active_expire, "server", "Switches the active expire cycle off (0) or on (1)."),
+    cmd!(
+        "sleep",
+        3,
+        [],
+        (0, 0, 0),
+        debug_sleep,
+        "server",
+        "Blocks the server for the given number of seconds."
+    ),
+    cmd!(
+        "set-active-expire",
+        3,
+        [],
+        (0, 0, 0),
+        debug_set_active_expire,
+        "server",
+        "Switches the active expire cycle off (0) or on (1)."
+    ),
 ];
 
 /// COMMAND INFO's entry for one command (Redis 7's ten fields).
@@ -162,7 +258,11 @@ fn command_list(ctx: &mut Ctx, args: Args) -> CmdResult {
     let mut names = Vec::new();
     for c in super::all() {
         names.push(c.name.to_string());
-        names.extend(c.subcommands.iter().map(|s| format!("{}|{}", c.name, s.name)));
+        names.extend(
+            c.subcommands
+                .iter()
+                .map(|s| format!("{}|{}", c.name, s.name)),
+        );
     }
     names.retain(|n| pattern.is_none_or(|p| glob::matches(p, n.as_bytes(), true)));
     let out = ctx.out();
@@ -206,7 +306,7 @@ fn config_get(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 /// CONFIG SET name value [name value ...]: all or nothing.
 fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(CmdError::wrong_arity("config|set"));
     }
     let mut next = ctx.server.config.clone();

@@ -83,9 +83,14 @@ fn parse_string_options<'a>(
         let opt = args.get(i);
         let next = (i + 1 < args.len()).then(|| args.get(i + 1));
         let set = command == OptionsFor::Set;
-        let expire_form = [("EX", Unit::Seconds, true), ("PX", Unit::Millis, true), ("EXAT", Unit::Seconds, false), ("PXAT", Unit::Millis, false)]
-            .into_iter()
-            .find(|(name, _, _)| is(opt, name));
+        let expire_form = [
+            ("EX", Unit::Seconds, true),
+            ("PX", Unit::Millis, true),
+            ("EXAT", Unit::Seconds, false),
+            ("PXAT", Unit::Millis, false),
+        ]
+        .into_iter()
+        .find(|(name, _, _)| is(opt, name));
         if is(opt, "NX") && !o.xx && set {
             o.nx = true;
         } else if is(opt, "XX") && !o.nx && set {
@@ -133,7 +138,9 @@ fn set_deadline_ms(
 fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
     let o = parse_string_options(&args, 3, OptionsFor::Set)?;
     let deadline = match o.expire {
-        Some((arg, unit, relative)) => Some(set_deadline_ms(arg, unit, relative, ctx.now_ms, "set")?),
+        Some((arg, unit, relative)) => {
+            Some(set_deadline_ms(arg, unit, relative, ctx.now_ms, "set")?)
+        }
         None => None,
     };
     let key = &args[1];
@@ -206,7 +213,9 @@ fn getex(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Ok(());
     };
     let deadline = match o.expire {
-        Some((arg, unit, relative)) => Some(set_deadline_ms(arg, unit, relative, ctx.now_ms, "getex")?),
+        Some((arg, unit, relative)) => {
+            Some(set_deadline_ms(arg, unit, relative, ctx.now_ms, "getex")?)
+        }
         None => None,
     };
     let now_ms = ctx.now_ms;
@@ -265,7 +274,7 @@ fn mget(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn check_pairs(args: &Args, name: &str) -> CmdResult {
-    if args.len() % 2 == 0 {
+    if args.len().is_multiple_of(2) {
         return Err(CmdError::wrong_arity(name));
     }
     Ok(())
@@ -473,7 +482,9 @@ fn add_floats(a: &[u8], b: &[u8]) -> Result<Vec<u8>, CmdError> {
     }
     let sum = float_arg(a)? + float_arg(b)?;
     if !sum.is_finite() {
-        return Err(CmdError::Static("ERR increment would produce NaN or Infinity"));
+        return Err(CmdError::Static(
+            "ERR increment would produce NaN or Infinity",
+        ));
     }
     Ok(format!("{sum}").into_bytes())
 }
@@ -522,7 +533,9 @@ mod tests {
 
     #[test]
     fn float_addition_matches_redis_for_decimals() {
-        let add = |a: &str, b: &str| String::from_utf8(add_floats(a.as_bytes(), b.as_bytes()).unwrap()).unwrap();
+        let add = |a: &str, b: &str| {
+            String::from_utf8(add_floats(a.as_bytes(), b.as_bytes()).unwrap()).unwrap()
+        };
         assert_eq!(add("10.5", "0.1"), "10.6");
         assert_eq!(add("0.1", "0.2"), "0.3");
         assert_eq!(add("3.0", "0"), "3");
@@ -549,9 +562,18 @@ mod tests {
         assert_eq!(h.run("SET k v NX XX"), "-ERR syntax error\r\n");
         assert_eq!(h.run("SET k v EX 10 PX 10"), "-ERR syntax error\r\n");
         assert_eq!(h.run("SET k v EX 10 KEEPTTL"), "-ERR syntax error\r\n");
-        assert_eq!(h.run("SET k v EX 0"), "-ERR invalid expire time in 'set' command\r\n");
-        assert_eq!(h.run("SET k v EX x"), "-ERR value is not an integer or out of range\r\n");
-        assert_eq!(h.run("SET k v EX 9223372036854775807"), "-ERR invalid expire time in 'set' command\r\n");
+        assert_eq!(
+            h.run("SET k v EX 0"),
+            "-ERR invalid expire time in 'set' command\r\n"
+        );
+        assert_eq!(
+            h.run("SET k v EX x"),
+            "-ERR value is not an integer or out of range\r\n"
+        );
+        assert_eq!(
+            h.run("SET k v EX 9223372036854775807"),
+            "-ERR invalid expire time in 'set' command\r\n"
+        );
         assert_eq!(h.run("SET k v EX"), "-ERR syntax error\r\n");
         assert_eq!(h.run("SET k v EX 10 EX 20"), "+OK\r\n");
         assert_eq!(h.run("TTL k"), ":20\r\n");
@@ -567,12 +589,27 @@ mod tests {
     fn counters() {
         let mut h = Harness::new();
         assert_eq!(h.run("INCR n"), ":1\r\n");
-        assert_eq!(h.run("INCRBY n 9223372036854775806"), ":9223372036854775807\r\n");
-        assert_eq!(h.run("INCR n"), "-ERR increment or decrement would overflow\r\n");
-        assert_eq!(h.run("DECRBY n -9223372036854775808"), "-ERR decrement would overflow\r\n");
+        assert_eq!(
+            h.run("INCRBY n 9223372036854775806"),
+            ":9223372036854775807\r\n"
+        );
+        assert_eq!(
+            h.run("INCR n"),
+            "-ERR increment or decrement would overflow\r\n"
+        );
+        assert_eq!(
+            h.run("DECRBY n -9223372036854775808"),
+            "-ERR decrement would overflow\r\n"
+        );
         assert_eq!(h.run("SET s abc"), "+OK\r\n");
-        assert_eq!(h.run("INCR s"), "-ERR value is not an integer or out of range\r\n");
+        assert_eq!(
+            h.run("INCR s"),
+            "-ERR value is not an integer or out of range\r\n"
+        );
         assert_eq!(h.run("SET e \"\""), "+OK\r\n");
-        assert_eq!(h.run("INCR e"), "-ERR value is not an integer or out of range\r\n");
+        assert_eq!(
+            h.run("INCR e"),
+            "-ERR value is not an integer or out of range\r\n"
+        );
     }
 }

@@ -223,7 +223,7 @@ mod tests {
     fn check_consistent(d: &Dict<u64>) {
         for (i, k, v) in d.iter() {
             assert_eq!(d.find(k), Some(i));
-            assert_eq!(*v, u64::from_str_radix(std::str::from_utf8(k).unwrap(), 10).unwrap());
+            assert_eq!(*v, std::str::from_utf8(k).unwrap().parse::<u64>().unwrap());
         }
     }
 
@@ -279,7 +279,7 @@ mod tests {
             }
             // Grow and shrink the table mid-iteration, touching only unstable keys.
             round += 1;
-            if round % 2 == 0 {
+            if round.is_multiple_of(2) {
                 for n in 0..3000u64 {
                     let k = (10_000 + round * 10_000 + n).to_string();
                     d.insert_new(k.as_bytes(), 0);

@@ -100,6 +100,11 @@ impl Db {
         (slot != NO_EXPIRE).then(|| self.expires[slot as usize].at_ms)
     }
 
+    /// Whether the entry at `idx` has not reached its deadline at `now_ms`.
+    fn is_live(&self, idx: u32, now_ms: i64) -> bool {
+        self.deadline(idx).is_none_or(|at_ms| at_ms > now_ms)
+    }
+
     /// Finds `key`, deleting it first if it expired at or before `now_ms`.
     /// The single choke point for passive expiry.
     fn lookup(&mut self, key: &[u8], now_ms: i64) -> Option<u32> {
@@ -291,7 +296,7 @@ impl Db {
         mut visit: impl FnMut(&'a [u8], &'a Value),
     ) -> u64 {
         self.dict.scan_step(cursor, |idx| {
-            if !self.deadline(idx).is_some_and(|at| at <= now_ms) {
+            if self.is_live(idx, now_ms) {
                 visit(self.dict.key(idx), &self.dict.value(idx).value);
             }
         })
@@ -299,9 +304,9 @@ impl Db {
 
     /// Live keys, for KEYS. O(n), as in Redis.
     pub fn live_keys(&self, now_ms: i64) -> impl Iterator<Item = &[u8]> {
-        self.dict.iter().filter_map(move |(idx, key, _)| {
-            (!self.deadline(idx).is_some_and(|at| at <= now_ms)).then_some(key)
-        })
+        self.dict
+            .iter()
+            .filter_map(move |(idx, key, _)| self.is_live(idx, now_ms).then_some(key))
     }
 }
 
@@ -364,7 +369,12 @@ mod tests {
             let key = rng.gen_range(0..500).to_string();
             match rng.gen_range(0..5) {
                 0 => {
-                    db.set(key.as_bytes(), s("v"), Ttl::At(rng.gen_range(1..100_000)), step);
+                    db.set(
+                        key.as_bytes(),
+                        s("v"),
+                        Ttl::At(rng.gen_range(1..100_000)),
+                        step,
+                    );
                 }
                 1 => {
                     db.set(key.as_bytes(), s("v"), Ttl::Clear, step);
@@ -402,7 +412,10 @@ mod tests {
         assert_eq!(expired, 1);
         assert_eq!(db.len(), 2);
         assert_eq!(db.stats.expired_keys_active, 1);
-        assert_eq!(db.sample_volatile(&mut rng, 500), Some(Sample::Alive { ttl_ms: 500 }));
+        assert_eq!(
+            db.sample_volatile(&mut rng, 500),
+            Some(Sample::Alive { ttl_ms: 500 })
+        );
     }
 
     #[test]

@@ -51,8 +51,10 @@ impl Reply {
     /// CR and LF in `msg` are replaced by spaces so user text can't break framing.
     pub fn error(&mut self, msg: &str) {
         self.buf.push(b'-');
-        self.buf
-            .extend(msg.bytes().map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
+        self.buf.extend(
+            msg.bytes()
+                .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+        );
         self.buf.extend_from_slice(b"\r\n");
     }
 
@@ -213,7 +215,10 @@ mod tests {
         assert_eq!(encoded(true, |r| r.double(1.5)), ",1.5\r\n");
         assert_eq!(encoded(true, |r| r.verbatim(b"a")), "=5\r\ntxt:a\r\n");
         assert_eq!(encoded(false, |r| r.bulk(b"hi")), "$2\r\nhi\r\n");
-        assert_eq!(encoded(false, |r| r.int(i64::MIN)), ":-9223372036854775808\r\n");
+        assert_eq!(
+            encoded(false, |r| r.int(i64::MIN)),
+            ":-9223372036854775808\r\n"
+        );
         assert_eq!(encoded(false, |r| r.int(0)), ":0\r\n");
         assert_eq!(encoded(false, |r| r.error("ERR a\r\nb")), "-ERR a  b\r\n");
     }

@@ -215,7 +215,9 @@ impl RequestParser {
         }
         self.source = Source::Inline;
         split_args(line, &mut self.inline, &mut self.ranges)?;
-        Ok(Parsed::Complete { consumed: newline + 1 })
+        Ok(Parsed::Complete {
+            consumed: newline + 1,
+        })
     }
 
     /// The arguments of the request last returned as `Complete`, borrowed
@@ -379,8 +381,9 @@ fn split_one_arg(line: &[u8], mut i: usize, out: &mut Vec<u8>) -> Result<usize, 
         };
         match quote {
             Quote::Double => match c {
-                b'\\' if line.get(i + 1) == Some(&b'x')
-                    && hex_pair(line.get(i + 2..i + 4)).is_some() =>
+                b'\\'
+                    if line.get(i + 1) == Some(&b'x')
+                        && hex_pair(line.get(i + 2..i + 4)).is_some() =>
                 {
                     out.push(hex_pair(line.get(i + 2..i + 4)).unwrap_or_default());
                     i += 3;
@@ -492,7 +495,11 @@ mod tests {
         let first_len = STREAM.len() - b"*1\r\n$4\r\nPING\r\nGET \"a b\" 'c'\r\n".len();
         for cut in 0..first_len {
             let mut parser = RequestParser::default();
-            assert_eq!(parser.parse(&STREAM[..cut]), Ok(Parsed::Incomplete), "cut {cut}");
+            assert_eq!(
+                parser.parse(&STREAM[..cut]),
+                Ok(Parsed::Incomplete),
+                "cut {cut}"
+            );
         }
         let mut parser = RequestParser::default();
         assert_eq!(
@@ -513,7 +520,13 @@ mod tests {
             let mut offset = 0;
             let mut got: Vec<Vec<Vec<u8>>> = Vec::new();
             while let Parsed::Complete { consumed } = parser.parse(&STREAM[offset..]).unwrap() {
-                got.push(parser.args(&STREAM[offset..]).iter().map(<[u8]>::to_vec).collect());
+                got.push(
+                    parser
+                        .args(&STREAM[offset..])
+                        .iter()
+                        .map(<[u8]>::to_vec)
+                        .collect(),
+                );
                 offset += consumed;
             }
             assert_eq!(got, expected, "cut {cut}");
@@ -546,7 +559,10 @@ mod tests {
 
     #[test]
     fn empty_requests() {
-        assert_eq!(parse_all(b"*0\r\n*-1\r\n\r\n   \r\n").unwrap(), strings(&[]));
+        assert_eq!(
+            parse_all(b"*0\r\n*-1\r\n\r\n   \r\n").unwrap(),
+            strings(&[])
+        );
     }
 
     #[test]
@@ -564,7 +580,12 @@ mod tests {
             (b"set a 'b\r\n", ProtocolError::UnbalancedQuotes),
         ];
         for (input, err) in cases {
-            assert_eq!(parse_all(input), Err(err.clone()), "{:?}", String::from_utf8_lossy(input));
+            assert_eq!(
+                parse_all(input),
+                Err(err.clone()),
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
         }
         assert_eq!(
             ProtocolError::ExpectedDollar(b'f').message(),
@@ -587,7 +608,10 @@ mod tests {
     #[test]
     fn huge_declared_lengths_do_not_preallocate() {
         let mut parser = RequestParser::default();
-        assert_eq!(parser.parse(b"*1048576\r\n$536870912\r\nab"), Ok(Parsed::Incomplete));
+        assert_eq!(
+            parser.parse(b"*1048576\r\n$536870912\r\nab"),
+            Ok(Parsed::Incomplete)
+        );
         assert!(parser.ranges.capacity() <= MAX_PREALLOC_ARGS);
         assert!(parser.inline.capacity() == 0);
     }
@@ -609,8 +633,14 @@ mod tests {
     #[test]
     fn inline_nul_ends_the_line_like_redis() {
         // Found by the junk test: a NUL once made the splitter loop forever.
-        assert_eq!(parse_all(b"set a\0b c\r\n").unwrap(), strings(&[&["set", "a"]]));
-        assert_eq!(parse_all(b"\x0b\x0cping\r\n").unwrap(), strings(&[&["ping"]]));
+        assert_eq!(
+            parse_all(b"set a\0b c\r\n").unwrap(),
+            strings(&[&["set", "a"]])
+        );
+        assert_eq!(
+            parse_all(b"\x0b\x0cping\r\n").unwrap(),
+            strings(&[&["ping"]])
+        );
     }
 
     #[test]
@@ -619,7 +649,16 @@ mod tests {
         assert_eq!(parse_i64(b"-12"), Some(-12));
         assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
         assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
-        for bad in [&b""[..], b"-", b"+1", b" 1", b"01", b"-0", b"9223372036854775808", b"1a"] {
+        for bad in [
+            &b""[..],
+            b"-",
+            b"+1",
+            b" 1",
+            b"01",
+            b"-0",
+            b"9223372036854775808",
+            b"1a",
+        ] {
             assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
     }

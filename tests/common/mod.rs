@@ -72,7 +72,14 @@ impl Server {
             let port = free_port();
             let child = Command::new("redis-server")
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args(["--save", "", "--appendonly", "no", "--enable-debug-command", "yes"])
+                .args([
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--enable-debug-command",
+                    "yes",
+                ])
                 .stdout(Stdio::null())
                 .spawn()
                 .expect("spawn redis-server");
@@ -239,4 +246,3 @@ pub fn info_field(raw: &mut Raw, section: &str, field: &str) -> String {
         .trim()
         .to_string()
 }
-
