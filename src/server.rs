@@ -320,15 +320,7 @@ impl Server {
     /// Work done before each poll: a fast expire cycle, then one write per
     /// client with queued output.
     fn before_sleep(&mut self) {
-        let state = &mut self.state;
-        state.expire.run(
-            CycleKind::Fast,
-            &mut state.dbs,
-            state.config.active_expire_effort,
-            state.config.hz,
-            &mut self.clock,
-            &mut state.rng,
-        );
+        self.active_expire_cycle(CycleKind::Fast);
         for token in std::mem::take(&mut self.pending_writes) {
             if let Some(conn) = self.conns.get_mut(token) {
                 conn.queued = false;
@@ -392,17 +384,21 @@ impl Server {
 
     /// Periodic work, `hz` times a second: the slow expire cycle.
     fn server_cron(&mut self) {
+        self.active_expire_cycle(CycleKind::Slow);
+        let period = Duration::from_micros(1_000_000 / u64::from(self.state.config.hz.max(1)));
+        self.next_cron = Instant::now() + period;
+    }
+
+    fn active_expire_cycle(&mut self, kind: CycleKind) {
         let state = &mut self.state;
         state.expire.run(
-            CycleKind::Slow,
+            kind,
             &mut state.dbs,
             state.config.active_expire_effort,
             state.config.hz,
             &mut self.clock,
             &mut state.rng,
         );
-        let period = Duration::from_micros(1_000_000 / u64::from(state.config.hz.max(1)));
-        self.next_cron = Instant::now() + period;
     }
 
     /// Stops accepting, delivers queued replies (for a bounded time), returns.

@@ -11,36 +11,67 @@ use common::{eventually, info_field, Server};
 fn strings_edge_cases() {
     let server = Server::lapse(&[]);
     let mut r = server.raw();
-    assert_eq!(r.cmd(&["SET", "k", "v", "KEEPTTL", "EX", "5"]), "-ERR syntax error\r\n");
-    assert_eq!(r.cmd(&["SET", "k", "v", "PX", "-1"]), "-ERR invalid expire time in 'set' command\r\n");
-    assert_eq!(r.cmd(&["SETEX", "k", "0", "v"]), "-ERR invalid expire time in 'setex' command\r\n");
-    assert_eq!(r.cmd(&["PSETEX", "k", "0", "v"]), "-ERR invalid expire time in 'psetex' command\r\n");
+    assert_eq!(
+        r.cmd(&["SET", "k", "v", "KEEPTTL", "EX", "5"]),
+        "-ERR syntax error\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["SET", "k", "v", "PX", "-1"]),
+        "-ERR invalid expire time in 'set' command\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["SETEX", "k", "0", "v"]),
+        "-ERR invalid expire time in 'setex' command\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["PSETEX", "k", "0", "v"]),
+        "-ERR invalid expire time in 'psetex' command\r\n"
+    );
     assert_eq!(r.cmd(&["SET", "k", "v", "EX", "100"]), "+OK\r\n");
     assert_eq!(r.cmd(&["APPEND", "k", "w"]), ":2\r\n");
     assert_eq!(r.cmd(&["SETRANGE", "k", "4", "x"]), ":5\r\n");
     assert_eq!(r.cmd(&["GET", "k"]), "$5\r\nvw\0\0x\r\n");
-    assert_eq!(r.cmd(&["TTL", "k"]), ":100\r\n", "APPEND/SETRANGE keep the TTL");
-    assert_eq!(r.cmd(&["SETRANGE", "k", "-1", "x"]), "-ERR offset is out of range\r\n");
+    assert_eq!(
+        r.cmd(&["TTL", "k"]),
+        ":100\r\n",
+        "APPEND/SETRANGE keep the TTL"
+    );
+    assert_eq!(
+        r.cmd(&["SETRANGE", "k", "-1", "x"]),
+        "-ERR offset is out of range\r\n"
+    );
     assert_eq!(
         r.cmd(&["SETRANGE", "k", "536870911", "xx"]),
         "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n"
     );
     assert_eq!(r.cmd(&["SETRANGE", "nokey", "5", ""]), ":0\r\n");
     assert_eq!(r.cmd(&["EXISTS", "nokey"]), ":0\r\n");
-    assert_eq!(r.cmd(&["GETRANGE", "k", "-100", "100"]), "$5\r\nvw\0\0x\r\n");
+    assert_eq!(
+        r.cmd(&["GETRANGE", "k", "-100", "100"]),
+        "$5\r\nvw\0\0x\r\n"
+    );
     assert_eq!(r.cmd(&["GETRANGE", "nokey", "0", "-1"]), "$0\r\n\r\n");
     assert_eq!(r.cmd(&["SET", "n", "10", "EX", "100"]), "+OK\r\n");
     assert_eq!(r.cmd(&["INCRBY", "n", "5"]), ":15\r\n");
     assert_eq!(r.cmd(&["TTL", "n"]), ":100\r\n", "INCR keeps the TTL");
     assert_eq!(r.cmd(&["INCRBYFLOAT", "n", "0.1"]), "$4\r\n15.1\r\n");
-    assert_eq!(r.cmd(&["INCRBYFLOAT", "n", "abc"]), "-ERR value is not a valid float\r\n");
+    assert_eq!(
+        r.cmd(&["INCRBYFLOAT", "n", "abc"]),
+        "-ERR value is not a valid float\r\n"
+    );
     assert_eq!(r.cmd(&["GETEX", "n", "PERSIST"]), "$4\r\n15.1\r\n");
     assert_eq!(r.cmd(&["TTL", "n"]), ":-1\r\n");
     assert_eq!(r.cmd(&["GETEX", "n", "PX", "5000"]), "$4\r\n15.1\r\n");
-    assert_eq!(r.cmd(&["GETEX", "n", "PERSIST", "EX", "5"]), "-ERR syntax error\r\n");
+    assert_eq!(
+        r.cmd(&["GETEX", "n", "PERSIST", "EX", "5"]),
+        "-ERR syntax error\r\n"
+    );
     assert_eq!(r.cmd(&["GETDEL", "n"]), "$4\r\n15.1\r\n");
     assert_eq!(r.cmd(&["GETDEL", "n"]), "$-1\r\n");
-    assert_eq!(r.cmd(&["MSET", "a", "1", "b"]), "-ERR wrong number of arguments for 'mset' command\r\n");
+    assert_eq!(
+        r.cmd(&["MSET", "a", "1", "b"]),
+        "-ERR wrong number of arguments for 'mset' command\r\n"
+    );
     assert_eq!(r.cmd(&["MSETNX", "a", "1", "k", "2"]), ":0\r\n");
     assert_eq!(r.cmd(&["MGET", "a", "k"]), "*2\r\n$-1\r\n$5\r\nvw\0\0x\r\n");
 }
@@ -74,7 +105,11 @@ fn expiry_commands_edge_cases() {
     );
     assert_eq!(r.cmd(&["SET", "k", "v2"]), "+OK\r\n");
     assert_eq!(r.cmd(&["TTL", "k"]), ":-1\r\n", "SET clears the TTL");
-    assert_eq!(r.cmd(&["EXPIREAT", "k", "1"]), ":1\r\n", "a past time deletes");
+    assert_eq!(
+        r.cmd(&["EXPIREAT", "k", "1"]),
+        ":1\r\n",
+        "a past time deletes"
+    );
     assert_eq!(r.cmd(&["EXISTS", "k"]), ":0\r\n");
     assert_eq!(r.cmd(&["SET", "k", "v", "EX", "50"]), "+OK\r\n");
     assert_eq!(r.cmd(&["PERSIST", "k"]), ":1\r\n");
@@ -87,7 +122,10 @@ fn passive_expiry_with_active_cycle_off() {
     let mut r = server.raw();
     assert_eq!(r.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), "+OK\r\n");
     for i in 0..50 {
-        assert_eq!(r.cmd(&["SET", &format!("k{i}"), "v", "PX", "50"]), "+OK\r\n");
+        assert_eq!(
+            r.cmd(&["SET", &format!("k{i}"), "v", "PX", "50"]),
+            "+OK\r\n"
+        );
     }
     std::thread::sleep(Duration::from_millis(300));
     // Nobody touched them and the cycle is off: still counted.
@@ -121,9 +159,15 @@ fn untouched_keys_disappear_within_a_second_of_expiring() {
     let deadline = Instant::now() + Duration::from_millis(100);
     assert!(eventually(Duration::from_secs(5), || r.cmd(&["DBSIZE"]) == ":500\r\n"));
     let lag = Instant::now().saturating_duration_since(deadline);
-    assert!(lag < Duration::from_secs(2), "took {lag:?} after the deadline");
+    assert!(
+        lag < Duration::from_secs(2),
+        "took {lag:?} after the deadline"
+    );
     assert_eq!(info_field(&mut r, "stats", "expired_keys_active"), "1000");
-    assert_eq!(info_field(&mut r, "keyspace", "db0"), "keys=500,expires=0,avg_ttl=0");
+    assert_eq!(
+        info_field(&mut r, "keyspace", "db0"),
+        "keys=500,expires=0,avg_ttl=0"
+    );
 }
 
 #[test]
@@ -183,11 +227,17 @@ fn connection_commands() {
     let server = Server::lapse(&[]);
     let mut r = server.raw();
     let hello = r.cmd(&["HELLO", "3", "SETNAME", "tester"]);
-    assert!(hello.starts_with("%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n"), "{hello}");
+    assert!(
+        hello.starts_with("%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n"),
+        "{hello}"
+    );
     assert_eq!(r.cmd(&["GET", "nokey"]), "_\r\n");
     assert_eq!(r.cmd(&["CLIENT", "GETNAME"]), "$6\r\ntester\r\n");
     let info = r.cmd(&["CLIENT", "INFO"]);
-    assert!(info.starts_with('=') && info.contains("name=tester") && info.contains("resp=3"), "{info}");
+    assert!(
+        info.starts_with('=') && info.contains("name=tester") && info.contains("resp=3"),
+        "{info}"
+    );
     let mut other = server.raw();
     assert_eq!(other.cmd(&["CLIENT", "SETNAME", "second"]), "+OK\r\n");
     assert_eq!(
@@ -195,10 +245,19 @@ fn connection_commands() {
         "-ERR Client names cannot contain spaces, newlines or special characters.\r\n"
     );
     let list = r.cmd(&["CLIENT", "LIST"]);
-    assert!(list.contains("name=tester") && list.contains("name=second"), "{list}");
+    assert!(
+        list.contains("name=tester") && list.contains("name=second"),
+        "{list}"
+    );
     assert!(other.cmd(&["CLIENT", "ID"]).starts_with(':'));
-    assert_eq!(other.cmd(&["CLIENT", "SETINFO", "LIB-NAME", "mylib"]), "+OK\r\n");
-    assert_eq!(other.cmd(&["CLIENT", "NO-EVICT", "maybe"]), "-ERR syntax error\r\n");
+    assert_eq!(
+        other.cmd(&["CLIENT", "SETINFO", "LIB-NAME", "mylib"]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        other.cmd(&["CLIENT", "NO-EVICT", "maybe"]),
+        "-ERR syntax error\r\n"
+    );
     assert_eq!(other.cmd(&["CLIENT", "NO-TOUCH", "on"]), "+OK\r\n");
     assert_eq!(
         other.cmd(&["CLIENT", "BOGUS"]),
@@ -206,11 +265,18 @@ fn connection_commands() {
     );
     assert_eq!(r.cmd(&["SELECT", "3"]), "+OK\r\n");
     assert_eq!(r.cmd(&["RESET"]), "+RESET\r\n");
-    assert_eq!(r.cmd(&["GET", "nokey"]), "$-1\r\n", "RESET goes back to RESP2");
+    assert_eq!(
+        r.cmd(&["GET", "nokey"]),
+        "$-1\r\n",
+        "RESET goes back to RESP2"
+    );
     assert_eq!(r.cmd(&["CLIENT", "GETNAME"]), "$-1\r\n");
     assert_eq!(r.cmd(&["ECHO", "hi"]), "$2\r\nhi\r\n");
     assert_eq!(r.cmd(&["PING", "hi"]), "$2\r\nhi\r\n");
-    assert_eq!(r.cmd(&["PING", "a", "b"]), "-ERR wrong number of arguments for 'ping' command\r\n");
+    assert_eq!(
+        r.cmd(&["PING", "a", "b"]),
+        "-ERR wrong number of arguments for 'ping' command\r\n"
+    );
 }
 
 #[test]
@@ -222,39 +288,73 @@ fn server_commands() {
     let all: Vec<redis::Value> = redis::cmd("COMMAND").query(&mut con).unwrap();
     assert_eq!(all.len() as i64, count);
     let info = r.cmd(&["COMMAND", "INFO", "get", "nosuch"]);
-    assert!(info.starts_with("*2\r\n*10\r\n$3\r\nget\r\n:2\r\n"), "{info}");
+    assert!(
+        info.starts_with("*2\r\n*10\r\n$3\r\nget\r\n:2\r\n"),
+        "{info}"
+    );
     assert!(info.ends_with("*-1\r\n"), "{info}");
     let docs: redis::Value = redis::cmd("COMMAND").arg("DOCS").query(&mut con).unwrap();
-    assert!(matches!(docs, redis::Value::Array(_) | redis::Value::Map(_)));
+    assert!(matches!(
+        docs,
+        redis::Value::Array(_) | redis::Value::Map(_)
+    ));
     let list: Vec<String> = redis::cmd("COMMAND").arg("LIST").query(&mut con).unwrap();
     assert!(list.contains(&"config|get".to_string()) && list.contains(&"set".to_string()));
 
     let keyspace = r.cmd(&["INFO"]);
-    for field in ["redis_version:7.0.15", "lapse_version:", "connected_clients:2", "used_memory:", "expired_stale_perc:", "# Keyspace"] {
+    for field in [
+        "redis_version:7.0.15",
+        "lapse_version:",
+        "connected_clients:2",
+        "used_memory:",
+        "expired_stale_perc:",
+        "# Keyspace",
+    ] {
         assert!(keyspace.contains(field), "{field} missing from INFO");
     }
-    assert_eq!(r.cmd(&["CONFIG", "GET", "save"]), "*2\r\n$4\r\nsave\r\n$0\r\n\r\n");
-    assert_eq!(r.cmd(&["CONFIG", "GET", "appendonly"]), "*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "save"]),
+        "*2\r\n$4\r\nsave\r\n$0\r\n\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "appendonly"]),
+        "*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n"
+    );
     assert_eq!(r.cmd(&["CONFIG", "SET", "hz", "1000"]), "+OK\r\n");
-    assert_eq!(r.cmd(&["CONFIG", "GET", "hz"]), "*2\r\n$2\r\nhz\r\n$3\r\n500\r\n");
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "hz"]),
+        "*2\r\n$2\r\nhz\r\n$3\r\n500\r\n"
+    );
     assert_eq!(
         r.cmd(&["CONFIG", "SET", "hz", "abc"]),
-        "-ERR CONFIG SET failed (possibly related to argument 'hz') - argument couldn't be parsed into an integer\r\n"
+        config_set_failed("hz", "argument couldn't be parsed into an integer")
     );
     assert_eq!(
         r.cmd(&["CONFIG", "SET", "active-expire-effort", "11"]),
-        "-ERR CONFIG SET failed (possibly related to argument 'active-expire-effort') - argument must be between 1 and 10 inclusive\r\n"
+        config_set_failed(
+            "active-expire-effort",
+            "argument must be between 1 and 10 inclusive"
+        )
     );
     assert_eq!(
         r.cmd(&["CONFIG", "SET", "databases", "3"]),
-        "-ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config\r\n"
+        config_set_failed("databases", "can't set immutable config")
     );
     assert_eq!(
         r.cmd(&["CONFIG", "SET", "nosuch", "3"]),
         "-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n"
     );
-    assert_eq!(r.cmd(&["CONFIG", "SET", "hz", "20", "active-expire-effort", "0"]).chars().next(), Some('-'));
-    assert_eq!(r.cmd(&["CONFIG", "GET", "hz"]), "*2\r\n$2\r\nhz\r\n$3\r\n500\r\n", "all or nothing");
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "hz", "20", "active-expire-effort", "0"])
+            .chars()
+            .next(),
+        Some('-')
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "hz"]),
+        "*2\r\n$2\r\nhz\r\n$3\r\n500\r\n",
+        "all or nothing"
+    );
     let multi = r.cmd(&["CONFIG", "GET", "*expire*"]);
     assert!(multi.contains("active-expire-effort"), "{multi}");
     let time = r.cmd(&["TIME"]);
@@ -262,7 +362,14 @@ fn server_commands() {
     let started = Instant::now();
     assert_eq!(r.cmd(&["DEBUG", "SLEEP", "0.2"]), "+OK\r\n");
     assert!(started.elapsed() >= Duration::from_millis(200));
-    assert_eq!(r.cmd(&["DEBUG", "NOPE"]), "-ERR unknown subcommand 'NOPE'. Try DEBUG HELP.\r\n");
+    assert_eq!(
+        r.cmd(&["DEBUG", "NOPE"]),
+        "-ERR unknown subcommand 'NOPE'. Try DEBUG HELP.\r\n"
+    );
+}
+
+fn config_set_failed(name: &str, reason: &str) -> String {
+    format!("-ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}\r\n")
 }
 
 #[test]
@@ -270,11 +377,22 @@ fn config_file_and_flags() {
     let dir = std::env::temp_dir().join(format!("lapse-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let good = dir.join("good.conf");
-    std::fs::write(&good, "# test\nhz 42\nactive-expire-effort 3\ndatabases 4\n").unwrap();
+    std::fs::write(
+        &good,
+        "# test\nhz 42\nactive-expire-effort 3\ndatabases 4\n",
+    )
+    .unwrap();
     let server = Server::lapse(&[good.to_str().unwrap(), "--hz", "7"]);
     let mut r = server.raw();
-    assert_eq!(r.cmd(&["CONFIG", "GET", "hz"]), "*2\r\n$2\r\nhz\r\n$1\r\n7\r\n", "flags win");
-    assert_eq!(r.cmd(&["CONFIG", "GET", "active-expire-effort"]), "*2\r\n$20\r\nactive-expire-effort\r\n$1\r\n3\r\n");
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "hz"]),
+        "*2\r\n$2\r\nhz\r\n$1\r\n7\r\n",
+        "flags win"
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "active-expire-effort"]),
+        "*2\r\n$20\r\nactive-expire-effort\r\n$1\r\n3\r\n"
+    );
     assert_eq!(r.cmd(&["SELECT", "4"]), "-ERR DB index is out of range\r\n");
 
     let bad = dir.join("bad.conf");
@@ -285,7 +403,10 @@ fn config_file_and_flags() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.conf") && err.contains("line 2") && err.contains("frobnicate"), "{err}");
+    assert!(
+        err.contains("bad.conf") && err.contains("line 2") && err.contains("frobnicate"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -305,7 +426,12 @@ fn redis_cli_works_against_lapse() {
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("redis-cli");
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
         String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
     };
     assert_eq!(run(&["SET", "cli", "hello"], ""), "OK\n");
@@ -320,10 +446,19 @@ fn redis_benchmark_runs_without_errors() {
     };
     let server = Server::lapse(&[]);
     let out = std::process::Command::new("redis-benchmark")
-        .args(["-p", &server.port.to_string(), "-t", "set,get,incr,mset,ping", "-q", "-n", "2000"])
+        .args([
+            "-p",
+            &server.port.to_string(),
+            "-t",
+            "set,get,incr,mset,ping",
+            "-q",
+            "-n",
+            "2000",
+        ])
         .output()
         .expect("redis-benchmark");
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
     assert!(!text.to_lowercase().contains("error"), "{text}");
     assert!(text.contains("MSET"), "{text}");

@@ -399,12 +399,7 @@ fn split_one_arg(line: &[u8], mut i: usize, out: &mut Vec<u8>) -> Result<usize, 
                         other => other,
                     });
                 }
-                b'"' => {
-                    if line.get(i + 1).is_some_and(|&n| !is_space(n)) {
-                        return Err(ProtocolError::UnbalancedQuotes);
-                    }
-                    return Ok(i + 1);
-                }
+                b'"' => return end_of_quoted(line, i),
                 _ => out.push(c),
             },
             Quote::Single => match c {
@@ -412,12 +407,7 @@ fn split_one_arg(line: &[u8], mut i: usize, out: &mut Vec<u8>) -> Result<usize, 
                     out.push(b'\'');
                     i += 1;
                 }
-                b'\'' => {
-                    if line.get(i + 1).is_some_and(|&n| !is_space(n)) {
-                        return Err(ProtocolError::UnbalancedQuotes);
-                    }
-                    return Ok(i + 1);
-                }
+                b'\'' => return end_of_quoted(line, i),
                 _ => out.push(c),
             },
             Quote::None => match c {
@@ -437,6 +427,15 @@ pub fn split_line(line: &[u8]) -> Result<Vec<Vec<u8>>, ProtocolError> {
     let mut ranges = Vec::new();
     split_args(line, &mut out, &mut ranges)?;
     Ok(ranges.into_iter().map(|r| out[r].to_vec()).collect())
+}
+
+/// A closing quote at `i` must end the line or be followed by a space;
+/// returns the index after it.
+fn end_of_quoted(line: &[u8], i: usize) -> Result<usize, ProtocolError> {
+    match line.get(i + 1) {
+        Some(&next) if !is_space(next) => Err(ProtocolError::UnbalancedQuotes),
+        _ => Ok(i + 1),
+    }
 }
 
 /// C's `isspace`: space, \t, \n, \v, \f, \r.
