@@ -30,6 +30,13 @@ const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
 const LISTENER_BASE: usize = usize::MAX - 2;
 /// Reads of one client per readiness event before others get a turn.
 const READS_PER_EVENT: usize = 16;
+/// A client whose unsent replies exceed this is disconnected: a client that
+/// never reads must not grow the server without bound. (Redis's default for
+/// normal clients is no limit; `client-output-buffer-limit` will refine this.)
+const OUTPUT_BUFFER_HARD_LIMIT: usize = 1024 * 1024 * 1024;
+/// An idle query buffer larger than this is released (Redis's clientsCron
+/// does the same) so one big request doesn't pin memory forever.
+const QUERY_BUFFER_KEEP: usize = 64 * 1024;
 /// How long shutdown keeps trying to deliver queued replies.
 const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -286,6 +293,11 @@ impl Server {
                         commands::execute(&mut ctx, args);
                     }
                     offset += consumed;
+                    if session.reply.pending() > OUTPUT_BUFFER_HARD_LIMIT {
+                        warn!("closing client {}: output buffer limit reached", session.addr);
+                        session.reply = Default::default();
+                        session.close_after_reply = true;
+                    }
                 }
                 Err(e) => {
                     session
@@ -298,6 +310,9 @@ impl Server {
         }
         session.query = query;
         session.query.drain(..offset);
+        if session.query.is_empty() && session.query.capacity() > QUERY_BUFFER_KEEP {
+            session.query = Vec::new();
+        }
         session.parser = parser;
         let over_limit = session.query.len() as u64 > self.state.config.client_query_buffer_limit;
         let Some(conn) = self.conns.get_mut(token) else {
