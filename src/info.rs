@@ -6,6 +6,7 @@
 use std::fmt::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::histogram::Histogram;
 use crate::state::ServerState;
 
 /// The Redis version lapse reports to clients (they gate features on it).
@@ -156,11 +157,14 @@ fn memory_section(out: &mut String) {
 fn stats_section(state: &ServerState, out: &mut String) {
     let s = &state.stats;
     let (mut expired, mut expired_active, mut hits, mut misses) = (0, 0, 0, 0);
+    let (mut lag_active, mut lag_passive) = (Histogram::default(), Histogram::default());
     for db in &state.dbs {
         expired += db.stats.expired_keys;
         expired_active += db.stats.expired_keys_active;
         hits += db.stats.keyspace_hits;
         misses += db.stats.keyspace_misses;
+        lag_active.merge(&db.stats.lag_active);
+        lag_passive.merge(&db.stats.lag_passive);
     }
     let e = &state.expire;
     out.push_str("# Stats\r\n");
@@ -187,6 +191,17 @@ fn stats_section(state: &ServerState, out: &mut String) {
         e.time_cap_reached_count
     );
     field!(out, "expire_cycle_cpu_milliseconds", e.time_used_us / 1000);
+    // lapse's own: how late expired keys were removed, by mechanism.
+    for (name, h) in [("active", &lag_active), ("passive", &lag_passive)] {
+        let _ = write!(
+            out,
+            "expire_lag_{name}_p50_ms:{}\r\nexpire_lag_{name}_p99_ms:{}\r\nexpire_lag_{name}_max_ms:{}\r\n",
+            h.percentile(50.0),
+            h.percentile(99.0),
+            h.max()
+        );
+    }
+    field!(out, "expire_strategy", "uniform");
     field!(out, "keyspace_hits", hits);
     field!(out, "keyspace_misses", misses);
     field!(out, "total_error_replies", s.total_error_replies);

@@ -11,6 +11,7 @@ pub mod connection;
 pub mod db;
 pub mod expire;
 pub mod glob;
+pub mod histogram;
 pub mod info;
 pub mod protocol;
 pub mod server;

@@ -294,7 +294,10 @@ impl Server {
                     }
                     offset += consumed;
                     if session.reply.pending() > OUTPUT_BUFFER_HARD_LIMIT {
-                        warn!("closing client {}: output buffer limit reached", session.addr);
+                        warn!(
+                            "closing client {}: output buffer limit reached",
+                            session.addr
+                        );
                         session.reply = Default::default();
                         session.close_after_reply = true;
                     }

@@ -21,6 +21,7 @@ pub mod dict;
 use dict::{Dict, Moved};
 use rand::Rng;
 
+use crate::histogram::Histogram;
 use crate::value::Value;
 
 const NO_EXPIRE: u32 = u32::MAX;
@@ -61,8 +62,17 @@ pub enum Sample {
     Alive { ttl_ms: i64 },
 }
 
+/// Which mechanism removed an expired key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reclaim {
+    /// A lookup found it past its deadline.
+    Passive,
+    /// The active cycle sampled it.
+    Active,
+}
+
 /// Counters kept by the keyspace itself, summed over databases by INFO.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct DbStats {
     /// Keys deleted because their deadline passed (passive and active).
     pub expired_keys: u64,
@@ -71,6 +81,9 @@ pub struct DbStats {
     /// Read lookups that found / did not find their key.
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
+    /// How long after its deadline each expired key was removed, ms.
+    pub lag_active: Histogram,
+    pub lag_passive: Histogram,
 }
 
 #[derive(Default)]
@@ -111,7 +124,7 @@ impl Db {
         let idx = self.dict.find(key)?;
         match self.deadline(idx) {
             Some(at_ms) if at_ms <= now_ms => {
-                self.delete_expired(idx);
+                self.delete_expired(idx, now_ms, Reclaim::Passive);
                 None
             }
             _ => Some(idx),
@@ -231,8 +244,18 @@ impl Db {
 
     /// The one path by which an expired key leaves the keyspace, passive or
     /// active: counts it, and is where notifications and propagation attach.
-    fn delete_expired(&mut self, idx: u32) {
+    fn delete_expired(&mut self, idx: u32, now_ms: i64, how: Reclaim) {
+        let lag_ms = self
+            .deadline(idx)
+            .map_or(0, |at_ms| (now_ms - at_ms).max(0) as u64);
         self.stats.expired_keys += 1;
+        match how {
+            Reclaim::Passive => self.stats.lag_passive.record(lag_ms),
+            Reclaim::Active => {
+                self.stats.expired_keys_active += 1;
+                self.stats.lag_active.record(lag_ms);
+            }
+        }
         self.remove_at(idx);
     }
 
@@ -261,7 +284,9 @@ impl Db {
         while !self.dict.is_empty() {
             let idx = rng.gen_range(0..self.dict.len()) as u32;
             match self.deadline(idx) {
-                Some(at_ms) if at_ms <= now_ms => self.delete_expired(idx),
+                Some(at_ms) if at_ms <= now_ms => {
+                    self.delete_expired(idx, now_ms, Reclaim::Passive)
+                }
                 _ => return Some(self.dict.key(idx).to_vec()),
             }
         }
@@ -276,8 +301,7 @@ impl Db {
         }
         let Volatile { entry, at_ms } = self.expires[rng.gen_range(0..self.expires.len())];
         if at_ms <= now_ms {
-            self.delete_expired(entry);
-            self.stats.expired_keys_active += 1;
+            self.delete_expired(entry, now_ms, Reclaim::Active);
             Some(Sample::Expired)
         } else {
             Some(Sample::Alive {
