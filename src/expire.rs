@@ -104,8 +104,11 @@ pub struct ExpireCycle {
     timelimit_exit: bool,
     /// Start of the last fast cycle on the monotonic clock, µs.
     last_fast_start_us: Option<u64>,
-    /// Running estimate of the share of sampled keys found expired, 0..=1.
+    /// Running estimate of the share of sampled keys found expired, 0..=1
+    /// (Redis's INFO `expired_stale_perc`: 95% old, 5% new).
     pub stale_perc: f64,
+    /// Share of sampled keys found expired by the last cycle, 0..=1.
+    last_stale_perc: f64,
     /// Cycles that stopped because they used up their budget.
     pub time_cap_reached_count: u64,
     /// Total time spent in cycles, µs.
@@ -121,6 +124,7 @@ impl Default for ExpireCycle {
             timelimit_exit: false,
             last_fast_start_us: None,
             stale_perc: 0.0,
+            last_stale_perc: 0.0,
             time_cap_reached_count: 0,
             time_used_us: 0,
         }
@@ -156,7 +160,10 @@ impl ExpireCycle {
         let start_us = clock.mono_us();
         let budget_us = match kind {
             CycleKind::Fast => {
-                let stale_enough = self.stale_perc * 100.0 >= effort.acceptable_stale_perc as f64;
+                // The share seen by the last cycle, not the slow INFO average:
+                // a wave of expiring keys must start fast cycles at once.
+                let stale_enough =
+                    self.last_stale_perc * 100.0 > effort.acceptable_stale_perc as f64;
                 if !self.timelimit_exit && !stale_enough {
                     return report;
                 }
@@ -195,6 +202,7 @@ impl ExpireCycle {
             0.0
         };
         self.stale_perc = current * 0.05 + self.stale_perc * 0.95;
+        self.last_stale_perc = current;
         report.hit_time_limit = self.timelimit_exit;
         report
     }
