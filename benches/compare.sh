@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Side-by-side throughput: lapse (release) and redis-server on free ports,
+# redis-benchmark against each in turn (A B, then B A, ...), medians of
+# PAIRS runs, ratios lapse / redis.
+#
+#   benches/compare.sh                  # defaults below
+#   PAIRS=5 REQUESTS=300000 benches/compare.sh
+#   TESTS="set get" PIPELINES="16" benches/compare.sh
+#
+# Needs redis-server and redis-benchmark (apt-get install -y redis-server redis-tools).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PAIRS=${PAIRS:-3}
+REQUESTS=${REQUESTS:-200000}
+CLIENTS=${CLIENTS:-50}
+KEYSPACE=${KEYSPACE:-1000000}
+TESTS=${TESTS:-"ping set get incr mset setex"}
+PIPELINES=${PIPELINES:-"1 16"}
+LAPSE_ARGS=${LAPSE_ARGS:-}
+
+command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null || {
+    echo "redis-server and redis-benchmark are required" >&2; exit 1; }
+
+cargo build --release --quiet
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+LAPSE_PORT=$(free_port)
+REDIS_PORT=$(free_port)
+# shellcheck disable=SC2086
+./target/release/lapse --port "$LAPSE_PORT" --loglevel warning $LAPSE_ARGS &
+LAPSE_PID=$!
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --loglevel warning &
+REDIS_PID=$!
+trap 'kill $LAPSE_PID $REDIS_PID 2>/dev/null; wait 2>/dev/null' EXIT
+for port in "$LAPSE_PORT" "$REDIS_PORT"; do
+    until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
+done
+
+# One redis-benchmark run; prints "rps p50 p99".
+run() {
+    local port=$1 test=$2 pipeline=$3
+    local args=(-p "$port" -c "$CLIENTS" -n "$REQUESTS" -r "$KEYSPACE" -P "$pipeline" --csv)
+    case $test in
+        ping) args+=(-t ping_mbulk) ;;
+        setex) args+=(SET "key:__rand_int__" "0123456789abcdef" EX 3600) ;;
+        *) args+=(-t "$test") ;;
+    esac
+    redis-benchmark "${args[@]}" 2>/dev/null | tail -1 |
+        awk -F'","' '{gsub(/"/,""); print $2, $5, $7}'
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+printf '| test | -P | lapse rps | redis rps | ratio | lapse p50/p99 ms | redis p50/p99 ms |\n'
+printf '|---|---|---|---|---|---|---|\n'
+for test in $TESTS; do
+    for pipeline in $PIPELINES; do
+        lapse_runs=(); redis_runs=()
+        for pair in $(seq 1 "$PAIRS"); do
+            if (( pair % 2 )); then
+                lapse_runs+=("$(run "$LAPSE_PORT" "$test" "$pipeline")")
+                redis_runs+=("$(run "$REDIS_PORT" "$test" "$pipeline")")
+            else
+                redis_runs+=("$(run "$REDIS_PORT" "$test" "$pipeline")")
+                lapse_runs+=("$(run "$LAPSE_PORT" "$test" "$pipeline")")
+            fi
+        done
+        col() { local n=$1; shift; printf '%s\n' "$@" | awk -v n="$n" '{print $n}' | median; }
+        l_rps=$(col 1 "${lapse_runs[@]}"); r_rps=$(col 1 "${redis_runs[@]}")
+        printf '| %s | %s | %.0f | %.0f | %.2f | %s/%s | %s/%s |\n' "$test" "$pipeline" \
+            "$l_rps" "$r_rps" "$(echo "$l_rps / $r_rps" | bc -l)" \
+            "$(col 2 "${lapse_runs[@]}")" "$(col 3 "${lapse_runs[@]}")" \
+            "$(col 2 "${redis_runs[@]}")" "$(col 3 "${redis_runs[@]}")"
+    done
+done
