@@ -46,7 +46,7 @@ run() {
         *) args+=(-t "$test") ;;
     esac
     redis-benchmark "${args[@]}" 2>/dev/null | tail -1 |
-        awk -F'","' '{gsub(/"/,""); print $2, $5, $7}'
+        tr -d '"' | awk -F, '{print $2, $5, $7}'
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }

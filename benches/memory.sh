@@ -27,10 +27,10 @@ awk -v n="$KEYS" 'BEGIN {
     }
 }' > "$LOAD"
 
+# Sets RESULT to "before_kb after_kb keys" for the server started by "$@".
 measure() {
-    local name=$1; shift
     local port; port=$(free_port)
-    "$@" --port "$port" &
+    "$@" --port "$port" >/dev/null &
     local pid=$!
     until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
     sleep 0.5
@@ -40,12 +40,14 @@ measure() {
     local after; after=$(rss_kb "$pid")
     local keys; keys=$(redis-cli -p "$port" dbsize)
     kill "$pid"; wait "$pid" 2>/dev/null || true
-    echo "$name $before $after $keys"
+    RESULT="$before $after $keys"
 }
 
 # shellcheck disable=SC2086
-read -r _ l_before l_after l_keys < <(measure lapse ./target/release/lapse --loglevel warning $LAPSE_ARGS)
-read -r _ r_before r_after r_keys < <(measure redis redis-server --bind 127.0.0.1 --save "" --appendonly no --loglevel warning)
+measure ./target/release/lapse --loglevel warning $LAPSE_ARGS
+read -r l_before l_after l_keys <<< "$RESULT"
+measure redis-server --bind 127.0.0.1 --save "" --appendonly no --loglevel warning
+read -r r_before r_after r_keys <<< "$RESULT"
 l_per=$(echo "($l_after - $l_before) * 1024 / $l_keys" | bc -l)
 r_per=$(echo "($r_after - $r_before) * 1024 / $r_keys" | bc -l)
 printf '| server | keys | RSS before (MB) | RSS after (MB) | bytes per key |\n|---|---|---|---|---|\n'
