@@ -125,15 +125,18 @@ fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
     let source_db = ctx.session.db;
     let dbs = &mut ctx.server.dbs;
-    let copied = dbs[source_db].get(src, now_ms).cloned().and_then(|value| {
-        let at_ms = dbs[source_db].expire_at(src, now_ms).flatten();
-        let target = &mut dbs[target_db];
-        if target.contains(dst, now_ms) && !replace {
-            return None;
-        }
-        target.set(dst, value, at_ms.map_or(Ttl::Clear, Ttl::At), now_ms);
-        Some(())
-    });
+    let copied = dbs[source_db]
+        .get(src, now_ms)
+        .map(|v| v.to_owned())
+        .and_then(|value| {
+            let at_ms = dbs[source_db].expire_at(src, now_ms).flatten();
+            let target = &mut dbs[target_db];
+            if target.contains(dst, now_ms) && !replace {
+                return None;
+            }
+            target.set(dst, value, at_ms.map_or(Ttl::Clear, Ttl::At), now_ms);
+            Some(())
+        });
     ctx.out().int(i64::from(copied.is_some()));
     Ok(())
 }

@@ -5,7 +5,7 @@ use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::Ttl;
 use crate::protocol::request::parse_i64;
 use crate::protocol::Args;
-use crate::value::Value;
+use crate::value::{Value, ValueRef};
 
 pub static COMMANDS: &[Command] = &[
     cmd!("get", 2, ["readonly", "fast"], (1, 1, 1), get, "string", "Returns the string value of a key."),
@@ -35,7 +35,7 @@ fn read_string<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a [u8]>, Cmd
     let now_ms = ctx.now_ms;
     match ctx.db().get(key, now_ms) {
         None => Ok(None),
-        Some(Value::Str(s)) => Ok(Some(s)),
+        Some(ValueRef::Str(s)) => Ok(Some(s)),
     }
 }
 
@@ -45,7 +45,7 @@ fn reply_string(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
     let session = &mut *ctx.session;
     match ctx.server.dbs[session.db].get(key, now_ms) {
         None => session.reply.null(),
-        Some(Value::Str(s)) => session.reply.bulk(s),
+        Some(ValueRef::Str(s)) => session.reply.bulk(s),
     }
     Ok(())
 }
@@ -176,7 +176,7 @@ fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// Stores a string value (the single string write path).
 fn store(ctx: &mut Ctx, key: &[u8], value: &[u8], ttl: Ttl) {
     let now_ms = ctx.now_ms;
-    ctx.db().set(key, Value::Str(value.to_vec()), ttl, now_ms);
+    ctx.db().set_str(key, value, ttl, now_ms);
 }
 
 fn setnx(ctx: &mut Ctx, args: Args) -> CmdResult {
@@ -266,7 +266,7 @@ fn mget(ctx: &mut Ctx, args: Args) -> CmdResult {
     session.reply.array(args.len() - 1);
     for key in args.iter().skip(1) {
         match db.get(key, now_ms) {
-            Some(Value::Str(s)) => session.reply.bulk(s),
+            Some(ValueRef::Str(s)) => session.reply.bulk(s),
             None => session.reply.null(),
         }
     }
@@ -316,21 +316,16 @@ fn check_string_length(ctx: &Ctx, len: u64) -> CmdResult {
 
 /// Changes the string at `key` in place (created empty if absent), keeping
 /// its TTL; `edit` gets the bytes and whether the key existed, and returns
-/// the reply value.
+/// the reply value (failing before it changes anything).
 fn update_string(
     ctx: &mut Ctx,
     key: &[u8],
     edit: impl FnOnce(&mut Vec<u8>, bool) -> Result<i64, CmdError>,
 ) -> Result<i64, CmdError> {
     let now_ms = ctx.now_ms;
-    let db = ctx.db();
-    if let Some(Value::Str(s)) = db.get_mut(key, now_ms) {
-        return edit(s, true);
-    }
-    let mut fresh = Vec::new();
-    let result = edit(&mut fresh, false)?;
-    db.set(key, Value::Str(fresh), Ttl::Keep, now_ms);
-    Ok(result)
+    ctx.db()
+        .update_str(key, now_ms, edit)
+        .unwrap_or(Err(CmdError::WrongType))
 }
 
 fn append(ctx: &mut Ctx, args: Args) -> CmdResult {

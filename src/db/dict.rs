@@ -15,6 +15,9 @@
 //!
 //! Rehashing is done in one step (O(n) re-linking of `u32` indices, no key
 //! rehashing since each entry keeps its hash); Redis rehashes incrementally.
+//!
+//! The entry type carries its own key (`DictEntry`), so a key's bytes are
+//! stored once, wherever the entry keeps them (inline for small keys).
 
 use std::hash::BuildHasher;
 
@@ -22,13 +25,23 @@ const NIL: u32 = u32::MAX;
 /// Smallest bucket array, as Redis's `DICT_HT_INITIAL_SIZE`.
 const MIN_BUCKETS: usize = 4;
 
-struct Node<V> {
-    key: Box<[u8]>,
-    /// Full hash of `key`: saves rehashing on resize and most key compares.
-    hash: u64,
+/// What a dict stores: anything that can show its key.
+pub trait DictEntry {
+    fn key(&self) -> &[u8];
+}
+
+/// The default hasher: fast and seeded per process (not SipHash: keys are
+/// short and lookups are the hot path; the random seed keeps collision
+/// attacks impractical).
+pub type DefaultHasher = foldhash::fast::RandomState;
+
+struct Node<E> {
+    /// Low 32 bits of the key's hash: bucket index (tables stay below 2^32
+    /// buckets), rehash without rehashing keys, and most key compares skipped.
+    hash: u32,
     /// Next entry in the same bucket chain, or `NIL`.
     next: u32,
-    value: V,
+    entry: E,
 }
 
 /// An entry moved by `remove_at`: it now lives at `to` (it was at `from`).
@@ -38,21 +51,21 @@ pub struct Moved {
     pub to: u32,
 }
 
-pub struct Dict<V, S = std::collections::hash_map::RandomState> {
+pub struct Dict<E, S = DefaultHasher> {
     /// Dense entry storage: indices `0..len` are all live.
-    nodes: Vec<Node<V>>,
+    nodes: Vec<Node<E>>,
     /// Head entry index of each chain, or `NIL`; length is a power of two.
     buckets: Vec<u32>,
     hasher: S,
 }
 
-impl<V> Default for Dict<V> {
+impl<E: DictEntry> Default for Dict<E> {
     fn default() -> Self {
         Self::with_hasher(Default::default())
     }
 }
 
-impl<V, S: BuildHasher> Dict<V, S> {
+impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
     pub fn with_hasher(hasher: S) -> Self {
         Self {
             nodes: Vec::new(),
@@ -73,17 +86,21 @@ impl<V, S: BuildHasher> Dict<V, S> {
         self.buckets.len() as u64 - 1
     }
 
-    fn bucket_of(&self, hash: u64) -> usize {
-        (hash & self.mask()) as usize
+    fn bucket_of(&self, hash: u32) -> usize {
+        (u64::from(hash) & self.mask()) as usize
+    }
+
+    fn hash(&self, key: &[u8]) -> u32 {
+        self.hasher.hash_one(key) as u32
     }
 
     /// Index of `key`, if present.
     pub fn find(&self, key: &[u8]) -> Option<u32> {
-        let hash = self.hasher.hash_one(key);
+        let hash = self.hash(key);
         let mut idx = self.buckets[self.bucket_of(hash)];
         while idx != NIL {
             let node = &self.nodes[idx as usize];
-            if node.hash == hash && *node.key == *key {
+            if node.hash == hash && node.entry.key() == key {
                 return Some(idx);
             }
             idx = node.next;
@@ -91,44 +108,40 @@ impl<V, S: BuildHasher> Dict<V, S> {
         None
     }
 
-    /// Adds `key`, which must not be present; returns its index.
-    pub fn insert_new(&mut self, key: &[u8], value: V) -> u32 {
-        debug_assert!(self.find(key).is_none());
+    /// Adds `entry`, whose key must not be present; returns its index.
+    pub fn insert_new(&mut self, entry: E) -> u32 {
+        debug_assert!(self.find(entry.key()).is_none());
         if self.nodes.len() >= self.buckets.len() {
             self.resize(self.buckets.len() * 2);
         }
-        let hash = self.hasher.hash_one(key);
+        let hash = self.hash(entry.key());
         let bucket = self.bucket_of(hash);
         let idx = self.nodes.len() as u32;
         self.nodes.push(Node {
-            key: key.into(),
             hash,
             next: self.buckets[bucket],
-            value,
+            entry,
         });
         self.buckets[bucket] = idx;
         idx
     }
 
     pub fn key(&self, idx: u32) -> &[u8] {
-        &self.nodes[idx as usize].key
+        self.nodes[idx as usize].entry.key()
     }
 
-    pub fn value(&self, idx: u32) -> &V {
-        &self.nodes[idx as usize].value
+    pub fn entry(&self, idx: u32) -> &E {
+        &self.nodes[idx as usize].entry
     }
 
-    pub fn value_mut(&mut self, idx: u32) -> &mut V {
-        &mut self.nodes[idx as usize].value
+    /// The entry at `idx`, to change anything but its key.
+    pub fn entry_mut(&mut self, idx: u32) -> &mut E {
+        &mut self.nodes[idx as usize].entry
     }
 
-    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
-        self.nodes.iter_mut().map(|n| &mut n.value)
-    }
-
-    /// Removes the entry at `idx`, returning its key and value, and the entry
-    /// that was moved into `idx` to keep storage dense (if any).
-    pub fn remove_at(&mut self, idx: u32) -> (Box<[u8]>, V, Option<Moved>) {
+    /// Removes the entry at `idx`, returning it and the entry that was moved
+    /// into `idx` to keep storage dense (if any).
+    pub fn remove_at(&mut self, idx: u32) -> (E, Option<Moved>) {
         self.unlink(idx);
         let last = (self.nodes.len() - 1) as u32;
         let moved = if idx != last {
@@ -145,8 +158,12 @@ impl<V, S: BuildHasher> Dict<V, S> {
         let node = self.nodes.swap_remove(idx as usize);
         if self.nodes.len() * 8 < self.buckets.len() && self.buckets.len() > MIN_BUCKETS {
             self.resize((self.nodes.len().next_power_of_two() * 2).max(MIN_BUCKETS));
+            // Give back the entry storage too once it is mostly unused.
+            if self.nodes.len() * 4 < self.nodes.capacity() {
+                self.nodes.shrink_to(self.nodes.len() * 2);
+            }
         }
-        (node.key, node.value, moved)
+        (node.entry, moved)
     }
 
     /// Takes `idx` out of its chain.
@@ -174,17 +191,17 @@ impl<V, S: BuildHasher> Dict<V, S> {
         self.buckets.resize(buckets, NIL);
         let mask = buckets as u64 - 1;
         for (i, node) in self.nodes.iter_mut().enumerate() {
-            let bucket = (node.hash & mask) as usize;
+            let bucket = (u64::from(node.hash) & mask) as usize;
             node.next = self.buckets[bucket];
             self.buckets[bucket] = i as u32;
         }
     }
 
-    /// Empties the dict, returning the old entries' values (for freeing elsewhere).
-    pub fn take_all(&mut self) -> Vec<V> {
+    /// Empties the dict, returning the old entries (for freeing elsewhere).
+    pub fn take_all(&mut self) -> Vec<E> {
         let nodes = std::mem::take(&mut self.nodes);
         self.buckets = vec![NIL; MIN_BUCKETS];
-        nodes.into_iter().map(|n| n.value).collect()
+        nodes.into_iter().map(|n| n.entry).collect()
     }
 
     /// Visits the entries of the buckets named by `cursor` and returns the
@@ -206,12 +223,12 @@ impl<V, S: BuildHasher> Dict<V, S> {
         v.reverse_bits()
     }
 
-    /// Iterates over all entries as (index, key, value).
-    pub fn iter(&self) -> impl Iterator<Item = (u32, &[u8], &V)> {
+    /// Iterates over all entries with their indices.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &E)> {
         self.nodes
             .iter()
             .enumerate()
-            .map(|(i, n)| (i as u32, &*n.key, &n.value))
+            .map(|(i, n)| (i as u32, &n.entry))
     }
 }
 
@@ -220,10 +237,31 @@ mod tests {
     use super::*;
     use std::collections::{HashMap, HashSet};
 
-    fn check_consistent(d: &Dict<u64>) {
-        for (i, k, v) in d.iter() {
-            assert_eq!(d.find(k), Some(i));
-            assert_eq!(*v, std::str::from_utf8(k).unwrap().parse::<u64>().unwrap());
+    /// A test entry: the key is the decimal form of the number.
+    struct Num(u64, Vec<u8>);
+
+    impl Num {
+        fn new(n: u64) -> Self {
+            Num(n, n.to_string().into_bytes())
+        }
+    }
+
+    impl DictEntry for Num {
+        fn key(&self) -> &[u8] {
+            &self.1
+        }
+    }
+
+    fn check_consistent(d: &Dict<Num>) {
+        for (i, e) in d.iter() {
+            assert_eq!(d.find(e.key()), Some(i));
+            assert_eq!(
+                e.0,
+                std::str::from_utf8(e.key())
+                    .unwrap()
+                    .parse::<u64>()
+                    .unwrap()
+            );
         }
     }
 
@@ -231,20 +269,20 @@ mod tests {
     fn insert_find_remove_against_model() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
-        let mut d: Dict<u64> = Dict::default();
+        let mut d: Dict<Num> = Dict::default();
         let mut model = HashMap::new();
         for step in 0..20_000 {
             let n: u64 = rng.gen_range(0..2_000);
             let key = n.to_string();
             match (d.find(key.as_bytes()), rng.gen_bool(0.55)) {
                 (None, true) => {
-                    d.insert_new(key.as_bytes(), n);
+                    d.insert_new(Num::new(n));
                     model.insert(n, ());
                 }
                 (Some(idx), false) => {
-                    let (k, v, moved) = d.remove_at(idx);
-                    assert_eq!(&*k, key.as_bytes());
-                    assert_eq!(v, n);
+                    let (e, moved) = d.remove_at(idx);
+                    assert_eq!(e.key(), key.as_bytes());
+                    assert_eq!(e.0, n);
                     if let Some(m) = moved {
                         assert_eq!(m.to, idx);
                         assert_eq!(m.from as usize, d.len());
@@ -263,9 +301,9 @@ mod tests {
 
     #[test]
     fn scan_returns_every_stable_key_across_resizes() {
-        let mut d: Dict<u64> = Dict::default();
+        let mut d: Dict<Num> = Dict::default();
         for n in 0..1000u64 {
-            d.insert_new(n.to_string().as_bytes(), n);
+            d.insert_new(Num::new(n));
         }
         let stable: HashSet<Vec<u8>> = (0..500u64).map(|n| n.to_string().into_bytes()).collect();
         let mut seen = HashSet::new();
@@ -281,13 +319,12 @@ mod tests {
             round += 1;
             if round.is_multiple_of(2) {
                 for n in 0..3000u64 {
-                    let k = (10_000 + round * 10_000 + n).to_string();
-                    d.insert_new(k.as_bytes(), 0);
+                    d.insert_new(Num::new(10_000 + round * 10_000 + n));
                 }
             } else {
                 let doomed: Vec<Vec<u8>> = d
                     .iter()
-                    .map(|(_, k, _)| k.to_vec())
+                    .map(|(_, e)| e.key().to_vec())
                     .filter(|k| !stable.contains(k))
                     .collect();
                 for k in doomed {

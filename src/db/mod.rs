@@ -15,26 +15,40 @@
 //! The expires side is a dense array of (entry, deadline) pairs with a
 //! back-pointer from each entry, so a uniformly random key with a TTL is one
 //! random index: O(1), no key copies, no key bytes stored twice.
+//!
+//! Memory per key: a 56-byte dict node (small keys and values inline in it,
+//! see `slot`), about 6 bytes of bucket array, and 12 bytes on the expires
+//! side for keys with a TTL.
 
 pub mod dict;
+pub mod slot;
 
-use dict::{Dict, Moved};
+use dict::{Dict, DictEntry, Moved};
 use rand::Rng;
+use slot::Slot;
 
 use crate::histogram::Histogram;
-use crate::value::Value;
+use crate::value::{Value, ValueRef};
 
 const NO_EXPIRE: u32 = u32::MAX;
 
-/// A key's value plus where its deadline lives.
+/// A key, its value, and where its deadline lives.
 pub struct Entry {
-    pub value: Value,
     /// Index into `Db::expires`, or `NO_EXPIRE`.
     expire_slot: u32,
+    slot: Slot,
 }
 
-/// One key with a TTL: the active expire cycle samples these.
+impl DictEntry for Entry {
+    fn key(&self) -> &[u8] {
+        self.slot.key()
+    }
+}
+
+/// One key with a TTL: the active expire cycle samples these. Packed to 12
+/// bytes; fields are only ever copied out, never borrowed.
 #[derive(Clone, Copy)]
+#[repr(C, packed(4))]
 struct Volatile {
     /// Index of the key's entry in the main dict.
     entry: u32,
@@ -109,7 +123,7 @@ impl Db {
     }
 
     fn deadline(&self, idx: u32) -> Option<i64> {
-        let slot = self.dict.value(idx).expire_slot;
+        let slot = self.dict.entry(idx).expire_slot;
         (slot != NO_EXPIRE).then(|| self.expires[slot as usize].at_ms)
     }
 
@@ -132,20 +146,38 @@ impl Db {
     }
 
     /// The value of `key` for reading (`lookupKeyRead`).
-    pub fn get(&mut self, key: &[u8], now_ms: i64) -> Option<&Value> {
+    pub fn get(&mut self, key: &[u8], now_ms: i64) -> Option<ValueRef<'_>> {
         let Some(idx) = self.lookup(key, now_ms) else {
             self.stats.keyspace_misses += 1;
             return None;
         };
         self.stats.keyspace_hits += 1;
-        Some(&self.dict.value(idx).value)
+        Some(self.dict.entry(idx).slot.value())
     }
 
-    /// The value of `key` for modifying in place (`lookupKeyWrite`); the TTL
-    /// is kept.
-    pub fn get_mut(&mut self, key: &[u8], now_ms: i64) -> Option<&mut Value> {
-        let idx = self.lookup(key, now_ms)?;
-        Some(&mut self.dict.value_mut(idx).value)
+    /// Edits the string at `key` in place, keeping its TTL (`lookupKeyWrite`
+    /// plus an in-place update: APPEND, SETRANGE, INCR).
+    ///
+    /// `edit` gets the bytes (empty if the key is absent) and whether the key
+    /// existed. If it returns `Err`, nothing is stored, so it must fail before
+    /// changing anything. Returns `None` if the key holds a non-string.
+    pub fn update_str<R, E>(
+        &mut self,
+        key: &[u8],
+        now_ms: i64,
+        edit: impl FnOnce(&mut Vec<u8>, bool) -> Result<R, E>,
+    ) -> Option<Result<R, E>> {
+        match self.lookup(key, now_ms) {
+            Some(idx) => self.dict.entry_mut(idx).slot.update_str(|s| edit(s, true)),
+            None => {
+                let mut fresh = Vec::new();
+                let result = edit(&mut fresh, false);
+                if result.is_ok() {
+                    self.insert(Slot::new(key, Value::Str(fresh)));
+                }
+                Some(result)
+            }
+        }
     }
 
     pub fn contains(&mut self, key: &[u8], now_ms: i64) -> bool {
@@ -159,30 +191,45 @@ impl Db {
         Some(self.deadline(idx))
     }
 
-    /// Stores `value` at `key` (`setKey`), replacing any old value; `ttl`
-    /// says what happens to an existing deadline. Returns the old value.
-    ///
-    /// A `Ttl::At` deadline at or before `now_ms` is the caller's to
-    /// handle (Redis deletes instead of storing).
-    pub fn set(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: i64) -> Option<Value> {
-        let (idx, old) = match self.lookup(key, now_ms) {
-            Some(idx) => {
-                let old = std::mem::replace(&mut self.dict.value_mut(idx).value, value);
-                (idx, Some(old))
-            }
-            None => {
-                let entry = Entry {
-                    value,
-                    expire_slot: NO_EXPIRE,
-                };
-                (self.dict.insert_new(key, entry), None)
-            }
-        };
+    fn insert(&mut self, slot: Slot) -> u32 {
+        self.dict.insert_new(Entry {
+            expire_slot: NO_EXPIRE,
+            slot,
+        })
+    }
+
+    fn apply_ttl(&mut self, idx: u32, ttl: Ttl) {
         match ttl {
             Ttl::Keep => {}
             Ttl::Clear => self.clear_deadline(idx),
             Ttl::At(at_ms) => self.set_deadline(idx, at_ms),
         }
+    }
+
+    /// Stores the string `value` at `key` (`setKey`), replacing any old
+    /// value; `ttl` says what happens to an existing deadline. The hot path
+    /// of SET: no allocation for small keys and values.
+    ///
+    /// A `Ttl::At` deadline at or before `now_ms` is stored as is; the next
+    /// lookup or the active cycle removes the key (as Redis 7.0 does).
+    pub fn set_str(&mut self, key: &[u8], value: &[u8], ttl: Ttl, now_ms: i64) {
+        let idx = match self.lookup(key, now_ms) {
+            Some(idx) => {
+                self.dict.entry_mut(idx).slot.set_str(value);
+                idx
+            }
+            None => self.insert(Slot::new_str(key, value)),
+        };
+        self.apply_ttl(idx, ttl);
+    }
+
+    /// Stores `value` at `key` like `set_str`, returning the old value.
+    pub fn set(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: i64) -> Option<Value> {
+        let (idx, old) = match self.lookup(key, now_ms) {
+            Some(idx) => (idx, Some(self.dict.entry_mut(idx).slot.replace(value))),
+            None => (self.insert(Slot::new(key, value)), None),
+        };
+        self.apply_ttl(idx, ttl);
         old
     }
 
@@ -200,7 +247,7 @@ impl Db {
     /// Removes the TTL of `key`. Returns true if there was one.
     pub fn persist(&mut self, key: &[u8], now_ms: i64) -> bool {
         match self.lookup(key, now_ms) {
-            Some(idx) if self.dict.value(idx).expire_slot != NO_EXPIRE => {
+            Some(idx) if self.dict.entry(idx).expire_slot != NO_EXPIRE => {
                 self.clear_deadline(idx);
                 true
             }
@@ -209,9 +256,9 @@ impl Db {
     }
 
     fn set_deadline(&mut self, idx: u32, at_ms: i64) {
-        let slot = self.dict.value(idx).expire_slot;
+        let slot = self.dict.entry(idx).expire_slot;
         if slot == NO_EXPIRE {
-            self.dict.value_mut(idx).expire_slot = self.expires.len() as u32;
+            self.dict.entry_mut(idx).expire_slot = self.expires.len() as u32;
             self.expires.push(Volatile { entry: idx, at_ms });
         } else {
             self.expires[slot as usize].at_ms = at_ms;
@@ -219,14 +266,14 @@ impl Db {
     }
 
     fn clear_deadline(&mut self, idx: u32) {
-        let slot = self.dict.value(idx).expire_slot;
+        let slot = self.dict.entry(idx).expire_slot;
         if slot == NO_EXPIRE {
             return;
         }
-        self.dict.value_mut(idx).expire_slot = NO_EXPIRE;
+        self.dict.entry_mut(idx).expire_slot = NO_EXPIRE;
         self.expires.swap_remove(slot as usize);
-        if let Some(moved) = self.expires.get(slot as usize) {
-            self.dict.value_mut(moved.entry).expire_slot = slot;
+        if let Some(&moved) = self.expires.get(slot as usize) {
+            self.dict.entry_mut(moved.entry).expire_slot = slot;
         }
     }
 
@@ -234,12 +281,18 @@ impl Db {
     pub fn remove(&mut self, key: &[u8], now_ms: i64) -> Option<(Value, Option<i64>)> {
         let idx = self.lookup(key, now_ms)?;
         let at_ms = self.deadline(idx);
-        Some((self.remove_at(idx), at_ms))
+        Some((self.remove_at(idx).into_value(), at_ms))
     }
 
     /// Deletes `key` (DEL/UNLINK). Returns true if a live key was removed.
     pub fn delete(&mut self, key: &[u8], now_ms: i64) -> bool {
-        self.remove(key, now_ms).is_some()
+        match self.lookup(key, now_ms) {
+            Some(idx) => {
+                self.remove_at(idx);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The one path by which an expired key leaves the keyspace, passive or
@@ -259,24 +312,24 @@ impl Db {
         self.remove_at(idx);
     }
 
-    fn remove_at(&mut self, idx: u32) -> Value {
+    fn remove_at(&mut self, idx: u32) -> Slot {
         self.clear_deadline(idx);
-        let (_key, entry, moved) = self.dict.remove_at(idx);
+        let (entry, moved) = self.dict.remove_at(idx);
         if let Some(Moved { to, .. }) = moved {
-            let slot = self.dict.value(to).expire_slot;
+            let slot = self.dict.entry(to).expire_slot;
             if slot != NO_EXPIRE {
                 self.expires[slot as usize].entry = to;
             }
         }
-        entry.value
+        entry.slot
     }
 
-    /// Empties the database, returning the values (to be freed by the caller,
-    /// possibly elsewhere).
-    pub fn flush(&mut self) -> Vec<Value> {
-        self.expires.clear();
+    /// Empties the database, returning the old entries (to be freed by the
+    /// caller, possibly elsewhere).
+    pub fn flush(&mut self) -> Vec<Entry> {
+        self.expires = Vec::new();
         self.avg_ttl_ms = 0;
-        self.dict.take_all().into_iter().map(|e| e.value).collect()
+        self.dict.take_all()
     }
 
     /// A random live key (RANDOMKEY). Expired keys met on the way are deleted.
@@ -317,11 +370,12 @@ impl Db {
         &'a self,
         cursor: u64,
         now_ms: i64,
-        mut visit: impl FnMut(&'a [u8], &'a Value),
+        mut visit: impl FnMut(&'a [u8], ValueRef<'a>),
     ) -> u64 {
         self.dict.scan_step(cursor, |idx| {
             if self.is_live(idx, now_ms) {
-                visit(self.dict.key(idx), &self.dict.value(idx).value);
+                let slot = &self.dict.entry(idx).slot;
+                visit(slot.key(), slot.value());
             }
         })
     }
@@ -330,7 +384,7 @@ impl Db {
     pub fn live_keys(&self, now_ms: i64) -> impl Iterator<Item = &[u8]> {
         self.dict
             .iter()
-            .filter_map(move |(idx, key, _)| self.is_live(idx, now_ms).then_some(key))
+            .filter_map(move |(idx, e)| self.is_live(idx, now_ms).then_some(e.slot.key()))
     }
 }
 
@@ -345,14 +399,22 @@ mod tests {
 
     fn check_invariants(db: &Db) {
         for (slot, v) in db.expires.iter().enumerate() {
-            assert_eq!(db.dict.value(v.entry).expire_slot as usize, slot);
+            let entry = v.entry;
+            assert_eq!(db.dict.entry(entry).expire_slot as usize, slot);
         }
         let with_ttl = db
             .dict
             .iter()
-            .filter(|(_, _, e)| e.expire_slot != NO_EXPIRE)
+            .filter(|(_, e)| e.expire_slot != NO_EXPIRE)
             .count();
         assert_eq!(with_ttl, db.expires.len());
+    }
+
+    #[test]
+    fn entries_are_compact() {
+        // A dict node adds 8 bytes (hash, next) to the entry: 56 in all.
+        assert_eq!(std::mem::size_of::<Entry>(), 48);
+        assert_eq!(std::mem::size_of::<Volatile>(), 12);
     }
 
     #[test]
