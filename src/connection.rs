@@ -8,6 +8,61 @@ use crate::protocol::{Reply, RequestParser};
 
 /// Read this many bytes at a time (Redis's `PROTO_IOBUF_LEN`).
 pub const READ_CHUNK: usize = 16 * 1024;
+/// An idle query buffer larger than this is released (Redis's clientsCron
+/// does the same) so one big request doesn't pin memory forever.
+const QUERY_BUFFER_KEEP: usize = 64 * 1024;
+
+/// Bytes read from a client and not yet executed.
+///
+/// The backing vector stays initialised past `len`, so each read fills
+/// spare room directly without zeroing it first.
+#[derive(Debug, Default)]
+pub struct QueryBuffer {
+    buf: Vec<u8>,
+    /// Bytes of `buf` holding received data.
+    len: usize,
+}
+
+impl QueryBuffer {
+    pub fn data(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Room for at least `READ_CHUNK` more bytes, to read into.
+    pub fn spare(&mut self) -> &mut [u8] {
+        if self.buf.len() - self.len < READ_CHUNK {
+            self.buf.resize(self.len + READ_CHUNK, 0);
+        }
+        &mut self.buf[self.len..]
+    }
+
+    /// Marks `n` bytes of the spare room as received.
+    pub fn commit(&mut self, n: usize) {
+        self.len = (self.len + n).min(self.buf.len());
+    }
+
+    /// Drops the first `n` bytes (executed requests).
+    pub fn consume(&mut self, n: usize) {
+        let n = n.min(self.len);
+        self.buf.copy_within(n..self.len, 0);
+        self.len -= n;
+        if self.len == 0 && self.buf.len() > QUERY_BUFFER_KEEP {
+            self.buf = Vec::new();
+        }
+    }
+}
 
 #[derive(Debug, Default)]
 pub struct Session {
@@ -18,8 +73,8 @@ pub struct Session {
     pub laddr: String,
     /// The socket's file descriptor number, for CLIENT LIST/INFO.
     pub fd: i32,
-    /// Bytes read but not yet executed; parsed requests are drained from the front.
-    pub query: Vec<u8>,
+    /// Bytes read but not yet executed; parsed requests are consumed from the front.
+    pub query: QueryBuffer,
     pub parser: RequestParser,
     /// Encoded replies waiting to be written, and the protocol version.
     pub reply: Reply,
@@ -37,8 +92,8 @@ pub struct Session {
     /// Creation and last-command times, unix ms (age/idle in CLIENT LIST).
     pub created_ms: i64,
     pub last_interaction_ms: i64,
-    /// Full name of the last command executed (`cmd=` in CLIENT LIST).
-    pub last_cmd: String,
+    /// The last command executed and its subcommand (`cmd=` in CLIENT LIST).
+    pub last_cmd: (&'static str, Option<&'static str>),
 }
 
 impl Session {
@@ -50,7 +105,7 @@ impl Session {
             fd,
             created_ms: now_ms,
             last_interaction_ms: now_ms,
-            last_cmd: "NULL".into(),
+            last_cmd: ("NULL", None),
             ..Self::default()
         }
     }
@@ -83,7 +138,10 @@ impl Session {
             self.query.capacity(),
             self.reply.buf.capacity(),
             self.query.capacity() + self.reply.buf.capacity(),
-            self.last_cmd,
+            match self.last_cmd {
+                (name, Some(sub)) => format!("{name}|{sub}"),
+                (name, None) => name.to_string(),
+            },
             if self.reply.resp3 { 3 } else { 2 },
             self.lib_name,
             self.lib_ver,

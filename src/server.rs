@@ -20,7 +20,7 @@ use tracing::{debug, info, warn};
 
 use crate::commands::{self, Ctx};
 use crate::config::Config;
-use crate::connection::{Session, Sessions, READ_CHUNK};
+use crate::connection::{Session, Sessions};
 use crate::expire::{CycleKind, SystemClock};
 use crate::protocol::Parsed;
 use crate::state::ServerState;
@@ -34,9 +34,6 @@ const READS_PER_EVENT: usize = 16;
 /// never reads must not grow the server without bound. (Redis's default for
 /// normal clients is no limit; `client-output-buffer-limit` will refine this.)
 const OUTPUT_BUFFER_HARD_LIMIT: usize = 1024 * 1024 * 1024;
-/// An idle query buffer larger than this is released (Redis's clientsCron
-/// does the same) so one big request doesn't pin memory forever.
-const QUERY_BUFFER_KEEP: usize = 64 * 1024;
 /// How long shutdown keeps trying to deliver queued replies.
 const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -236,11 +233,9 @@ impl Server {
             if conn.session.close_after_reply {
                 return;
             }
-            let query = &mut conn.session.query;
-            let start = query.len();
-            query.resize(start + READ_CHUNK, 0);
-            let result = conn.socket.read(&mut query[start..]);
-            query.truncate(start + result.as_ref().map_or(0, |&n| n));
+            let spare = conn.session.query.spare();
+            let room = spare.len();
+            let result = conn.socket.read(spare);
             match result {
                 Ok(0) => {
                     // The peer finished sending; it may still read what we
@@ -253,8 +248,15 @@ impl Server {
                     return;
                 }
                 Ok(n) => {
+                    conn.session.query.commit(n);
                     self.state.stats.total_net_input_bytes += n as u64;
                     self.process_input(token);
+                    // A short read drained the socket: on Linux a later
+                    // arrival raises a new edge, so skip the read that would
+                    // only say WouldBlock (one syscall less per request).
+                    if n < room {
+                        return;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -277,15 +279,17 @@ impl Server {
         let query = std::mem::take(&mut session.query);
         let mut parser = std::mem::take(&mut session.parser);
         parser.set_max_bulk_len(self.state.config.proto_max_bulk_len);
+        // One clock reading per batch of requests read together.
+        let now_ms = unix_time_ms();
         let mut offset = 0;
         while !session.close_after_reply && !self.state.shutdown_requested {
-            match parser.parse(&query[offset..]) {
+            match parser.parse(&query.data()[offset..]) {
                 Ok(Parsed::Incomplete) => break,
                 Ok(Parsed::Complete { consumed }) => {
-                    let args = parser.args(&query[offset..]);
+                    let args = parser.args(&query.data()[offset..]);
                     if !args.is_empty() {
                         let mut ctx = Ctx {
-                            now_ms: unix_time_ms(),
+                            now_ms,
                             session: &mut session,
                             server: &mut self.state,
                             peers: &self.conns,
@@ -312,10 +316,7 @@ impl Server {
             }
         }
         session.query = query;
-        session.query.drain(..offset);
-        if session.query.is_empty() && session.query.capacity() > QUERY_BUFFER_KEEP {
-            session.query = Vec::new();
-        }
+        session.query.consume(offset);
         session.parser = parser;
         let over_limit = session.query.len() as u64 > self.state.config.client_query_buffer_limit;
         let Some(conn) = self.conns.get_mut(token) else {

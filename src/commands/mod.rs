@@ -137,7 +137,8 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
 
 /// The command named `name`, case-insensitively.
 pub fn lookup(name: &[u8]) -> Option<&'static Command> {
-    static INDEX: OnceLock<HashMap<Vec<u8>, &'static Command>> = OnceLock::new();
+    type Index = HashMap<Vec<u8>, &'static Command, foldhash::fast::RandomState>;
+    static INDEX: OnceLock<Index> = OnceLock::new();
     let index = INDEX.get_or_init(|| all().map(|c| (c.name.as_bytes().to_vec(), c)).collect());
     let mut lower = [0u8; 32];
     let lower = lower.get_mut(..name.len())?;
@@ -180,19 +181,16 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
                 cmd.name.to_ascii_uppercase()
             )));
         };
-        let full = format!("{}|{}", cmd.name, sub.name);
         if !sub.arity_ok(args.len()) {
-            return Err(CmdError::wrong_arity(&full));
+            return Err(CmdError::wrong_arity(&format!("{}|{}", cmd.name, sub.name)));
         }
-        ctx.session.last_cmd = full;
+        ctx.session.last_cmd = (cmd.name, Some(sub.name));
         return (sub.handler)(ctx, args);
     }
     if !cmd.arity_ok(args.len()) {
         return Err(CmdError::wrong_arity(cmd.name));
     }
-    if ctx.session.last_cmd != cmd.name {
-        ctx.session.last_cmd = cmd.name.to_string();
-    }
+    ctx.session.last_cmd = (cmd.name, None);
     (cmd.handler)(ctx, args)
 }
 
