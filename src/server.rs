@@ -34,6 +34,8 @@ const READS_PER_EVENT: usize = 16;
 /// never reads must not grow the server without bound. (Redis's default for
 /// normal clients is no limit; `client-output-buffer-limit` will refine this.)
 const OUTPUT_BUFFER_HARD_LIMIT: usize = 1024 * 1024 * 1024;
+/// How long the loop keeps polling without sleeping after serving clients.
+const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(50);
 /// How long shutdown keeps trying to deliver queued replies.
 const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -76,6 +78,8 @@ pub struct Server {
     /// Connections whose input was not drained (fairness cap); read next iteration.
     read_again: Vec<usize>,
     next_client_id: u64,
+    /// The last blocking poll returned events: spin before the next sleep.
+    busy: bool,
     clock: SystemClock,
     next_cron: Instant,
 }
@@ -118,6 +122,7 @@ impl Server {
             pending_writes: Vec::new(),
             read_again: Vec::new(),
             next_client_id: 1,
+            busy: false,
             clock: SystemClock::default(),
             next_cron: Instant::now(),
         })
@@ -138,7 +143,7 @@ impl Server {
             } else {
                 Duration::ZERO
             };
-            match self.poll.poll(&mut events, Some(timeout)) {
+            match self.poll_spinning(&mut events, timeout) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
@@ -167,6 +172,27 @@ impl Server {
             }
         }
         self.shutdown();
+        Ok(())
+    }
+
+    /// Polls; while clients are busy, first spins briefly with zero-timeout
+    /// polls so that a request arriving within microseconds is served without
+    /// the cost of sleeping and being woken.
+    fn poll_spinning(&mut self, events: &mut Events, timeout: Duration) -> io::Result<()> {
+        if self.busy && !timeout.is_zero() {
+            let spin_until = Instant::now() + SPIN_BEFORE_SLEEP;
+            loop {
+                self.poll.poll(events, Some(Duration::ZERO))?;
+                if !events.is_empty() {
+                    return Ok(());
+                }
+                if Instant::now() >= spin_until {
+                    break;
+                }
+            }
+        }
+        self.poll.poll(events, Some(timeout))?;
+        self.busy = !events.is_empty();
         Ok(())
     }
 
