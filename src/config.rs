@@ -8,6 +8,7 @@
 use std::fmt;
 use std::path::Path;
 
+use crate::expire::Strategy;
 use crate::protocol::request::PROTO_MAX_BULK_LEN_DEFAULT;
 
 pub const DEFAULT_PORT: u16 = 7379;
@@ -23,6 +24,8 @@ pub struct Config {
     pub loglevel: String,
     /// 1..=10: how much work the active expire cycle does (Redis's setting).
     pub active_expire_effort: u32,
+    /// How the active cycle picks candidates (`expire-strategy`, lapse's own).
+    pub expire_strategy: Strategy,
     /// Longest single argument in bytes (`proto-max-bulk-len`).
     pub proto_max_bulk_len: i64,
     /// Largest query buffer one client may hold before it is closed.
@@ -38,6 +41,7 @@ impl Default for Config {
             databases: 16,
             loglevel: "notice".into(),
             active_expire_effort: 1,
+            expire_strategy: Strategy::Deadline,
             proto_max_bulk_len: PROTO_MAX_BULK_LEN_DEFAULT,
             client_query_buffer_limit: 1024 * 1024 * 1024,
         }
@@ -191,6 +195,18 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| c.active_expire_effort.to_string(),
         set: |c, a| {
             c.active_expire_effort = int_in(a, 1, 10)?;
+            Ok(())
+        },
+        mutable: true,
+    },
+    Setting {
+        name: "expire-strategy",
+        get: |c| c.expire_strategy.name().into(),
+        set: |c, a| {
+            c.expire_strategy = match one_of(a, &["deadline", "uniform"])?.as_str() {
+                "uniform" => Strategy::Uniform,
+                _ => Strategy::Deadline,
+            };
             Ok(())
         },
         mutable: true,

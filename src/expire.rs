@@ -28,6 +28,34 @@ pub const DBS_PER_CALL: usize = 16;
 /// Check the clock every this many iterations.
 const ITERATIONS_PER_CLOCK_CHECK: u64 = 16;
 
+/// Where a round's candidates come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// Keys with a TTL sampled uniformly at random (Redis's way).
+    Uniform,
+    /// Keys in deadline order: the ones due first (see `db::expires`).
+    Deadline,
+}
+
+impl Strategy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Uniform => "uniform",
+            Strategy::Deadline => "deadline",
+        }
+    }
+}
+
+/// The settings one cycle runs with.
+#[derive(Debug, Clone, Copy)]
+pub struct CycleSettings {
+    /// `active-expire-effort`, 1..=10.
+    pub effort: u32,
+    /// Cron frequency: the slow cycle's budget is a share of 1/hz.
+    pub hz: u32,
+    pub strategy: Strategy,
+}
+
 /// Which of the two cycles is running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CycleKind {
@@ -131,6 +159,71 @@ impl Default for ExpireCycle {
     }
 }
 
+/// A cycle's time allowance on the monotonic clock.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    start_us: u64,
+    budget_us: u64,
+}
+
+/// What one round of candidates found.
+#[derive(Debug, Default)]
+struct Round {
+    sampled: u64,
+    expired: u64,
+    /// Sum and count of live TTLs seen, for `avg_ttl`.
+    ttl_sum: i64,
+    ttl_samples: i64,
+}
+
+impl Round {
+    fn saw_ttl(&mut self, ttl_ms: i64) {
+        self.ttl_sum = self.ttl_sum.saturating_add(ttl_ms);
+        self.ttl_samples += 1;
+    }
+}
+
+/// `keys` uniformly random keys with a TTL; the due ones are deleted.
+fn uniform_round(db: &mut Db, keys: u64, now_ms: i64, rng: &mut impl Rng) -> Round {
+    let mut round = Round::default();
+    for _ in 0..keys {
+        match db.sample_volatile(rng, now_ms) {
+            None => break,
+            Some(Sample::Expired) => round.expired += 1,
+            Some(Sample::Alive { ttl_ms }) => round.saw_ttl(ttl_ms),
+            Some(Sample::Settled) => continue,
+        }
+        round.sampled += 1;
+    }
+    round
+}
+
+/// Up to `keys` candidates in deadline order: due keys are deleted, and the
+/// first key not due ends the round (nothing after it is due either). One
+/// uniformly random key feeds the `avg_ttl` estimate, which must not be
+/// biased towards the keys about to expire.
+fn deadline_round(db: &mut Db, keys: u64, now_ms: i64, rng: &mut impl Rng) -> Round {
+    let mut round = Round::default();
+    for _ in 0..keys {
+        match db.expire_first_due(now_ms) {
+            None => break,
+            Some(Sample::Expired) => {
+                round.expired += 1;
+                round.sampled += 1;
+            }
+            Some(Sample::Settled) => {}
+            Some(Sample::Alive { .. }) => {
+                round.sampled += 1;
+                break;
+            }
+        }
+    }
+    if let Some(ttl_ms) = db.random_ttl_ms(rng, now_ms).filter(|&t| t > 0) {
+        round.saw_ttl(ttl_ms);
+    }
+    round
+}
+
 /// What one call did, for tests and tracing.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct CycleReport {
@@ -147,8 +240,7 @@ impl ExpireCycle {
         &mut self,
         kind: CycleKind,
         dbs: &mut [Db],
-        effort: u32,
-        hz: u32,
+        settings: CycleSettings,
         clock: &mut impl Clock,
         rng: &mut impl Rng,
     ) -> CycleReport {
@@ -156,14 +248,29 @@ impl ExpireCycle {
         if !self.enabled || self.is_replica || dbs.is_empty() {
             return report;
         }
-        let effort = Effort::new(effort);
+        let ordered = settings.strategy == Strategy::Deadline;
+        for db in dbs.iter_mut() {
+            if db.is_deadline_ordered() != ordered {
+                db.set_deadline_ordered(ordered);
+            }
+        }
+        let effort = Effort::new(settings.effort);
         let start_us = clock.mono_us();
         let budget_us = match kind {
             CycleKind::Fast => {
                 // The share seen by the last cycle, not the slow INFO average:
-                // a wave of expiring keys must start fast cycles at once.
-                let stale_enough =
-                    self.last_stale_perc * 100.0 > effort.acceptable_stale_perc as f64;
+                // a wave of expiring keys must start fast cycles at once. With
+                // deadline order it is known exactly whether anything is due.
+                let stale_enough = match settings.strategy {
+                    Strategy::Uniform => {
+                        self.last_stale_perc * 100.0 > effort.acceptable_stale_perc as f64
+                    }
+                    Strategy::Deadline => {
+                        let now_ms = clock.unix_ms();
+                        dbs.iter()
+                            .any(|db| db.earliest_deadline_ms().is_some_and(|t| t <= now_ms))
+                    }
+                };
                 if !self.timelimit_exit && !stale_enough {
                     return report;
                 }
@@ -176,7 +283,7 @@ impl ExpireCycle {
                 effort.fast_budget_us
             }
             CycleKind::Slow => {
-                (effort.slow_cpu_perc * 1_000_000 / u64::from(hz.max(1)) / 100).max(1)
+                (effort.slow_cpu_perc * 1_000_000 / u64::from(settings.hz.max(1)) / 100).max(1)
             }
         };
         report.ran = true;
@@ -190,7 +297,19 @@ impl ExpireCycle {
             let index = self.next_db % dbs.len();
             self.next_db = (index + 1) % dbs.len();
             let db = &mut dbs[index];
-            if self.expire_db(db, &effort, start_us, budget_us, clock, rng, &mut report) {
+            let budget = Budget {
+                start_us,
+                budget_us,
+            };
+            if self.expire_db(
+                db,
+                &effort,
+                settings.strategy,
+                budget,
+                clock,
+                rng,
+                &mut report,
+            ) {
                 break;
             }
         }
@@ -207,15 +326,18 @@ impl ExpireCycle {
         report
     }
 
-    /// Samples one database until its stale share is acceptable. Returns
+    /// Works on one database until its stale share is acceptable. Returns
     /// true if the budget ran out (the whole cycle stops).
     #[allow(clippy::too_many_arguments)]
     fn expire_db(
         &mut self,
         db: &mut Db,
         effort: &Effort,
-        start_us: u64,
-        budget_us: u64,
+        strategy: Strategy,
+        Budget {
+            start_us,
+            budget_us,
+        }: Budget,
         clock: &mut impl Clock,
         rng: &mut impl Rng,
         report: &mut CycleReport,
@@ -227,18 +349,18 @@ impl ExpireCycle {
                 return false;
             }
             let now_ms = clock.unix_ms();
-            let (mut sampled, mut expired, mut ttl_sum, mut ttl_samples) = (0u64, 0u64, 0i64, 0i64);
-            for _ in 0..volatile.min(effort.keys_per_loop) {
-                match db.sample_volatile(rng, now_ms) {
-                    None => break,
-                    Some(Sample::Expired) => expired += 1,
-                    Some(Sample::Alive { ttl_ms }) => {
-                        ttl_sum = ttl_sum.saturating_add(ttl_ms);
-                        ttl_samples += 1;
-                    }
+            let round = match strategy {
+                Strategy::Uniform => {
+                    uniform_round(db, effort.keys_per_loop.min(volatile), now_ms, rng)
                 }
-                sampled += 1;
-            }
+                Strategy::Deadline => deadline_round(db, effort.keys_per_loop, now_ms, rng),
+            };
+            let Round {
+                sampled,
+                expired,
+                ttl_sum,
+                ttl_samples,
+            } = round;
             report.sampled += sampled;
             report.expired += expired;
             report.iterations += 1;
@@ -304,6 +426,21 @@ mod tests {
         db
     }
 
+    fn uniform(effort: u32, hz: u32) -> CycleSettings {
+        CycleSettings {
+            effort,
+            hz,
+            strategy: Strategy::Uniform,
+        }
+    }
+
+    fn deadline(effort: u32, hz: u32) -> CycleSettings {
+        CycleSettings {
+            strategy: Strategy::Deadline,
+            ..uniform(effort, hz)
+        }
+    }
+
     fn clock(step_us: u64) -> ManualClock {
         ManualClock {
             unix_ms: 1_000,
@@ -339,7 +476,13 @@ mod tests {
         let mut dbs = vec![db_with(2_000, 100, 0)];
         let mut cycle = ExpireCycle::default();
         let mut rng = SmallRng::seed_from_u64(1);
-        let report = cycle.run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(0), &mut rng);
+        let report = cycle.run(
+            CycleKind::Slow,
+            &mut dbs,
+            uniform(1, 10),
+            &mut clock(0),
+            &mut rng,
+        );
         assert!(report.iterations > 10, "{report:?}");
         // It stops once a sample is at most 25% stale: most keys are gone.
         assert!(dbs[0].len() < 100 + 2_000 / 4, "{}", dbs[0].len());
@@ -352,7 +495,13 @@ mod tests {
         let mut dbs = vec![db_with(0, 1_000, 0)];
         let mut cycle = ExpireCycle::default();
         let mut rng = SmallRng::seed_from_u64(2);
-        let report = cycle.run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(0), &mut rng);
+        let report = cycle.run(
+            CycleKind::Slow,
+            &mut dbs,
+            uniform(1, 10),
+            &mut clock(0),
+            &mut rng,
+        );
         assert_eq!(
             (report.iterations, report.sampled, report.expired),
             (1, 20, 0)
@@ -370,8 +519,7 @@ mod tests {
         let report = cycle.run(
             CycleKind::Slow,
             &mut dbs,
-            1,
-            10,
+            uniform(1, 10),
             &mut clock(20_000),
             &mut rng,
         );
@@ -389,26 +537,50 @@ mod tests {
         let mut clk = clock(1);
         assert!(
             !cycle
-                .run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng)
+                .run(
+                    CycleKind::Fast,
+                    &mut dbs,
+                    uniform(1, 10),
+                    &mut clk,
+                    &mut rng
+                )
                 .ran
         );
         cycle.timelimit_exit = true;
         assert!(
             cycle
-                .run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng)
+                .run(
+                    CycleKind::Fast,
+                    &mut dbs,
+                    uniform(1, 10),
+                    &mut clk,
+                    &mut rng
+                )
                 .ran
         );
         cycle.timelimit_exit = true;
         // Within 2 ms of the last fast cycle: skipped.
         assert!(
             !cycle
-                .run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng)
+                .run(
+                    CycleKind::Fast,
+                    &mut dbs,
+                    uniform(1, 10),
+                    &mut clk,
+                    &mut rng
+                )
                 .ran
         );
         clk.mono_us += 2_000;
         assert!(
             cycle
-                .run(CycleKind::Fast, &mut dbs, 1, 10, &mut clk, &mut rng)
+                .run(
+                    CycleKind::Fast,
+                    &mut dbs,
+                    uniform(1, 10),
+                    &mut clk,
+                    &mut rng
+                )
                 .ran
         );
     }
@@ -418,9 +590,21 @@ mod tests {
         let mut dbs: Vec<Db> = (0..20).map(|_| db_with(0, 0, 0)).collect();
         let mut cycle = ExpireCycle::default();
         let mut rng = SmallRng::seed_from_u64(5);
-        cycle.run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(0), &mut rng);
+        cycle.run(
+            CycleKind::Slow,
+            &mut dbs,
+            uniform(1, 10),
+            &mut clock(0),
+            &mut rng,
+        );
         assert_eq!(cycle.next_db, 16);
-        cycle.run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(0), &mut rng);
+        cycle.run(
+            CycleKind::Slow,
+            &mut dbs,
+            uniform(1, 10),
+            &mut clock(0),
+            &mut rng,
+        );
         assert_eq!(cycle.next_db, 12);
     }
 
@@ -434,9 +618,136 @@ mod tests {
         let mut rng = SmallRng::seed_from_u64(6);
         assert!(
             !cycle
-                .run(CycleKind::Slow, &mut dbs, 1, 10, &mut clock(0), &mut rng)
+                .run(
+                    CycleKind::Slow,
+                    &mut dbs,
+                    uniform(1, 10),
+                    &mut clock(0),
+                    &mut rng
+                )
                 .ran
         );
         assert_eq!(dbs[0].len(), 100);
+    }
+
+    #[test]
+    fn deadline_order_finds_due_keys_among_many_live_ones() {
+        let mut dbs = vec![db_with(300, 20_000, 1_000)];
+        let mut cycle = ExpireCycle::default();
+        let mut rng = SmallRng::seed_from_u64(7);
+        let report = cycle.run(
+            CycleKind::Slow,
+            &mut dbs,
+            deadline(1, 10),
+            &mut clock(0),
+            &mut rng,
+        );
+        assert_eq!(report.expired, 300);
+        assert_eq!(dbs[0].len(), 21_000);
+        assert_eq!(dbs[0].stats.expired_keys_active, 300);
+        // Nothing is due now: one candidate looked at, and the cycle stops.
+        let report = cycle.run(
+            CycleKind::Slow,
+            &mut dbs,
+            deadline(1, 10),
+            &mut clock(0),
+            &mut rng,
+        );
+        assert_eq!(
+            (report.iterations, report.sampled, report.expired),
+            (1, 1, 0)
+        );
+        assert!(dbs[0].avg_ttl_ms > 0);
+    }
+
+    #[test]
+    fn deadline_order_follows_ttl_changes() {
+        let mut dbs = vec![db_with(0, 0, 0)];
+        let v = |s: &str| Value::Str(s.as_bytes().to_vec());
+        let mut cycle = ExpireCycle::default();
+        let mut rng = SmallRng::seed_from_u64(8);
+        // Build the heap first, then change TTLs up and down.
+        cycle.run(
+            CycleKind::Slow,
+            &mut dbs,
+            deadline(1, 10),
+            &mut clock(0),
+            &mut rng,
+        );
+        for i in 0..100 {
+            dbs[0].set(format!("k{i}").as_bytes(), v("x"), Ttl::At(500), 0);
+        }
+        for i in 0..50 {
+            // Raised past "now": must survive although they were due first.
+            dbs[0].set_expire(format!("k{i}").as_bytes(), 5_000, 0);
+        }
+        dbs[0].set(b"late", v("x"), Ttl::At(900_000), 0);
+        dbs[0].set_expire(b"late", 100, 0); // lowered: now due
+        dbs[0].persist(b"k60", 0);
+        let report = cycle.run(
+            CycleKind::Slow,
+            &mut dbs,
+            deadline(1, 10),
+            &mut clock(0),
+            &mut rng,
+        );
+        assert_eq!(report.expired, 50, "{report:?}");
+        assert!(dbs[0].contains(b"k0", 1_000) && dbs[0].contains(b"k60", 1_000));
+        assert!(!dbs[0].contains(b"late", 1_000) && !dbs[0].contains(b"k70", 1_000));
+        assert_eq!(dbs[0].len(), 51);
+    }
+
+    #[test]
+    fn deadline_fast_cycle_runs_when_a_key_is_due() {
+        let mut dbs = vec![db_with(0, 100, 0)];
+        let mut cycle = ExpireCycle::default();
+        let mut rng = SmallRng::seed_from_u64(9);
+        let mut clk = clock(1);
+        assert!(
+            !cycle
+                .run(
+                    CycleKind::Fast,
+                    &mut dbs,
+                    deadline(1, 10),
+                    &mut clk,
+                    &mut rng
+                )
+                .ran
+        );
+        dbs[0].set(b"due", Value::Str(b"x".to_vec()), Ttl::At(999), 0);
+        assert_eq!(dbs[0].earliest_deadline_ms(), Some(999));
+        let report = cycle.run(
+            CycleKind::Fast,
+            &mut dbs,
+            deadline(1, 10),
+            &mut clk,
+            &mut rng,
+        );
+        assert!(report.ran);
+        assert_eq!(report.expired, 1);
+    }
+
+    #[test]
+    fn switching_strategy_reorders_the_expires_side() {
+        let mut dbs = vec![db_with(10, 10, 0)];
+        let mut cycle = ExpireCycle::default();
+        let mut rng = SmallRng::seed_from_u64(10);
+        assert!(!dbs[0].is_deadline_ordered());
+        cycle.run(
+            CycleKind::Slow,
+            &mut dbs,
+            deadline(1, 10),
+            &mut clock(0),
+            &mut rng,
+        );
+        assert!(dbs[0].is_deadline_ordered());
+        cycle.run(
+            CycleKind::Slow,
+            &mut dbs,
+            uniform(1, 10),
+            &mut clock(0),
+            &mut rng,
+        );
+        assert!(!dbs[0].is_deadline_ordered());
     }
 }

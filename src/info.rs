@@ -201,7 +201,7 @@ fn stats_section(state: &ServerState, out: &mut String) {
             h.max()
         );
     }
-    field!(out, "expire_strategy", "uniform");
+    field!(out, "expire_strategy", state.config.expire_strategy.name());
     field!(out, "keyspace_hits", hits);
     field!(out, "keyspace_misses", misses);
     field!(out, "total_error_replies", s.total_error_replies);

@@ -35,6 +35,9 @@ struct Cli {
     /// Active expire effort (1..10).
     #[arg(long)]
     active_expire_effort: Option<String>,
+    /// How the active expire cycle picks candidates: deadline or uniform.
+    #[arg(long)]
+    expire_strategy: Option<String>,
 }
 
 fn build_config(cli: &Cli) -> Result<Config, String> {
@@ -54,6 +57,7 @@ fn build_config(cli: &Cli) -> Result<Config, String> {
         ("databases", &cli.databases),
         ("loglevel", &cli.loglevel),
         ("active-expire-effort", &cli.active_expire_effort),
+        ("expire-strategy", &cli.expire_strategy),
     ] {
         if let Some(v) = value {
             flags.push((name, vec![v.clone()]));

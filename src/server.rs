@@ -21,7 +21,7 @@ use tracing::{debug, info, warn};
 use crate::commands::{self, Ctx};
 use crate::config::Config;
 use crate::connection::{Session, Sessions};
-use crate::expire::{CycleKind, SystemClock};
+use crate::expire::{CycleKind, CycleSettings, SystemClock};
 use crate::protocol::Parsed;
 use crate::state::ServerState;
 
@@ -139,7 +139,7 @@ impl Server {
         while !self.state.shutdown_requested {
             self.before_sleep();
             let timeout = if self.read_again.is_empty() {
-                self.next_cron.saturating_duration_since(Instant::now())
+                self.sleep_budget()
             } else {
                 Duration::ZERO
             };
@@ -436,14 +436,38 @@ impl Server {
 
     fn active_expire_cycle(&mut self, kind: CycleKind) {
         let state = &mut self.state;
+        let settings = CycleSettings {
+            effort: state.config.active_expire_effort,
+            hz: state.config.hz,
+            strategy: state.config.expire_strategy,
+        };
         state.expire.run(
             kind,
             &mut state.dbs,
-            state.config.active_expire_effort,
-            state.config.hz,
+            settings,
             &mut self.clock,
             &mut state.rng,
         );
+    }
+
+    /// How long the loop may sleep: until the next cron, or (deadline
+    /// strategy) until the first key is due, so the fast cycle removes it
+    /// within milliseconds of its deadline.
+    fn sleep_budget(&self) -> Duration {
+        let until_cron = self.next_cron.saturating_duration_since(Instant::now());
+        let earliest = self
+            .state
+            .dbs
+            .iter()
+            .filter_map(|db| db.earliest_deadline_ms())
+            .min();
+        match earliest {
+            Some(at_ms) if self.state.expire.enabled => {
+                let wait_ms = (at_ms - unix_time_ms()).max(0) as u64;
+                until_cron.min(Duration::from_millis(wait_ms))
+            }
+            _ => until_cron,
+        }
     }
 
     /// Stops accepting, delivers queued replies (for a bounded time), returns.

@@ -17,13 +17,15 @@
 //! random index: O(1), no key copies, no key bytes stored twice.
 //!
 //! Memory per key: a 56-byte dict node (small keys and values inline in it,
-//! see `slot`), about 6 bytes of bucket array, and 12 bytes on the expires
-//! side for keys with a TTL.
+//! see `slot`), about 6 bytes of bucket array, and 20 bytes on the expires
+//! side (`expires`) for keys with a TTL.
 
 pub mod dict;
+pub mod expires;
 pub mod slot;
 
 use dict::{Dict, DictEntry, Moved};
+use expires::Expires;
 use rand::Rng;
 use slot::Slot;
 
@@ -45,17 +47,6 @@ impl DictEntry for Entry {
     }
 }
 
-/// One key with a TTL: the active expire cycle samples these. Packed to 12
-/// bytes; fields are only ever copied out, never borrowed.
-#[derive(Clone, Copy)]
-#[repr(C, packed(4))]
-struct Volatile {
-    /// Index of the key's entry in the main dict.
-    entry: u32,
-    /// Absolute unix time in ms at which the key is gone.
-    at_ms: i64,
-}
-
 /// What a write does to the key's existing TTL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ttl {
@@ -74,6 +65,9 @@ pub enum Sample {
     Expired,
     /// The key is alive; its deadline is this far ahead, in ms.
     Alive { ttl_ms: i64 },
+    /// (Deadline strategy) the first key's TTL had been raised; it was moved
+    /// to its real place and nothing was decided yet.
+    Settled,
 }
 
 /// Which mechanism removed an expired key.
@@ -103,7 +97,7 @@ pub struct DbStats {
 #[derive(Default)]
 pub struct Db {
     dict: Dict<Entry>,
-    expires: Vec<Volatile>,
+    expires: Expires,
     pub stats: DbStats,
     /// Running estimate of the TTL of sampled live keys, ms (INFO avg_ttl).
     pub avg_ttl_ms: i64,
@@ -124,7 +118,7 @@ impl Db {
 
     fn deadline(&self, idx: u32) -> Option<i64> {
         let slot = self.dict.entry(idx).expire_slot;
-        (slot != NO_EXPIRE).then(|| self.expires[slot as usize].at_ms)
+        (slot != NO_EXPIRE).then(|| self.expires.get(slot).at_ms)
     }
 
     /// Whether the entry at `idx` has not reached its deadline at `now_ms`.
@@ -257,11 +251,12 @@ impl Db {
 
     fn set_deadline(&mut self, idx: u32, at_ms: i64) {
         let slot = self.dict.entry(idx).expire_slot;
+        let dict = &mut self.dict;
+        let mut moved = |entry: u32, pos: u32| dict.entry_mut(entry).expire_slot = pos;
         if slot == NO_EXPIRE {
-            self.dict.entry_mut(idx).expire_slot = self.expires.len() as u32;
-            self.expires.push(Volatile { entry: idx, at_ms });
+            self.expires.push(idx, at_ms, &mut moved);
         } else {
-            self.expires[slot as usize].at_ms = at_ms;
+            self.expires.update(slot, at_ms, &mut moved);
         }
     }
 
@@ -271,9 +266,31 @@ impl Db {
             return;
         }
         self.dict.entry_mut(idx).expire_slot = NO_EXPIRE;
-        self.expires.swap_remove(slot as usize);
-        if let Some(&moved) = self.expires.get(slot as usize) {
-            self.dict.entry_mut(moved.entry).expire_slot = slot;
+        let dict = &mut self.dict;
+        self.expires.remove(slot, &mut |entry, pos| {
+            dict.entry_mut(entry).expire_slot = pos
+        });
+    }
+
+    /// Keeps the expires side as a deadline-ordered heap (`true`) or a plain
+    /// array for uniform sampling. Switching to ordered is O(n).
+    pub fn set_deadline_ordered(&mut self, ordered: bool) {
+        let dict = &mut self.dict;
+        self.expires.set_ordered(ordered, &mut |entry, pos| {
+            dict.entry_mut(entry).expire_slot = pos
+        });
+    }
+
+    pub fn is_deadline_ordered(&self) -> bool {
+        self.expires.is_ordered()
+    }
+
+    /// (Deadline strategy) no key of this database is due before this time.
+    pub fn earliest_deadline_ms(&self) -> Option<i64> {
+        if self.expires.is_ordered() {
+            self.expires.earliest_ms()
+        } else {
+            None
         }
     }
 
@@ -318,7 +335,7 @@ impl Db {
         if let Some(Moved { to, .. }) = moved {
             let slot = self.dict.entry(to).expire_slot;
             if slot != NO_EXPIRE {
-                self.expires[slot as usize].entry = to;
+                self.expires.set_entry(slot, to);
             }
         }
         entry.slot
@@ -327,7 +344,7 @@ impl Db {
     /// Empties the database, returning the old entries (to be freed by the
     /// caller, possibly elsewhere).
     pub fn flush(&mut self) -> Vec<Entry> {
-        self.expires = Vec::new();
+        self.expires.clear();
         self.avg_ttl_ms = 0;
         self.dict.take_all()
     }
@@ -349,10 +366,8 @@ impl Db {
     /// Samples one uniformly random key with a TTL; deletes it if due.
     /// `None` if no key has a TTL. O(1).
     pub fn sample_volatile(&mut self, rng: &mut impl Rng, now_ms: i64) -> Option<Sample> {
-        if self.expires.is_empty() {
-            return None;
-        }
-        let Volatile { entry, at_ms } = self.expires[rng.gen_range(0..self.expires.len())];
+        let v = self.expires.random(rng)?;
+        let (entry, at_ms) = (v.entry, v.at_ms);
         if at_ms <= now_ms {
             self.delete_expired(entry, now_ms, Reclaim::Active);
             Some(Sample::Expired)
@@ -361,6 +376,35 @@ impl Db {
                 ttl_ms: at_ms - now_ms,
             })
         }
+    }
+
+    /// (Deadline strategy) looks at the key due first; deletes it if due.
+    /// `None` if no key has a TTL. O(log n).
+    pub fn expire_first_due(&mut self, now_ms: i64) -> Option<Sample> {
+        let top = self.expires.top()?;
+        let (entry, at_ms) = (top.entry, top.at_ms);
+        if at_ms <= now_ms {
+            self.delete_expired(entry, now_ms, Reclaim::Active);
+            return Some(Sample::Expired);
+        }
+        if self
+            .expires
+            .earliest_ms()
+            .is_some_and(|order| order <= now_ms)
+        {
+            let dict = &mut self.dict;
+            self.expires
+                .settle_top(&mut |entry, pos| dict.entry_mut(entry).expire_slot = pos);
+            return Some(Sample::Settled);
+        }
+        Some(Sample::Alive {
+            ttl_ms: at_ms - now_ms,
+        })
+    }
+
+    /// The TTL of a uniformly random key with one, in ms (for `avg_ttl`).
+    pub fn random_ttl_ms(&self, rng: &mut impl Rng, now_ms: i64) -> Option<i64> {
+        self.expires.random(rng).map(|v| v.at_ms - now_ms)
     }
 
     /// One SCAN step: calls `visit(key, value)` for live keys in the cursor's
@@ -398,10 +442,11 @@ mod tests {
     }
 
     fn check_invariants(db: &Db) {
-        for (slot, v) in db.expires.iter().enumerate() {
-            let entry = v.entry;
-            assert_eq!(db.dict.entry(entry).expire_slot as usize, slot);
+        for slot in 0..db.expires.len() as u32 {
+            let entry = db.expires.get(slot).entry;
+            assert_eq!(db.dict.entry(entry).expire_slot, slot);
         }
+        db.expires.check();
         let with_ttl = db
             .dict
             .iter()
@@ -414,7 +459,7 @@ mod tests {
     fn entries_are_compact() {
         // A dict node adds 8 bytes (hash, next) to the entry: 56 in all.
         assert_eq!(std::mem::size_of::<Entry>(), 48);
-        assert_eq!(std::mem::size_of::<Volatile>(), 12);
+        assert_eq!(std::mem::size_of::<expires::Volatile>(), 20);
     }
 
     #[test]
