@@ -133,3 +133,58 @@ fn effort_and_hz_change_at_run_time() {
     // At hz 100 the cron runs every 10 ms: reclamation is quick.
     assert!(eventually(Duration::from_secs(5), || raw.cmd(&["DBSIZE"]) == ":0\r\n"));
 }
+
+/// Loads `others` long-TTL keys and `probes` keys sharing one deadline
+/// `delay_ms` from now; returns the deadline (unix ms).
+fn load_probes(raw: &mut Raw, others: usize, probes: usize, delay_ms: i64) -> i64 {
+    load(raw, "other:", others, &[b"EX", b"36000"]);
+    let deadline = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+        + delay_ms;
+    let at = deadline.to_string();
+    load(raw, "probe:", probes, &[b"PXAT", at.as_bytes()]);
+    deadline
+}
+
+#[test]
+fn deadline_strategy_removes_probes_on_time_among_many_live_ttls() {
+    let server = Server::lapse(&[]);
+    let mut raw = server.raw();
+    assert_eq!(info_field(&mut raw, "stats", "expire_strategy"), "deadline");
+    load_probes(&mut raw, 200_000, 1_000, 300);
+    let mut other = server.raw();
+    // Served meanwhile, and the probes are gone soon after their deadline.
+    assert!(eventually(Duration::from_secs(5), || {
+        assert_eq!(other.cmd(&["PING"]), "+PONG\r\n");
+        raw.cmd(&["DBSIZE"]) == ":200000\r\n"
+    }));
+    assert_eq!(int_field(&mut raw, "stats", "expired_keys_active"), 1_000.0);
+    // Generous for a loaded machine; typically a few ms.
+    let p99 = int_field(&mut raw, "stats", "expire_lag_active_p99_ms");
+    assert!(p99 < 100.0, "p99 lag {p99} ms");
+}
+
+#[test]
+fn uniform_strategy_stays_available_and_switchable() {
+    let server = Server::lapse(&["--expire-strategy", "uniform"]);
+    let mut raw = server.raw();
+    assert_eq!(info_field(&mut raw, "stats", "expire_strategy"), "uniform");
+    load_probes(&mut raw, 50_000, 1_000, 100);
+    std::thread::sleep(Duration::from_millis(1_000));
+    // Uniform sampling among 50,000 live TTLs leaves most probes behind...
+    let left: u64 = raw.cmd(&["DBSIZE"])[1..].trim().parse().unwrap();
+    assert!(left > 50_500, "{left}");
+    // ...and switching at run time picks them up at once.
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "expire-strategy", "deadline"]),
+        "+OK\r\n"
+    );
+    assert!(eventually(Duration::from_secs(5), || raw.cmd(&["DBSIZE"])
+        == ":50000\r\n"));
+    assert_eq!(
+        raw.cmd(&["CONFIG", "SET", "expire-strategy", "random"]),
+        "-ERR CONFIG SET failed (possibly related to argument 'expire-strategy') - argument(s) must be one of the following: deadline, uniform\r\n"
+    );
+}
