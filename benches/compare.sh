@@ -6,6 +6,8 @@
 #   benches/compare.sh                  # defaults below
 #   PAIRS=5 REQUESTS=300000 benches/compare.sh
 #   TESTS="set get" PIPELINES="16" benches/compare.sh
+#   AGAINST="--expire-strategy uniform" TESTS=setex benches/compare.sh
+#       (B is a second lapse started with these flags instead of redis-server)
 #
 # Needs redis-server and redis-benchmark (apt-get install -y redis-server redis-tools).
 set -euo pipefail
@@ -18,6 +20,7 @@ KEYSPACE=${KEYSPACE:-1000000}
 TESTS=${TESTS:-"ping set get incr mset setex"}
 PIPELINES=${PIPELINES:-"1 16"}
 LAPSE_ARGS=${LAPSE_ARGS:-}
+AGAINST=${AGAINST:-}
 
 command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null || {
     echo "redis-server and redis-benchmark are required" >&2; exit 1; }
@@ -29,7 +32,14 @@ REDIS_PORT=$(free_port)
 # shellcheck disable=SC2086
 ./target/release/lapse --port "$LAPSE_PORT" --loglevel warning $LAPSE_ARGS &
 LAPSE_PID=$!
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --loglevel warning &
+if [ -n "$AGAINST" ]; then
+    # shellcheck disable=SC2086
+    ./target/release/lapse --port "$REDIS_PORT" --loglevel warning $AGAINST &
+    B_NAME="lapse $AGAINST"
+else
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --loglevel warning &
+    B_NAME=redis
+fi
 REDIS_PID=$!
 trap 'kill $LAPSE_PID $REDIS_PID 2>/dev/null; wait 2>/dev/null' EXIT
 for port in "$LAPSE_PORT" "$REDIS_PORT"; do
@@ -51,7 +61,7 @@ run() {
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-printf '| test | -P | lapse rps | redis rps | ratio | lapse p50/p99 ms | redis p50/p99 ms |\n'
+printf '| test | -P | lapse rps | %s rps | ratio | lapse p50/p99 ms | %s p50/p99 ms |\n' "$B_NAME" "$B_NAME"
 printf '|---|---|---|---|---|---|---|\n'
 for test in $TESTS; do
     for pipeline in $PIPELINES; do
