@@ -441,6 +441,16 @@ mod tests {
         }
     }
 
+    /// One slow cycle with a clock that stands still.
+    fn slow(
+        cycle: &mut ExpireCycle,
+        dbs: &mut [Db],
+        settings: CycleSettings,
+        rng: &mut SmallRng,
+    ) -> CycleReport {
+        cycle.run(CycleKind::Slow, dbs, settings, &mut clock(0), rng)
+    }
+
     fn clock(step_us: u64) -> ManualClock {
         ManualClock {
             unix_ms: 1_000,
@@ -476,13 +486,7 @@ mod tests {
         let mut dbs = vec![db_with(2_000, 100, 0)];
         let mut cycle = ExpireCycle::default();
         let mut rng = SmallRng::seed_from_u64(1);
-        let report = cycle.run(
-            CycleKind::Slow,
-            &mut dbs,
-            uniform(1, 10),
-            &mut clock(0),
-            &mut rng,
-        );
+        let report = slow(&mut cycle, &mut dbs, uniform(1, 10), &mut rng);
         assert!(report.iterations > 10, "{report:?}");
         // It stops once a sample is at most 25% stale: most keys are gone.
         assert!(dbs[0].len() < 100 + 2_000 / 4, "{}", dbs[0].len());
@@ -495,13 +499,7 @@ mod tests {
         let mut dbs = vec![db_with(0, 1_000, 0)];
         let mut cycle = ExpireCycle::default();
         let mut rng = SmallRng::seed_from_u64(2);
-        let report = cycle.run(
-            CycleKind::Slow,
-            &mut dbs,
-            uniform(1, 10),
-            &mut clock(0),
-            &mut rng,
-        );
+        let report = slow(&mut cycle, &mut dbs, uniform(1, 10), &mut rng);
         assert_eq!(
             (report.iterations, report.sampled, report.expired),
             (1, 20, 0)
@@ -590,21 +588,9 @@ mod tests {
         let mut dbs: Vec<Db> = (0..20).map(|_| db_with(0, 0, 0)).collect();
         let mut cycle = ExpireCycle::default();
         let mut rng = SmallRng::seed_from_u64(5);
-        cycle.run(
-            CycleKind::Slow,
-            &mut dbs,
-            uniform(1, 10),
-            &mut clock(0),
-            &mut rng,
-        );
+        slow(&mut cycle, &mut dbs, uniform(1, 10), &mut rng);
         assert_eq!(cycle.next_db, 16);
-        cycle.run(
-            CycleKind::Slow,
-            &mut dbs,
-            uniform(1, 10),
-            &mut clock(0),
-            &mut rng,
-        );
+        slow(&mut cycle, &mut dbs, uniform(1, 10), &mut rng);
         assert_eq!(cycle.next_db, 12);
     }
 
@@ -635,24 +621,12 @@ mod tests {
         let mut dbs = vec![db_with(300, 20_000, 1_000)];
         let mut cycle = ExpireCycle::default();
         let mut rng = SmallRng::seed_from_u64(7);
-        let report = cycle.run(
-            CycleKind::Slow,
-            &mut dbs,
-            deadline(1, 10),
-            &mut clock(0),
-            &mut rng,
-        );
+        let report = slow(&mut cycle, &mut dbs, deadline(1, 10), &mut rng);
         assert_eq!(report.expired, 300);
         assert_eq!(dbs[0].len(), 21_000);
         assert_eq!(dbs[0].stats.expired_keys_active, 300);
         // Nothing is due now: one candidate looked at, and the cycle stops.
-        let report = cycle.run(
-            CycleKind::Slow,
-            &mut dbs,
-            deadline(1, 10),
-            &mut clock(0),
-            &mut rng,
-        );
+        let report = slow(&mut cycle, &mut dbs, deadline(1, 10), &mut rng);
         assert_eq!(
             (report.iterations, report.sampled, report.expired),
             (1, 1, 0)
@@ -667,13 +641,7 @@ mod tests {
         let mut cycle = ExpireCycle::default();
         let mut rng = SmallRng::seed_from_u64(8);
         // Build the heap first, then change TTLs up and down.
-        cycle.run(
-            CycleKind::Slow,
-            &mut dbs,
-            deadline(1, 10),
-            &mut clock(0),
-            &mut rng,
-        );
+        slow(&mut cycle, &mut dbs, deadline(1, 10), &mut rng);
         for i in 0..100 {
             dbs[0].set(format!("k{i}").as_bytes(), v("x"), Ttl::At(500), 0);
         }
@@ -684,13 +652,7 @@ mod tests {
         dbs[0].set(b"late", v("x"), Ttl::At(900_000), 0);
         dbs[0].set_expire(b"late", 100, 0); // lowered: now due
         dbs[0].persist(b"k60", 0);
-        let report = cycle.run(
-            CycleKind::Slow,
-            &mut dbs,
-            deadline(1, 10),
-            &mut clock(0),
-            &mut rng,
-        );
+        let report = slow(&mut cycle, &mut dbs, deadline(1, 10), &mut rng);
         assert_eq!(report.expired, 50, "{report:?}");
         assert!(dbs[0].contains(b"k0", 1_000) && dbs[0].contains(b"k60", 1_000));
         assert!(!dbs[0].contains(b"late", 1_000) && !dbs[0].contains(b"k70", 1_000));
@@ -733,21 +695,9 @@ mod tests {
         let mut cycle = ExpireCycle::default();
         let mut rng = SmallRng::seed_from_u64(10);
         assert!(!dbs[0].is_deadline_ordered());
-        cycle.run(
-            CycleKind::Slow,
-            &mut dbs,
-            deadline(1, 10),
-            &mut clock(0),
-            &mut rng,
-        );
+        slow(&mut cycle, &mut dbs, deadline(1, 10), &mut rng);
         assert!(dbs[0].is_deadline_ordered());
-        cycle.run(
-            CycleKind::Slow,
-            &mut dbs,
-            uniform(1, 10),
-            &mut clock(0),
-            &mut rng,
-        );
+        slow(&mut cycle, &mut dbs, uniform(1, 10), &mut rng);
         assert!(!dbs[0].is_deadline_ordered());
     }
 }
