@@ -30,7 +30,46 @@ pub struct Config {
     pub proto_max_bulk_len: i64,
     /// Largest query buffer one client may hold before it is closed.
     pub client_query_buffer_limit: u64,
+    /// Most clients connected at once; the next one is refused.
+    pub maxclients: usize,
+    /// Close clients idle for this many seconds (0 = never).
+    pub timeout: u64,
+    /// The default user's password; empty = no authentication.
+    pub requirepass: String,
+    /// Refuse non-loopback clients while no password is set.
+    pub protected_mode: bool,
+    /// Output limits for normal clients (the only class lapse has so far).
+    pub output_limit_normal: OutputLimit,
+    /// Output limits kept for the replica and pubsub classes (not used yet).
+    pub output_limit_replica: OutputLimit,
+    pub output_limit_pubsub: OutputLimit,
 }
+
+/// One class of `client-output-buffer-limit`: bytes, bytes, seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputLimit {
+    /// Unsent bytes that close the client at once (0 = no limit).
+    pub hard_bytes: u64,
+    /// Unsent bytes that close the client if held for `soft_seconds`.
+    pub soft_bytes: u64,
+    pub soft_seconds: u64,
+}
+
+impl OutputLimit {
+    const fn new(hard_bytes: u64, soft_bytes: u64, soft_seconds: u64) -> Self {
+        Self {
+            hard_bytes,
+            soft_bytes,
+            soft_seconds,
+        }
+    }
+}
+
+/// lapse's default for normal clients. Redis has no limit there (`0 0 0`),
+/// so a client that never reads grows the server without bound; lapse cuts
+/// it at 1 GiB unsent, or 128 MiB held for a minute.
+pub const DEFAULT_OUTPUT_LIMIT_NORMAL: OutputLimit =
+    OutputLimit::new(1024 * 1024 * 1024, 128 * 1024 * 1024, 60);
 
 impl Default for Config {
     fn default() -> Self {
@@ -44,6 +83,13 @@ impl Default for Config {
             expire_strategy: Strategy::Deadline,
             proto_max_bulk_len: PROTO_MAX_BULK_LEN_DEFAULT,
             client_query_buffer_limit: 1024 * 1024 * 1024,
+            maxclients: 10_000,
+            timeout: 0,
+            requirepass: String::new(),
+            protected_mode: true,
+            output_limit_normal: DEFAULT_OUTPUT_LIMIT_NORMAL,
+            output_limit_replica: OutputLimit::new(256 * 1024 * 1024, 64 * 1024 * 1024, 60),
+            output_limit_pubsub: OutputLimit::new(32 * 1024 * 1024, 8 * 1024 * 1024, 60),
         }
     }
 }
@@ -121,6 +167,66 @@ fn parse_memory(s: &str) -> Option<i64> {
         }
     }
     lower.parse().ok()
+}
+
+fn yes_no(args: &[String]) -> Result<bool, BadValue> {
+    match args {
+        [arg] if arg.eq_ignore_ascii_case("yes") => Ok(true),
+        [arg] if arg.eq_ignore_ascii_case("no") => Ok(false),
+        _ => Err(BadValue("argument must be 'yes' or 'no'".into())),
+    }
+}
+
+fn show_yes_no(value: bool) -> String {
+    if value { "yes" } else { "no" }.into()
+}
+
+/// Parses `client-output-buffer-limit` (`<class> <hard> <soft> <seconds>`
+/// repeated; classes not named keep their limits).
+fn set_output_limits(c: &mut Config, args: &[String]) -> Result<(), BadValue> {
+    let words: Vec<&str> = args.iter().flat_map(|a| a.split_whitespace()).collect();
+    if words.is_empty() || words.len() % 4 != 0 {
+        return Err(BadValue(
+            "Wrong number of arguments in buffer limit configuration.".into(),
+        ));
+    }
+    let mut next = c.clone();
+    for group in words.chunks(4) {
+        let value = |s: &str| {
+            parse_memory(s)
+                .filter(|&n| n >= 0)
+                .map(|n| n as u64)
+                .ok_or_else(|| BadValue("Error in hard, soft or soft_seconds setting in buffer limit configuration.".into()))
+        };
+        let limit = OutputLimit::new(value(group[1])?, value(group[2])?, value(group[3])?);
+        match group[0].to_ascii_lowercase().as_str() {
+            "normal" => next.output_limit_normal = limit,
+            "replica" | "slave" => next.output_limit_replica = limit,
+            "pubsub" => next.output_limit_pubsub = limit,
+            _ => {
+                return Err(BadValue(
+                    "Invalid client class specified in buffer limit configuration.".into(),
+                ))
+            }
+        }
+    }
+    *c = next;
+    Ok(())
+}
+
+fn show_output_limits(c: &Config) -> String {
+    let show = |name: &str, l: &OutputLimit| {
+        format!(
+            "{name} {} {} {}",
+            l.hard_bytes, l.soft_bytes, l.soft_seconds
+        )
+    };
+    [
+        show("normal", &c.output_limit_normal),
+        show("slave", &c.output_limit_replica),
+        show("pubsub", &c.output_limit_pubsub),
+    ]
+    .join(" ")
 }
 
 fn one_of(args: &[String], allowed: &[&str]) -> Result<String, BadValue> {
@@ -227,6 +333,51 @@ pub static SETTINGS: &[Setting] = &[
             c.client_query_buffer_limit = int_in(a, 1024 * 1024, i64::MAX)?;
             Ok(())
         },
+        mutable: true,
+    },
+    Setting {
+        name: "maxclients",
+        get: |c| c.maxclients.to_string(),
+        set: |c, a| {
+            c.maxclients = int_in(a, 1, i64::from(i32::MAX))?;
+            Ok(())
+        },
+        mutable: true,
+    },
+    Setting {
+        name: "timeout",
+        get: |c| c.timeout.to_string(),
+        set: |c, a| {
+            c.timeout = int_in(a, 0, i64::from(i32::MAX))?;
+            Ok(())
+        },
+        mutable: true,
+    },
+    Setting {
+        name: "requirepass",
+        get: |c| c.requirepass.clone(),
+        set: |c, a| match a {
+            [pass] => {
+                c.requirepass = pass.clone();
+                Ok(())
+            }
+            _ => Err(BadValue("wrong number of arguments".into())),
+        },
+        mutable: true,
+    },
+    Setting {
+        name: "protected-mode",
+        get: |c| show_yes_no(c.protected_mode),
+        set: |c, a| {
+            c.protected_mode = yes_no(a)?;
+            Ok(())
+        },
+        mutable: true,
+    },
+    Setting {
+        name: "client-output-buffer-limit",
+        get: show_output_limits,
+        set: set_output_limits,
         mutable: true,
     },
     // lapse keeps no data on disk; these report that to tools that ask

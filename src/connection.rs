@@ -89,6 +89,10 @@ pub struct Session {
     pub no_touch: bool,
     /// Close once the queued replies are written (QUIT, protocol error).
     pub close_after_reply: bool,
+    /// Passed AUTH (or no password was required when it connected).
+    pub authenticated: bool,
+    /// Since when (unix ms) unsent output has been over the soft limit.
+    pub output_soft_since_ms: Option<i64>,
     /// Creation and last-command times, unix ms (age/idle in CLIENT LIST).
     pub created_ms: i64,
     pub last_interaction_ms: i64,
@@ -110,8 +114,10 @@ impl Session {
         }
     }
 
-    /// Back to a fresh connection's state (RESET), keeping identity.
-    pub fn reset(&mut self) {
+    /// Back to a fresh connection's state (RESET), keeping identity;
+    /// `authenticated` is what a new connection would be.
+    pub fn reset(&mut self, authenticated: bool) {
+        self.authenticated = authenticated;
         self.db = 0;
         self.name.clear();
         self.reply.resp3 = false;

@@ -22,6 +22,9 @@ pub struct Stats {
     pub total_net_input_bytes: u64,
     pub total_net_output_bytes: u64,
     pub rejected_connections: u64,
+    /// Clients closed for holding too much unread input / unsent output.
+    pub client_query_buffer_limit_disconnections: u64,
+    pub client_output_buffer_limit_disconnections: u64,
 }
 
 /// An allocator that counts live heap bytes (INFO `used_memory`). The binary
@@ -177,6 +180,16 @@ fn stats_section(state: &ServerState, out: &mut String) {
     field!(out, "total_net_input_bytes", s.total_net_input_bytes);
     field!(out, "total_net_output_bytes", s.total_net_output_bytes);
     field!(out, "rejected_connections", s.rejected_connections);
+    field!(
+        out,
+        "client_query_buffer_limit_disconnections",
+        s.client_query_buffer_limit_disconnections
+    );
+    field!(
+        out,
+        "client_output_buffer_limit_disconnections",
+        s.client_output_buffer_limit_disconnections
+    );
     field!(out, "expired_keys", expired);
     field!(out, "expired_keys_active", expired_active);
     field!(out, "expired_keys_passive", expired - expired_active);

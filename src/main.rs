@@ -38,6 +38,24 @@ struct Cli {
     /// How the active expire cycle picks candidates: deadline or uniform.
     #[arg(long)]
     expire_strategy: Option<String>,
+    /// Password clients must AUTH with.
+    #[arg(long)]
+    requirepass: Option<String>,
+    /// yes: refuse non-loopback clients while no password is set.
+    #[arg(long)]
+    protected_mode: Option<String>,
+    /// Most clients connected at once.
+    #[arg(long)]
+    maxclients: Option<String>,
+    /// Close clients idle this many seconds (0 = never).
+    #[arg(long)]
+    timeout: Option<String>,
+    /// Largest query buffer per client (bytes; 1mb, 1gb ...).
+    #[arg(long)]
+    client_query_buffer_limit: Option<String>,
+    /// Output limits, e.g. "normal 1gb 128mb 60".
+    #[arg(long, allow_hyphen_values = true)]
+    client_output_buffer_limit: Option<String>,
 }
 
 fn build_config(cli: &Cli) -> Result<Config, String> {
@@ -58,10 +76,18 @@ fn build_config(cli: &Cli) -> Result<Config, String> {
         ("loglevel", &cli.loglevel),
         ("active-expire-effort", &cli.active_expire_effort),
         ("expire-strategy", &cli.expire_strategy),
+        ("requirepass", &cli.requirepass),
+        ("protected-mode", &cli.protected_mode),
+        ("maxclients", &cli.maxclients),
+        ("timeout", &cli.timeout),
+        ("client-query-buffer-limit", &cli.client_query_buffer_limit),
     ] {
         if let Some(v) = value {
             flags.push((name, vec![v.clone()]));
         }
+    }
+    if let Some(v) = &cli.client_output_buffer_limit {
+        flags.push(("client-output-buffer-limit", vec![v.clone()]));
     }
     for (name, value) in flags {
         let setting = find_setting(name).ok_or_else(|| format!("unknown setting {name}"))?;

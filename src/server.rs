@@ -30,10 +30,8 @@ const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
 const LISTENER_BASE: usize = usize::MAX - 2;
 /// Reads of one client per readiness event before others get a turn.
 const READS_PER_EVENT: usize = 16;
-/// A client whose unsent replies exceed this is disconnected: a client that
-/// never reads must not grow the server without bound. (Redis's default for
-/// normal clients is no limit; `client-output-buffer-limit` will refine this.)
-const OUTPUT_BUFFER_HARD_LIMIT: usize = 1024 * 1024 * 1024;
+/// What a non-loopback client hears in protected mode (Redis's text).
+const PROTECTED_MODE_ERROR: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
 /// How long the loop keeps polling without sleeping after serving clients.
 const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(50);
 /// How long shutdown keeps trying to deliver queued replies.
@@ -217,6 +215,14 @@ impl Server {
                 }
             };
             let _ = socket.set_nodelay(true);
+            if let Some(refusal) = self.refusal(&addr) {
+                // Best effort: the socket is fresh, so the short error fits
+                // in its send buffer; the client is closed either way.
+                let _ = socket.write(refusal.as_bytes());
+                self.state.stats.rejected_connections += 1;
+                debug!("refused {addr}");
+                continue;
+            }
             let entry = self.conns.vacant_entry();
             let token = Token(entry.key());
             if let Err(e) = self
@@ -230,13 +236,14 @@ impl Server {
             let laddr = socket
                 .local_addr()
                 .map_or_else(|_| String::new(), |a| a.to_string());
-            let session = Session::new(
+            let mut session = Session::new(
                 self.next_client_id,
                 addr.to_string(),
                 laddr,
                 socket.as_raw_fd(),
                 unix_time_ms(),
             );
+            session.authenticated = self.state.config.requirepass.is_empty();
             self.next_client_id += 1;
             entry.insert(Connection {
                 socket,
@@ -248,6 +255,19 @@ impl Server {
             self.state.stats.total_connections_received += 1;
             debug!("accepted {addr}");
         }
+    }
+
+    /// Why a new client from `addr` must be turned away, as the error line
+    /// to send it: too many clients, or protected mode.
+    fn refusal(&self, addr: &SocketAddr) -> Option<&'static str> {
+        let config = &self.state.config;
+        if self.state.connected_clients >= config.maxclients {
+            return Some("-ERR max number of clients reached\r\n");
+        }
+        if config.protected_mode && config.requirepass.is_empty() && !addr.ip().is_loopback() {
+            return Some(PROTECTED_MODE_ERROR);
+        }
+        None
     }
 
     /// Reads what the client sent and executes every complete request.
@@ -323,11 +343,12 @@ impl Server {
                         commands::execute(&mut ctx, args);
                     }
                     offset += consumed;
-                    if session.reply.pending() > OUTPUT_BUFFER_HARD_LIMIT {
+                    if self.output_limit_reached(&mut session, now_ms) {
                         warn!(
                             "closing client {}: output buffer limit reached",
                             session.addr
                         );
+                        self.state.stats.client_output_buffer_limit_disconnections += 1;
                         session.reply = Default::default();
                         session.close_after_reply = true;
                     }
@@ -354,12 +375,29 @@ impl Server {
                 "closing client {}: query buffer limit reached",
                 conn.session.addr
             );
+            self.state.stats.client_query_buffer_limit_disconnections += 1;
             return self.close(token);
         }
         if (conn.session.reply.pending() > 0 || conn.session.close_after_reply) && !conn.queued {
             conn.queued = true;
             self.pending_writes.push(token);
         }
+    }
+
+    /// Whether the session's unsent output passed the hard limit, or has been
+    /// over the soft limit for too long (`client-output-buffer-limit`).
+    fn output_limit_reached(&self, session: &mut Session, now_ms: i64) -> bool {
+        let limit = self.state.config.output_limit_normal;
+        let pending = session.reply.pending() as u64;
+        if limit.hard_bytes > 0 && pending > limit.hard_bytes {
+            return true;
+        }
+        if limit.soft_bytes == 0 || pending <= limit.soft_bytes {
+            session.output_soft_since_ms = None;
+            return false;
+        }
+        let since = *session.output_soft_since_ms.get_or_insert(now_ms);
+        now_ms - since >= (limit.soft_seconds * 1000) as i64
     }
 
     /// Work done before each poll: a fast expire cycle, then one write per
@@ -427,11 +465,32 @@ impl Server {
         }
     }
 
-    /// Periodic work, `hz` times a second: the slow expire cycle.
+    /// Periodic work, `hz` times a second: the slow expire cycle, idle
+    /// clients.
     fn server_cron(&mut self) {
         self.active_expire_cycle(CycleKind::Slow);
+        self.close_idle_clients();
         let period = Duration::from_micros(1_000_000 / u64::from(self.state.config.hz.max(1)));
         self.next_cron = Instant::now() + period;
+    }
+
+    /// Closes clients idle for longer than `timeout` seconds.
+    fn close_idle_clients(&mut self) {
+        let timeout_s = self.state.config.timeout;
+        if timeout_s == 0 {
+            return;
+        }
+        let now_ms = unix_time_ms();
+        let idle: Vec<usize> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| now_ms - c.session.last_interaction_ms > (timeout_s * 1000) as i64)
+            .map(|(t, _)| t)
+            .collect();
+        for token in idle {
+            debug!("closing idle client");
+            self.close(token);
+        }
     }
 
     fn active_expire_cycle(&mut self, kind: CycleKind) {

@@ -60,6 +60,15 @@ pub static COMMANDS: &[Command] = &[
         "connection",
         "Resets the connection."
     ),
+    cmd!(
+        "auth",
+        -2,
+        ["fast", "noauth"],
+        (0, 0, 0),
+        auth,
+        "connection",
+        "Authenticates the connection."
+    ),
     Command {
         name: "client",
         arity: -2,
@@ -207,16 +216,13 @@ fn hello(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     }
     let mut name = None;
+    let mut authenticated = ctx.session.authenticated;
     let mut i = 2;
     while i < args.len() {
         let remaining = args.len() - i - 1;
         if is(&args[i], "AUTH") && remaining >= 2 {
-            // No passwords exist yet: only the default user, which has none.
-            if !is(&args[i + 1], "default") {
-                return Err(CmdError::Static(
-                    "WRONGPASS invalid username-password pair or user is disabled.",
-                ));
-            }
+            check_credentials(ctx, args.get(i + 1), args.get(i + 2))?;
+            authenticated = true;
             i += 3;
         } else if is(&args[i], "SETNAME") && remaining >= 1 {
             if !valid_client_name(&args[i + 1]) {
@@ -231,6 +237,12 @@ fn hello(ctx: &mut Ctx, args: Args) -> CmdResult {
             )));
         }
     }
+    if !authenticated {
+        return Err(CmdError::Static(
+            "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time",
+        ));
+    }
+    ctx.session.authenticated = true;
     if let Some(name) = name {
         ctx.session.name = name;
     }
@@ -255,12 +267,54 @@ fn hello(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
+/// Compares in time that depends only on the lengths, not on where the
+/// first difference is, so a password can't be guessed byte by byte.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = u8::from(a.len() != b.len());
+    for i in 0..a.len().max(b.len()) {
+        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0);
+    }
+    diff == 0
+}
+
+const WRONGPASS: CmdError =
+    CmdError::Static("WRONGPASS invalid username-password pair or user is disabled.");
+
+/// Checks a username and password against the only user, `default`.
+fn check_credentials(ctx: &Ctx, user: &[u8], pass: &[u8]) -> CmdResult {
+    let required = ctx.server.config.requirepass.as_bytes();
+    let pass_ok = required.is_empty() || constant_time_eq(pass, required);
+    if is(user, "default") && pass_ok {
+        Ok(())
+    } else {
+        Err(WRONGPASS)
+    }
+}
+
+fn auth(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (user, pass): (&[u8], &[u8]) = match args.len() {
+        2 => (b"default", args.get(1)),
+        3 => (args.get(1), args.get(2)),
+        _ => return Err(CmdError::Syntax),
+    };
+    if args.len() == 2 && ctx.server.config.requirepass.is_empty() {
+        return Err(CmdError::Static(
+            "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
+        ));
+    }
+    check_credentials(ctx, user, pass)?;
+    ctx.session.authenticated = true;
+    ctx.out().ok();
+    Ok(())
+}
+
 fn bad_name() -> CmdError {
     CmdError::Static("ERR Client names cannot contain spaces, newlines or special characters.")
 }
 
 fn reset(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    ctx.session.reset();
+    let open = ctx.server.config.requirepass.is_empty();
+    ctx.session.reset(open);
     ctx.out().simple("RESET");
     Ok(())
 }

@@ -169,6 +169,9 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
     let Some(cmd) = lookup(&args[0]) else {
         return Err(unknown_command(args));
     };
+    if !ctx.session.authenticated && !cmd.flags.contains(&"noauth") {
+        return Err(CmdError::Static("NOAUTH Authentication required."));
+    }
     if !cmd.subcommands.is_empty() && args.len() >= 2 {
         let sub = cmd
             .subcommands
@@ -275,7 +278,10 @@ pub mod test_support {
         pub fn new() -> Self {
             Self {
                 server: ServerState::new(Config::default()),
-                session: Session::default(),
+                session: Session {
+                    authenticated: true,
+                    ..Session::default()
+                },
                 now_ms: 1_700_000_000_000,
             }
         }

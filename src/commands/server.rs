@@ -331,7 +331,8 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
             return Err(failed("can't set immutable config"));
         }
         let value = String::from_utf8_lossy(&args[i + 1]).into_owned();
-        let words: Vec<String> = if setting.name == "bind" || setting.name == "save" {
+        let whole_value = ["bind", "save", "requirepass", "client-output-buffer-limit"];
+        let words: Vec<String> = if whole_value.contains(&setting.name) {
             vec![value]
         } else {
             value.split_whitespace().map(String::from).collect()
