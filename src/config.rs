@@ -185,7 +185,7 @@ fn show_yes_no(value: bool) -> String {
 /// repeated; classes not named keep their limits).
 fn set_output_limits(c: &mut Config, args: &[String]) -> Result<(), BadValue> {
     let words: Vec<&str> = args.iter().flat_map(|a| a.split_whitespace()).collect();
-    if words.is_empty() || words.len() % 4 != 0 {
+    if words.is_empty() || !words.len().is_multiple_of(4) {
         return Err(BadValue(
             "Wrong number of arguments in buffer limit configuration.".into(),
         ));
