@@ -1,0 +1,186 @@
+//! Limits, authentication and protected mode: no client can crash the
+//! server, bloat it, or use it without the password.
+
+mod common;
+
+use std::io::Write;
+use std::net::{IpAddr, TcpStream, UdpSocket};
+use std::time::Duration;
+
+use common::{encode, eventually, info_field, Raw, Server};
+
+fn stat(raw: &mut Raw, field: &str) -> u64 {
+    info_field(raw, "stats", field).parse().unwrap()
+}
+
+#[test]
+fn an_endless_bulk_is_cut_off_at_the_query_buffer_limit() {
+    let server = Server::lapse(&["--client-query-buffer-limit", "1mb"]);
+    let mut bad = server.raw();
+    bad.send(b"*2\r\n$3\r\nSET\r\n$536870912\r\n");
+    let chunk = vec![b'x'; 64 * 1024];
+    let mut cut = false;
+    for _ in 0..64 {
+        if bad.reader.get_mut().write_all(&chunk).is_err() {
+            cut = true;
+            break;
+        }
+    }
+    assert!(cut || bad.is_closed(), "a 4 MB request passed a 1 MB limit");
+    let mut good = server.raw();
+    assert_eq!(good.cmd(&["PING"]), "+PONG\r\n");
+    assert_eq!(
+        stat(&mut good, "client_query_buffer_limit_disconnections"),
+        1
+    );
+}
+
+#[test]
+fn a_client_that_never_reads_is_disconnected_and_memory_stays_bounded() {
+    let server = Server::lapse(&["--client-output-buffer-limit", "normal 8mb 4mb 10"]);
+    let mut setup = server.raw();
+    let value = vec![b'v'; 1024 * 1024];
+    setup.send_cmd(&[b"SET", b"big", &value]);
+    assert_eq!(setup.reply(), b"+OK\r\n");
+    let rss_before: u64 = info_field(&mut setup, "memory", "used_memory_rss")
+        .parse()
+        .unwrap();
+
+    // 200 MB of replies asked for, none read.
+    let mut greedy = server.raw();
+    let mut batch = Vec::new();
+    for _ in 0..200 {
+        batch.extend(encode(&[b"GET", b"big"]));
+    }
+    let _ = greedy.reader.get_mut().write_all(&batch);
+    assert!(eventually(Duration::from_secs(10), || {
+        stat(&mut setup, "client_output_buffer_limit_disconnections") == 1
+    }));
+    let rss_after: u64 = info_field(&mut setup, "memory", "used_memory_rss")
+        .parse()
+        .unwrap();
+    assert!(
+        rss_after < rss_before + 64 * 1024 * 1024,
+        "RSS grew from {rss_before} to {rss_after}"
+    );
+    assert_eq!(setup.cmd(&["PING"]), "+PONG\r\n");
+}
+
+#[test]
+fn maxclients_refuses_the_next_client() {
+    let server = Server::lapse(&["--maxclients", "3"]);
+    let mut held: Vec<Raw> = (0..3).map(|_| server.raw()).collect();
+    for r in &mut held {
+        assert_eq!(r.cmd(&["PING"]), "+PONG\r\n");
+    }
+    let mut refused = server.raw();
+    assert_eq!(refused.reply(), b"-ERR max number of clients reached\r\n");
+    assert!(refused.is_closed());
+    drop(held.pop());
+    assert!(eventually(Duration::from_secs(5), || {
+        let mut again = server.raw();
+        again.send(b"PING\r\n");
+        again.reply() == b"+PONG\r\n"
+    }));
+    assert!(stat(&mut held[0], "rejected_connections") >= 1);
+}
+
+#[test]
+fn idle_clients_are_closed_after_timeout() {
+    let server = Server::lapse(&["--timeout", "1"]);
+    let mut idle = server.raw();
+    assert_eq!(idle.cmd(&["PING"]), "+PONG\r\n");
+    let mut busy = server.raw();
+    for _ in 0..25 {
+        assert_eq!(busy.cmd(&["PING"]), "+PONG\r\n");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(idle.is_closed(), "idle client still open after 2.5 s");
+    assert_eq!(busy.cmd(&["PING"]), "+PONG\r\n");
+}
+
+#[test]
+fn authentication() {
+    let server = Server::lapse(&["--requirepass", "s3cret"]);
+    let mut r = server.raw();
+    assert_eq!(r.cmd(&["PING"]), "-NOAUTH Authentication required.\r\n");
+    assert_eq!(r.cmd(&["GET", "k"]), "-NOAUTH Authentication required.\r\n");
+    assert!(r
+        .cmd(&["HELLO", "3"])
+        .starts_with("-NOAUTH HELLO must be called with the client already authenticated"));
+    assert_eq!(
+        r.cmd(&["AUTH", "wrong"]),
+        "-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["AUTH", "someone", "s3cret"]),
+        "-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+    );
+    assert_eq!(r.cmd(&["AUTH", "s3cret"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["PING"]), "+PONG\r\n");
+    assert_eq!(r.cmd(&["RESET"]), "+RESET\r\n");
+    assert_eq!(r.cmd(&["PING"]), "-NOAUTH Authentication required.\r\n");
+    assert!(r
+        .cmd(&["HELLO", "3", "AUTH", "default", "s3cret"])
+        .starts_with("%7\r\n"));
+    assert_eq!(r.cmd(&["PING"]), "+PONG\r\n");
+
+    // A new password applies to new connections at once.
+    assert_eq!(r.cmd(&["CONFIG", "SET", "requirepass", "other"]), "+OK\r\n");
+    let mut fresh = server.raw();
+    assert_eq!(fresh.cmd(&["AUTH", "s3cret"]).chars().next(), Some('-'));
+    assert_eq!(fresh.cmd(&["AUTH", "default", "other"]), "+OK\r\n");
+
+    // The redis crate authenticates through the URL.
+    let client = redis::Client::open(format!("redis://:other@127.0.0.1:{}/", server.port)).unwrap();
+    let mut con = client.get_connection().unwrap();
+    let pong: String = redis::cmd("PING").query(&mut con).unwrap();
+    assert_eq!(pong, "PONG");
+
+    let open = Server::lapse(&[]);
+    assert_eq!(
+        open.raw().cmd(&["AUTH", "x"]),
+        "-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n"
+    );
+    assert_eq!(open.raw().cmd(&["AUTH", "default", "anything"]), "+OK\r\n");
+}
+
+/// This machine's address on a non-loopback interface, if it has one.
+fn outside_address() -> Option<IpAddr> {
+    // Connecting a UDP socket sends nothing; it only picks a route.
+    let socket = UdpSocket::bind("0.0.0.0:0").ok()?;
+    socket.connect("192.0.2.1:9").ok()?;
+    let ip = socket.local_addr().ok()?.ip();
+    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+}
+
+#[test]
+fn protected_mode_refuses_outside_clients_without_a_password() {
+    let Some(ip) = outside_address() else {
+        let _ = std::io::stderr()
+            .write_all(b"SKIPPED protected mode test: this machine has no non-loopback address\n");
+        return;
+    };
+    let connect = |port: u16| {
+        let s = TcpStream::connect((ip, port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        Raw {
+            reader: std::io::BufReader::new(s),
+        }
+    };
+    let protected = Server::lapse(&["--bind", "0.0.0.0"]);
+    let mut outside = connect(protected.port);
+    let reply = String::from_utf8(outside.reply()).unwrap();
+    assert!(
+        reply.starts_with("-DENIED Redis is running in protected mode"),
+        "{reply}"
+    );
+    assert!(outside.is_closed());
+    // Loopback clients are still served.
+    assert_eq!(Raw::connect(protected.port).cmd(&["PING"]), "+PONG\r\n");
+
+    let with_password = Server::lapse(&["--bind", "0.0.0.0", "--requirepass", "pw"]);
+    assert_eq!(connect(with_password.port).cmd(&["AUTH", "pw"]), "+OK\r\n");
+    let unprotected = Server::lapse(&["--bind", "0.0.0.0", "--protected-mode", "no"]);
+    assert_eq!(connect(unprotected.port).cmd(&["PING"]), "+PONG\r\n");
+}
