@@ -1,0 +1,237 @@
+//! Bounded fuzz passes on stable Rust: the request parser, and random
+//! argument vectors executed against the command table in process.
+//!
+//! Each pass runs for `FUZZ_SECONDS` (default 10; CI sets 60 for the
+//! two together) from a seed (`FUZZ_SEED`, default: the clock, printed so a
+//! failure can be replayed). Any panic fails the test with the input that
+//! caused it; each crash found becomes a regression test below.
+
+use std::time::{Duration, Instant};
+
+use lapse::commands::{self, Ctx};
+use lapse::config::Config;
+use lapse::connection::Session;
+use lapse::protocol::{Parsed, RequestParser};
+use lapse::state::ServerState;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+fn budget() -> Duration {
+    let secs: f64 = std::env::var("FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10.0);
+    Duration::from_secs_f64(secs / 2.0)
+}
+
+fn seed() -> u64 {
+    let seed = std::env::var("FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    eprintln!("FUZZ_SEED={seed}");
+    seed
+}
+
+fn encode(args: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend(format!("${}\r\n", a.len()).as_bytes());
+        out.extend(a);
+        out.extend(b"\r\n");
+    }
+    out
+}
+
+/// Parses `input` fed in random pieces; returns the requests found.
+fn parse_in_pieces(input: &[u8], rng: &mut SmallRng) -> Vec<Vec<Vec<u8>>> {
+    let mut parser = RequestParser::default();
+    let mut buf: Vec<u8> = Vec::new();
+    let mut fed = 0;
+    let mut out = Vec::new();
+    while fed < input.len() {
+        let n = rng.gen_range(1..=input.len() - fed);
+        buf.extend_from_slice(&input[fed..fed + n]);
+        fed += n;
+        loop {
+            match parser.parse(&buf) {
+                Ok(Parsed::Complete { consumed }) => {
+                    assert!(consumed > 0 && consumed <= buf.len());
+                    let args = parser.args(&buf);
+                    if !args.is_empty() {
+                        out.push(args.iter().map(<[u8]>::to_vec).collect());
+                    }
+                    buf.drain(..consumed);
+                }
+                Ok(Parsed::Incomplete) => break,
+                Err(_) => return out,
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn fuzz_request_parser() {
+    let mut rng = SmallRng::seed_from_u64(seed());
+    let deadline = Instant::now() + budget();
+    let mut cases = 0u64;
+    while Instant::now() < deadline {
+        // Round trip: any argument vectors survive any split.
+        let requests: Vec<Vec<Vec<u8>>> = (0..rng.gen_range(1..5))
+            .map(|_| {
+                (0..rng.gen_range(1..6))
+                    .map(|_| (0..rng.gen_range(0..40)).map(|_| rng.gen()).collect())
+                    .collect()
+            })
+            .collect();
+        let stream: Vec<u8> = requests.iter().flat_map(|r| encode(r)).collect();
+        assert_eq!(parse_in_pieces(&stream, &mut rng), requests);
+        // Mutations: flip, cut and splice bytes; it must never panic.
+        let mut junk = stream.clone();
+        for _ in 0..rng.gen_range(1..8) {
+            if junk.is_empty() {
+                break;
+            }
+            let at = rng.gen_range(0..junk.len());
+            match rng.gen_range(0..4) {
+                0 => junk[at] = rng.gen(),
+                1 => {
+                    junk.remove(at);
+                }
+                2 => junk.insert(
+                    at,
+                    *b"*$\r\n-0123456789\"' \\x"
+                        .get(rng.gen_range(0..20))
+                        .unwrap_or(&b'*'),
+                ),
+                _ => junk.truncate(at),
+            }
+        }
+        parse_in_pieces(&junk, &mut rng);
+        cases += 1;
+    }
+    eprintln!("parser fuzz: {cases} cases");
+}
+
+const WORDS: &[&str] = &[
+    "EX", "PX", "EXAT", "PXAT", "NX", "XX", "GT", "LT", "GET", "KEEPTTL", "PERSIST", "MATCH",
+    "COUNT", "TYPE", "DB", "REPLACE", "ASYNC", "SYNC", "ID", "AUTH", "SETNAME", "LIB-NAME",
+    "default", "ON", "OFF", "*", "k", "k2", "",
+];
+const NUMBERS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "2",
+    "16",
+    "100",
+    "-100",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "9223372036854775808",
+    "536870911",
+    "536870912",
+    "1.5",
+    "-0.0",
+    "inf",
+    "-inf",
+    "nan",
+    "1e308",
+    "1e-308",
+    "0x10",
+    " 1",
+    "1 ",
+    "+1",
+    "007",
+];
+
+/// Commands whose effect is to stop or stall the process, not to answer.
+fn skipped(args: &[Vec<u8>]) -> bool {
+    let is = |i: usize, w: &str| {
+        args.get(i)
+            .is_some_and(|a| a.eq_ignore_ascii_case(w.as_bytes()))
+    };
+    (is(0, "debug") && is(1, "sleep")) || is(0, "shutdown")
+}
+
+fn random_args(rng: &mut SmallRng, names: &[String]) -> Vec<Vec<u8>> {
+    let mut args = Vec::new();
+    let full = &names[rng.gen_range(0..names.len())];
+    for part in full.split('|') {
+        args.push(part.as_bytes().to_vec());
+    }
+    for _ in 0..rng.gen_range(0..7) {
+        let arg: Vec<u8> = match rng.gen_range(0..5) {
+            0 => WORDS[rng.gen_range(0..WORDS.len())].into(),
+            1 | 2 => NUMBERS[rng.gen_range(0..NUMBERS.len())].into(),
+            3 => format!("k{}", rng.gen_range(0..5)).into_bytes(),
+            _ => (0..rng.gen_range(0..50)).map(|_| rng.gen()).collect(),
+        };
+        args.push(arg);
+    }
+    args
+}
+
+#[test]
+fn fuzz_command_table() {
+    let mut rng = SmallRng::seed_from_u64(seed());
+    let names: Vec<String> = commands::all()
+        .flat_map(|c| {
+            let mut v = vec![c.name.to_string()];
+            v.extend(
+                c.subcommands
+                    .iter()
+                    .map(|s| format!("{}|{}", c.name, s.name)),
+            );
+            v
+        })
+        .collect();
+    let mut server = ServerState::new(Config::default());
+    let mut session = Session {
+        authenticated: true,
+        ..Session::default()
+    };
+    let deadline = Instant::now() + budget();
+    let mut cases = 0u64;
+    while Instant::now() < deadline {
+        let args = random_args(&mut rng, &names);
+        if skipped(&args) {
+            continue;
+        }
+        let stream = encode(&args);
+        let mut parser = RequestParser::default();
+        let Ok(Parsed::Complete { .. }) = parser.parse(&stream) else {
+            panic!("could not parse {args:?}");
+        };
+        let parsed = parser.args(&stream);
+        let mut ctx = Ctx {
+            now_ms: 1_700_000_000_000 + cases as i64,
+            session: &mut session,
+            server: &mut server,
+            peers: &(),
+        };
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            commands::execute(&mut ctx, parsed);
+        }));
+        if outcome.is_err() {
+            let shown: Vec<String> = args
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            panic!("command panicked: {shown:?}");
+        }
+        // Every reply is well-formed: it ends a RESP line.
+        assert!(session.reply.buf.ends_with(b"\r\n"), "{args:?}");
+        session.reply.buf.clear();
+        session.authenticated = true;
+        server.config.requirepass.clear();
+        cases += 1;
+    }
+    eprintln!("command fuzz: {cases} cases");
+}
