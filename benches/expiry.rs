@@ -10,7 +10,7 @@
 //!
 //! Run: `cargo bench --bench expiry` (needs redis-server on PATH).
 //! Knobs (env): `MASS_KEYS` (1000000), `LAG_SIZES` (0,10000,100000,1000000),
-//! `LAG_SECS` (1,10,60), `SECTIONS` (mass,lag), `LAPSE_MODES` (extra lapse
+//! `LAG_SECS` (0.1,1,10,60), `SECTIONS` (mass,lag), `LAPSE_MODES` (extra lapse
 //! runs, e.g. `uniform`; each is passed as `--expire-strategy <mode>`).
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -182,6 +182,19 @@ impl Client {
         line.trim().to_string()
     }
 
+    /// Sends a command whose reply is one bulk string; returns it as text.
+    fn bulk_cmd(&mut self, args: &[&[u8]]) -> String {
+        let mut buf = Vec::new();
+        Self::encode(args, &mut buf);
+        self.reader.get_mut().write_all(&buf).unwrap();
+        let mut header = String::new();
+        self.reader.read_line(&mut header).unwrap();
+        let len: usize = header.trim()[1..].parse().unwrap();
+        let mut body = vec![0u8; len + 2];
+        self.reader.read_exact(&mut body).unwrap();
+        String::from_utf8_lossy(&body).into_owned()
+    }
+
     fn dbsize(&mut self) -> u64 {
         self.line_cmd(&[b"DBSIZE"])[1..].parse().unwrap()
     }
@@ -287,8 +300,9 @@ fn mass_expiry(target: &Target, keys: u64) -> MassResult {
     }
 }
 
-/// Probes gone after each of `checkpoints` seconds, among `others` long-TTL keys.
-fn probe_lag(target: &Target, others: u64, checkpoints: &[u64]) -> Vec<u64> {
+/// Probes gone after each of `checkpoints` seconds, among `others` long-TTL
+/// keys, and (lapse only) its INFO expiry lag p99 / max at the end.
+fn probe_lag(target: &Target, others: u64, checkpoints: &[f64]) -> (Vec<u64>, String) {
     let server = start(target);
     let mut c = Client::connect(server.port);
     c.load(others, |i, out| {
@@ -313,11 +327,29 @@ fn probe_lag(target: &Target, others: u64, checkpoints: &[u64]) -> Vec<u64> {
     });
     let mut out = Vec::new();
     for &secs in checkpoints {
-        let wait = deadline + secs as i64 * 1000 - unix_ms();
+        let wait = deadline + (secs * 1000.0) as i64 - unix_ms();
         std::thread::sleep(Duration::from_millis(wait.max(0) as u64));
         out.push((others + PROBES).saturating_sub(c.dbsize()));
     }
-    out
+    let lag = if target.program.ends_with("lapse") {
+        let info = c.bulk_cmd(&[b"INFO", b"stats"]);
+        let field = |name: &str| {
+            info.lines()
+                .find_map(|l| {
+                    l.strip_prefix(&format!("{name}:"))
+                        .map(|v| v.trim().to_string())
+                })
+                .unwrap_or_default()
+        };
+        format!(
+            "{} / {}",
+            field("expire_lag_active_p99_ms"),
+            field("expire_lag_active_max_ms")
+        )
+    } else {
+        "n/a".into()
+    };
+    (out, lag)
 }
 
 fn fmt_secs(v: Option<f64>) -> String {
@@ -368,7 +400,7 @@ fn main() {
             .iter()
             .map(|s| s.parse().unwrap())
             .collect();
-        let checkpoints: Vec<u64> = env_list("LAG_SECS", "1,10,60")
+        let checkpoints: Vec<f64> = env_list("LAG_SECS", "0.1,1,10,60")
             .iter()
             .map(|s| s.parse().unwrap())
             .collect();
@@ -377,13 +409,16 @@ fn main() {
             .iter()
             .map(|s| format!("gone after {s} s"))
             .collect();
-        println!("| server | N | {} |", header.join(" | "));
-        println!("|---|---|{}", "---|".repeat(checkpoints.len()));
+        println!(
+            "| server | N | {} | lapse lag p99 / max (ms) |",
+            header.join(" | ")
+        );
+        println!("|---|---|{}---|", "---|".repeat(checkpoints.len()));
         for &n in &sizes {
             for t in &targets {
-                let gone = probe_lag(t, n, &checkpoints);
+                let (gone, lag) = probe_lag(t, n, &checkpoints);
                 let cells: Vec<String> = gone.iter().map(|g| format!("{g} / {PROBES}")).collect();
-                println!("| {} | {} | {} |", t.name, n, cells.join(" | "));
+                println!("| {} | {} | {} | {} |", t.name, n, cells.join(" | "), lag);
             }
         }
     }
