@@ -397,7 +397,7 @@ impl Server {
             return false;
         }
         let since = *session.output_soft_since_ms.get_or_insert(now_ms);
-        now_ms - since >= (limit.soft_seconds * 1000) as i64
+        now_ms.saturating_sub(since) as u64 >= limit.soft_seconds.saturating_mul(1000)
     }
 
     /// Work done before each poll: a fast expire cycle, then one write per
@@ -484,7 +484,10 @@ impl Server {
         let idle: Vec<usize> = self
             .conns
             .iter()
-            .filter(|(_, c)| now_ms - c.session.last_interaction_ms > (timeout_s * 1000) as i64)
+            .filter(|(_, c)| {
+                now_ms.saturating_sub(c.session.last_interaction_ms) as u64
+                    > timeout_s.saturating_mul(1000)
+            })
             .map(|(t, _)| t)
             .collect();
         for token in idle {

@@ -184,3 +184,39 @@ fn protected_mode_refuses_outside_clients_without_a_password() {
     let unprotected = Server::lapse(&["--bind", "0.0.0.0", "--protected-mode", "no"]);
     assert_eq!(connect(unprotected.port).cmd(&["PING"]), "+PONG\r\n");
 }
+
+#[test]
+fn huge_sizes_and_numbers_get_errors_not_crashes() {
+    let server = Server::lapse(&[]);
+    let mut r = server.raw();
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "proto-max-bulk-len", "9223372036854775807"]),
+        "+OK\r\n"
+    );
+    // Allowed by the setting, impossible for the allocator: an error, not an abort.
+    assert_eq!(
+        r.cmd(&["SETRANGE", "k", "4611686018427387904", "x"]),
+        "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "client-output-buffer-limit", "normal 0 1 9223372036854775807"]),
+        "+OK\r\n"
+    );
+    for cmd in [
+        &["INCRBY", "n", "9223372036854775807"][..],
+        &["INCRBY", "n", "1"],
+        &["DECRBY", "n", "-9223372036854775808"],
+        &["INCRBYFLOAT", "f", "1e308"],
+        &["INCRBYFLOAT", "f", "1e308"],
+        &["GETRANGE", "k", "-9223372036854775808", "9223372036854775807"],
+        &["EXPIRE", "k", "-9223372036854775808"],
+        &["PEXPIREAT", "n", "9223372036854775807"],
+        &["SCAN", "18446744073709551615", "COUNT", "9223372036854775807"],
+        &["SELECT", "9223372036854775807"],
+        &["CLIENT", "LIST", "ID", "9223372036854775807"],
+    ] {
+        let reply = r.cmd(cmd);
+        assert!(!reply.is_empty(), "{cmd:?}");
+    }
+    assert_eq!(r.cmd(&["PING"]), "+PONG\r\n");
+}

@@ -332,11 +332,20 @@ fn append(ctx: &mut Ctx, args: Args) -> CmdResult {
     let current = read_string(ctx, &args[1])?.map_or(0, <[u8]>::len);
     check_string_length(ctx, (current + args[2].len()) as u64)?;
     let len = update_string(ctx, &args[1], |s, _| {
+        grow(s, s.len() + args[2].len())?;
         s.extend_from_slice(&args[2]);
         Ok(s.len() as i64)
     })?;
     ctx.out().int(len);
     Ok(())
+}
+
+/// Makes room for a string of `len` bytes, or fails without panicking when
+/// the allocator can't (possible if `proto-max-bulk-len` was set very high).
+fn grow(s: &mut Vec<u8>, len: usize) -> Result<(), CmdError> {
+    s.try_reserve(len.saturating_sub(s.len())).map_err(|_| {
+        CmdError::Static("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+    })
 }
 
 fn strlen(ctx: &mut Ctx, args: Args) -> CmdResult {
@@ -396,6 +405,7 @@ fn setrange(ctx: &mut Ctx, args: Args) -> CmdResult {
     let len = update_string(ctx, &args[1], |s, _| {
         let end = offset + patch.len();
         if s.len() < end {
+            grow(s, end)?;
             s.resize(end, 0);
         }
         s[offset..end].copy_from_slice(patch);
