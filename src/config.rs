@@ -75,7 +75,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             port: DEFAULT_PORT,
-            bind: vec!["127.0.0.1".into()],
+            bind: vec!["127.0.0.1".into(), "-::1".into()],
             hz: 10,
             databases: 16,
             loglevel: "notice".into(),

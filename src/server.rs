@@ -88,7 +88,10 @@ impl Server {
         let poll = Poll::new()?;
         let mut listeners = Vec::new();
         let mut port = config.port;
-        for (i, host) in config.bind.iter().enumerate() {
+        for host in &config.bind {
+            // As in redis.conf, a leading '-' marks an address that may be
+            // unavailable (no IPv6, say): skipped instead of fatal.
+            let optional = host.starts_with('-');
             let host = host.trim_start_matches('-');
             let ip: std::net::IpAddr = host.parse().map_err(|_| {
                 io::Error::new(
@@ -96,11 +99,18 @@ impl Server {
                     format!("bad bind address '{host}'"),
                 )
             })?;
-            let mut listener = TcpListener::bind(SocketAddr::new(ip, port))?;
+            let mut listener = match TcpListener::bind(SocketAddr::new(ip, port)) {
+                Ok(l) => l,
+                Err(e) if optional => {
+                    info!("not listening on optional address {host}: {e}");
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             port = listener.local_addr()?.port();
             poll.registry().register(
                 &mut listener,
-                Token(LISTENER_BASE - i),
+                Token(LISTENER_BASE - listeners.len()),
                 Interest::READABLE,
             )?;
             info!("listening on {}", listener.local_addr()?);

@@ -199,7 +199,12 @@ fn huge_sizes_and_numbers_get_errors_not_crashes() {
         "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n"
     );
     assert_eq!(
-        r.cmd(&["CONFIG", "SET", "client-output-buffer-limit", "normal 0 1 9223372036854775807"]),
+        r.cmd(&[
+            "CONFIG",
+            "SET",
+            "client-output-buffer-limit",
+            "normal 0 1 9223372036854775807"
+        ]),
         "+OK\r\n"
     );
     for cmd in [
@@ -208,10 +213,20 @@ fn huge_sizes_and_numbers_get_errors_not_crashes() {
         &["DECRBY", "n", "-9223372036854775808"],
         &["INCRBYFLOAT", "f", "1e308"],
         &["INCRBYFLOAT", "f", "1e308"],
-        &["GETRANGE", "k", "-9223372036854775808", "9223372036854775807"],
+        &[
+            "GETRANGE",
+            "k",
+            "-9223372036854775808",
+            "9223372036854775807",
+        ],
         &["EXPIRE", "k", "-9223372036854775808"],
         &["PEXPIREAT", "n", "9223372036854775807"],
-        &["SCAN", "18446744073709551615", "COUNT", "9223372036854775807"],
+        &[
+            "SCAN",
+            "18446744073709551615",
+            "COUNT",
+            "9223372036854775807",
+        ],
         &["SELECT", "9223372036854775807"],
         &["CLIENT", "LIST", "ID", "9223372036854775807"],
     ] {
@@ -219,4 +234,21 @@ fn huge_sizes_and_numbers_get_errors_not_crashes() {
         assert!(!reply.is_empty(), "{cmd:?}");
     }
     assert_eq!(r.cmd(&["PING"]), "+PONG\r\n");
+}
+
+#[test]
+fn default_bind_is_loopback_v4_and_v6_when_available() {
+    let server = Server::lapse(&[]);
+    let mut r = server.raw();
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "bind"]),
+        "*2\r\n$4\r\nbind\r\n$14\r\n127.0.0.1 -::1\r\n"
+    );
+    if std::net::TcpListener::bind("[::1]:0").is_ok() {
+        let s = TcpStream::connect(("::1", server.port)).expect("IPv6 loopback listener");
+        let mut v6 = Raw {
+            reader: std::io::BufReader::new(s),
+        };
+        assert_eq!(v6.cmd(&["PING"]), "+PONG\r\n");
+    }
 }
