@@ -157,7 +157,7 @@ impl Server {
                 Err(e) => return Err(e),
             }
             for token in std::mem::take(&mut self.read_again) {
-                self.handle_readable(token);
+                self.handle_readable(token, false);
             }
             for event in events.iter() {
                 match event.token() {
@@ -167,7 +167,10 @@ impl Server {
                     }
                     Token(t) => {
                         if event.is_readable() || event.is_read_closed() || event.is_error() {
-                            self.handle_readable(t);
+                            // If the peer's FIN came with this event, read on
+                            // to the EOF: no later edge will announce it.
+                            let eof_pending = event.is_read_closed() || event.is_error();
+                            self.handle_readable(t, !eof_pending);
                         }
                         if event.is_writable() {
                             self.flush(t);
@@ -281,7 +284,10 @@ impl Server {
     }
 
     /// Reads what the client sent and executes every complete request.
-    fn handle_readable(&mut self, token: usize) {
+    /// `short_read_drains`: a read shorter than the buffer means the socket
+    /// is drained for now (true for a plain readable edge; false when the
+    /// event also carried the peer's EOF, which must still be read).
+    fn handle_readable(&mut self, token: usize, short_read_drains: bool) {
         for _ in 0..READS_PER_EVENT {
             let Some(conn) = self.conns.get_mut(token) else {
                 return;
@@ -310,7 +316,7 @@ impl Server {
                     // A short read drained the socket: on Linux a later
                     // arrival raises a new edge, so skip the read that would
                     // only say WouldBlock (one syscall less per request).
-                    if n < room {
+                    if short_read_drains && n < room {
                         return;
                     }
                 }

@@ -136,6 +136,11 @@ fn clients_vanishing_mid_request_do_not_harm_others() {
     }
     assert_eq!(good.cmd(&["SET", "k", "v"]), "+OK\r\n");
     assert_eq!(good.cmd(&["GET", "k"]), "$1\r\nv\r\n");
+    // Every vanished client is closed on the server too (a FIN arriving with
+    // the last data once went unnoticed and leaked the connection).
+    assert!(common::eventually(Duration::from_secs(5), || {
+        common::info_field(&mut good, "clients", "connected_clients") == "1"
+    }));
 }
 
 #[test]
