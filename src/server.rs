@@ -172,7 +172,10 @@ impl Server {
                             let eof_pending = event.is_read_closed() || event.is_error();
                             self.handle_readable(t, !eof_pending);
                         }
-                        if event.is_writable() {
+                        // A hang-up is also a reason to try the write: it
+                        // fails and closes a client that was only waiting
+                        // for its last replies to drain.
+                        if event.is_writable() || event.is_write_closed() || event.is_error() {
                             self.flush(t);
                         }
                     }
