@@ -660,6 +660,35 @@ mod tests {
     }
 
     #[test]
+    fn deadline_order_survives_overwrite_rename_delete_and_flush() {
+        let mut dbs = vec![db_with(0, 0, 0)];
+        let v = || Value::Str(b"x".to_vec());
+        let mut cycle = ExpireCycle::default();
+        let mut rng = SmallRng::seed_from_u64(12);
+        slow(&mut cycle, &mut dbs, deadline(1, 10), &mut rng);
+        let db = &mut dbs[0];
+        for i in 0..20 {
+            db.set(format!("k{i}").as_bytes(), v(), Ttl::At(500 + i), 0);
+        }
+        db.set(b"k0", v(), Ttl::Clear, 0); // overwrite without TTL
+        db.set(b"k1", v(), Ttl::At(900_000), 0); // overwrite with a later TTL
+        let (value, at) = db.remove(b"k2", 0).unwrap(); // RENAME k2 -> r2
+        db.set(b"r2", value, at.map_or(Ttl::Clear, Ttl::At), 0);
+        assert!(db.delete(b"k3", 0));
+        let report = slow(&mut cycle, &mut dbs, deadline(1, 10), &mut rng);
+        // k4..k19 (16) and r2 were due; k0, k1 live on.
+        assert_eq!(report.expired, 17, "{report:?}");
+        assert!(dbs[0].contains(b"k0", 1_000) && dbs[0].contains(b"k1", 1_000));
+        assert_eq!(dbs[0].len(), 2);
+        dbs[0].flush();
+        dbs[0].set(b"after", v(), Ttl::At(700), 0);
+        assert_eq!(dbs[0].earliest_deadline_ms(), Some(700));
+        let report = slow(&mut cycle, &mut dbs, deadline(1, 10), &mut rng);
+        assert_eq!(report.expired, 1);
+        assert!(dbs[0].is_empty());
+    }
+
+    #[test]
     fn deadline_fast_cycle_runs_when_a_key_is_due() {
         let mut dbs = vec![db_with(0, 100, 0)];
         let mut cycle = ExpireCycle::default();
