@@ -141,12 +141,7 @@ impl Client {
     }
 
     fn encode(args: &[&[u8]], out: &mut Vec<u8>) {
-        out.extend(format!("*{}\r\n", args.len()).as_bytes());
-        for a in args {
-            out.extend(format!("${}\r\n", a.len()).as_bytes());
-            out.extend_from_slice(a);
-            out.extend_from_slice(b"\r\n");
-        }
+        lapse::protocol::encode_request(args, out);
     }
 
     /// Sends `n` SETs built by `make` in pipelined batches; checks every +OK.

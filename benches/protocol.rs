@@ -14,12 +14,7 @@ fn pipelined_stream() -> Vec<u8> {
             2 => vec![b"INCR", b"counter"],
             _ => vec![b"EXPIRE", key.as_bytes(), b"100"],
         };
-        out.extend(format!("*{}\r\n", cmd.len()).as_bytes());
-        for a in cmd {
-            out.extend(format!("${}\r\n", a.len()).as_bytes());
-            out.extend(a);
-            out.extend(b"\r\n");
-        }
+        lapse::protocol::encode_request(&cmd, &mut out);
     }
     out
 }

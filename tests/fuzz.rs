@@ -39,12 +39,8 @@ fn seed() -> u64 {
 }
 
 fn encode(args: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend(format!("${}\r\n", a.len()).as_bytes());
-        out.extend(a);
-        out.extend(b"\r\n");
-    }
+    let mut out = Vec::new();
+    lapse::protocol::encode_request(args, &mut out);
     out
 }
 

@@ -234,6 +234,29 @@ impl RequestParser {
     }
 }
 
+/// Appends `args` as one multibulk request (what clients send): for tests,
+/// benchmarks and tools that talk to a server.
+pub fn encode_request<A: AsRef<[u8]>>(args: &[A], out: &mut Vec<u8>) {
+    let mut tmp = [0u8; 20];
+    out.push(b'*');
+    out.extend_from_slice(crate::protocol::reply::format_i64(
+        args.len() as i64,
+        &mut tmp,
+    ));
+    out.extend_from_slice(b"\r\n");
+    for arg in args {
+        let arg = arg.as_ref();
+        out.push(b'$');
+        out.extend_from_slice(crate::protocol::reply::format_i64(
+            arg.len() as i64,
+            &mut tmp,
+        ));
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
 /// The arguments of one request: `args[0]` is the command name.
 #[derive(Clone, Copy)]
 pub struct Args<'a> {
@@ -639,6 +662,17 @@ mod tests {
         assert_eq!(
             parse_all(b"\x0b\x0cping\r\n").unwrap(),
             strings(&[&["ping"]])
+        );
+    }
+
+    #[test]
+    fn encoded_requests_parse_back() {
+        let mut stream = Vec::new();
+        encode_request(&[&b"SET"[..], b"k", b"a\r\nb"], &mut stream);
+        encode_request(&[b"PING"], &mut stream);
+        assert_eq!(
+            parse_all(&stream).unwrap(),
+            strings(&[&["SET", "k", "a\r\nb"], &["PING"]])
         );
     }
 
