@@ -38,11 +38,29 @@ pub struct Config {
     pub requirepass: String,
     /// Refuse non-loopback clients while no password is set.
     pub protected_mode: bool,
+    /// The `lazyfree-lazy-*` settings.
+    pub lazyfree: LazyFreePolicy,
     /// Output limits for normal clients (the only class lapse has so far).
     pub output_limit_normal: OutputLimit,
     /// Output limits kept for the replica and pubsub classes (not used yet).
     pub output_limit_replica: OutputLimit,
     pub output_limit_pubsub: OutputLimit,
+}
+
+/// Which deletions may free big values on the lazyfree thread (all `no`
+/// by default, as in Redis 7.0; UNLINK and FLUSH* ASYNC always may).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LazyFreePolicy {
+    /// Evictions (kept for when eviction exists).
+    pub eviction: bool,
+    /// Keys removed because they expired.
+    pub expire: bool,
+    /// Values the server overwrites or deletes as a side effect (SET, RENAME).
+    pub server_del: bool,
+    /// DEL.
+    pub user_del: bool,
+    /// FLUSHDB / FLUSHALL without ASYNC or SYNC.
+    pub user_flush: bool,
 }
 
 /// One class of `client-output-buffer-limit`: bytes, bytes, seconds.
@@ -87,6 +105,7 @@ impl Default for Config {
             timeout: 0,
             requirepass: String::new(),
             protected_mode: true,
+            lazyfree: LazyFreePolicy::default(),
             output_limit_normal: DEFAULT_OUTPUT_LIMIT_NORMAL,
             output_limit_replica: OutputLimit::new(256 * 1024 * 1024, 64 * 1024 * 1024, 60),
             output_limit_pubsub: OutputLimit::new(32 * 1024 * 1024, 8 * 1024 * 1024, 60),
@@ -370,6 +389,51 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| show_yes_no(c.protected_mode),
         set: |c, a| {
             c.protected_mode = yes_no(a)?;
+            Ok(())
+        },
+        mutable: true,
+    },
+    Setting {
+        name: "lazyfree-lazy-eviction",
+        get: |c| show_yes_no(c.lazyfree.eviction),
+        set: |c, a| {
+            c.lazyfree.eviction = yes_no(a)?;
+            Ok(())
+        },
+        mutable: true,
+    },
+    Setting {
+        name: "lazyfree-lazy-expire",
+        get: |c| show_yes_no(c.lazyfree.expire),
+        set: |c, a| {
+            c.lazyfree.expire = yes_no(a)?;
+            Ok(())
+        },
+        mutable: true,
+    },
+    Setting {
+        name: "lazyfree-lazy-server-del",
+        get: |c| show_yes_no(c.lazyfree.server_del),
+        set: |c, a| {
+            c.lazyfree.server_del = yes_no(a)?;
+            Ok(())
+        },
+        mutable: true,
+    },
+    Setting {
+        name: "lazyfree-lazy-user-del",
+        get: |c| show_yes_no(c.lazyfree.user_del),
+        set: |c, a| {
+            c.lazyfree.user_del = yes_no(a)?;
+            Ok(())
+        },
+        mutable: true,
+    },
+    Setting {
+        name: "lazyfree-lazy-user-flush",
+        get: |c| show_yes_no(c.lazyfree.user_flush),
+        set: |c, a| {
+            c.lazyfree.user_flush = yes_no(a)?;
             Ok(())
         },
         mutable: true,

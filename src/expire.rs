@@ -674,7 +674,7 @@ mod tests {
         db.set(b"k1", v(), Ttl::At(900_000), 0); // overwrite with a later TTL
         let (value, at) = db.remove(b"k2", 0).unwrap(); // RENAME k2 -> r2
         db.set(b"r2", value, at.map_or(Ttl::Clear, Ttl::At), 0);
-        assert!(db.delete(b"k3", 0));
+        assert!(db.delete(b"k3", 0, false));
         let report = slow(&mut cycle, &mut dbs, deadline(1, 10), &mut rng);
         // k4..k19 (16) and r2 were due; k0, k1 live on.
         assert_eq!(report.expired, 17, "{report:?}");

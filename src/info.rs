@@ -108,7 +108,7 @@ pub fn render(state: &ServerState, requested: &[String], now_ms: i64) -> String 
         match *section {
             "server" => server_section(state, now_ms, &mut out),
             "clients" => clients_section(state, &mut out),
-            "memory" => memory_section(&mut out),
+            "memory" => memory_section(state, &mut out),
             "stats" => stats_section(state, &mut out),
             _ => keyspace_section(state, &mut out),
         }
@@ -146,7 +146,7 @@ fn clients_section(state: &ServerState, out: &mut String) {
     field!(out, "blocked_clients", 0);
 }
 
-fn memory_section(out: &mut String) {
+fn memory_section(state: &ServerState, out: &mut String) {
     let used = used_memory() as u64;
     let rss = rss_bytes();
     out.push_str("# Memory\r\n");
@@ -155,6 +155,11 @@ fn memory_section(out: &mut String) {
     field!(out, "used_memory_rss", rss);
     field!(out, "used_memory_rss_human", human_bytes(rss));
     field!(out, "mem_allocator", "libc");
+    field!(
+        out,
+        "lazyfree_pending_objects",
+        state.lazyfree.pending_objects()
+    );
 }
 
 fn stats_section(state: &ServerState, out: &mut String) {
@@ -215,6 +220,7 @@ fn stats_section(state: &ServerState, out: &mut String) {
         );
     }
     field!(out, "expire_strategy", state.config.expire_strategy.name());
+    field!(out, "lazyfreed_objects", state.lazyfree.freed_objects());
     field!(out, "keyspace_hits", hits);
     field!(out, "keyspace_misses", misses);
     field!(out, "total_error_replies", s.total_error_replies);

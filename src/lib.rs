@@ -13,6 +13,7 @@ pub mod expire;
 pub mod glob;
 pub mod histogram;
 pub mod info;
+pub mod lazyfree;
 pub mod protocol;
 pub mod server;
 pub mod state;

@@ -423,6 +423,7 @@ impl Server {
     /// client with queued output.
     fn before_sleep(&mut self) {
         self.active_expire_cycle(CycleKind::Fast);
+        self.state.free_garbage();
         for token in std::mem::take(&mut self.pending_writes) {
             if let Some(conn) = self.conns.get_mut(token) {
                 conn.queued = false;
@@ -573,6 +574,9 @@ impl Server {
             }
             let _ = self.poll.poll(&mut events, Some(Duration::from_millis(10)));
         }
+        // Shutdown waits for the lazyfree thread to finish its work.
+        self.state.free_garbage();
+        self.state.lazyfree.shutdown();
         info!("bye");
     }
 }

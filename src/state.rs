@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::db::Db;
 use crate::expire::ExpireCycle;
 use crate::info::Stats;
+use crate::lazyfree::LazyFree;
 
 pub struct ServerState {
     pub dbs: Vec<Db>,
@@ -30,11 +31,13 @@ pub struct ServerState {
     pub bound_port: u16,
     /// Set by SHUTDOWN; the loop stops after this iteration.
     pub shutdown_requested: bool,
+    /// The background freer for big values.
+    pub lazyfree: LazyFree,
 }
 
 impl ServerState {
     pub fn new(config: Config) -> Self {
-        Self {
+        let mut state = Self {
             dbs: (0..config.databases).map(|_| Db::default()).collect(),
             expire: ExpireCycle::default(),
             config,
@@ -44,6 +47,28 @@ impl ServerState {
             connected_clients: 0,
             bound_port: 0,
             shutdown_requested: false,
+            lazyfree: LazyFree::start(),
+        };
+        state.apply_config();
+        state
+    }
+
+    /// Pushes settings that the databases keep a copy of into each of them
+    /// (at startup and after CONFIG SET).
+    pub fn apply_config(&mut self) {
+        let policy = self.config.lazyfree;
+        for db in &mut self.dbs {
+            db.lazy_expire = policy.expire;
+            db.lazy_server_del = policy.server_del;
+        }
+    }
+
+    /// Hands the big values the databases removed to the lazyfree thread.
+    pub fn free_garbage(&mut self) {
+        for db in &mut self.dbs {
+            for value in db.take_garbage() {
+                self.lazyfree.free_async(value);
+            }
         }
     }
 }

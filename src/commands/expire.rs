@@ -179,7 +179,10 @@ fn expire_generic(
     let applied = match db.expire_at(key, now_ms) {
         None => false,
         Some(current) if !conditions.allow(current, at_ms) => false,
-        Some(_) if at_ms <= now_ms => db.delete(key, now_ms),
+        Some(_) if at_ms <= now_ms => {
+            let lazy = ctx.server.config.lazyfree.expire;
+            ctx.db().delete(key, now_ms, lazy)
+        }
         Some(_) => db.set_expire(key, at_ms, now_ms),
     };
     ctx.out().int(i64::from(applied));

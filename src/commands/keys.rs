@@ -25,10 +25,17 @@ pub static COMMANDS: &[Command] = &[
     cmd!("flushall", -1, ["write"], (0, 0, 0), flushall, "server", "Removes all keys from all databases."),
 ];
 
+/// DEL and UNLINK: UNLINK always lets the lazyfree thread free big values,
+/// DEL when `lazyfree-lazy-user-del` says so.
 fn del(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
+    let lazy = is(&args[0], "UNLINK") || ctx.server.config.lazyfree.user_del;
     let db = ctx.db();
-    let deleted = args.iter().skip(1).filter(|k| db.delete(k, now_ms)).count();
+    let deleted = args
+        .iter()
+        .skip(1)
+        .filter(|k| db.delete(k, now_ms, lazy))
+        .count();
     ctx.out().int(deleted as i64);
     Ok(())
 }
@@ -268,27 +275,41 @@ fn dbsize(ctx: &mut Ctx, _args: Args) -> CmdResult {
     Ok(())
 }
 
-/// FLUSHDB/FLUSHALL's optional ASYNC|SYNC argument.
-fn check_flush_args(args: &Args) -> CmdResult {
+/// FLUSHDB/FLUSHALL's optional ASYNC|SYNC argument: whether to free on the
+/// lazyfree thread (without one, `lazyfree-lazy-user-flush` decides).
+fn flush_is_async(ctx: &Ctx, args: &Args) -> Result<bool, CmdError> {
     match args.len() {
-        1 => Ok(()),
-        2 if is(&args[1], "ASYNC") || is(&args[1], "SYNC") => Ok(()),
+        1 => Ok(ctx.server.config.lazyfree.user_flush),
+        2 if is(&args[1], "ASYNC") => Ok(true),
+        2 if is(&args[1], "SYNC") => Ok(false),
         _ => Err(CmdError::Syntax),
     }
 }
 
+/// Empties the databases in `range`, freeing their contents here or on
+/// the lazyfree thread.
+fn flush_dbs(ctx: &mut Ctx, range: std::ops::Range<usize>, lazy: bool) {
+    for i in range {
+        let entries = ctx.server.dbs[i].flush();
+        if lazy && !entries.is_empty() {
+            let count = entries.len() as u64;
+            ctx.server.lazyfree.free_async_counted(entries, count);
+        }
+    }
+}
+
 fn flushdb(ctx: &mut Ctx, args: Args) -> CmdResult {
-    check_flush_args(&args)?;
-    ctx.db().flush();
+    let lazy = flush_is_async(ctx, &args)?;
+    let db = ctx.session.db;
+    flush_dbs(ctx, db..db + 1, lazy);
     ctx.out().ok();
     Ok(())
 }
 
 fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
-    check_flush_args(&args)?;
-    for db in &mut ctx.server.dbs {
-        db.flush();
-    }
+    let lazy = flush_is_async(ctx, &args)?;
+    let all = 0..ctx.server.dbs.len();
+    flush_dbs(ctx, all, lazy);
     ctx.out().ok();
     Ok(())
 }

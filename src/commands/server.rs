@@ -342,6 +342,7 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
             .map_err(|BadValue(reason)| failed(&reason))?;
     }
     ctx.server.config = next;
+    ctx.server.apply_config();
     ctx.out().ok();
     Ok(())
 }

@@ -222,7 +222,8 @@ fn getex(ctx: &mut Ctx, args: Args) -> CmdResult {
     match deadline {
         // An absolute time already past deletes the key (the reply is still the value).
         Some(at_ms) if at_ms <= now_ms => {
-            ctx.db().delete(key, now_ms);
+            let lazy = ctx.server.config.lazyfree.expire;
+            ctx.db().delete(key, now_ms, lazy);
         }
         Some(at_ms) => {
             ctx.db().set_expire(key, at_ms, now_ms);
@@ -251,7 +252,7 @@ fn getset(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
     let old = ctx
         .db()
-        .set(&args[1], Value::Str(args[2].to_vec()), Ttl::Clear, now_ms);
+        .replace(&args[1], Value::Str(args[2].to_vec()), Ttl::Clear, now_ms);
     match old {
         Some(Value::Str(s)) => ctx.out().bulk(&s),
         None => ctx.out().null(),

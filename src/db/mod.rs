@@ -101,6 +101,13 @@ pub struct Db {
     pub stats: DbStats,
     /// Running estimate of the TTL of sampled live keys, ms (INFO avg_ttl).
     pub avg_ttl_ms: i64,
+    /// `lazyfree-lazy-expire` / `lazyfree-lazy-server-del`: hand big values
+    /// removed by expiry / overwritten by the server to the lazyfree thread.
+    pub lazy_expire: bool,
+    pub lazy_server_del: bool,
+    /// Big values removed and waiting to go to the lazyfree thread (the
+    /// loop drains this; `lazyfree` decides what is big).
+    garbage: Vec<Value>,
 }
 
 impl Db {
@@ -209,6 +216,7 @@ impl Db {
     pub fn set_str(&mut self, key: &[u8], value: &[u8], ttl: Ttl, now_ms: i64) {
         let idx = match self.lookup(key, now_ms) {
             Some(idx) => {
+                self.stage_overwritten(idx);
                 self.dict.entry_mut(idx).slot.set_str(value);
                 idx
             }
@@ -218,13 +226,41 @@ impl Db {
     }
 
     /// Stores `value` at `key` like `set_str`, returning the old value.
-    pub fn set(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: i64) -> Option<Value> {
+    pub fn replace(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: i64) -> Option<Value> {
         let (idx, old) = match self.lookup(key, now_ms) {
             Some(idx) => (idx, Some(self.dict.entry_mut(idx).slot.replace(value))),
             None => (self.insert(Slot::new(key, value)), None),
         };
         self.apply_ttl(idx, ttl);
         old
+    }
+
+    /// Stores `value` at `key` like `set_str` (RENAME, COPY, MOVE targets).
+    pub fn set(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: i64) {
+        let idx = match self.lookup(key, now_ms) {
+            Some(idx) => {
+                self.stage_overwritten(idx);
+                self.dict.entry_mut(idx).slot.replace(value);
+                idx
+            }
+            None => self.insert(Slot::new(key, value)),
+        };
+        self.apply_ttl(idx, ttl);
+    }
+
+    /// With `lazy_server_del`, moves a big value about to be overwritten
+    /// to the garbage for the lazyfree thread.
+    fn stage_overwritten(&mut self, idx: u32) {
+        if self.lazy_server_del {
+            if let Some(old) = self.dict.entry_mut(idx).slot.take_big_value() {
+                self.garbage.push(old);
+            }
+        }
+    }
+
+    /// Big values removed since the last call, for the lazyfree thread.
+    pub fn take_garbage(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.garbage)
     }
 
     /// Sets the deadline of an existing live key. Returns false if absent.
@@ -302,10 +338,14 @@ impl Db {
     }
 
     /// Deletes `key` (DEL/UNLINK). Returns true if a live key was removed.
-    pub fn delete(&mut self, key: &[u8], now_ms: i64) -> bool {
+    /// With `lazy`, a big value goes to the garbage for the lazyfree thread.
+    pub fn delete(&mut self, key: &[u8], now_ms: i64, lazy: bool) -> bool {
         match self.lookup(key, now_ms) {
             Some(idx) => {
-                self.remove_at(idx);
+                let mut slot = self.remove_at(idx);
+                if lazy {
+                    self.garbage.extend(slot.take_big_value());
+                }
                 true
             }
             None => false,
@@ -319,6 +359,11 @@ impl Db {
             .deadline(idx)
             .map_or(0, |at_ms| (now_ms - at_ms).max(0) as u64);
         self.stats.expired_keys += 1;
+        if self.lazy_expire {
+            if let Some(big) = self.dict.entry_mut(idx).slot.take_big_value() {
+                self.garbage.push(big);
+            }
+        }
         match how {
             Reclaim::Passive => self.stats.lag_passive.record(lag_ms),
             Reclaim::Active => {
@@ -511,7 +556,7 @@ mod tests {
                     db.set(key.as_bytes(), s("v"), Ttl::Clear, step);
                 }
                 2 => {
-                    db.delete(key.as_bytes(), step);
+                    db.delete(key.as_bytes(), step, step % 2 == 0);
                 }
                 3 => {
                     db.persist(key.as_bytes(), step);

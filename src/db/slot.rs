@@ -103,6 +103,17 @@ impl Slot {
         old
     }
 
+    /// Takes out a value big enough for the lazyfree thread, leaving an
+    /// empty string in its place. `None` (and nothing changed) otherwise.
+    pub fn take_big_value(&mut self) -> Option<Value> {
+        match self {
+            Slot::Heap(h) if crate::lazyfree::is_big(&h.value) => {
+                Some(std::mem::replace(&mut h.value, Value::Str(Vec::new())))
+            }
+            _ => None,
+        }
+    }
+
     /// The value as an owned `Value` (copies inline strings).
     pub fn to_value(&self) -> Value {
         match self {
