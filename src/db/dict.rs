@@ -13,8 +13,12 @@
 //! only until the next removal; `remove_at` reports the move so the owner
 //! (the `Db`) can fix anything that refers to entries by index.
 //!
-//! Rehashing is done in one step (O(n) re-linking of `u32` indices, no key
-//! rehashing since each entry keeps its hash); Redis rehashes incrementally.
+//! Resizing is incremental, as in Redis: a new bucket array is allocated and
+//! the old one's chains move over a few buckets per operation (and for up to
+//! a millisecond per cron tick), so no single command pays for re-linking
+//! millions of entries. While it lasts, an entry's chain is in the old array
+//! if its old bucket has not been moved yet, else in the new one: a function
+//! of the hash alone, so every lookup walks exactly one chain.
 //!
 //! The entry type carries its own key (`DictEntry`), so a key's bytes are
 //! stored once, wherever the entry keeps them (inline for small keys).
@@ -24,6 +28,8 @@ use std::hash::BuildHasher;
 const NIL: u32 = u32::MAX;
 /// Smallest bucket array, as Redis's `DICT_HT_INITIAL_SIZE`.
 const MIN_BUCKETS: usize = 4;
+/// Old buckets moved per insert or removal while rehashing.
+const REHASH_STEP_BUCKETS: usize = 4;
 
 /// What a dict stores: anything that can show its key.
 pub trait DictEntry {
@@ -56,7 +62,18 @@ pub struct Dict<E, S = DefaultHasher> {
     nodes: Vec<Node<E>>,
     /// Head entry index of each chain, or `NIL`; length is a power of two.
     buckets: Vec<u32>,
+    /// While rehashing: the previous bucket array (empty otherwise).
+    old: Vec<u32>,
+    /// While rehashing: old buckets below this index have been moved.
+    rehash_idx: usize,
     hasher: S,
+}
+
+/// Which bucket array a chain is in.
+#[derive(Clone, Copy)]
+enum Table {
+    Old,
+    New,
 }
 
 impl<E: DictEntry> Default for Dict<E> {
@@ -70,7 +87,92 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
         Self {
             nodes: Vec::new(),
             buckets: vec![NIL; MIN_BUCKETS],
+            old: Vec::new(),
+            rehash_idx: 0,
             hasher,
+        }
+    }
+
+    fn rehashing(&self) -> bool {
+        !self.old.is_empty()
+    }
+
+    /// The bucket array and index holding the chain for `hash`.
+    fn chain_of(&self, hash: u32) -> (Table, usize) {
+        if self.rehashing() {
+            let old_bucket = (u64::from(hash) & (self.old.len() as u64 - 1)) as usize;
+            if old_bucket >= self.rehash_idx {
+                return (Table::Old, old_bucket);
+            }
+        }
+        (Table::New, self.bucket_of(hash))
+    }
+
+    fn head_mut(&mut self, (table, bucket): (Table, usize)) -> &mut u32 {
+        match table {
+            Table::Old => &mut self.old[bucket],
+            Table::New => &mut self.buckets[bucket],
+        }
+    }
+
+    fn head(&self, (table, bucket): (Table, usize)) -> u32 {
+        match table {
+            Table::Old => self.old[bucket],
+            Table::New => self.buckets[bucket],
+        }
+    }
+
+    /// Starts moving to a bucket array of `buckets` (finishing any move
+    /// still under way first).
+    fn start_rehash(&mut self, buckets: usize) {
+        self.finish_rehash();
+        self.old = std::mem::replace(&mut self.buckets, vec![NIL; buckets]);
+        self.rehash_idx = 0;
+    }
+
+    /// Moves up to `steps` non-empty old buckets (and at most ten times as
+    /// many empty ones) to the new array. Returns true when done.
+    fn rehash_step(&mut self, steps: usize) -> bool {
+        let mut empty_visits = steps * 10;
+        let mut moved = 0;
+        while self.rehashing() && moved < steps {
+            let bucket = self.rehash_idx;
+            let mut idx = self.old[bucket];
+            if idx == NIL {
+                empty_visits -= 1;
+                if empty_visits == 0 {
+                    break;
+                }
+            }
+            while idx != NIL {
+                let node = &self.nodes[idx as usize];
+                let (next, target) = (node.next, self.bucket_of(node.hash));
+                self.nodes[idx as usize].next = self.buckets[target];
+                self.buckets[target] = idx;
+                idx = next;
+            }
+            self.old[bucket] = NIL;
+            self.rehash_idx += 1;
+            moved += 1;
+            if self.rehash_idx == self.old.len() {
+                self.old = Vec::new();
+                self.rehash_idx = 0;
+            }
+        }
+        !self.rehashing()
+    }
+
+    /// Completes a move under way (before SCAN, whose cursor assumes one
+    /// bucket array).
+    pub fn finish_rehash(&mut self) {
+        while !self.rehash_step(1024) {}
+    }
+
+    /// Moves buckets for up to `budget` (the cron's share of the work).
+    pub fn rehash_for(&mut self, budget: std::time::Duration) {
+        let started = std::time::Instant::now();
+        while self.rehashing() && started.elapsed() < budget {
+            self.rehash_step(100);
         }
     }
 
@@ -97,7 +199,7 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
     /// Index of `key`, if present.
     pub fn find(&self, key: &[u8]) -> Option<u32> {
         let hash = self.hash(key);
-        let mut idx = self.buckets[self.bucket_of(hash)];
+        let mut idx = self.head(self.chain_of(hash));
         while idx != NIL {
             let node = &self.nodes[idx as usize];
             if node.hash == hash && node.entry.key() == key {
@@ -111,18 +213,19 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
     /// Adds `entry`, whose key must not be present; returns its index.
     pub fn insert_new(&mut self, entry: E) -> u32 {
         debug_assert!(self.find(entry.key()).is_none());
+        self.rehash_step(REHASH_STEP_BUCKETS);
         if self.nodes.len() >= self.buckets.len() {
-            self.resize(self.buckets.len() * 2);
+            self.start_rehash(self.buckets.len() * 2);
         }
         let hash = self.hash(entry.key());
-        let bucket = self.bucket_of(hash);
+        let chain = self.chain_of(hash);
         let idx = self.nodes.len() as u32;
         self.nodes.push(Node {
             hash,
-            next: self.buckets[bucket],
+            next: self.head(chain),
             entry,
         });
-        self.buckets[bucket] = idx;
+        *self.head_mut(chain) = idx;
         idx
     }
 
@@ -142,6 +245,7 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
     /// Removes the entry at `idx`, returning it and the entry that was moved
     /// into `idx` to keep storage dense (if any).
     pub fn remove_at(&mut self, idx: u32) -> (E, Option<Moved>) {
+        self.rehash_step(REHASH_STEP_BUCKETS);
         self.unlink(idx);
         let last = (self.nodes.len() - 1) as u32;
         let moved = if idx != last {
@@ -156,8 +260,11 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
             None
         };
         let node = self.nodes.swap_remove(idx as usize);
-        if self.nodes.len() * 8 < self.buckets.len() && self.buckets.len() > MIN_BUCKETS {
-            self.resize((self.nodes.len().next_power_of_two() * 2).max(MIN_BUCKETS));
+        if self.nodes.len() * 8 < self.buckets.len()
+            && self.buckets.len() > MIN_BUCKETS
+            && !self.rehashing()
+        {
+            self.start_rehash((self.nodes.len().next_power_of_two() * 2).max(MIN_BUCKETS));
             // Give back the entry storage too once it is mostly unused.
             if self.nodes.len() * 4 < self.nodes.capacity() {
                 self.nodes.shrink_to(self.nodes.len() * 2);
@@ -174,11 +281,11 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
 
     /// The link (bucket head or predecessor's `next`) that points at `idx`.
     fn link_to(&mut self, idx: u32) -> &mut u32 {
-        let bucket = self.bucket_of(self.nodes[idx as usize].hash);
-        if self.buckets[bucket] == idx {
-            return &mut self.buckets[bucket];
+        let chain = self.chain_of(self.nodes[idx as usize].hash);
+        if self.head(chain) == idx {
+            return self.head_mut(chain);
         }
-        let mut cur = self.buckets[bucket];
+        let mut cur = self.head(chain);
         // Every live entry is on its bucket's chain, so the walk ends at it.
         while self.nodes[cur as usize].next != idx {
             cur = self.nodes[cur as usize].next;
@@ -186,21 +293,12 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
         &mut self.nodes[cur as usize].next
     }
 
-    fn resize(&mut self, buckets: usize) {
-        self.buckets.clear();
-        self.buckets.resize(buckets, NIL);
-        let mask = buckets as u64 - 1;
-        for (i, node) in self.nodes.iter_mut().enumerate() {
-            let bucket = (u64::from(node.hash) & mask) as usize;
-            node.next = self.buckets[bucket];
-            self.buckets[bucket] = i as u32;
-        }
-    }
-
     /// Empties the dict, returning the old entries (for freeing elsewhere).
     pub fn take_all(&mut self) -> Vec<E> {
         let nodes = std::mem::take(&mut self.nodes);
         self.buckets = vec![NIL; MIN_BUCKETS];
+        self.old = Vec::new();
+        self.rehash_idx = 0;
         nodes.into_iter().map(|n| n.entry).collect()
     }
 
@@ -209,8 +307,10 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
     ///
     /// Redis's reverse-binary cursor: incrementing the reversed bits means a
     /// bucket visited before a resize maps to buckets also visited afterwards,
-    /// so entries present throughout are returned at least once.
+    /// so entries present throughout are returned at least once. Call
+    /// `finish_rehash` first: the cursor walks one bucket array.
     pub fn scan_step(&self, cursor: u64, mut visit: impl FnMut(u32)) -> u64 {
+        debug_assert!(!self.rehashing());
         let mask = self.mask();
         let mut idx = self.buckets[(cursor & mask) as usize];
         while idx != NIL {
@@ -300,6 +400,27 @@ mod tests {
     }
 
     #[test]
+    fn resizes_are_incremental() {
+        let mut d: Dict<Num> = Dict::default();
+        // The last doubling (to 131,072 buckets) starts at 65,536 entries and
+        // moves 4 old buckets per insert: at 70,000 it is still under way.
+        for n in 0..70_000u64 {
+            d.insert_new(Num::new(n));
+            if n % 997 == 0 {
+                // Mid-resize, every key is still found.
+                assert!(d.find(b"0").is_some() && d.find(n.to_string().as_bytes()).is_some());
+            }
+        }
+        assert!(d.rehashing(), "a resize is expected to be under way");
+        let (removed, _) = d.remove_at(d.find(b"5").unwrap());
+        assert_eq!(removed.0, 5);
+        d.rehash_for(std::time::Duration::from_secs(1));
+        assert!(!d.rehashing());
+        check_consistent(&d);
+        assert_eq!(d.len(), 69_999);
+    }
+
+    #[test]
     fn scan_returns_every_stable_key_across_resizes() {
         let mut d: Dict<Num> = Dict::default();
         for n in 0..1000u64 {
@@ -310,6 +431,7 @@ mod tests {
         let mut cursor = 0;
         let mut round = 0u64;
         loop {
+            d.finish_rehash();
             for _ in 0..3 {
                 cursor = d.scan_step(cursor, |i| {
                     seen.insert(d.key(i).to_vec());

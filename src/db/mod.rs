@@ -455,18 +455,26 @@ impl Db {
     /// One SCAN step: calls `visit(key, value)` for live keys in the cursor's
     /// buckets and returns the next cursor. Expired keys are skipped, not
     /// deleted (deleting would disturb the bucket being walked).
-    pub fn scan_step<'a>(
-        &'a self,
+    pub fn scan_step(
+        &mut self,
         cursor: u64,
         now_ms: i64,
-        mut visit: impl FnMut(&'a [u8], ValueRef<'a>),
+        mut visit: impl FnMut(&[u8], ValueRef<'_>),
     ) -> u64 {
-        self.dict.scan_step(cursor, |idx| {
-            if self.is_live(idx, now_ms) {
-                let slot = &self.dict.entry(idx).slot;
+        // The cursor walks one bucket array: finish any resize under way.
+        self.dict.finish_rehash();
+        let this = &*self;
+        this.dict.scan_step(cursor, |idx| {
+            if this.is_live(idx, now_ms) {
+                let slot = &this.dict.entry(idx).slot;
                 visit(slot.key(), slot.value());
             }
         })
+    }
+
+    /// Moves the dict's resize forward for up to `budget` (cron work).
+    pub fn rehash_for(&mut self, budget: std::time::Duration) {
+        self.dict.rehash_for(budget);
     }
 
     /// Live keys, for KEYS. O(n), as in Redis.
