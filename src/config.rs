@@ -260,17 +260,39 @@ fn one_of(args: &[String], allowed: &[&str]) -> Result<String, BadValue> {
     }
 }
 
+/// A run-time `yes`/`no` setting stored in `Config::$($field).+`.
+macro_rules! yes_no_setting {
+    ($name:literal, $($field:ident).+) => {
+        Setting {
+            name: $name,
+            get: |c| show_yes_no(c.$($field).+),
+            set: |c, a| {
+                c.$($field).+ = yes_no(a)?;
+                Ok(())
+            },
+            mutable: true,
+        }
+    };
+}
+
+/// An integer setting in `min..=max` stored in `Config::$field`.
+macro_rules! int_setting {
+    ($name:literal, $field:ident, $min:expr, $max:expr, $mutable:expr) => {
+        Setting {
+            name: $name,
+            get: |c| c.$field.to_string(),
+            set: |c, a| {
+                c.$field = int_in(a, $min, $max)?;
+                Ok(())
+            },
+            mutable: $mutable,
+        }
+    };
+}
+
 /// The settings table: Redis's names, in the order CONFIG GET * lists them.
 pub static SETTINGS: &[Setting] = &[
-    Setting {
-        name: "port",
-        get: |c| c.port.to_string(),
-        set: |c, a| {
-            c.port = int_in(a, 0, 65535)?;
-            Ok(())
-        },
-        mutable: false,
-    },
+    int_setting!("port", port, 0, 65535, false),
     Setting {
         name: "bind",
         get: |c| c.bind.join(" "),
@@ -297,15 +319,7 @@ pub static SETTINGS: &[Setting] = &[
         },
         mutable: true,
     },
-    Setting {
-        name: "databases",
-        get: |c| c.databases.to_string(),
-        set: |c, a| {
-            c.databases = int_in(a, 1, i64::from(i32::MAX))?;
-            Ok(())
-        },
-        mutable: false,
-    },
+    int_setting!("databases", databases, 1, i64::from(i32::MAX), false),
     Setting {
         name: "loglevel",
         get: |c| c.loglevel.clone(),
@@ -315,15 +329,7 @@ pub static SETTINGS: &[Setting] = &[
         },
         mutable: false,
     },
-    Setting {
-        name: "active-expire-effort",
-        get: |c| c.active_expire_effort.to_string(),
-        set: |c, a| {
-            c.active_expire_effort = int_in(a, 1, 10)?;
-            Ok(())
-        },
-        mutable: true,
-    },
+    int_setting!("active-expire-effort", active_expire_effort, 1, 10, true),
     Setting {
         name: "expire-strategy",
         get: |c| c.expire_strategy.name().into(),
@@ -336,42 +342,22 @@ pub static SETTINGS: &[Setting] = &[
         },
         mutable: true,
     },
-    Setting {
-        name: "proto-max-bulk-len",
-        get: |c| c.proto_max_bulk_len.to_string(),
-        set: |c, a| {
-            c.proto_max_bulk_len = int_in(a, 1024 * 1024, i64::MAX)?;
-            Ok(())
-        },
-        mutable: true,
-    },
-    Setting {
-        name: "client-query-buffer-limit",
-        get: |c| c.client_query_buffer_limit.to_string(),
-        set: |c, a| {
-            c.client_query_buffer_limit = int_in(a, 1024 * 1024, i64::MAX)?;
-            Ok(())
-        },
-        mutable: true,
-    },
-    Setting {
-        name: "maxclients",
-        get: |c| c.maxclients.to_string(),
-        set: |c, a| {
-            c.maxclients = int_in(a, 1, i64::from(i32::MAX))?;
-            Ok(())
-        },
-        mutable: true,
-    },
-    Setting {
-        name: "timeout",
-        get: |c| c.timeout.to_string(),
-        set: |c, a| {
-            c.timeout = int_in(a, 0, i64::from(i32::MAX))?;
-            Ok(())
-        },
-        mutable: true,
-    },
+    int_setting!(
+        "proto-max-bulk-len",
+        proto_max_bulk_len,
+        1024 * 1024,
+        i64::MAX,
+        true
+    ),
+    int_setting!(
+        "client-query-buffer-limit",
+        client_query_buffer_limit,
+        1024 * 1024,
+        i64::MAX,
+        true
+    ),
+    int_setting!("maxclients", maxclients, 1, i64::from(i32::MAX), true),
+    int_setting!("timeout", timeout, 0, i64::from(i32::MAX), true),
     Setting {
         name: "requirepass",
         get: |c| c.requirepass.clone(),
@@ -384,60 +370,12 @@ pub static SETTINGS: &[Setting] = &[
         },
         mutable: true,
     },
-    Setting {
-        name: "protected-mode",
-        get: |c| show_yes_no(c.protected_mode),
-        set: |c, a| {
-            c.protected_mode = yes_no(a)?;
-            Ok(())
-        },
-        mutable: true,
-    },
-    Setting {
-        name: "lazyfree-lazy-eviction",
-        get: |c| show_yes_no(c.lazyfree.eviction),
-        set: |c, a| {
-            c.lazyfree.eviction = yes_no(a)?;
-            Ok(())
-        },
-        mutable: true,
-    },
-    Setting {
-        name: "lazyfree-lazy-expire",
-        get: |c| show_yes_no(c.lazyfree.expire),
-        set: |c, a| {
-            c.lazyfree.expire = yes_no(a)?;
-            Ok(())
-        },
-        mutable: true,
-    },
-    Setting {
-        name: "lazyfree-lazy-server-del",
-        get: |c| show_yes_no(c.lazyfree.server_del),
-        set: |c, a| {
-            c.lazyfree.server_del = yes_no(a)?;
-            Ok(())
-        },
-        mutable: true,
-    },
-    Setting {
-        name: "lazyfree-lazy-user-del",
-        get: |c| show_yes_no(c.lazyfree.user_del),
-        set: |c, a| {
-            c.lazyfree.user_del = yes_no(a)?;
-            Ok(())
-        },
-        mutable: true,
-    },
-    Setting {
-        name: "lazyfree-lazy-user-flush",
-        get: |c| show_yes_no(c.lazyfree.user_flush),
-        set: |c, a| {
-            c.lazyfree.user_flush = yes_no(a)?;
-            Ok(())
-        },
-        mutable: true,
-    },
+    yes_no_setting!("protected-mode", protected_mode),
+    yes_no_setting!("lazyfree-lazy-eviction", lazyfree.eviction),
+    yes_no_setting!("lazyfree-lazy-expire", lazyfree.expire),
+    yes_no_setting!("lazyfree-lazy-server-del", lazyfree.server_del),
+    yes_no_setting!("lazyfree-lazy-user-del", lazyfree.user_del),
+    yes_no_setting!("lazyfree-lazy-user-flush", lazyfree.user_flush),
     Setting {
         name: "client-output-buffer-limit",
         get: show_output_limits,
