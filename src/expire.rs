@@ -1,13 +1,17 @@
 //! The active expire cycle: decides *when* keys nobody touches are removed.
 //!
-//! Redis's adaptive sampling, as in `expire.c`: each iteration samples
-//! `keys_per_loop` keys that have a TTL (uniformly, O(1) each, through
-//! `Db::sample_volatile`), deletes the due ones, and repeats while more than
-//! the acceptable share of the sample was due. The slow cycle runs from the
-//! cron with a budget of a share of the cron period; the fast cycle runs
-//! before each poll, briefly, only when the last slow cycle ran out of time or
-//! the estimated stale share is high. Databases are walked round-robin and a
-//! call resumes where the last one stopped.
+//! Redis's adaptive cycle, as in `expire.c`: each round looks at
+//! `keys_per_loop` candidates among the keys that have a TTL, deletes the due
+//! ones, and repeats while more than the acceptable share of the round was
+//! due. The slow cycle runs from the cron with a budget of a share of the
+//! cron period; the fast cycle runs before each poll, briefly, only when the
+//! last cycle ran out of time or stale keys are known or estimated to be
+//! waiting. Databases are walked round-robin and a call resumes where the
+//! last one stopped.
+//!
+//! Where candidates come from is the `Strategy`: uniformly random keys
+//! (`Db::sample_volatile`, Redis's way) or the keys due first
+//! (`Db::expire_first_due`, over the deadline-ordered expires side).
 //!
 //! It never touches sockets and never deletes a key itself: `db` does that.
 
