@@ -27,6 +27,7 @@ pub const STRING_EFFORT_UNIT_BYTES: usize = 64 * 1024;
 pub fn free_effort(value: &Value) -> usize {
     match value {
         Value::Str(s) => 1 + s.len() / STRING_EFFORT_UNIT_BYTES,
+        Value::List(l) => l.len(),
     }
 }
 

@@ -125,7 +125,7 @@ fn generate(rng: &mut SmallRng) -> (Vec<String>, Compare) {
     let i = |rng: &mut SmallRng| pick(rng, INTS).to_string();
     let small = |rng: &mut SmallRng| rng.gen_range(-12..12).to_string();
     let mut cmp = Compare::Exact;
-    let cmd: Vec<String> = match rng.gen_range(0..44) {
+    let cmd: Vec<String> = match rng.gen_range(0..52) {
         0 => vec!["GET".into(), k(rng)],
         1 | 2 => {
             let mut c = vec!["SET".into(), k(rng), v(rng)];
@@ -250,6 +250,24 @@ fn generate(rng: &mut SmallRng) -> (Vec<String>, Compare) {
             pick(rng, &["0", "1"]).into(),
             pick(rng, &["1", "x", "99"]).into(),
         ],
+        44..=46 => {
+            let name = pick(rng, &["LPUSH", "RPUSH", "LPUSHX", "RPUSHX"]);
+            let mut c = vec![name.into(), k(rng)];
+            for _ in 0..rng.gen_range(0..4) {
+                c.push(v(rng));
+            }
+            c
+        }
+        47 | 48 => {
+            let mut c = vec![pick(rng, &["LPOP", "RPOP"]).into(), k(rng)];
+            if rng.gen_bool(0.4) {
+                c.push(pick(rng, &["0", "1", "2", "10", "-1", "x"]).into());
+            }
+            c
+        }
+        49 => vec!["LLEN".into(), k(rng)],
+        50 => vec!["LRANGE".into(), k(rng), small(rng), small(rng)],
+        51 => vec!["LINDEX".into(), k(rng), small(rng)],
         _ => vec![pick(rng, &["NOSUCH", "sEt", "gEt"]).into(), k(rng), v(rng)],
     };
     (cmd, cmp)

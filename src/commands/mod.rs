@@ -10,6 +10,7 @@
 pub mod connection;
 pub mod expire;
 pub mod keys;
+pub mod lists;
 pub mod server;
 pub mod strings;
 
@@ -127,6 +128,7 @@ const FAMILIES: &[&[Command]] = &[
     strings::COMMANDS,
     keys::COMMANDS,
     expire::COMMANDS,
+    lists::COMMANDS,
     server::COMMANDS,
 ];
 

@@ -36,6 +36,7 @@ fn read_string<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a [u8]>, Cmd
     match ctx.db().get(key, now_ms) {
         None => Ok(None),
         Some(ValueRef::Str(s)) => Ok(Some(s)),
+        Some(_) => Err(CmdError::WrongType),
     }
 }
 
@@ -46,6 +47,7 @@ fn reply_string(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
     match ctx.server.dbs[session.db].get(key, now_ms) {
         None => session.reply.null(),
         Some(ValueRef::Str(s)) => session.reply.bulk(s),
+        Some(_) => return Err(CmdError::WrongType),
     }
     Ok(())
 }
@@ -240,9 +242,10 @@ fn getex(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn getdel(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
     read_string(ctx, &args[1])?;
+    // The type was checked above, so anything removed is a string.
     match ctx.db().remove(&args[1], now_ms) {
         Some((Value::Str(s), _)) => ctx.out().bulk(&s),
-        None => ctx.out().null(),
+        _ => ctx.out().null(),
     }
     Ok(())
 }
@@ -255,7 +258,7 @@ fn getset(ctx: &mut Ctx, args: Args) -> CmdResult {
         .replace(&args[1], Value::Str(args[2].to_vec()), Ttl::Clear, now_ms);
     match old {
         Some(Value::Str(s)) => ctx.out().bulk(&s),
-        None => ctx.out().null(),
+        _ => ctx.out().null(),
     }
     Ok(())
 }
@@ -268,7 +271,8 @@ fn mget(ctx: &mut Ctx, args: Args) -> CmdResult {
     for key in args.iter().skip(1) {
         match db.get(key, now_ms) {
             Some(ValueRef::Str(s)) => session.reply.bulk(s),
-            None => session.reply.null(),
+            // MGET answers nil for keys of other types, as Redis does.
+            _ => session.reply.null(),
         }
     }
     Ok(())

@@ -156,6 +156,14 @@ impl Db {
         Some(self.dict.entry(idx).slot.value())
     }
 
+    /// The value of `key` for changing in place (`lookupKeyWrite`), keeping
+    /// its TTL: `None` if absent, `Some(None)` if it is a string (strings
+    /// change through `update_str`).
+    pub fn value_mut(&mut self, key: &[u8], now_ms: i64) -> Option<Option<&mut Value>> {
+        let idx = self.lookup(key, now_ms)?;
+        Some(self.dict.entry_mut(idx).slot.value_mut())
+    }
+
     /// Edits the string at `key` in place, keeping its TTL (`lookupKeyWrite`
     /// plus an in-place update: APPEND, SETRANGE, INCR).
     ///

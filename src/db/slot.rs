@@ -38,13 +38,23 @@ impl Slot {
     }
 
     pub fn new(key: &[u8], value: Value) -> Slot {
-        match value {
-            Value::Str(s) => Self::try_inline(key, &s).unwrap_or_else(|| {
-                Slot::Heap(Box::new(HeapSlot {
-                    key: key.into(),
-                    value: Value::Str(s),
-                }))
-            }),
+        if let Value::Str(s) = &value {
+            if let Some(inline) = Self::try_inline(key, s) {
+                return inline;
+            }
+        }
+        Slot::Heap(Box::new(HeapSlot {
+            key: key.into(),
+            value,
+        }))
+    }
+
+    /// The value for changing in place; `None` for inline strings (which
+    /// are changed through `update_str`).
+    pub fn value_mut(&mut self) -> Option<&mut Value> {
+        match self {
+            Slot::Heap(h) => Some(&mut h.value),
+            Slot::Inline { .. } => None,
         }
     }
 
@@ -117,9 +127,7 @@ impl Slot {
     /// The value as an owned `Value` (copies inline strings).
     pub fn to_value(&self) -> Value {
         match self {
-            Slot::Inline { .. } => match self.value() {
-                ValueRef::Str(s) => Value::Str(s.to_vec()),
-            },
+            Slot::Inline { .. } => self.value().to_owned(),
             Slot::Heap(h) => h.value.clone(),
         }
     }
@@ -137,7 +145,9 @@ impl Slot {
     /// Heap strings are edited in place, so appends stay amortised O(1).
     pub fn update_str<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> Option<R> {
         if let Slot::Heap(h) = self {
-            let Value::Str(s) = &mut h.value;
+            let Value::Str(s) = &mut h.value else {
+                return None;
+            };
             let result = f(s);
             if h.key.len() + s.len() <= INLINE_CAP {
                 let shrunk = std::mem::take(s);
@@ -146,7 +156,9 @@ impl Slot {
             }
             return Some(result);
         }
-        let ValueRef::Str(current) = self.value();
+        let ValueRef::Str(current) = self.value() else {
+            return None;
+        };
         let mut s = current.to_vec();
         let result = f(&mut s);
         *self = Slot::new(self.key(), Value::Str(s));

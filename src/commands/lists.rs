@@ -1,0 +1,264 @@
+//! List commands (part of issue 5; the rest of the family is still to
+//! come): LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LRANGE, LINDEX.
+
+use std::collections::VecDeque;
+
+use super::{cmd, int_arg, CmdError, CmdResult, Command, Ctx};
+use crate::db::Ttl;
+use crate::protocol::Args;
+use crate::value::{Value, ValueRef};
+
+pub static COMMANDS: &[Command] = &[
+    cmd!("lpush", -3, ["write", "denyoom", "fast"], (1, 1, 1), lpush, "list", "Prepends one or more elements to a list. Creates the key if it doesn't exist."),
+    cmd!("rpush", -3, ["write", "denyoom", "fast"], (1, 1, 1), rpush, "list", "Appends one or more elements to a list. Creates the key if it doesn't exist."),
+    cmd!("lpushx", -3, ["write", "denyoom", "fast"], (1, 1, 1), lpushx, "list", "Prepends one or more elements to a list only when the list exists."),
+    cmd!("rpushx", -3, ["write", "denyoom", "fast"], (1, 1, 1), rpushx, "list", "Appends an element to a list only when the list exists."),
+    cmd!("lpop", -2, ["write", "fast"], (1, 1, 1), lpop, "list", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped."),
+    cmd!("rpop", -2, ["write", "fast"], (1, 1, 1), rpop, "list", "Returns and removes the last elements of a list. Deletes the list if the last element was popped."),
+    cmd!("llen", 2, ["readonly", "fast"], (1, 1, 1), llen, "list", "Returns the length of a list."),
+    cmd!("lrange", 4, ["readonly"], (1, 1, 1), lrange, "list", "Returns a range of elements from a list."),
+    cmd!("lindex", 3, ["readonly"], (1, 1, 1), lindex, "list", "Returns an element from a list by its index."),
+];
+
+/// Which end of a list.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    Left,
+    Right,
+}
+
+/// The list at `key` for reading: `Ok(None)` if absent, WRONGTYPE if not a list.
+fn read_list<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a VecDeque<Vec<u8>>>, CmdError> {
+    let now_ms = ctx.now_ms;
+    match ctx.db().get(key, now_ms) {
+        None => Ok(None),
+        Some(ValueRef::List(l)) => Ok(Some(l)),
+        Some(_) => Err(CmdError::WrongType),
+    }
+}
+
+/// The list at `key` for changing: `Ok(None)` if absent.
+fn list_mut<'a>(
+    ctx: &'a mut Ctx,
+    key: &[u8],
+) -> Result<Option<&'a mut VecDeque<Vec<u8>>>, CmdError> {
+    let now_ms = ctx.now_ms;
+    match ctx.db().value_mut(key, now_ms) {
+        None => Ok(None),
+        Some(Some(Value::List(l))) => Ok(Some(l)),
+        Some(_) => Err(CmdError::WrongType),
+    }
+}
+
+/// LPUSH/RPUSH/LPUSHX/RPUSHX: pushes every element in order; `only_existing`
+/// for the X forms. Replies with the new length (0 if nothing was created).
+fn push_generic(ctx: &mut Ctx, args: Args, end: End, only_existing: bool) -> CmdResult {
+    let push = |list: &mut VecDeque<Vec<u8>>| {
+        for elem in args.iter().skip(2) {
+            match end {
+                End::Left => list.push_front(elem.to_vec()),
+                End::Right => list.push_back(elem.to_vec()),
+            }
+        }
+        list.len()
+    };
+    let len = match list_mut(ctx, &args[1])? {
+        Some(list) => push(list),
+        None if only_existing => 0,
+        None => {
+            let mut list = VecDeque::new();
+            let len = push(&mut list);
+            let now_ms = ctx.now_ms;
+            ctx.db()
+                .set(&args[1], Value::List(list), Ttl::Clear, now_ms);
+            len
+        }
+    };
+    ctx.out().int(len as i64);
+    Ok(())
+}
+
+fn lpush(ctx: &mut Ctx, args: Args) -> CmdResult {
+    push_generic(ctx, args, End::Left, false)
+}
+
+fn rpush(ctx: &mut Ctx, args: Args) -> CmdResult {
+    push_generic(ctx, args, End::Right, false)
+}
+
+fn lpushx(ctx: &mut Ctx, args: Args) -> CmdResult {
+    push_generic(ctx, args, End::Left, true)
+}
+
+fn rpushx(ctx: &mut Ctx, args: Args) -> CmdResult {
+    push_generic(ctx, args, End::Right, true)
+}
+
+/// LPOP/RPOP [count]. An emptied list is deleted, as in Redis.
+fn pop_generic(ctx: &mut Ctx, args: Args, end: End) -> CmdResult {
+    if args.len() > 3 {
+        return Err(CmdError::Syntax);
+    }
+    let count = match args.len() {
+        3 => Some(
+            int_arg(&args[2])
+                .ok()
+                .filter(|&n| n >= 0)
+                .ok_or(CmdError::Static(
+                    "ERR value is out of range, must be positive",
+                ))?,
+        ),
+        _ => None,
+    };
+    let Some(list) = list_mut(ctx, &args[1])? else {
+        match count {
+            Some(_) => ctx.out().null_array(),
+            None => ctx.out().null(),
+        }
+        return Ok(());
+    };
+    let take = count.map_or(1, |n| n.min(list.len() as i64) as usize);
+    let popped: Vec<Vec<u8>> = (0..take)
+        .filter_map(|_| match end {
+            End::Left => list.pop_front(),
+            End::Right => list.pop_back(),
+        })
+        .collect();
+    if list.is_empty() {
+        let now_ms = ctx.now_ms;
+        ctx.db().delete(&args[1], now_ms, false);
+    }
+    let out = ctx.out();
+    match count {
+        None => match popped.first() {
+            Some(elem) => out.bulk(elem),
+            None => out.null(),
+        },
+        Some(_) => {
+            out.array(popped.len());
+            for elem in &popped {
+                out.bulk(elem);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn lpop(ctx: &mut Ctx, args: Args) -> CmdResult {
+    pop_generic(ctx, args, End::Left)
+}
+
+fn rpop(ctx: &mut Ctx, args: Args) -> CmdResult {
+    pop_generic(ctx, args, End::Right)
+}
+
+fn llen(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let len = read_list(ctx, &args[1])?.map_or(0, VecDeque::len);
+    ctx.out().int(len as i64);
+    Ok(())
+}
+
+/// LRANGE's index arithmetic: negative indices count from the end, the
+/// range is clamped; `None` when empty.
+fn list_range(len: i64, mut start: i64, mut stop: i64) -> Option<(usize, usize)> {
+    if start < 0 {
+        start = len.saturating_add(start).max(0);
+    }
+    if stop < 0 {
+        stop = len.saturating_add(stop);
+    }
+    if start > stop || start >= len {
+        return None;
+    }
+    Some((start as usize, stop.min(len - 1) as usize))
+}
+
+fn lrange(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let start = int_arg(&args[2])?;
+    let stop = int_arg(&args[3])?;
+    let now_ms = ctx.now_ms;
+    let session = &mut *ctx.session;
+    let list = match ctx.server.dbs[session.db].get(&args[1], now_ms) {
+        None => None,
+        Some(ValueRef::List(l)) => Some(l),
+        Some(_) => return Err(CmdError::WrongType),
+    };
+    let range = list.and_then(|l| list_range(l.len() as i64, start, stop).map(|r| (l, r)));
+    match range {
+        None => session.reply.array(0),
+        Some((list, (from, to))) => {
+            session.reply.array(to - from + 1);
+            for elem in list.range(from..=to) {
+                session.reply.bulk(elem);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn lindex(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let index = int_arg(&args[2])?;
+    let elem = read_list(ctx, &args[1])?.and_then(|l| {
+        let i = if index < 0 {
+            (l.len() as i64).checked_add(index)?
+        } else {
+            index
+        };
+        usize::try_from(i).ok().and_then(|i| l.get(i)).cloned()
+    });
+    match elem {
+        Some(e) => ctx.out().bulk(&e),
+        None => ctx.out().null(),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::test_support::Harness;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(list_range(3, 0, -1), Some((0, 2)));
+        assert_eq!(list_range(3, -100, 100), Some((0, 2)));
+        assert_eq!(list_range(3, 2, 1), None);
+        assert_eq!(list_range(3, 5, 10), None);
+        assert_eq!(list_range(0, 0, -1), None);
+        assert_eq!(list_range(3, i64::MIN, i64::MAX), Some((0, 2)));
+    }
+
+    #[test]
+    fn push_pop_and_types() {
+        let mut h = Harness::new();
+        assert_eq!(h.run("RPUSH l a b c"), ":3\r\n");
+        assert_eq!(h.run("LPUSH l z"), ":4\r\n");
+        assert_eq!(
+            h.run("LRANGE l 0 -1"),
+            "*4\r\n$1\r\nz\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n"
+        );
+        assert_eq!(h.run("TYPE l"), "+list\r\n");
+        assert_eq!(
+            h.run("GET l"),
+            "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+        );
+        assert_eq!(h.run("SET s x"), "+OK\r\n");
+        assert_eq!(
+            h.run("LPUSH s a"),
+            "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+        );
+        assert_eq!(
+            h.run("LPOP l -1"),
+            "-ERR value is out of range, must be positive\r\n"
+        );
+        assert_eq!(h.run("LPOP l 0"), "*0\r\n");
+        assert_eq!(h.run("LPOP nol 2"), "*-1\r\n");
+        assert_eq!(
+            h.run("RPOP l 10"),
+            "*4\r\n$1\r\nc\r\n$1\r\nb\r\n$1\r\na\r\n$1\r\nz\r\n"
+        );
+        assert_eq!(h.run("EXISTS l"), ":0\r\n", "an emptied list is deleted");
+        assert_eq!(h.run("LPUSHX l a"), ":0\r\n");
+        assert_eq!(h.run("LINDEX nol 0"), "$-1\r\n");
+    }
+}
