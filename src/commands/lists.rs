@@ -1,9 +1,9 @@
-//! List commands (part of issue 5; the rest of the family is still to
-//! come): LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LRANGE, LINDEX.
+//! List commands: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LRANGE,
+//! LINDEX, LSET, LINSERT, LREM, LTRIM, LPOS, LMOVE, RPOPLPUSH.
 
 use std::collections::VecDeque;
 
-use super::{cmd, int_arg, CmdError, CmdResult, Command, Ctx};
+use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::Ttl;
 use crate::protocol::Args;
 use crate::value::{Value, ValueRef};
@@ -18,6 +18,13 @@ pub static COMMANDS: &[Command] = &[
     cmd!("llen", 2, ["readonly", "fast"], (1, 1, 1), llen, "list", "Returns the length of a list."),
     cmd!("lrange", 4, ["readonly"], (1, 1, 1), lrange, "list", "Returns a range of elements from a list."),
     cmd!("lindex", 3, ["readonly"], (1, 1, 1), lindex, "list", "Returns an element from a list by its index."),
+    cmd!("lset", 4, ["write", "denyoom"], (1, 1, 1), lset, "list", "Sets the value of an element in a list by its index."),
+    cmd!("linsert", 5, ["write", "denyoom"], (1, 1, 1), linsert, "list", "Inserts an element before or after another element in a list."),
+    cmd!("lrem", 4, ["write"], (1, 1, 1), lrem, "list", "Removes elements from a list. Deletes the list if the last element was removed."),
+    cmd!("ltrim", 4, ["write"], (1, 1, 1), ltrim, "list", "Removes elements from both ends a list. Deletes the list if all elements were trimmed."),
+    cmd!("lpos", -3, ["readonly"], (1, 1, 1), lpos, "list", "Returns the index of matching elements in a list."),
+    cmd!("lmove", 5, ["write", "denyoom"], (1, 2, 1), lmove, "list", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved."),
+    cmd!("rpoplpush", 3, ["write", "denyoom"], (1, 2, 1), rpoplpush, "list", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped."),
 ];
 
 /// Which end of a list.
@@ -211,6 +218,246 @@ fn lindex(ctx: &mut Ctx, args: Args) -> CmdResult {
         None => ctx.out().null(),
     }
     Ok(())
+}
+
+/// Deletes `key` if its list became empty (Redis never keeps empty lists).
+fn drop_if_empty(ctx: &mut Ctx, key: &[u8]) {
+    let now_ms = ctx.now_ms;
+    if read_list(ctx, key)
+        .ok()
+        .flatten()
+        .is_some_and(VecDeque::is_empty)
+    {
+        ctx.db().delete(key, now_ms, false);
+    }
+}
+
+fn lset(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let index = int_arg(&args[2])?;
+    let list = list_mut(ctx, &args[1])?.ok_or(CmdError::NoSuchKey)?;
+    let i = if index < 0 {
+        (list.len() as i64).checked_add(index)
+    } else {
+        Some(index)
+    };
+    let slot = i
+        .and_then(|i| usize::try_from(i).ok())
+        .and_then(|i| list.get_mut(i))
+        .ok_or(CmdError::Static("ERR index out of range"))?;
+    *slot = args[3].to_vec();
+    ctx.out().ok();
+    Ok(())
+}
+
+fn linsert(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let after = if is(&args[2], "AFTER") {
+        true
+    } else if is(&args[2], "BEFORE") {
+        false
+    } else {
+        return Err(CmdError::Syntax);
+    };
+    let reply = match list_mut(ctx, &args[1])? {
+        None => 0,
+        Some(list) => match list.iter().position(|e| e.as_slice() == &args[3]) {
+            None => -1,
+            Some(at) => {
+                list.insert(at + usize::from(after), args[4].to_vec());
+                list.len() as i64
+            }
+        },
+    };
+    ctx.out().int(reply);
+    Ok(())
+}
+
+fn lrem(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let count = int_arg(&args[2])?;
+    let elem = &args[3];
+    let removed = match list_mut(ctx, &args[1])? {
+        None => 0,
+        Some(list) => {
+            let limit = if count == 0 {
+                usize::MAX
+            } else {
+                count.unsigned_abs() as usize
+            };
+            let mut removed = 0;
+            let mut kept = VecDeque::with_capacity(list.len());
+            let from_tail = count < 0;
+            let mut items: Vec<Vec<u8>> = list.drain(..).collect();
+            if from_tail {
+                items.reverse();
+            }
+            for item in items {
+                if removed < limit && item.as_slice() == elem {
+                    removed += 1;
+                } else if from_tail {
+                    kept.push_front(item);
+                } else {
+                    kept.push_back(item);
+                }
+            }
+            *list = kept;
+            removed
+        }
+    };
+    drop_if_empty(ctx, &args[1]);
+    ctx.out().int(removed as i64);
+    Ok(())
+}
+
+fn ltrim(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let start = int_arg(&args[2])?;
+    let stop = int_arg(&args[3])?;
+    if let Some(list) = list_mut(ctx, &args[1])? {
+        match list_range(list.len() as i64, start, stop) {
+            None => list.clear(),
+            Some((from, to)) => {
+                list.truncate(to + 1);
+                list.drain(..from);
+            }
+        }
+    }
+    drop_if_empty(ctx, &args[1]);
+    ctx.out().ok();
+    Ok(())
+}
+
+fn lpos(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (mut rank, mut count, mut maxlen) = (1i64, None::<i64>, 0i64);
+    let mut i = 3;
+    while i < args.len() {
+        let Some(value) = (i + 1 < args.len()).then(|| args.get(i + 1)) else {
+            return Err(CmdError::Syntax);
+        };
+        if is(&args[i], "RANK") {
+            rank = int_arg(value)?;
+            if rank == 0 {
+                return Err(CmdError::Static("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"));
+            }
+            if rank == i64::MIN {
+                return Err(CmdError::Static("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"));
+            }
+        } else if is(&args[i], "COUNT") {
+            // Like Redis, a COUNT or MAXLEN that is not a non-negative
+            // integer gets the "can't be negative" message.
+            let n = int_arg(value).ok().filter(|&n| n >= 0);
+            count = Some(n.ok_or(CmdError::Static("ERR COUNT can't be negative"))?);
+        } else if is(&args[i], "MAXLEN") {
+            maxlen = int_arg(value)
+                .ok()
+                .filter(|&n| n >= 0)
+                .ok_or(CmdError::Static("ERR MAXLEN can't be negative"))?;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 2;
+    }
+    let elem = &args[2];
+    let matches: Vec<i64> = match read_list(ctx, &args[1])? {
+        None => Vec::new(),
+        Some(list) => {
+            let len = list.len();
+            let want = match count {
+                Some(0) => usize::MAX,
+                Some(n) => n as usize,
+                None => 1,
+            };
+            let scan = if maxlen == 0 {
+                len
+            } else {
+                (maxlen as usize).min(len)
+            };
+            let mut skip = rank.unsigned_abs() - 1;
+            let mut found = Vec::new();
+            for step in 0..scan {
+                let at = if rank > 0 { step } else { len - 1 - step };
+                if list[at].as_slice() == elem {
+                    if skip > 0 {
+                        skip -= 1;
+                    } else {
+                        found.push(at as i64);
+                        if found.len() >= want {
+                            break;
+                        }
+                    }
+                }
+            }
+            found
+        }
+    };
+    let out = ctx.out();
+    match count {
+        None => match matches.first() {
+            Some(&at) => out.int(at),
+            None => out.null(),
+        },
+        Some(_) => {
+            out.array(matches.len());
+            for at in matches {
+                out.int(at);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn end_arg(arg: &[u8]) -> Result<End, CmdError> {
+    if is(arg, "LEFT") {
+        Ok(End::Left)
+    } else if is(arg, "RIGHT") {
+        Ok(End::Right)
+    } else {
+        Err(CmdError::Syntax)
+    }
+}
+
+/// LMOVE and RPOPLPUSH (`lmoveGenericCommand`): both types are checked
+/// before anything moves; an emptied source is deleted.
+fn lmove_generic(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    if read_list(ctx, src)?.is_none_or(VecDeque::is_empty) {
+        ctx.out().null();
+        return Ok(());
+    }
+    read_list(ctx, dst)?;
+    let Some(list) = list_mut(ctx, src)? else {
+        ctx.out().null();
+        return Ok(());
+    };
+    let Some(elem) = (match from {
+        End::Left => list.pop_front(),
+        End::Right => list.pop_back(),
+    }) else {
+        ctx.out().null();
+        return Ok(());
+    };
+    let push = |list: &mut VecDeque<Vec<u8>>, elem: Vec<u8>| match to {
+        End::Left => list.push_front(elem),
+        End::Right => list.push_back(elem),
+    };
+    match list_mut(ctx, dst)? {
+        Some(target) => push(target, elem.clone()),
+        None => {
+            let mut target = VecDeque::new();
+            push(&mut target, elem.clone());
+            ctx.db().set(dst, Value::List(target), Ttl::Clear, now_ms);
+        }
+    }
+    drop_if_empty(ctx, src);
+    ctx.out().bulk(&elem);
+    Ok(())
+}
+
+fn lmove(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let from = end_arg(&args[3])?;
+    let to = end_arg(&args[4])?;
+    lmove_generic(ctx, &args[1], &args[2], from, to)
+}
+
+fn rpoplpush(ctx: &mut Ctx, args: Args) -> CmdResult {
+    lmove_generic(ctx, &args[1], &args[2], End::Right, End::Left)
 }
 
 #[cfg(test)]
