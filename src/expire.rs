@@ -163,6 +163,11 @@ impl Default for ExpireCycle {
     }
 }
 
+/// (Deadline strategy) no key in `dbs` is due before this time.
+pub fn earliest_deadline_ms(dbs: &[Db]) -> Option<i64> {
+    dbs.iter().filter_map(Db::earliest_deadline_ms).min()
+}
+
 /// A cycle's time allowance on the monotonic clock.
 #[derive(Debug, Clone, Copy)]
 struct Budget {
@@ -270,9 +275,7 @@ impl ExpireCycle {
                         self.last_stale_perc * 100.0 > effort.acceptable_stale_perc as f64
                     }
                     Strategy::Deadline => {
-                        let now_ms = clock.unix_ms();
-                        dbs.iter()
-                            .any(|db| db.earliest_deadline_ms().is_some_and(|t| t <= now_ms))
+                        earliest_deadline_ms(dbs).is_some_and(|t| t <= clock.unix_ms())
                     }
                 };
                 if !self.timelimit_exit && !stale_enough {

@@ -544,12 +544,7 @@ impl Server {
     /// within milliseconds of its deadline.
     fn sleep_budget(&self) -> Duration {
         let until_cron = self.next_cron.saturating_duration_since(Instant::now());
-        let earliest = self
-            .state
-            .dbs
-            .iter()
-            .filter_map(|db| db.earliest_deadline_ms())
-            .min();
+        let earliest = crate::expire::earliest_deadline_ms(&self.state.dbs);
         match earliest {
             Some(at_ms) if self.state.expire.enabled => {
                 let wait_ms = (at_ms - unix_time_ms()).max(0) as u64;

@@ -8,7 +8,7 @@ use crate::protocol::Args;
 
 pub static COMMANDS: &[Command] = &[
     cmd!("del", -2, ["write"], (1, -1, 1), del, "generic", "Deletes one or more keys."),
-    cmd!("unlink", -2, ["write", "fast"], (1, -1, 1), del, "generic", "Asynchronously deletes one or more keys."),
+    cmd!("unlink", -2, ["write", "fast"], (1, -1, 1), unlink, "generic", "Asynchronously deletes one or more keys."),
     cmd!("exists", -2, ["readonly", "fast"], (1, -1, 1), exists, "generic", "Determines whether one or more keys exist."),
     cmd!("touch", -2, ["readonly", "fast"], (1, -1, 1), exists, "generic", "Returns the number of existing keys out of those specified after updating the time they were last accessed."),
     cmd!("type", 2, ["readonly", "fast"], (1, 1, 1), type_cmd, "generic", "Determines the type of value stored at a key."),
@@ -28,8 +28,16 @@ pub static COMMANDS: &[Command] = &[
 /// DEL and UNLINK: UNLINK always lets the lazyfree thread free big values,
 /// DEL when `lazyfree-lazy-user-del` says so.
 fn del(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let lazy = ctx.server.config.lazyfree.user_del;
+    del_generic(ctx, args, lazy)
+}
+
+fn unlink(ctx: &mut Ctx, args: Args) -> CmdResult {
+    del_generic(ctx, args, true)
+}
+
+fn del_generic(ctx: &mut Ctx, args: Args, lazy: bool) -> CmdResult {
     let now_ms = ctx.now_ms;
-    let lazy = is(&args[0], "UNLINK") || ctx.server.config.lazyfree.user_del;
     let db = ctx.db();
     let deleted = args
         .iter()

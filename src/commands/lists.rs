@@ -34,6 +34,46 @@ enum End {
     Right,
 }
 
+impl End {
+    fn push(self, list: &mut VecDeque<Vec<u8>>, elem: Vec<u8>) {
+        match self {
+            End::Left => list.push_front(elem),
+            End::Right => list.push_back(elem),
+        }
+    }
+
+    fn pop(self, list: &mut VecDeque<Vec<u8>>) -> Option<Vec<u8>> {
+        match self {
+            End::Left => list.pop_front(),
+            End::Right => list.pop_back(),
+        }
+    }
+}
+
+/// Pushes `elems` in order at `end` of the list at `key`, creating the list
+/// unless `only_existing`. Returns the new length (0 if nothing was created).
+fn push_elems(
+    ctx: &mut Ctx,
+    key: &[u8],
+    end: End,
+    elems: impl IntoIterator<Item = Vec<u8>>,
+    only_existing: bool,
+) -> Result<usize, CmdError> {
+    if let Some(list) = list_mut(ctx, key)? {
+        elems.into_iter().for_each(|e| end.push(list, e));
+        return Ok(list.len());
+    }
+    if only_existing {
+        return Ok(0);
+    }
+    let mut list = VecDeque::new();
+    elems.into_iter().for_each(|e| end.push(&mut list, e));
+    let len = list.len();
+    let now_ms = ctx.now_ms;
+    ctx.db().set(key, Value::List(list), Ttl::Clear, now_ms);
+    Ok(len)
+}
+
 /// The list at `key` for reading: `Ok(None)` if absent, WRONGTYPE if not a list.
 fn read_list<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a VecDeque<Vec<u8>>>, CmdError> {
     let now_ms = ctx.now_ms;
@@ -60,27 +100,8 @@ fn list_mut<'a>(
 /// LPUSH/RPUSH/LPUSHX/RPUSHX: pushes every element in order; `only_existing`
 /// for the X forms. Replies with the new length (0 if nothing was created).
 fn push_generic(ctx: &mut Ctx, args: Args, end: End, only_existing: bool) -> CmdResult {
-    let push = |list: &mut VecDeque<Vec<u8>>| {
-        for elem in args.iter().skip(2) {
-            match end {
-                End::Left => list.push_front(elem.to_vec()),
-                End::Right => list.push_back(elem.to_vec()),
-            }
-        }
-        list.len()
-    };
-    let len = match list_mut(ctx, &args[1])? {
-        Some(list) => push(list),
-        None if only_existing => 0,
-        None => {
-            let mut list = VecDeque::new();
-            let len = push(&mut list);
-            let now_ms = ctx.now_ms;
-            ctx.db()
-                .set(&args[1], Value::List(list), Ttl::Clear, now_ms);
-            len
-        }
-    };
+    let elems = args.iter().skip(2).map(<[u8]>::to_vec);
+    let len = push_elems(ctx, &args[1], end, elems, only_existing)?;
     ctx.out().int(len as i64);
     Ok(())
 }
@@ -125,16 +146,8 @@ fn pop_generic(ctx: &mut Ctx, args: Args, end: End) -> CmdResult {
         return Ok(());
     };
     let take = count.map_or(1, |n| n.min(list.len() as i64) as usize);
-    let popped: Vec<Vec<u8>> = (0..take)
-        .filter_map(|_| match end {
-            End::Left => list.pop_front(),
-            End::Right => list.pop_back(),
-        })
-        .collect();
-    if list.is_empty() {
-        let now_ms = ctx.now_ms;
-        ctx.db().delete(&args[1], now_ms, false);
-    }
+    let popped: Vec<Vec<u8>> = (0..take).filter_map(|_| end.pop(list)).collect();
+    drop_if_empty(ctx, &args[1]);
     let out = ctx.out();
     match count {
         None => match popped.first() {
@@ -282,23 +295,19 @@ fn lrem(ctx: &mut Ctx, args: Args) -> CmdResult {
             } else {
                 count.unsigned_abs() as usize
             };
+            // A negative count removes from the tail: work on the reversed list.
+            if count < 0 {
+                list.make_contiguous().reverse();
+            }
             let mut removed = 0;
-            let mut kept = VecDeque::with_capacity(list.len());
-            let from_tail = count < 0;
-            let mut items: Vec<Vec<u8>> = list.drain(..).collect();
-            if from_tail {
-                items.reverse();
+            list.retain(|item| {
+                let hit = removed < limit && item.as_slice() == elem;
+                removed += usize::from(hit);
+                !hit
+            });
+            if count < 0 {
+                list.make_contiguous().reverse();
             }
-            for item in items {
-                if removed < limit && item.as_slice() == elem {
-                    removed += 1;
-                } else if from_tail {
-                    kept.push_front(item);
-                } else {
-                    kept.push_back(item);
-                }
-            }
-            *list = kept;
             removed
         }
     };
@@ -416,35 +425,18 @@ fn end_arg(arg: &[u8]) -> Result<End, CmdError> {
 /// LMOVE and RPOPLPUSH (`lmoveGenericCommand`): both types are checked
 /// before anything moves; an emptied source is deleted.
 fn lmove_generic(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> CmdResult {
-    let now_ms = ctx.now_ms;
     if read_list(ctx, src)?.is_none_or(VecDeque::is_empty) {
         ctx.out().null();
         return Ok(());
     }
     read_list(ctx, dst)?;
-    let Some(list) = list_mut(ctx, src)? else {
+    // The source was just seen to be a non-empty list.
+    let elem = list_mut(ctx, src)?.and_then(|list| from.pop(list));
+    let Some(elem) = elem else {
         ctx.out().null();
         return Ok(());
     };
-    let Some(elem) = (match from {
-        End::Left => list.pop_front(),
-        End::Right => list.pop_back(),
-    }) else {
-        ctx.out().null();
-        return Ok(());
-    };
-    let push = |list: &mut VecDeque<Vec<u8>>, elem: Vec<u8>| match to {
-        End::Left => list.push_front(elem),
-        End::Right => list.push_back(elem),
-    };
-    match list_mut(ctx, dst)? {
-        Some(target) => push(target, elem.clone()),
-        None => {
-            let mut target = VecDeque::new();
-            push(&mut target, elem.clone());
-            ctx.db().set(dst, Value::List(target), Ttl::Clear, now_ms);
-        }
-    }
+    push_elems(ctx, dst, to, [elem.clone()], false)?;
     drop_if_empty(ctx, src);
     ctx.out().bulk(&elem);
     Ok(())

@@ -153,9 +153,12 @@ fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
             None => ctx.out().null(),
         }
         old.is_some()
-    } else {
+    } else if o.nx || o.xx {
         let now_ms = ctx.now_ms;
         ctx.db().contains(key, now_ms)
+    } else {
+        // Plain SET: existence doesn't matter; skip the extra lookup.
+        false
     };
     if (o.nx && exists) || (o.xx && !exists) {
         if !o.get {
@@ -466,13 +469,9 @@ fn incrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
     let current = current.unwrap_or_else(|| b"0".to_vec());
     float_arg(&current)?;
     let text = add_floats(&current, incr)?;
-    store_keep_ttl(ctx, &args[1], &text);
+    store(ctx, &args[1], &text, Ttl::Keep);
     ctx.out().bulk(&text);
     Ok(())
-}
-
-fn store_keep_ttl(ctx: &mut Ctx, key: &[u8], value: &[u8]) {
-    store(ctx, key, value, Ttl::Keep);
 }
 
 /// Decimal places Redis prints for INCRBYFLOAT (`%.17Lf`, trailing zeros cut).

@@ -117,11 +117,6 @@ impl RequestParser {
         self.max_bulk_len = max_bulk_len;
     }
 
-    /// True while a multibulk request is partly parsed.
-    pub fn in_progress(&self) -> bool {
-        self.remaining > 0 || self.pos > 0
-    }
-
     /// Parses the next request at the start of `buf`.
     pub fn parse(&mut self, buf: &[u8]) -> Result<Parsed, ProtocolError> {
         if self.remaining == 0 {
