@@ -23,11 +23,15 @@ pub const LAZYFREE_THRESHOLD: usize = 64;
 /// 64 × 64 KiB = 4 MiB are handed over.
 pub const STRING_EFFORT_UNIT_BYTES: usize = 64 * 1024;
 
-/// How much work freeing `value` is, in Redis's units (elements).
+/// How much work freeing `value` is, in Redis's units: elements for
+/// aggregates (as Redis counts its hash-table and skiplist encodings).
 pub fn free_effort(value: &Value) -> usize {
     match value {
         Value::Str(s) => 1 + s.len() / STRING_EFFORT_UNIT_BYTES,
         Value::List(l) => l.len(),
+        Value::Hash(h) => h.len(),
+        Value::Set(s) => s.len(),
+        Value::ZSet(z) => z.len(),
     }
 }
 

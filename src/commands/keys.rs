@@ -1,6 +1,7 @@
 //! Keyspace commands: DEL, EXISTS, TYPE, RENAME, COPY, MOVE, SWAPDB, KEYS,
 //! SCAN, RANDOMKEY, DBSIZE, FLUSHDB, FLUSHALL.
 
+use super::aggregate::{reply_scan, ScanArgs};
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::Ttl;
 use crate::glob;
@@ -11,6 +12,16 @@ pub static COMMANDS: &[Command] = &[
     cmd!("unlink", -2, ["write", "fast"], (1, -1, 1), unlink, "generic", "Asynchronously deletes one or more keys."),
     cmd!("exists", -2, ["readonly", "fast"], (1, -1, 1), exists, "generic", "Determines whether one or more keys exist."),
     cmd!("touch", -2, ["readonly", "fast"], (1, -1, 1), exists, "generic", "Returns the number of existing keys out of those specified after updating the time they were last accessed."),
+    Command {
+        name: "object",
+        arity: -2,
+        flags: &[],
+        keys: (0, 0, 0),
+        handler: |_, _| Ok(()),
+        subcommands: OBJECT_SUBCOMMANDS,
+        summary: "A container for object introspection commands.",
+        group: "generic",
+    },
     cmd!("type", 2, ["readonly", "fast"], (1, 1, 1), type_cmd, "generic", "Determines the type of value stored at a key."),
     cmd!("rename", 3, ["write"], (1, 2, 1), rename, "generic", "Renames a key and overwrites the destination."),
     cmd!("renamenx", 3, ["write", "fast"], (1, 2, 1), renamenx, "generic", "Renames a key only when the target key name doesn't exist."),
@@ -58,6 +69,27 @@ fn exists(ctx: &mut Ctx, args: Args) -> CmdResult {
         .filter(|k| db.contains(k, now_ms))
         .count();
     ctx.out().int(found as i64);
+    Ok(())
+}
+
+static OBJECT_SUBCOMMANDS: &[Command] = &[cmd!(
+    "encoding",
+    3,
+    ["readonly"],
+    (2, 2, 1),
+    object_encoding,
+    "generic",
+    "Returns the internal encoding of a Redis object."
+)];
+
+/// OBJECT ENCODING: Redis's name for the representation (see
+/// `ValueRef::encoding`); a missing key is a null reply.
+fn object_encoding(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    match ctx.db().get(&args[2], now_ms).map(|v| v.encoding()) {
+        Some(name) => ctx.out().bulk(name.as_bytes()),
+        None => ctx.out().null(),
+    }
     Ok(())
 }
 
@@ -211,58 +243,28 @@ fn keys(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn scan(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let cursor = std::str::from_utf8(&args[1])
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .ok_or(CmdError::Static("ERR invalid cursor"))?;
-    let mut count: u64 = 10;
-    let mut pattern: Option<&[u8]> = None;
     let mut type_filter: Option<Vec<u8>> = None;
-    let mut i = 2;
-    while i < args.len() {
-        let has_value = i + 1 < args.len();
-        if is(&args[i], "COUNT") && has_value {
-            count = match int_arg(&args[i + 1])? {
-                n if n < 1 => return Err(CmdError::Syntax),
-                n => n as u64,
-            };
-        } else if is(&args[i], "MATCH") && has_value {
-            pattern = Some(args.get(i + 1)).filter(|p| *p != b"*");
-        } else if is(&args[i], "TYPE") && has_value {
-            type_filter = Some(args[i + 1].to_ascii_lowercase());
-        } else {
-            return Err(CmdError::Syntax);
+    let opts = ScanArgs::parse(&args, 1, |name, value| {
+        let known = is(name, "TYPE");
+        if known {
+            type_filter = Some(value.to_ascii_lowercase());
         }
-        i += 2;
-    }
+        known
+    })?;
     let now_ms = ctx.now_ms;
-    let session = &mut *ctx.session;
-    let db = &mut ctx.server.dbs[session.db];
-    let mut found: Vec<Vec<u8>> = Vec::new();
-    let mut next = cursor;
-    // Like Redis: visit buckets until `count` keys are collected, or at most
-    // 10 × count buckets, so a sparse table can't stall the loop.
-    let mut budget = count.saturating_mul(10);
-    loop {
-        next = db.scan_step(next, now_ms, |key, value| {
+    let db = ctx.db();
+    let mut found = Vec::new();
+    let next = opts.collect(1, &mut found, |cursor, found| {
+        db.scan_step(cursor, now_ms, |key, value| {
             let type_ok = type_filter
                 .as_deref()
                 .is_none_or(|t| t == value.type_name().as_bytes());
-            if type_ok && pattern.is_none_or(|p| glob::matches(p, key, false)) {
+            if type_ok && opts.matches(key) {
                 found.push(key.to_vec());
             }
-        });
-        budget -= 1;
-        if next == 0 || budget == 0 || found.len() as u64 >= count {
-            break;
-        }
-    }
-    session.reply.array(2);
-    session.reply.bulk(next.to_string().as_bytes());
-    session.reply.array(found.len());
-    for key in &found {
-        session.reply.bulk(key);
-    }
+        })
+    });
+    reply_scan(ctx.out(), next, &found);
     Ok(())
 }
 

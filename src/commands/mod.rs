@@ -7,11 +7,14 @@
 //! that append their reply to the session's output; on `Err` the dispatcher
 //! writes the error, so a handler validates before it replies.
 
+pub mod aggregate;
 pub mod connection;
 pub mod expire;
+pub mod hashes;
 pub mod keys;
 pub mod lists;
 pub mod server;
+pub mod sets;
 pub mod strings;
 
 use std::borrow::Cow;
@@ -128,7 +131,9 @@ const FAMILIES: &[&[Command]] = &[
     strings::COMMANDS,
     keys::COMMANDS,
     expire::COMMANDS,
+    hashes::COMMANDS,
     lists::COMMANDS,
+    sets::COMMANDS,
     server::COMMANDS,
 ];
 

@@ -483,7 +483,7 @@ const FLOAT_DECIMALS: u32 = 17;
 /// decimals (the common case) are added exactly in fixed point, which gives
 /// Redis's answer (`0.1 + 0.2 = 0.3`) wherever long double is precise enough;
 /// other inputs (exponents, huge values) fall back to f64.
-fn add_floats(a: &[u8], b: &[u8]) -> Result<Vec<u8>, CmdError> {
+pub(crate) fn add_floats(a: &[u8], b: &[u8]) -> Result<Vec<u8>, CmdError> {
     if let (Some(x), Some(y)) = (parse_fixed(a), parse_fixed(b)) {
         if let Some(sum) = x.checked_add(y) {
             return Ok(format_fixed(sum).into_bytes());

@@ -41,6 +41,7 @@ pub trait DictEntry {
 /// attacks impractical).
 pub type DefaultHasher = foldhash::fast::RandomState;
 
+#[derive(Clone)]
 struct Node<E> {
     /// Low 32 bits of the key's hash: bucket index (tables stay below 2^32
     /// buckets), rehash without rehashing keys, and most key compares skipped.
@@ -57,6 +58,7 @@ pub struct Moved {
     pub to: u32,
 }
 
+#[derive(Clone)]
 pub struct Dict<E, S = DefaultHasher> {
     /// Dense entry storage: indices `0..len` are all live.
     nodes: Vec<Node<E>>,

@@ -156,6 +156,20 @@ impl Db {
         Some(self.dict.entry(idx).slot.value())
     }
 
+    /// The values of several keys at once, for commands that read them
+    /// together (SINTER, ZUNIONSTORE): each is looked up as `get` does
+    /// (passive expiry, hit/miss stats) before any is borrowed, since a
+    /// deletion moves dict entries.
+    pub fn get_many(&mut self, keys: &[&[u8]], now_ms: i64) -> Vec<Option<ValueRef<'_>>> {
+        for key in keys {
+            self.get(key, now_ms);
+        }
+        let this = &*self;
+        keys.iter()
+            .map(|key| this.dict.find(key).map(|i| this.dict.entry(i).slot.value()))
+            .collect()
+    }
+
     /// The value of `key` for changing in place (`lookupKeyWrite`), keeping
     /// its TTL: `None` if absent, `Some(None)` if it is a string (strings
     /// change through `update_str`).

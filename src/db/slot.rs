@@ -107,10 +107,10 @@ impl Slot {
     }
 
     /// Replaces the value, returning the old one.
+    /// Heap values move out without a copy (a big aggregate is never cloned).
     pub fn replace(&mut self, value: Value) -> Value {
-        let old = self.to_value();
-        *self = Slot::new(self.key(), value);
-        old
+        let new = Slot::new(self.key(), value);
+        std::mem::replace(self, new).into_value()
     }
 
     /// Takes out a value big enough for the lazyfree thread, leaving an

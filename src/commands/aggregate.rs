@@ -1,0 +1,364 @@
+//! What the aggregate families (lists, hashes, sets, sorted sets) share:
+//! typed access to a key with WRONGTYPE, creation on first write, deletion
+//! of emptied aggregates, random picks for the *RANDMEMBER/SPOP family, and
+//! the cursor loop of HSCAN/SSCAN/ZSCAN.
+
+use std::collections::{HashSet, VecDeque};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use super::{int_arg, is, CmdError, Ctx};
+use crate::db::Ttl;
+use crate::glob;
+use crate::protocol::{Args, Reply};
+use crate::value::{Hash, Set, Value, ValueRef, ZSet};
+
+/// One aggregate type: how to recognise it in both borrowed forms and how
+/// to make an empty one.
+pub struct Kind<T: ?Sized + 'static> {
+    pub get: for<'a> fn(ValueRef<'a>) -> Option<&'a T>,
+    pub get_mut: fn(&mut Value) -> Option<&mut T>,
+    pub empty: fn() -> Value,
+}
+
+/// The value at `key` for reading: `Ok(None)` if absent, WRONGTYPE if it is
+/// another type.
+pub fn read<'a, T: ?Sized>(
+    ctx: &'a mut Ctx,
+    key: &[u8],
+    kind: &Kind<T>,
+) -> Result<Option<&'a T>, CmdError> {
+    let now_ms = ctx.now_ms;
+    match ctx.db().get(key, now_ms) {
+        None => Ok(None),
+        Some(v) => (kind.get)(v).map(Some).ok_or(CmdError::WrongType),
+    }
+}
+
+/// The value at `key` for changing in place: `Ok(None)` if absent.
+pub fn write<'a, T: ?Sized>(
+    ctx: &'a mut Ctx,
+    key: &[u8],
+    kind: &Kind<T>,
+) -> Result<Option<&'a mut T>, CmdError> {
+    let now_ms = ctx.now_ms;
+    match ctx.db().value_mut(key, now_ms) {
+        None => Ok(None),
+        Some(Some(v)) => (kind.get_mut)(v).map(Some).ok_or(CmdError::WrongType),
+        // An inline value is always a string.
+        Some(None) => Err(CmdError::WrongType),
+    }
+}
+
+/// The value at `key` for changing, created empty (without a TTL) if absent.
+/// A created value left empty must be removed with `delete_if_empty`.
+pub fn write_or_create<'a, T: ?Sized>(
+    ctx: &'a mut Ctx,
+    key: &[u8],
+    kind: &Kind<T>,
+) -> Result<&'a mut T, CmdError> {
+    if read(ctx, key, kind)?.is_none() {
+        let now_ms = ctx.now_ms;
+        ctx.db().set(key, (kind.empty)(), Ttl::Clear, now_ms);
+    }
+    write(ctx, key, kind)?.ok_or(CmdError::WrongType)
+}
+
+/// Deletes `key` if it holds an aggregate with no elements left (Redis
+/// never keeps empty aggregates).
+pub fn delete_if_empty(ctx: &mut Ctx, key: &[u8]) {
+    let now_ms = ctx.now_ms;
+    let db = ctx.db();
+    if let Some(Some(v)) = db.value_mut(key, now_ms) {
+        if v.is_empty_aggregate() {
+            db.delete(key, now_ms, false);
+        }
+    }
+}
+
+/// A value borrowed for a reply built from it: the typed value at a key
+/// (`None` if absent), the client's reply, and the server's RNG.
+pub struct View<'a, T: ?Sized> {
+    pub value: Option<&'a T>,
+    pub out: &'a mut Reply,
+    pub rng: &'a mut SmallRng,
+    /// Pending reply bytes past which this client is cut off.
+    reply_cap: usize,
+    close_after_reply: &'a mut bool,
+}
+
+/// The value at `key` with the reply and RNG borrowed beside it (WRONGTYPE
+/// if it is another type).
+pub fn view<'a, T: ?Sized>(
+    ctx: &'a mut Ctx,
+    key: &[u8],
+    kind: &Kind<T>,
+) -> Result<View<'a, T>, CmdError> {
+    let now_ms = ctx.now_ms;
+    let server = &mut *ctx.server;
+    let session = &mut *ctx.session;
+    let value = match server.dbs[session.db].get(key, now_ms) {
+        None => None,
+        Some(v) => Some((kind.get)(v).ok_or(CmdError::WrongType)?),
+    };
+    let hard = server.config.output_limit_normal.hard_bytes;
+    let reply_cap = match usize::try_from(hard) {
+        Ok(0) | Err(_) => REPLY_CEILING_BYTES,
+        Ok(n) => n.min(REPLY_CEILING_BYTES),
+    };
+    Ok(View {
+        value,
+        out: &mut session.reply,
+        rng: &mut server.rng,
+        reply_cap,
+        close_after_reply: &mut session.close_after_reply,
+    })
+}
+
+/// The most one reply may grow to when no hard output limit is set.
+const REPLY_CEILING_BYTES: usize = 1 << 30;
+
+impl<T: ?Sized> View<'_, T> {
+    /// Whether the reply being built is past what this client may hold (the
+    /// normal hard output limit, or `REPLY_CEILING_BYTES` without one). A
+    /// handler whose reply size the client chooses (SRANDMEMBER with a huge
+    /// negative count) stops there: the unsent reply is dropped and the
+    /// client closed, so memory stays bounded and no client ever reads a
+    /// truncated reply as a whole one.
+    pub fn reply_overflows(&mut self) -> bool {
+        let over = self.out.pending() > self.reply_cap;
+        if over {
+            self.out.buf.truncate(self.out.sent);
+            *self.close_after_reply = true;
+        }
+        over
+    }
+}
+
+/// The count argument of SRANDMEMBER/HRANDFIELD/ZRANDMEMBER: a negative
+/// count allows repeats. Redis refuses `i64::MIN`, and with WITHSCORES or
+/// WITHVALUES any count whose doubled size would overflow.
+pub fn rand_count(arg: &[u8], with_pairs: bool) -> Result<i64, CmdError> {
+    let n = int_arg(arg)?;
+    if n == i64::MIN {
+        return Err(CmdError::Static("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"));
+    }
+    if with_pairs && n < -(i64::MAX / 2) {
+        return Err(CmdError::Static("ERR value is out of range"));
+    }
+    Ok(n)
+}
+
+/// Which elements (by dict index) a random pick of `count` from `len`
+/// returns, as the *RANDMEMBER commands define it.
+pub enum Picks {
+    /// Every element, once (`count >= len`).
+    All(usize),
+    /// Distinct random elements.
+    Distinct(Vec<u32>),
+    /// This many independent picks, repeats allowed (negative count).
+    Repeats(u64),
+}
+
+impl Picks {
+    pub fn new(rng: &mut impl Rng, len: usize, count: i64) -> Picks {
+        if count < 0 {
+            Picks::Repeats(if len == 0 { 0 } else { count.unsigned_abs() })
+        } else if count as u64 >= len as u64 {
+            Picks::All(len)
+        } else {
+            Picks::Distinct(distinct_indices(rng, len, count as usize))
+        }
+    }
+
+    /// How many elements the reply holds (`u64`: a repeat count can be huge).
+    pub fn count(&self) -> u64 {
+        match self {
+            Picks::All(n) => *n as u64,
+            Picks::Distinct(v) => v.len() as u64,
+            Picks::Repeats(n) => *n,
+        }
+    }
+
+    /// Calls `emit` with each picked index until it returns false.
+    pub fn each(&self, rng: &mut impl Rng, len: usize, mut emit: impl FnMut(u32) -> bool) {
+        match self {
+            Picks::All(n) => {
+                for i in 0..*n as u32 {
+                    if !emit(i) {
+                        return;
+                    }
+                }
+            }
+            Picks::Distinct(v) => {
+                for &i in v {
+                    if !emit(i) {
+                        return;
+                    }
+                }
+            }
+            Picks::Repeats(n) => {
+                for _ in 0..*n {
+                    if !emit(rng.gen_range(0..len) as u32) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `count` distinct indices below `len` (`count < len`), in random order.
+pub fn distinct_indices(rng: &mut impl Rng, len: usize, count: usize) -> Vec<u32> {
+    if count.saturating_mul(3) > len {
+        // Dense: a partial Fisher-Yates shuffle of every index.
+        let mut all: Vec<u32> = (0..len as u32).collect();
+        for i in 0..count {
+            let j = rng.gen_range(i..len);
+            all.swap(i, j);
+        }
+        all.truncate(count);
+        return all;
+    }
+    let mut seen = HashSet::with_capacity(count);
+    let mut picked = Vec::with_capacity(count);
+    while picked.len() < count {
+        let i = rng.gen_range(0..len) as u32;
+        if seen.insert(i) {
+            picked.push(i);
+        }
+    }
+    picked
+}
+
+/// HSCAN/SSCAN/ZSCAN arguments: `key cursor [MATCH pattern] [COUNT n]`.
+pub struct ScanArgs<'a> {
+    pub cursor: u64,
+    pub count: u64,
+    pub pattern: Option<&'a [u8]>,
+}
+
+impl<'a> ScanArgs<'a> {
+    /// Parses the cursor at `args[at]` and the options after it; `extra`
+    /// is offered each other option name and its value (SCAN's TYPE).
+    pub fn parse(
+        args: &'a Args,
+        at: usize,
+        mut extra: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<Self, CmdError> {
+        let cursor = std::str::from_utf8(&args[at])
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+            .ok_or(CmdError::Static("ERR invalid cursor"))?;
+        let mut opts = ScanArgs {
+            cursor,
+            count: 10,
+            pattern: None,
+        };
+        let mut i = at + 1;
+        while i < args.len() {
+            let Some(value) = (i + 1 < args.len()).then(|| args.get(i + 1)) else {
+                return Err(CmdError::Syntax);
+            };
+            if is(&args[i], "COUNT") {
+                opts.count = match int_arg(value)? {
+                    n if n < 1 => return Err(CmdError::Syntax),
+                    n => n as u64,
+                };
+            } else if is(&args[i], "MATCH") {
+                opts.pattern = Some(value).filter(|p| *p != b"*");
+            } else if !extra(&args[i], value) {
+                return Err(CmdError::Syntax);
+            }
+            i += 2;
+        }
+        Ok(opts)
+    }
+
+    pub fn matches(&self, item: &[u8]) -> bool {
+        self.pattern.is_none_or(|p| glob::matches(p, item, false))
+    }
+
+    /// Runs `step` (one bucket: pushes matching items, returns the next
+    /// cursor) until `count` elements of `width` items each are found, the
+    /// iteration ends, or, as in Redis, 10 × count buckets were visited so a
+    /// sparse table cannot stall the loop. Returns the next cursor.
+    pub fn collect(
+        &self,
+        width: usize,
+        found: &mut Vec<Vec<u8>>,
+        mut step: impl FnMut(u64, &mut Vec<Vec<u8>>) -> u64,
+    ) -> u64 {
+        let mut next = self.cursor;
+        let mut budget = self.count.saturating_mul(10);
+        loop {
+            next = step(next, found);
+            budget -= 1;
+            if next == 0 || budget == 0 || (found.len() / width) as u64 >= self.count {
+                return next;
+            }
+        }
+    }
+}
+
+/// The SCAN family's reply: the next cursor, then the items.
+pub fn reply_scan(out: &mut Reply, next: u64, found: &[Vec<u8>]) {
+    out.array(2);
+    out.bulk(next.to_string().as_bytes());
+    out.array(found.len());
+    for item in found {
+        out.bulk(item);
+    }
+}
+
+macro_rules! kind {
+    ($name:ident, $ty:ty, $variant:ident, $empty:expr) => {
+        pub const $name: Kind<$ty> = Kind {
+            get: |v| match v {
+                ValueRef::$variant(x) => Some(x),
+                _ => None,
+            },
+            get_mut: |v| match v {
+                Value::$variant(x) => Some(x),
+                _ => None,
+            },
+            empty: || Value::$variant($empty),
+        };
+    };
+}
+
+kind!(LIST, VecDeque<Vec<u8>>, List, VecDeque::new());
+kind!(HASH, Hash, Hash, Box::default());
+kind!(SET, Set, Set, Box::default());
+kind!(ZSET, ZSet, ZSet, Box::default());
+
+/// The reply of SRANDMEMBER/HRANDFIELD/ZRANDMEMBER with a count: `emit`
+/// writes one picked element (one item, or two with `pairs`: in RESP3 each
+/// pair is an array of its own). Stops early if the client asked for more
+/// than it may hold (see `View::reply_overflows`).
+pub fn reply_picks<T: ?Sized>(
+    view: &mut View<'_, T>,
+    len: usize,
+    count: i64,
+    pairs: bool,
+    mut emit: impl FnMut(&mut Reply, u32),
+) {
+    let picks = Picks::new(view.rng, len, count);
+    let nested = pairs && view.out.resp3;
+    let items = picks
+        .count()
+        .saturating_mul(if pairs && !nested { 2 } else { 1 });
+    view.out.array(usize::try_from(items).unwrap_or(usize::MAX));
+    let mut rng = SmallRng::from_rng(&mut *view.rng).unwrap_or_else(|_| SmallRng::seed_from_u64(0));
+    let mut emitted: u32 = 0;
+    picks.each(&mut rng, len, |i| {
+        if nested {
+            view.out.array(2);
+        }
+        emit(view.out, i);
+        emitted = emitted.wrapping_add(1);
+        // Checking every 1024 elements keeps the overshoot small.
+        !emitted.is_multiple_of(1024) || !view.reply_overflows()
+    });
+}

@@ -1,0 +1,280 @@
+//! Hash commands: HSET HSETNX HGET HMGET HMSET HDEL HLEN HEXISTS HKEYS HVALS
+//! HGETALL HINCRBY HINCRBYFLOAT HSTRLEN HRANDFIELD HSCAN.
+
+use rand::Rng;
+
+use super::aggregate::{
+    delete_if_empty, rand_count, read, reply_picks, reply_scan, view, write, write_or_create,
+    ScanArgs, HASH,
+};
+use super::strings::add_floats;
+use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use crate::protocol::request::parse_i64;
+use crate::protocol::Args;
+use crate::value::{Elem, Hash, Pair};
+
+pub static COMMANDS: &[Command] = &[
+    cmd!("hset", -4, ["write", "denyoom", "fast"], (1, 1, 1), hset, "hash", "Creates or modifies the value of a field in a hash."),
+    cmd!("hmset", -4, ["write", "denyoom", "fast"], (1, 1, 1), hmset, "hash", "Sets the values of multiple fields."),
+    cmd!("hsetnx", 4, ["write", "denyoom", "fast"], (1, 1, 1), hsetnx, "hash", "Sets the value of a field in a hash only when the field doesn't exist."),
+    cmd!("hget", 3, ["readonly", "fast"], (1, 1, 1), hget, "hash", "Returns the value of a field in a hash."),
+    cmd!("hmget", -3, ["readonly", "fast"], (1, 1, 1), hmget, "hash", "Returns the values of all fields in a hash."),
+    cmd!("hdel", -3, ["write", "fast"], (1, 1, 1), hdel, "hash", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain."),
+    cmd!("hlen", 2, ["readonly", "fast"], (1, 1, 1), hlen, "hash", "Returns the number of fields in a hash."),
+    cmd!("hexists", 3, ["readonly", "fast"], (1, 1, 1), hexists, "hash", "Determines whether a field exists in a hash."),
+    cmd!("hkeys", 2, ["readonly"], (1, 1, 1), hkeys, "hash", "Returns all fields in a hash."),
+    cmd!("hvals", 2, ["readonly"], (1, 1, 1), hvals, "hash", "Returns all values in a hash."),
+    cmd!("hgetall", 2, ["readonly"], (1, 1, 1), hgetall, "hash", "Returns all fields and values in a hash."),
+    cmd!("hincrby", 4, ["write", "denyoom", "fast"], (1, 1, 1), hincrby, "hash", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist."),
+    cmd!("hincrbyfloat", 4, ["write", "denyoom", "fast"], (1, 1, 1), hincrbyfloat, "hash", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist."),
+    cmd!("hstrlen", 3, ["readonly", "fast"], (1, 1, 1), hstrlen, "hash", "Returns the length of the value of a field."),
+    cmd!("hrandfield", -2, ["readonly"], (1, 1, 1), hrandfield, "hash", "Returns one or more random fields from a hash."),
+    cmd!("hscan", -3, ["readonly"], (1, 1, 1), hscan, "hash", "Iterates over fields and values of a hash."),
+];
+
+/// Sets `field` to `value`; true if the field is new.
+fn set_field(hash: &mut Hash, field: &[u8], value: &[u8]) -> bool {
+    match hash.find(field) {
+        Some(i) => {
+            hash.entry_mut(i).value = Elem::new(value);
+            false
+        }
+        None => {
+            hash.insert_new(Pair {
+                field: Elem::new(field),
+                value: Elem::new(value),
+            });
+            true
+        }
+    }
+}
+
+/// What an absent key reads as.
+static EMPTY: std::sync::LazyLock<Hash> = std::sync::LazyLock::new(Hash::default);
+
+fn get_field<'a>(hash: &'a Hash, field: &[u8]) -> Option<&'a [u8]> {
+    hash.find(field).map(|i| hash.entry(i).value.as_bytes())
+}
+
+/// HSET and HMSET: sets every pair; returns how many fields were new.
+fn hset_generic(ctx: &mut Ctx, args: &Args) -> Result<i64, CmdError> {
+    if !args.len().is_multiple_of(2) {
+        let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+        return Err(CmdError::wrong_arity(&name));
+    }
+    let hash = write_or_create(ctx, &args[1], &HASH)?;
+    let mut added = 0;
+    for pair in (2..args.len()).step_by(2) {
+        added += i64::from(set_field(hash, &args[pair], &args[pair + 1]));
+    }
+    Ok(added)
+}
+
+fn hset(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let added = hset_generic(ctx, &args)?;
+    ctx.out().int(added);
+    Ok(())
+}
+
+fn hmset(ctx: &mut Ctx, args: Args) -> CmdResult {
+    hset_generic(ctx, &args)?;
+    ctx.out().ok();
+    Ok(())
+}
+
+fn hsetnx(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let exists = read(ctx, &args[1], &HASH)?.is_some_and(|h| h.find(&args[2]).is_some());
+    if !exists {
+        set_field(write_or_create(ctx, &args[1], &HASH)?, &args[2], &args[3]);
+    }
+    ctx.out().int(i64::from(!exists));
+    Ok(())
+}
+
+fn hget(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let view = view(ctx, &args[1], &HASH)?;
+    match view.value.and_then(|h| get_field(h, &args[2])) {
+        Some(value) => view.out.bulk(value),
+        None => view.out.null(),
+    }
+    Ok(())
+}
+
+fn hmget(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let view = view(ctx, &args[1], &HASH)?;
+    view.out.array(args.len() - 2);
+    for field in args.iter().skip(2) {
+        match view.value.and_then(|h| get_field(h, field)) {
+            Some(value) => view.out.bulk(value),
+            None => view.out.null(),
+        }
+    }
+    Ok(())
+}
+
+fn hdel(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut removed = 0;
+    if let Some(hash) = write(ctx, &args[1], &HASH)? {
+        for field in args.iter().skip(2) {
+            if let Some(i) = hash.find(field) {
+                hash.remove_at(i);
+                removed += 1;
+            }
+        }
+    }
+    delete_if_empty(ctx, &args[1]);
+    ctx.out().int(removed);
+    Ok(())
+}
+
+fn hlen(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let len = read(ctx, &args[1], &HASH)?.map_or(0, Hash::len);
+    ctx.out().int(len as i64);
+    Ok(())
+}
+
+fn hexists(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let found = read(ctx, &args[1], &HASH)?.is_some_and(|h| h.find(&args[2]).is_some());
+    ctx.out().int(i64::from(found));
+    Ok(())
+}
+
+fn hstrlen(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let len = read(ctx, &args[1], &HASH)?
+        .and_then(|h| get_field(h, &args[2]))
+        .map_or(0, <[u8]>::len);
+    ctx.out().int(len as i64);
+    Ok(())
+}
+
+/// What HKEYS, HVALS and HGETALL reply with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Fields,
+    Values,
+    Both,
+}
+
+fn hgetall_generic(ctx: &mut Ctx, args: &Args, part: Part) -> CmdResult {
+    let view = view(ctx, &args[1], &HASH)?;
+    let len = view.value.map_or(0, Hash::len);
+    match part {
+        Part::Both => view.out.map(len),
+        _ => view.out.array(len),
+    }
+    for (_, pair) in view.value.into_iter().flat_map(Hash::iter) {
+        if part != Part::Values {
+            view.out.bulk(pair.field.as_bytes());
+        }
+        if part != Part::Fields {
+            view.out.bulk(pair.value.as_bytes());
+        }
+    }
+    Ok(())
+}
+
+fn hkeys(ctx: &mut Ctx, args: Args) -> CmdResult {
+    hgetall_generic(ctx, &args, Part::Fields)
+}
+
+fn hvals(ctx: &mut Ctx, args: Args) -> CmdResult {
+    hgetall_generic(ctx, &args, Part::Values)
+}
+
+fn hgetall(ctx: &mut Ctx, args: Args) -> CmdResult {
+    hgetall_generic(ctx, &args, Part::Both)
+}
+
+/// Applies `f` to the current value of `field` (None if absent) and stores
+/// the text it returns; replies with nothing (the caller does).
+fn update_field(
+    ctx: &mut Ctx,
+    args: &Args,
+    f: impl FnOnce(Option<&[u8]>) -> Result<Vec<u8>, CmdError>,
+) -> Result<Vec<u8>, CmdError> {
+    let current = read(ctx, &args[1], &HASH)?.and_then(|h| get_field(h, &args[2]));
+    let next = f(current)?;
+    set_field(write_or_create(ctx, &args[1], &HASH)?, &args[2], &next);
+    Ok(next)
+}
+
+fn hincrby(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let delta = int_arg(&args[3])?;
+    let mut result = 0;
+    update_field(ctx, &args, |current| {
+        let value = match current {
+            None => 0,
+            Some(text) => {
+                parse_i64(text).ok_or(CmdError::Static("ERR hash value is not an integer"))?
+            }
+        };
+        result = value.checked_add(delta).ok_or(CmdError::Overflow)?;
+        Ok(result.to_string().into_bytes())
+    })?;
+    ctx.out().int(result);
+    Ok(())
+}
+
+fn hincrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let incr = float_arg(&args[3])?;
+    if incr.is_infinite() {
+        return Err(CmdError::Static("ERR value is NaN or Infinity"));
+    }
+    let text = update_field(ctx, &args, |current| {
+        let current = current.unwrap_or(b"0");
+        float_arg(current).map_err(|_| CmdError::Static("ERR hash value is not a float"))?;
+        add_floats(current, &args[3])
+    })?;
+    ctx.out().bulk(&text);
+    Ok(())
+}
+
+fn hrandfield(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 4 || (args.len() == 4 && !is(&args[3], "WITHVALUES")) {
+        return Err(CmdError::Syntax);
+    }
+    let with_values = args.len() == 4;
+    let count = (args.len() > 2)
+        .then(|| rand_count(&args[2], with_values))
+        .transpose()?;
+    let mut view = view(ctx, &args[1], &HASH)?;
+    let hash = view.value.unwrap_or(&EMPTY);
+    let Some(count) = count else {
+        match hash.len() {
+            0 => view.out.null(),
+            len => view.out.bulk(hash.key(view.rng.gen_range(0..len) as u32)),
+        }
+        return Ok(());
+    };
+    reply_picks(&mut view, hash.len(), count, with_values, |out, i| {
+        let pair = hash.entry(i);
+        out.bulk(pair.field.as_bytes());
+        if with_values {
+            out.bulk(pair.value.as_bytes());
+        }
+    });
+    Ok(())
+}
+
+fn hscan(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let opts = ScanArgs::parse(&args, 2, |_, _| false)?;
+    let mut found = Vec::new();
+    let next = match write(ctx, &args[1], &HASH)? {
+        None => 0,
+        Some(hash) => {
+            hash.finish_rehash();
+            let hash = &*hash;
+            opts.collect(2, &mut found, |cursor, found| {
+                hash.scan_step(cursor, |i| {
+                    let pair = hash.entry(i);
+                    if opts.matches(pair.field.as_bytes()) {
+                        found.push(pair.field.as_bytes().to_vec());
+                        found.push(pair.value.as_bytes().to_vec());
+                    }
+                })
+            })
+        }
+    };
+    reply_scan(ctx.out(), next, &found);
+    Ok(())
+}

@@ -1,0 +1,383 @@
+//! Set commands: SADD SREM SMEMBERS SISMEMBER SMISMEMBER SCARD SPOP
+//! SRANDMEMBER SMOVE SINTER SUNION SDIFF SINTERSTORE SUNIONSTORE SDIFFSTORE
+//! SINTERCARD SSCAN.
+
+use rand::Rng;
+
+use super::aggregate::{
+    delete_if_empty, distinct_indices, rand_count, read, reply_picks, reply_scan, view, write,
+    write_or_create, ScanArgs, SET,
+};
+use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use crate::db::Ttl;
+use crate::protocol::Args;
+use crate::value::{Elem, Set, Value};
+
+pub static COMMANDS: &[Command] = &[
+    cmd!("sadd", -3, ["write", "denyoom", "fast"], (1, 1, 1), sadd, "set", "Adds one or more members to a set. Creates the key if it doesn't exist."),
+    cmd!("srem", -3, ["write", "fast"], (1, 1, 1), srem, "set", "Removes one or more members from a set. Deletes the set if the last member was removed."),
+    cmd!("smembers", 2, ["readonly"], (1, 1, 1), smembers, "set", "Returns all members of a set."),
+    cmd!("sismember", 3, ["readonly", "fast"], (1, 1, 1), sismember, "set", "Determines whether a member belongs to a set."),
+    cmd!("smismember", -3, ["readonly", "fast"], (1, 1, 1), smismember, "set", "Determines whether multiple members belong to a set."),
+    cmd!("scard", 2, ["readonly", "fast"], (1, 1, 1), scard, "set", "Returns the number of members in a set."),
+    cmd!("spop", -2, ["write", "fast"], (1, 1, 1), spop, "set", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped."),
+    cmd!("srandmember", -2, ["readonly"], (1, 1, 1), srandmember, "set", "Get one or multiple random members from a set"),
+    cmd!("smove", 4, ["write", "fast"], (1, 2, 1), smove, "set", "Moves a member from one set to another."),
+    cmd!("sinter", -2, ["readonly"], (1, -1, 1), sinter, "set", "Returns the intersect of multiple sets."),
+    cmd!("sunion", -2, ["readonly"], (1, -1, 1), sunion, "set", "Returns the union of multiple sets."),
+    cmd!("sdiff", -2, ["readonly"], (1, -1, 1), sdiff, "set", "Returns the difference of multiple sets."),
+    cmd!("sinterstore", -3, ["write", "denyoom"], (1, -1, 1), sinterstore, "set", "Stores the intersect of multiple sets in a key."),
+    cmd!("sunionstore", -3, ["write", "denyoom"], (1, -1, 1), sunionstore, "set", "Stores the union of multiple sets in a key."),
+    cmd!("sdiffstore", -3, ["write", "denyoom"], (1, -1, 1), sdiffstore, "set", "Stores the difference of multiple sets in a key."),
+    cmd!("sintercard", -3, ["readonly"], (2, 2, 1), sintercard, "set", "Returns the number of members of the intersect of multiple sets."),
+    cmd!("sscan", -3, ["readonly"], (1, 1, 1), sscan, "set", "Iterates over members of a set."),
+];
+
+/// Adds `member`; true if it was new.
+fn add(set: &mut Set, member: &[u8]) -> bool {
+    if set.find(member).is_some() {
+        return false;
+    }
+    set.insert_new(Elem::new(member));
+    true
+}
+
+/// Removes `member`; true if it was there.
+fn remove(set: &mut Set, member: &[u8]) -> bool {
+    match set.find(member) {
+        Some(i) => {
+            set.remove_at(i);
+            true
+        }
+        None => false,
+    }
+}
+
+fn sadd(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let set = write_or_create(ctx, &args[1], &SET)?;
+    let added = args.iter().skip(2).filter(|m| add(set, m)).count();
+    ctx.out().int(added as i64);
+    Ok(())
+}
+
+fn srem(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let removed = match write(ctx, &args[1], &SET)? {
+        Some(set) => args.iter().skip(2).filter(|m| remove(set, m)).count(),
+        None => 0,
+    };
+    delete_if_empty(ctx, &args[1]);
+    ctx.out().int(removed as i64);
+    Ok(())
+}
+
+fn smembers(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let view = view(ctx, &args[1], &SET)?;
+    view.out.set(view.value.map_or(0, Set::len));
+    for (_, member) in view.value.into_iter().flat_map(Set::iter) {
+        view.out.bulk(member.as_bytes());
+    }
+    Ok(())
+}
+
+fn sismember(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let found = read(ctx, &args[1], &SET)?.is_some_and(|s| s.find(&args[2]).is_some());
+    ctx.out().int(i64::from(found));
+    Ok(())
+}
+
+fn smismember(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let view = view(ctx, &args[1], &SET)?;
+    view.out.array(args.len() - 2);
+    for member in args.iter().skip(2) {
+        let found = view.value.is_some_and(|s| s.find(member).is_some());
+        view.out.int(i64::from(found));
+    }
+    Ok(())
+}
+
+fn scard(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let len = read(ctx, &args[1], &SET)?.map_or(0, Set::len);
+    ctx.out().int(len as i64);
+    Ok(())
+}
+
+fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 3 {
+        return Err(CmdError::Syntax);
+    }
+    let count = (args.len() == 3)
+        .then(|| {
+            int_arg(&args[2])
+                .ok()
+                .filter(|&n| n >= 0)
+                .ok_or(CmdError::Static(
+                    "ERR value is out of range, must be positive",
+                ))
+        })
+        .transpose()?;
+    let now_ms = ctx.now_ms;
+    let server = &mut *ctx.server;
+    let db = &mut server.dbs[ctx.session.db];
+    let popped: Vec<Elem> = match db.value_mut(&args[1], now_ms) {
+        None => Vec::new(),
+        Some(Some(Value::Set(set))) => {
+            let want = count.map_or(1, |n| n.min(set.len() as i64) as usize);
+            // Indices shift as members leave: pick members first, then remove.
+            let picked: Vec<Elem> = distinct_indices(&mut server.rng, set.len(), want)
+                .into_iter()
+                .map(|i| set.entry(i).clone())
+                .collect();
+            for member in &picked {
+                remove(set, member.as_bytes());
+            }
+            picked
+        }
+        Some(_) => return Err(CmdError::WrongType),
+    };
+    delete_if_empty(ctx, &args[1]);
+    let out = ctx.out();
+    match count {
+        None => match popped.first() {
+            Some(member) => out.bulk(member.as_bytes()),
+            None => out.null(),
+        },
+        Some(_) => {
+            out.set(popped.len());
+            for member in &popped {
+                out.bulk(member.as_bytes());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn srandmember(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 3 {
+        return Err(CmdError::Syntax);
+    }
+    let count = (args.len() == 3)
+        .then(|| rand_count(&args[2], false))
+        .transpose()?;
+    let mut view = view(ctx, &args[1], &SET)?;
+    let set = view.value;
+    let len = set.map_or(0, Set::len);
+    let Some(count) = count else {
+        match set.filter(|s| !s.is_empty()) {
+            Some(set) => view.out.bulk(set.key(view.rng.gen_range(0..len) as u32)),
+            None => view.out.null(),
+        }
+        return Ok(());
+    };
+    reply_picks(&mut view, len, count, false, |out, i| {
+        if let Some(set) = set {
+            out.bulk(set.key(i));
+        }
+    });
+    Ok(())
+}
+
+fn smove(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (src, dst, member) = (&args[1], &args[2], &args[3]);
+    // As in Redis: a missing source answers 0 before the types are checked.
+    let Some(src_has) = read(ctx, src, &SET)?.map(|s| s.find(member).is_some()) else {
+        ctx.out().int(0);
+        return Ok(());
+    };
+    read(ctx, dst, &SET)?;
+    let moved = match src_has {
+        false => false,
+        // Moving onto itself: nothing changes, but the member is there.
+        true if src == dst => true,
+        true => {
+            if let Some(set) = write(ctx, src, &SET)? {
+                remove(set, member);
+            }
+            delete_if_empty(ctx, src);
+            add(write_or_create(ctx, dst, &SET)?, member);
+            true
+        }
+    };
+    ctx.out().int(i64::from(moved));
+    Ok(())
+}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Inter,
+    Union,
+    Diff,
+}
+
+/// The members of the combination of `keys` (every key type-checked first,
+/// as in Redis; a missing key is an empty set). `limit` stops an
+/// intersection early (SINTERCARD; 0 = no limit).
+fn combine(ctx: &mut Ctx, keys: &[&[u8]], op: Op, limit: usize) -> Result<Vec<Elem>, CmdError> {
+    let now_ms = ctx.now_ms;
+    let values = ctx.db().get_many(keys, now_ms);
+    let sets = values
+        .into_iter()
+        .map(|v| {
+            v.map(|v| (SET.get)(v).ok_or(CmdError::WrongType))
+                .transpose()
+        })
+        .collect::<Result<Vec<Option<&Set>>, CmdError>>()?;
+    let mut out = Vec::new();
+    match op {
+        Op::Inter => {
+            if sets.iter().any(Option::is_none) {
+                return Ok(out);
+            }
+            let mut sets: Vec<&Set> = sets.into_iter().flatten().collect();
+            sets.sort_by_key(|s| s.len());
+            for (_, m) in sets[0].iter() {
+                if sets[1..].iter().all(|s| s.find(m.as_bytes()).is_some()) {
+                    out.push(m.clone());
+                    if out.len() == limit {
+                        break;
+                    }
+                }
+            }
+        }
+        Op::Union => {
+            let mut seen = Set::default();
+            for (_, m) in sets.iter().flatten().flat_map(|s| s.iter()) {
+                if add(&mut seen, m.as_bytes()) {
+                    out.push(m.clone());
+                }
+            }
+        }
+        Op::Diff => {
+            if let Some(first) = sets[0] {
+                for (_, m) in first.iter() {
+                    if !sets[1..]
+                        .iter()
+                        .flatten()
+                        .any(|s| s.find(m.as_bytes()).is_some())
+                    {
+                        out.push(m.clone());
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn reply_members(ctx: &mut Ctx, members: &[Elem]) {
+    let out = ctx.out();
+    out.set(members.len());
+    for m in members {
+        out.bulk(m.as_bytes());
+    }
+}
+
+fn combine_generic(ctx: &mut Ctx, args: &Args, op: Op) -> CmdResult {
+    let keys: Vec<&[u8]> = args.iter().skip(1).collect();
+    let members = combine(ctx, &keys, op, 0)?;
+    reply_members(ctx, &members);
+    Ok(())
+}
+
+/// SINTERSTORE/SUNIONSTORE/SDIFFSTORE: the result replaces `dst` whatever
+/// it held (and its TTL); an empty result deletes `dst`.
+fn store_generic(ctx: &mut Ctx, args: &Args, op: Op) -> CmdResult {
+    let keys: Vec<&[u8]> = args.iter().skip(2).collect();
+    let members = combine(ctx, &keys, op, 0)?;
+    let len = members.len();
+    let now_ms = ctx.now_ms;
+    let db = ctx.db();
+    if members.is_empty() {
+        db.delete(&args[1], now_ms, false);
+    } else {
+        let mut set = Set::default();
+        for m in members {
+            set.insert_new(m);
+        }
+        db.set(&args[1], Value::Set(Box::new(set)), Ttl::Clear, now_ms);
+    }
+    ctx.out().int(len as i64);
+    Ok(())
+}
+
+fn sinter(ctx: &mut Ctx, args: Args) -> CmdResult {
+    combine_generic(ctx, &args, Op::Inter)
+}
+
+fn sunion(ctx: &mut Ctx, args: Args) -> CmdResult {
+    combine_generic(ctx, &args, Op::Union)
+}
+
+fn sdiff(ctx: &mut Ctx, args: Args) -> CmdResult {
+    combine_generic(ctx, &args, Op::Diff)
+}
+
+fn sinterstore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    store_generic(ctx, &args, Op::Inter)
+}
+
+fn sunionstore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    store_generic(ctx, &args, Op::Union)
+}
+
+fn sdiffstore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    store_generic(ctx, &args, Op::Diff)
+}
+
+/// `numkeys key... [LIMIT n]`, as SINTERCARD (and ZINTERCARD) parse it:
+/// the keys and the limit (0 = none).
+pub fn numkeys_and_limit<'a>(args: &'a Args) -> Result<(Vec<&'a [u8]>, usize), CmdError> {
+    let numkeys = int_arg(&args[1])
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or(CmdError::Static("ERR numkeys should be greater than 0"))?;
+    let numkeys = usize::try_from(numkeys).unwrap_or(usize::MAX);
+    if numkeys > args.len() - 2 {
+        return Err(CmdError::Static(
+            "ERR Number of keys can't be greater than number of args",
+        ));
+    }
+    let keys: Vec<&[u8]> = args.iter().skip(2).take(numkeys).collect();
+    let mut limit = 0;
+    let mut i = 2 + numkeys;
+    while i < args.len() {
+        if is(&args[i], "LIMIT") && i + 1 < args.len() {
+            limit = int_arg(&args[i + 1])
+                .ok()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or(CmdError::Static("ERR LIMIT can't be negative"))?;
+            i += 2;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    Ok((keys, limit))
+}
+
+fn sintercard(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (keys, limit) = numkeys_and_limit(&args)?;
+    let members = combine(ctx, &keys, Op::Inter, limit)?;
+    ctx.out().int(members.len() as i64);
+    Ok(())
+}
+
+fn sscan(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let opts = ScanArgs::parse(&args, 2, |_, _| false)?;
+    let mut found = Vec::new();
+    let next = match write(ctx, &args[1], &SET)? {
+        None => 0,
+        Some(set) => {
+            set.finish_rehash();
+            let set = &*set;
+            opts.collect(1, &mut found, |cursor, found| {
+                set.scan_step(cursor, |i| {
+                    let member = set.key(i);
+                    if opts.matches(member) {
+                        found.push(member.to_vec());
+                    }
+                })
+            })
+        }
+    };
+    reply_scan(ctx.out(), next, &found);
+    Ok(())
+}

@@ -1,0 +1,165 @@
+//! The values a key can hold: owned (`Value`, moved in and out of the
+//! keyspace) and borrowed (`ValueRef`, what lookups hand to commands).
+//!
+//! Aggregates other than lists are boxed so a `Value` stays small: most
+//! values in a keyspace are strings.
+
+pub mod elem;
+pub mod zset;
+
+use std::collections::VecDeque;
+
+use crate::db::dict::Dict;
+pub use elem::{Elem, Pair};
+pub use zset::ZSet;
+
+/// A hash: field → value, with O(1) random choice and a SCAN cursor.
+pub type Hash = Dict<Pair>;
+/// A set of members, with O(1) random choice and a SCAN cursor.
+pub type Set = Dict<Elem>;
+
+/// A stored value. Strings are binary-safe bytes, copied out of the read
+/// buffer so a stored value never pins a client's buffer.
+#[derive(Clone)]
+pub enum Value {
+    Str(Vec<u8>),
+    /// A list: elements in order, pushes and pops at both ends O(1).
+    List(VecDeque<Vec<u8>>),
+    Hash(Box<Hash>),
+    Set(Box<Set>),
+    ZSet(Box<ZSet>),
+}
+
+/// A value borrowed from the keyspace.
+#[derive(Clone, Copy)]
+pub enum ValueRef<'a> {
+    Str(&'a [u8]),
+    List(&'a VecDeque<Vec<u8>>),
+    Hash(&'a Hash),
+    Set(&'a Set),
+    ZSet(&'a ZSet),
+}
+
+impl Value {
+    pub fn as_ref(&self) -> ValueRef<'_> {
+        match self {
+            Value::Str(s) => ValueRef::Str(s),
+            Value::List(l) => ValueRef::List(l),
+            Value::Hash(h) => ValueRef::Hash(h),
+            Value::Set(s) => ValueRef::Set(s),
+            Value::ZSet(z) => ValueRef::ZSet(z),
+        }
+    }
+
+    /// An aggregate with no elements left (Redis deletes those keys).
+    pub fn is_empty_aggregate(&self) -> bool {
+        match self {
+            Value::Str(_) => false,
+            Value::List(l) => l.is_empty(),
+            Value::Hash(h) => h.is_empty(),
+            Value::Set(s) => s.is_empty(),
+            Value::ZSet(z) => z.is_empty(),
+        }
+    }
+}
+
+impl ValueRef<'_> {
+    /// The name TYPE replies with.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ValueRef::Str(_) => "string",
+            ValueRef::List(_) => "list",
+            ValueRef::Hash(_) => "hash",
+            ValueRef::Set(_) => "set",
+            ValueRef::ZSet(_) => "zset",
+        }
+    }
+
+    /// The name OBJECT ENCODING replies with: Redis's name for the structure
+    /// closest to what lapse actually holds. Strings follow Redis's own rule
+    /// (an integer that fits, up to 44 bytes, or longer); aggregates have
+    /// one representation each: a deque of elements (Redis's `quicklist`, a
+    /// list of chunks), a hash table, and a hash table threaded by a
+    /// balanced tree (Redis's `skiplist`: dict plus ordered index).
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            ValueRef::Str(s) => {
+                let is_int = s.len() <= 20
+                    && crate::protocol::request::parse_i64(s).is_some_and(|n| {
+                        let mut tmp = [0u8; 20];
+                        crate::protocol::reply::format_i64(n, &mut tmp) == *s
+                    });
+                if is_int {
+                    "int"
+                } else if s.len() <= 44 {
+                    "embstr"
+                } else {
+                    "raw"
+                }
+            }
+            ValueRef::List(_) => "quicklist",
+            ValueRef::Hash(_) | ValueRef::Set(_) => "hashtable",
+            ValueRef::ZSet(_) => "skiplist",
+        }
+    }
+
+    pub fn to_owned(&self) -> Value {
+        match self {
+            ValueRef::Str(s) => Value::Str(s.to_vec()),
+            ValueRef::List(l) => Value::List((*l).clone()),
+            ValueRef::Hash(h) => Value::Hash(Box::new((*h).clone())),
+            ValueRef::Set(s) => Value::Set(Box::new((*s).clone())),
+            ValueRef::ZSet(z) => Value::ZSet(Box::new((*z).clone())),
+        }
+    }
+}
+
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_ref().fmt(f)
+    }
+}
+
+impl std::fmt::Debug for ValueRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ValueRef::Str(s) => write!(f, "Str({:?})", String::from_utf8_lossy(s)),
+            ValueRef::List(l) => write!(f, "List(len {})", l.len()),
+            ValueRef::Hash(h) => write!(f, "Hash(len {})", h.len()),
+            ValueRef::Set(s) => write!(f, "Set(len {})", s.len()),
+            ValueRef::ZSet(z) => write!(f, "ZSet({z:?})"),
+        }
+    }
+}
+
+/// Equal content (what tests compare); O(n) for aggregates.
+impl PartialEq for ValueRef<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (ValueRef::Str(a), ValueRef::Str(b)) => a == b,
+            (ValueRef::List(a), ValueRef::List(b)) => a == b,
+            (ValueRef::Hash(a), ValueRef::Hash(b)) => {
+                a.len() == b.len()
+                    && a.iter().all(|(_, p)| {
+                        b.find(p.field.as_bytes())
+                            .is_some_and(|i| b.entry(i).value == p.value)
+                    })
+            }
+            (ValueRef::Set(a), ValueRef::Set(b)) => {
+                a.len() == b.len() && a.iter().all(|(_, m)| b.find(m.as_bytes()).is_some())
+            }
+            (ValueRef::ZSet(a), ValueRef::ZSet(b)) => {
+                a.len() == b.len()
+                    && a.nodes()
+                        .all(|n| b.score(n.member.as_bytes()) == Some(n.score))
+            }
+            _ => false,
+        }
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_ref() == other.as_ref()
+    }
+}
