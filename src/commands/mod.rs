@@ -16,6 +16,7 @@ pub mod lists;
 pub mod server;
 pub mod sets;
 pub mod strings;
+pub mod zsets;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -134,6 +135,7 @@ const FAMILIES: &[&[Command]] = &[
     hashes::COMMANDS,
     lists::COMMANDS,
     sets::COMMANDS,
+    zsets::COMMANDS,
     server::COMMANDS,
 ];
 

@@ -175,15 +175,39 @@ pub fn format_i64(n: i64, tmp: &mut [u8; 20]) -> &[u8] {
     &tmp[pos..]
 }
 
-/// Formats a double the way Redis replies with one (`%.17g`, shortest form
-/// that round-trips; `inf`/`-inf`/`nan`).
+/// Formats a double the way Redis 7.0 replies with one: C's `%.17g`
+/// (17 significant digits, trailing zeros dropped, exponent form below
+/// 1e-4 or from 1e17 on), and `inf`/`-inf`/`nan`.
 pub fn format_double(value: f64) -> String {
+    const DIGITS: i32 = 17;
     if value.is_nan() {
-        "nan".into()
-    } else if value.is_infinite() {
-        if value > 0.0 { "inf" } else { "-inf" }.into()
+        return "nan".into();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if value == 0.0 {
+        return if value.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    // Rust rounds the 17 digits exactly as printf does; only the layout differs.
+    let sci = format!("{:.*e}", (DIGITS - 1) as usize, value);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if exp < -4 || exp >= DIGITS {
+        let mantissa = trim_fraction(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
     } else {
-        let s = format!("{value}");
+        let fixed = format!("{:.*}", (DIGITS - 1 - exp) as usize, value);
+        trim_fraction(&fixed).to_string()
+    }
+}
+
+/// Drops trailing zeros after a decimal point, and the point if bare.
+fn trim_fraction(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
         s
     }
 }
@@ -221,6 +245,26 @@ mod tests {
         );
         assert_eq!(encoded(false, |r| r.int(0)), ":0\r\n");
         assert_eq!(encoded(false, |r| r.error("ERR a\r\nb")), "-ERR a  b\r\n");
+    }
+
+    #[test]
+    fn doubles_print_as_percent_17g() {
+        for (v, text) in [
+            (1.5, "1.5"),
+            (3.0, "3"),
+            (1.1, "1.1000000000000001"),
+            (0.1, "0.10000000000000001"),
+            (1e-5, "1.0000000000000001e-05"),
+            (1e300, "1.0000000000000001e+300"),
+            (123456789012345678.0, "1.2345678901234568e+17"),
+            (1e16, "10000000000000000"),
+            (-2.5e-4, "-0.00025000000000000001"),
+            (0.0, "0"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+        ] {
+            assert_eq!(format_double(v), text, "{v}");
+        }
     }
 
     #[test]

@@ -193,6 +193,12 @@ impl ZSet {
         (!self.is_empty()).then(|| self.node(rng.gen_range(0..self.len()) as u32))
     }
 
+    /// The node at dict index `i` (`i < len`): with `len`, a way to pick
+    /// members at random.
+    pub fn node_at(&self, i: u32) -> &ZNode {
+        self.node(i)
+    }
+
     pub fn nodes(&self) -> impl Iterator<Item = &ZNode> {
         self.dict.iter().map(|(_, n)| n)
     }

@@ -1,0 +1,904 @@
+//! Sorted-set commands: ZADD ZINCRBY ZREM ZSCORE ZMSCORE ZCARD ZCOUNT
+//! ZLEXCOUNT ZRANK ZREVRANK ZRANGE ZREVRANGE ZRANGEBYSCORE ZREVRANGEBYSCORE
+//! ZRANGEBYLEX ZREVRANGEBYLEX ZREMRANGEBYRANK ZREMRANGEBYSCORE
+//! ZREMRANGEBYLEX ZPOPMIN ZPOPMAX ZRANDMEMBER ZSCAN ZUNIONSTORE ZINTERSTORE
+//! ZDIFFSTORE.
+//!
+//! Every range command turns its range (ranks, scores or members) into a
+//! span of ascending ranks and walks it with `ZSet::iter_from`.
+
+use std::collections::HashMap;
+
+use super::aggregate::{
+    delete_if_empty, rand_count, read, reply_picks, reply_scan, view, write, write_or_create,
+    ScanArgs, SET, ZSET,
+};
+use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use crate::db::Ttl;
+use crate::protocol::reply::format_double;
+use crate::protocol::{Args, Reply};
+use crate::value::zset::ZNode;
+use crate::value::{Elem, Value, ValueRef, ZSet};
+
+pub static COMMANDS: &[Command] = &[
+    cmd!("zadd", -4, ["write", "denyoom", "fast"], (1, 1, 1), zadd, "sorted-set", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."),
+    cmd!("zincrby", 4, ["write", "denyoom", "fast"], (1, 1, 1), zincrby, "sorted-set", "Increments the score of a member in a sorted set."),
+    cmd!("zrem", -3, ["write", "fast"], (1, 1, 1), zrem, "sorted-set", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed."),
+    cmd!("zscore", 3, ["readonly", "fast"], (1, 1, 1), zscore, "sorted-set", "Returns the score of a member in a sorted set."),
+    cmd!("zmscore", -3, ["readonly", "fast"], (1, 1, 1), zmscore, "sorted-set", "Returns the score of one or more members in a sorted set."),
+    cmd!("zcard", 2, ["readonly", "fast"], (1, 1, 1), zcard, "sorted-set", "Returns the number of members in a sorted set."),
+    cmd!("zcount", 4, ["readonly", "fast"], (1, 1, 1), zcount, "sorted-set", "Returns the count of members in a sorted set that have scores within a range."),
+    cmd!("zlexcount", 4, ["readonly", "fast"], (1, 1, 1), zlexcount, "sorted-set", "Returns the number of members in a sorted set within a lexicographical range."),
+    cmd!("zrank", -3, ["readonly", "fast"], (1, 1, 1), zrank, "sorted-set", "Returns the index of a member in a sorted set ordered by ascending scores."),
+    cmd!("zrevrank", -3, ["readonly", "fast"], (1, 1, 1), zrevrank, "sorted-set", "Returns the index of a member in a sorted set ordered by descending scores."),
+    cmd!("zrange", -4, ["readonly"], (1, 1, 1), zrange, "sorted-set", "Returns members in a sorted set within a range of indexes."),
+    cmd!("zrevrange", -4, ["readonly"], (1, 1, 1), zrevrange, "sorted-set", "Returns members in a sorted set within a range of indexes in reverse order."),
+    cmd!("zrangebyscore", -4, ["readonly"], (1, 1, 1), zrangebyscore, "sorted-set", "Returns members in a sorted set within a range of scores."),
+    cmd!("zrevrangebyscore", -4, ["readonly"], (1, 1, 1), zrevrangebyscore, "sorted-set", "Returns members in a sorted set within a range of scores in reverse order."),
+    cmd!("zrangebylex", -4, ["readonly"], (1, 1, 1), zrangebylex, "sorted-set", "Returns members in a sorted set within a lexicographical range."),
+    cmd!("zrevrangebylex", -4, ["readonly"], (1, 1, 1), zrevrangebylex, "sorted-set", "Returns members in a sorted set within a lexicographical range in reverse order."),
+    cmd!("zremrangebyrank", 4, ["write"], (1, 1, 1), zremrangebyrank, "sorted-set", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed."),
+    cmd!("zremrangebyscore", 4, ["write"], (1, 1, 1), zremrangebyscore, "sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed."),
+    cmd!("zremrangebylex", 4, ["write"], (1, 1, 1), zremrangebylex, "sorted-set", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."),
+    cmd!("zpopmin", -2, ["write", "fast"], (1, 1, 1), zpopmin, "sorted-set", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
+    cmd!("zpopmax", -2, ["write", "fast"], (1, 1, 1), zpopmax, "sorted-set", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
+    cmd!("zrandmember", -2, ["readonly"], (1, 1, 1), zrandmember, "sorted-set", "Returns one or more random members from a sorted set."),
+    cmd!("zscan", -3, ["readonly"], (1, 1, 1), zscan, "sorted-set", "Iterates over members and scores of a sorted set."),
+    cmd!("zunionstore", -4, ["write", "denyoom"], (1, 1, 1), zunionstore, "sorted-set", "Stores the union of multiple sorted sets in a key."),
+    cmd!("zinterstore", -4, ["write", "denyoom"], (1, 1, 1), zinterstore, "sorted-set", "Stores the intersect of multiple sorted sets in a key."),
+    cmd!("zdiffstore", -4, ["write", "denyoom"], (1, 1, 1), zdiffstore, "sorted-set", "Stores the difference of multiple sorted sets in a key."),
+];
+
+/// A score argument: the float parse, with NaN refused.
+fn score_arg(arg: &[u8]) -> Result<f64, CmdError> {
+    float_arg(arg)
+}
+
+// ---- ZADD and ZINCRBY -------------------------------------------------
+
+/// ZADD's options.
+#[derive(Default, Clone, Copy)]
+struct AddFlags {
+    nx: bool,
+    xx: bool,
+    gt: bool,
+    lt: bool,
+    ch: bool,
+    incr: bool,
+}
+
+/// ZADD and ZINCRBY (`zaddGenericCommand`): applies `pairs` under `flags`
+/// and replies with the count (added, plus updated with CH) or, with INCR,
+/// the new score (null if a condition stopped it).
+fn zadd_generic(ctx: &mut Ctx, key: &[u8], flags: AddFlags, pairs: &[(f64, &[u8])]) -> CmdResult {
+    let exists = read(ctx, key, &ZSET)?.is_some();
+    if !exists && flags.xx {
+        match flags.incr {
+            true => ctx.out().null(),
+            false => ctx.out().int(0),
+        }
+        return Ok(());
+    }
+    let z = write_or_create(ctx, key, &ZSET)?;
+    let (mut added, mut updated) = (0, 0);
+    let mut result = None;
+    for &(score, member) in pairs {
+        let new = match z.score(member) {
+            Some(_) if flags.nx => continue,
+            Some(current) => {
+                let new = if flags.incr { current + score } else { score };
+                if new.is_nan() {
+                    return Err(CmdError::Static(
+                        "ERR resulting score is not a number (NaN)",
+                    ));
+                }
+                if (flags.gt && new <= current) || (flags.lt && new >= current) {
+                    continue;
+                }
+                if new != current {
+                    updated += 1;
+                }
+                new
+            }
+            None if flags.xx => continue,
+            None => {
+                added += 1;
+                score
+            }
+        };
+        z.insert(member, new);
+        result = Some(new);
+    }
+    delete_if_empty(ctx, key);
+    let out = ctx.out();
+    match (flags.incr, result) {
+        (true, Some(score)) => out.double(score),
+        (true, None) => out.null(),
+        (false, _) => out.int(added + if flags.ch { updated } else { 0 }),
+    }
+    Ok(())
+}
+
+fn zadd(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut flags = AddFlags::default();
+    let mut i = 2;
+    while i < args.len() {
+        let arg = &args[i];
+        let flag = if is(arg, "NX") {
+            &mut flags.nx
+        } else if is(arg, "XX") {
+            &mut flags.xx
+        } else if is(arg, "GT") {
+            &mut flags.gt
+        } else if is(arg, "LT") {
+            &mut flags.lt
+        } else if is(arg, "CH") {
+            &mut flags.ch
+        } else if is(arg, "INCR") {
+            &mut flags.incr
+        } else {
+            break;
+        };
+        *flag = true;
+        i += 1;
+    }
+    let rest = args.len() - i;
+    if rest == 0 || rest % 2 != 0 {
+        return Err(CmdError::Syntax);
+    }
+    if flags.incr && rest > 2 {
+        return Err(CmdError::Static(
+            "ERR INCR option supports a single increment-element pair",
+        ));
+    }
+    if flags.nx && flags.xx {
+        return Err(CmdError::Static(
+            "ERR XX and NX options at the same time are not compatible",
+        ));
+    }
+    if u8::from(flags.nx) + u8::from(flags.gt) + u8::from(flags.lt) > 1 {
+        return Err(CmdError::Static(
+            "ERR GT, LT, and/or NX options at the same time are not compatible",
+        ));
+    }
+    let pairs = (i..args.len())
+        .step_by(2)
+        .map(|p| Ok((score_arg(&args[p])?, &args[p + 1])))
+        .collect::<Result<Vec<(f64, &[u8])>, CmdError>>()?;
+    zadd_generic(ctx, &args[1], flags, &pairs)
+}
+
+fn zincrby(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let incr = score_arg(&args[2])?;
+    let flags = AddFlags {
+        incr: true,
+        ..AddFlags::default()
+    };
+    zadd_generic(ctx, &args[1], flags, &[(incr, &args[3])])
+}
+
+fn zrem(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let removed = match write(ctx, &args[1], &ZSET)? {
+        Some(z) => args
+            .iter()
+            .skip(2)
+            .filter(|m| z.remove(m).is_some())
+            .count(),
+        None => 0,
+    };
+    delete_if_empty(ctx, &args[1]);
+    ctx.out().int(removed as i64);
+    Ok(())
+}
+
+fn zscore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let view = view(ctx, &args[1], &ZSET)?;
+    match view.value.and_then(|z| z.score(&args[2])) {
+        Some(score) => view.out.double(score),
+        None => view.out.null(),
+    }
+    Ok(())
+}
+
+fn zmscore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let view = view(ctx, &args[1], &ZSET)?;
+    view.out.array(args.len() - 2);
+    for member in args.iter().skip(2) {
+        match view.value.and_then(|z| z.score(member)) {
+            Some(score) => view.out.double(score),
+            None => view.out.null(),
+        }
+    }
+    Ok(())
+}
+
+fn zcard(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let len = read(ctx, &args[1], &ZSET)?.map_or(0, ZSet::len);
+    ctx.out().int(len as i64);
+    Ok(())
+}
+
+// ---- Ranges ----------------------------------------------------------
+
+/// A score or member range, as a pair of predicates on the order: which
+/// nodes lie before its start, and which lie at or before its end.
+enum Range {
+    Score {
+        min: f64,
+        min_ex: bool,
+        max: f64,
+        max_ex: bool,
+    },
+    Lex {
+        min: LexBound,
+        max: LexBound,
+    },
+}
+
+/// One end of a lexicographic range: `-`, `+`, `[member` or `(member`.
+enum LexBound {
+    Least,
+    Greatest,
+    Incl(Vec<u8>),
+    Excl(Vec<u8>),
+}
+
+fn score_bound(arg: &[u8]) -> Result<(f64, bool), CmdError> {
+    const BAD: CmdError = CmdError::Static("ERR min or max is not a float");
+    match arg.strip_prefix(b"(") {
+        Some(rest) => float_arg(rest).map(|v| (v, true)).map_err(|_| BAD),
+        None => float_arg(arg).map(|v| (v, false)).map_err(|_| BAD),
+    }
+}
+
+fn lex_bound(arg: &[u8]) -> Result<LexBound, CmdError> {
+    match arg.split_first() {
+        Some((b'-', [])) => Ok(LexBound::Least),
+        Some((b'+', [])) => Ok(LexBound::Greatest),
+        Some((b'[', rest)) => Ok(LexBound::Incl(rest.to_vec())),
+        Some((b'(', rest)) => Ok(LexBound::Excl(rest.to_vec())),
+        _ => Err(CmdError::Static(
+            "ERR min or max not valid string range item",
+        )),
+    }
+}
+
+impl Range {
+    fn score(min: &[u8], max: &[u8]) -> Result<Range, CmdError> {
+        let (min, min_ex) = score_bound(min)?;
+        let (max, max_ex) = score_bound(max)?;
+        Ok(Range::Score {
+            min,
+            min_ex,
+            max,
+            max_ex,
+        })
+    }
+
+    fn lex(min: &[u8], max: &[u8]) -> Result<Range, CmdError> {
+        Ok(Range::Lex {
+            min: lex_bound(min)?,
+            max: lex_bound(max)?,
+        })
+    }
+
+    /// Whether `node` comes before the range's start.
+    fn before_start(&self, node: &ZNode) -> bool {
+        match self {
+            Range::Score { min, min_ex, .. } => {
+                node.score < *min || (*min_ex && node.score == *min)
+            }
+            Range::Lex { min, .. } => {
+                let m = node.member.as_bytes();
+                match min {
+                    LexBound::Least => false,
+                    LexBound::Greatest => true,
+                    LexBound::Incl(b) => m < b.as_slice(),
+                    LexBound::Excl(b) => m <= b.as_slice(),
+                }
+            }
+        }
+    }
+
+    /// Whether `node` comes at or before the range's end.
+    fn upto_end(&self, node: &ZNode) -> bool {
+        match self {
+            Range::Score { max, max_ex, .. } => {
+                node.score < *max || (!*max_ex && node.score == *max)
+            }
+            Range::Lex { max, .. } => {
+                let m = node.member.as_bytes();
+                match max {
+                    LexBound::Least => false,
+                    LexBound::Greatest => true,
+                    LexBound::Incl(b) => m <= b.as_slice(),
+                    LexBound::Excl(b) => m < b.as_slice(),
+                }
+            }
+        }
+    }
+
+    /// The ascending ranks `lo..hi` the range covers. O(log n).
+    fn span(&self, z: &ZSet) -> (usize, usize) {
+        let lo = z.count_before(|n| self.before_start(n));
+        let hi = z.count_before(|n| self.upto_end(n));
+        (lo, hi.max(lo))
+    }
+}
+
+/// Redis's index arithmetic for rank ranges: negative counts from the end,
+/// clamped; `lo..hi` in the walking direction, empty when out of range.
+fn rank_span(len: usize, start: i64, stop: i64) -> (usize, usize) {
+    let len = len as i64;
+    let start = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
+    let stop = if stop < 0 {
+        len + stop
+    } else {
+        stop.min(len - 1)
+    };
+    if start > stop || start >= len {
+        return (0, 0);
+    }
+    (start as usize, stop as usize + 1)
+}
+
+fn zcount_generic(ctx: &mut Ctx, key: &[u8], range: Range) -> CmdResult {
+    let count = read(ctx, key, &ZSET)?.map_or(0, |z| {
+        let (lo, hi) = range.span(z);
+        hi - lo
+    });
+    ctx.out().int(count as i64);
+    Ok(())
+}
+
+fn zcount(ctx: &mut Ctx, args: Args) -> CmdResult {
+    zcount_generic(ctx, &args[1], Range::score(&args[2], &args[3])?)
+}
+
+fn zlexcount(ctx: &mut Ctx, args: Args) -> CmdResult {
+    zcount_generic(ctx, &args[1], Range::lex(&args[2], &args[3])?)
+}
+
+fn zrank_generic(ctx: &mut Ctx, args: &Args, rev: bool) -> CmdResult {
+    if args.len() > 4 {
+        let name = if rev { "zrevrank" } else { "zrank" };
+        return Err(CmdError::wrong_arity(name));
+    }
+    if args.len() == 4 && !is(&args[3], "WITHSCORE") {
+        return Err(CmdError::Syntax);
+    }
+    let with_score = args.len() == 4;
+    let view = view(ctx, &args[1], &ZSET)?;
+    let found = view.value.and_then(|z| {
+        let rank = z.rank(&args[2])?;
+        let score = z.score(&args[2])?;
+        Some((if rev { z.len() - 1 - rank } else { rank }, score))
+    });
+    match (found, with_score) {
+        (Some((rank, _)), false) => view.out.int(rank as i64),
+        (Some((rank, score)), true) => {
+            view.out.array(2);
+            view.out.int(rank as i64);
+            view.out.double(score);
+        }
+        (None, false) => view.out.null(),
+        (None, true) => view.out.null_array(),
+    }
+    Ok(())
+}
+
+fn zrank(ctx: &mut Ctx, args: Args) -> CmdResult {
+    zrank_generic(ctx, &args, false)
+}
+
+fn zrevrank(ctx: &mut Ctx, args: Args) -> CmdResult {
+    zrank_generic(ctx, &args, true)
+}
+
+/// What a ZRANGE-family command selects.
+enum Select {
+    Ranks(i64, i64),
+    Range(Range),
+}
+
+/// A parsed ZRANGE-family request.
+struct RangeQuery {
+    select: Select,
+    rev: bool,
+    /// LIMIT offset count (count < 0: no limit).
+    limit: Option<(i64, i64)>,
+    with_scores: bool,
+}
+
+/// Which syntax a ZRANGE-family command uses for its range.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum By {
+    Rank,
+    Score,
+    Lex,
+}
+
+impl RangeQuery {
+    /// Builds the query from `min`/`max` as given (with REV they arrive as
+    /// max then min) and the options after them.
+    fn parse(args: &Args, from: usize, mut by: By, mut rev: bool) -> Result<Self, CmdError> {
+        let (mut limit, mut with_scores) = (None, false);
+        let generic = args[0].eq_ignore_ascii_case(b"zrange");
+        let mut i = from;
+        while i < args.len() {
+            if is(&args[i], "WITHSCORES") {
+                with_scores = true;
+            } else if is(&args[i], "LIMIT") && i + 2 < args.len() {
+                limit = Some((int_arg(&args[i + 1])?, int_arg(&args[i + 2])?));
+                i += 2;
+            } else if generic && is(&args[i], "REV") {
+                rev = true;
+            } else if generic && is(&args[i], "BYSCORE") {
+                by = By::Score;
+            } else if generic && is(&args[i], "BYLEX") {
+                by = By::Lex;
+            } else {
+                return Err(CmdError::Syntax);
+            }
+            i += 1;
+        }
+        if limit.is_some() && by == By::Rank {
+            return Err(CmdError::Static("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"));
+        }
+        if with_scores && by == By::Lex {
+            return Err(CmdError::Static(
+                "ERR syntax error, WITHSCORES not supported in combination with BYLEX",
+            ));
+        }
+        let (a, b) = (&args[2], &args[3]);
+        let (min, max) = if rev && by != By::Rank {
+            (b, a)
+        } else {
+            (a, b)
+        };
+        let select = match by {
+            By::Rank => Select::Ranks(int_arg(min)?, int_arg(max)?),
+            By::Score => Select::Range(Range::score(min, max)?),
+            By::Lex => Select::Range(Range::lex(min, max)?),
+        };
+        Ok(RangeQuery {
+            select,
+            rev,
+            limit,
+            with_scores,
+        })
+    }
+
+    /// Positions `start..end` in the walking direction.
+    fn positions(&self, z: &ZSet) -> (usize, usize) {
+        let len = z.len();
+        let (start, end) = match &self.select {
+            Select::Ranks(start, stop) => return rank_span(len, *start, *stop),
+            Select::Range(range) => {
+                let (lo, hi) = range.span(z);
+                if self.rev {
+                    (len - hi, len - lo)
+                } else {
+                    (lo, hi)
+                }
+            }
+        };
+        match self.limit {
+            None => (start, end),
+            Some((offset, _)) if offset < 0 => (0, 0),
+            Some((offset, count)) => {
+                let start = start.saturating_add(offset as usize).min(end);
+                let end = match usize::try_from(count) {
+                    Ok(count) => start.saturating_add(count).min(end),
+                    Err(_) => end,
+                };
+                (start, end)
+            }
+        }
+    }
+}
+
+/// Writes `(member, score)` items: members alone, or with scores as a flat
+/// list (RESP2) or one pair array each (RESP3).
+fn reply_scored<'a>(
+    out: &mut Reply,
+    len: usize,
+    with_scores: bool,
+    items: impl Iterator<Item = (&'a [u8], f64)>,
+) {
+    let pair_arrays = with_scores && out.resp3;
+    out.array(if with_scores && !pair_arrays {
+        len * 2
+    } else {
+        len
+    });
+    for (member, score) in items {
+        if pair_arrays {
+            out.array(2);
+        }
+        out.bulk(member);
+        if with_scores {
+            out.double(score);
+        }
+    }
+}
+
+fn range_generic(ctx: &mut Ctx, args: &Args, by: By, rev: bool) -> CmdResult {
+    let query = RangeQuery::parse(args, 4, by, rev)?;
+    let view = view(ctx, &args[1], &ZSET)?;
+    let z = view.value.unwrap_or(&EMPTY);
+    let (start, end) = query.positions(z);
+    let items = z
+        .iter_from(start, query.rev)
+        .take(end - start)
+        .map(|n| (n.member.as_bytes(), n.score));
+    reply_scored(view.out, end - start, query.with_scores, items);
+    Ok(())
+}
+
+/// What an absent key reads as.
+static EMPTY: std::sync::LazyLock<ZSet> = std::sync::LazyLock::new(ZSet::default);
+
+fn zrange(ctx: &mut Ctx, args: Args) -> CmdResult {
+    range_generic(ctx, &args, By::Rank, false)
+}
+
+fn zrevrange(ctx: &mut Ctx, args: Args) -> CmdResult {
+    range_generic(ctx, &args, By::Rank, true)
+}
+
+fn zrangebyscore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    range_generic(ctx, &args, By::Score, false)
+}
+
+fn zrevrangebyscore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    range_generic(ctx, &args, By::Score, true)
+}
+
+fn zrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
+    range_generic(ctx, &args, By::Lex, false)
+}
+
+fn zrevrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
+    range_generic(ctx, &args, By::Lex, true)
+}
+
+/// ZREMRANGEBY*: removes the members of ascending ranks `span(z)`.
+fn zremrange_generic(
+    ctx: &mut Ctx,
+    key: &[u8],
+    span: impl FnOnce(&ZSet) -> (usize, usize),
+) -> CmdResult {
+    let removed = match write(ctx, key, &ZSET)? {
+        None => 0,
+        Some(z) => {
+            let (lo, hi) = span(z);
+            let doomed: Vec<Elem> = z
+                .iter_from(lo, false)
+                .take(hi - lo)
+                .map(|n| n.member.clone())
+                .collect();
+            for member in &doomed {
+                z.remove(member.as_bytes());
+            }
+            doomed.len()
+        }
+    };
+    delete_if_empty(ctx, key);
+    ctx.out().int(removed as i64);
+    Ok(())
+}
+
+fn zremrangebyrank(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (start, stop) = (int_arg(&args[2])?, int_arg(&args[3])?);
+    zremrange_generic(ctx, &args[1], |z| rank_span(z.len(), start, stop))
+}
+
+fn zremrangebyscore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let range = Range::score(&args[2], &args[3])?;
+    zremrange_generic(ctx, &args[1], |z| range.span(z))
+}
+
+fn zremrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let range = Range::lex(&args[2], &args[3])?;
+    zremrange_generic(ctx, &args[1], |z| range.span(z))
+}
+
+// ---- Pops, random members, scan -----------------------------------------
+
+/// ZPOPMIN/ZPOPMAX [count]. Without a count the reply is one flat pair;
+/// with one it is a list of pairs (nested in RESP3).
+fn zpop_generic(ctx: &mut Ctx, args: &Args, max: bool) -> CmdResult {
+    if args.len() > 3 {
+        return Err(CmdError::Syntax);
+    }
+    let count = (args.len() == 3)
+        .then(|| {
+            int_arg(&args[2])
+                .ok()
+                .filter(|&n| n >= 0)
+                .ok_or(CmdError::Static(
+                    "ERR value is out of range, must be positive",
+                ))
+        })
+        .transpose()?;
+    let mut popped = Vec::new();
+    if let Some(z) = write(ctx, &args[1], &ZSET)? {
+        let want = count.map_or(1, |n| n.min(z.len() as i64) as usize);
+        popped.extend((0..want).map_while(|_| z.pop(max)));
+    }
+    delete_if_empty(ctx, &args[1]);
+    let out = ctx.out();
+    let items = popped.iter().map(|(m, s)| (m.as_bytes(), *s));
+    match count {
+        None => {
+            out.array(popped.len() * 2);
+            for (member, score) in items {
+                out.bulk(member);
+                out.double(score);
+            }
+        }
+        Some(_) => reply_scored(out, popped.len(), true, items),
+    }
+    Ok(())
+}
+
+fn zpopmin(ctx: &mut Ctx, args: Args) -> CmdResult {
+    zpop_generic(ctx, &args, false)
+}
+
+fn zpopmax(ctx: &mut Ctx, args: Args) -> CmdResult {
+    zpop_generic(ctx, &args, true)
+}
+
+fn zrandmember(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 4 || (args.len() == 4 && !is(&args[3], "WITHSCORES")) {
+        return Err(CmdError::Syntax);
+    }
+    let with_scores = args.len() == 4;
+    let count = (args.len() > 2)
+        .then(|| rand_count(&args[2], with_scores))
+        .transpose()?;
+    let mut view = view(ctx, &args[1], &ZSET)?;
+    let z = view.value.unwrap_or(&EMPTY);
+    let Some(count) = count else {
+        match z.random(view.rng) {
+            Some(node) => view.out.bulk(node.member.as_bytes()),
+            None => view.out.null(),
+        }
+        return Ok(());
+    };
+    reply_picks(&mut view, z.len(), count, with_scores, |out, i| {
+        let node = z.node_at(i);
+        out.bulk(node.member.as_bytes());
+        if with_scores {
+            out.double(node.score);
+        }
+    });
+    Ok(())
+}
+
+fn zscan(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let opts = ScanArgs::parse(&args, 2, |_, _| false)?;
+    let mut found = Vec::new();
+    let next = match write(ctx, &args[1], &ZSET)? {
+        None => 0,
+        Some(z) => opts.collect(2, &mut found, |cursor, found| {
+            z.scan_step(cursor, |node| {
+                if opts.matches(node.member.as_bytes()) {
+                    found.push(node.member.as_bytes().to_vec());
+                    found.push(format_double(node.score).into_bytes());
+                }
+            })
+        }),
+    };
+    reply_scan(ctx.out(), next, &found);
+    Ok(())
+}
+
+// ---- ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE ---------------------------------
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SetOp {
+    Union,
+    Inter,
+    Diff,
+}
+
+#[derive(Clone, Copy)]
+enum Aggregate {
+    Sum,
+    Min,
+    Max,
+}
+
+impl Aggregate {
+    fn apply(self, acc: f64, score: f64) -> f64 {
+        match self {
+            // inf + -inf is NaN; Redis stores 0 then.
+            Aggregate::Sum => Some(acc + score).filter(|s| !s.is_nan()).unwrap_or(0.0),
+            Aggregate::Min => acc.min(score),
+            Aggregate::Max => acc.max(score),
+        }
+    }
+}
+
+/// A source of a store command: a sorted set, or a set whose members all
+/// score 1.
+enum Source<'a> {
+    ZSet(&'a ZSet),
+    Set(&'a crate::value::Set),
+}
+
+impl<'a> Source<'a> {
+    fn len(&self) -> usize {
+        match self {
+            Source::ZSet(z) => z.len(),
+            Source::Set(s) => s.len(),
+        }
+    }
+
+    fn score(&self, member: &[u8]) -> Option<f64> {
+        match self {
+            Source::ZSet(z) => z.score(member),
+            Source::Set(s) => s.find(member).map(|_| 1.0),
+        }
+    }
+
+    fn each(&self, mut f: impl FnMut(&'a [u8], f64)) {
+        match self {
+            Source::ZSet(z) => z.nodes().for_each(|n| f(n.member.as_bytes(), n.score)),
+            Source::Set(s) => s.iter().for_each(|(_, m)| f(m.as_bytes(), 1.0)),
+        }
+    }
+}
+
+/// `dst numkeys key... [WEIGHTS w...] [AGGREGATE SUM|MIN|MAX]`
+/// (`zunionInterDiffGenericCommand`).
+fn store_generic(ctx: &mut Ctx, args: &Args, op: SetOp) -> CmdResult {
+    let name = if op == SetOp::Union {
+        "zunionstore"
+    } else if op == SetOp::Inter {
+        "zinterstore"
+    } else {
+        "zdiffstore"
+    };
+    let numkeys = int_arg(&args[2])?;
+    if numkeys < 1 {
+        return Err(CmdError::Owned(format!(
+            "ERR at least 1 input key is needed for '{name}' command"
+        )));
+    }
+    let numkeys = usize::try_from(numkeys).unwrap_or(usize::MAX);
+    if numkeys > args.len() - 3 {
+        return Err(CmdError::Syntax);
+    }
+    let keys: Vec<&[u8]> = args.iter().skip(3).take(numkeys).collect();
+    let mut weights = vec![1.0; numkeys];
+    let mut aggregate = Aggregate::Sum;
+    let mut i = 3 + numkeys;
+    while i < args.len() {
+        let left = args.len() - i - 1;
+        if op != SetOp::Diff && is(&args[i], "WEIGHTS") && left >= numkeys {
+            for (w, arg) in weights.iter_mut().zip(args.iter().skip(i + 1)) {
+                *w = float_arg(arg)
+                    .map_err(|_| CmdError::Static("ERR weight value is not a float"))?;
+            }
+            i += numkeys + 1;
+        } else if op != SetOp::Diff && is(&args[i], "AGGREGATE") && left >= 1 {
+            aggregate = match &args[i + 1] {
+                a if is(a, "SUM") => Aggregate::Sum,
+                a if is(a, "MIN") => Aggregate::Min,
+                a if is(a, "MAX") => Aggregate::Max,
+                _ => return Err(CmdError::Syntax),
+            };
+            i += 2;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    let now_ms = ctx.now_ms;
+    let values = ctx.db().get_many(&keys, now_ms);
+    let sources = values
+        .into_iter()
+        .map(|v| match v {
+            None => Ok(None),
+            Some(ValueRef::ZSet(z)) => Ok(Some(Source::ZSet(z))),
+            Some(v) => (SET.get)(v)
+                .map(|s| Some(Source::Set(s)))
+                .ok_or(CmdError::WrongType),
+        })
+        .collect::<Result<Vec<_>, CmdError>>()?;
+    let result = combine(&sources, &weights, aggregate, op);
+    let len = result.len();
+    let db = ctx.db();
+    if result.is_empty() {
+        db.delete(&args[1], now_ms, false);
+    } else {
+        db.set(&args[1], Value::ZSet(Box::new(result)), Ttl::Clear, now_ms);
+    }
+    ctx.out().int(len as i64);
+    Ok(())
+}
+
+/// The combined sorted set (a missing source is empty).
+fn combine<'a>(
+    sources: &[Option<Source<'a>>],
+    weights: &[f64],
+    aggregate: Aggregate,
+    op: SetOp,
+) -> ZSet {
+    let weigh = |score: f64, w: f64| Some(score * w).filter(|s| !s.is_nan()).unwrap_or(0.0);
+    let mut scores: HashMap<&'a [u8], f64> = HashMap::new();
+    match op {
+        SetOp::Union => {
+            for (source, &w) in sources.iter().zip(weights) {
+                let Some(source) = source else { continue };
+                source.each(|member, score| {
+                    let score = weigh(score, w);
+                    scores
+                        .entry(member)
+                        .and_modify(|acc| *acc = aggregate.apply(*acc, score))
+                        .or_insert(score);
+                });
+            }
+        }
+        SetOp::Inter => {
+            if let Some(all) = sources
+                .iter()
+                .map(Option::as_ref)
+                .collect::<Option<Vec<_>>>()
+            {
+                // Walk the smallest source, probe the others in order.
+                let smallest = (0..all.len()).min_by_key(|&i| all[i].len()).unwrap_or(0);
+                all[smallest].each(|member, _| {
+                    let mut acc = None;
+                    for (source, &w) in all.iter().zip(weights) {
+                        let Some(score) = source.score(member) else {
+                            return;
+                        };
+                        let score = weigh(score, w);
+                        acc = Some(acc.map_or(score, |a| aggregate.apply(a, score)));
+                    }
+                    if let Some(score) = acc {
+                        scores.insert(member, score);
+                    }
+                });
+            }
+        }
+        SetOp::Diff => {
+            if let Some(first) = &sources[0] {
+                first.each(|member, score| {
+                    let elsewhere = sources[1..]
+                        .iter()
+                        .flatten()
+                        .any(|s| s.score(member).is_some());
+                    if !elsewhere {
+                        scores.insert(member, score);
+                    }
+                });
+            }
+        }
+    }
+    let mut result = ZSet::default();
+    for (member, score) in scores {
+        result.insert(member, score);
+    }
+    result
+}
+
+fn zunionstore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    store_generic(ctx, &args, SetOp::Union)
+}
+
+fn zinterstore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    store_generic(ctx, &args, SetOp::Inter)
+}
+
+fn zdiffstore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    store_generic(ctx, &args, SetOp::Diff)
+}
