@@ -143,7 +143,7 @@ fn zadd(ctx: &mut Ctx, args: Args) -> CmdResult {
         i += 1;
     }
     let rest = args.len() - i;
-    if rest == 0 || rest % 2 != 0 {
+    if rest == 0 || !rest.is_multiple_of(2) {
         return Err(CmdError::Syntax);
     }
     if flags.incr && rest > 2 {
