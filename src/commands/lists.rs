@@ -3,10 +3,9 @@
 
 use std::collections::VecDeque;
 
+use super::aggregate::{delete_if_empty, read, view, write, write_or_create, LIST};
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
-use crate::db::Ttl;
 use crate::protocol::Args;
-use crate::value::{Value, ValueRef};
 
 pub static COMMANDS: &[Command] = &[
     cmd!("lpush", -3, ["write", "denyoom", "fast"], (1, 1, 1), lpush, "list", "Prepends one or more elements to a list. Creates the key if it doesn't exist."),
@@ -59,42 +58,12 @@ fn push_elems(
     elems: impl IntoIterator<Item = Vec<u8>>,
     only_existing: bool,
 ) -> Result<usize, CmdError> {
-    if let Some(list) = list_mut(ctx, key)? {
-        elems.into_iter().for_each(|e| end.push(list, e));
-        return Ok(list.len());
-    }
-    if only_existing {
+    if only_existing && read(ctx, key, &LIST)?.is_none() {
         return Ok(0);
     }
-    let mut list = VecDeque::new();
-    elems.into_iter().for_each(|e| end.push(&mut list, e));
-    let len = list.len();
-    let now_ms = ctx.now_ms;
-    ctx.db().set(key, Value::List(list), Ttl::Clear, now_ms);
-    Ok(len)
-}
-
-/// The list at `key` for reading: `Ok(None)` if absent, WRONGTYPE if not a list.
-fn read_list<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a VecDeque<Vec<u8>>>, CmdError> {
-    let now_ms = ctx.now_ms;
-    match ctx.db().get(key, now_ms) {
-        None => Ok(None),
-        Some(ValueRef::List(l)) => Ok(Some(l)),
-        Some(_) => Err(CmdError::WrongType),
-    }
-}
-
-/// The list at `key` for changing: `Ok(None)` if absent.
-fn list_mut<'a>(
-    ctx: &'a mut Ctx,
-    key: &[u8],
-) -> Result<Option<&'a mut VecDeque<Vec<u8>>>, CmdError> {
-    let now_ms = ctx.now_ms;
-    match ctx.db().value_mut(key, now_ms) {
-        None => Ok(None),
-        Some(Some(Value::List(l))) => Ok(Some(l)),
-        Some(_) => Err(CmdError::WrongType),
-    }
+    let list = write_or_create(ctx, key, &LIST)?;
+    elems.into_iter().for_each(|e| end.push(list, e));
+    Ok(list.len())
 }
 
 /// LPUSH/RPUSH/LPUSHX/RPUSHX: pushes every element in order; `only_existing`
@@ -138,7 +107,7 @@ fn pop_generic(ctx: &mut Ctx, args: Args, end: End) -> CmdResult {
         ),
         _ => None,
     };
-    let Some(list) = list_mut(ctx, &args[1])? else {
+    let Some(list) = write(ctx, &args[1], &LIST)? else {
         match count {
             Some(_) => ctx.out().null_array(),
             None => ctx.out().null(),
@@ -147,7 +116,7 @@ fn pop_generic(ctx: &mut Ctx, args: Args, end: End) -> CmdResult {
     };
     let take = count.map_or(1, |n| n.min(list.len() as i64) as usize);
     let popped: Vec<Vec<u8>> = (0..take).filter_map(|_| end.pop(list)).collect();
-    drop_if_empty(ctx, &args[1]);
+    delete_if_empty(ctx, &args[1]);
     let out = ctx.out();
     match count {
         None => match popped.first() {
@@ -173,7 +142,7 @@ fn rpop(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn llen(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let len = read_list(ctx, &args[1])?.map_or(0, VecDeque::len);
+    let len = read(ctx, &args[1], &LIST)?.map_or(0, VecDeque::len);
     ctx.out().int(len as i64);
     Ok(())
 }
@@ -196,20 +165,16 @@ fn list_range(len: i64, mut start: i64, mut stop: i64) -> Option<(usize, usize)>
 fn lrange(ctx: &mut Ctx, args: Args) -> CmdResult {
     let start = int_arg(&args[2])?;
     let stop = int_arg(&args[3])?;
-    let now_ms = ctx.now_ms;
-    let session = &mut *ctx.session;
-    let list = match ctx.server.dbs[session.db].get(&args[1], now_ms) {
-        None => None,
-        Some(ValueRef::List(l)) => Some(l),
-        Some(_) => return Err(CmdError::WrongType),
-    };
-    let range = list.and_then(|l| list_range(l.len() as i64, start, stop).map(|r| (l, r)));
+    let view = view(ctx, &args[1], &LIST)?;
+    let range = view
+        .value
+        .and_then(|l| list_range(l.len() as i64, start, stop).map(|r| (l, r)));
     match range {
-        None => session.reply.array(0),
+        None => view.out.array(0),
         Some((list, (from, to))) => {
-            session.reply.array(to - from + 1);
+            view.out.array(to - from + 1);
             for elem in list.range(from..=to) {
-                session.reply.bulk(elem);
+                view.out.bulk(elem);
             }
         }
     }
@@ -218,7 +183,7 @@ fn lrange(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn lindex(ctx: &mut Ctx, args: Args) -> CmdResult {
     let index = int_arg(&args[2])?;
-    let elem = read_list(ctx, &args[1])?.and_then(|l| {
+    let elem = read(ctx, &args[1], &LIST)?.and_then(|l| {
         let i = if index < 0 {
             (l.len() as i64).checked_add(index)?
         } else {
@@ -233,21 +198,9 @@ fn lindex(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
-/// Deletes `key` if its list became empty (Redis never keeps empty lists).
-fn drop_if_empty(ctx: &mut Ctx, key: &[u8]) {
-    let now_ms = ctx.now_ms;
-    if read_list(ctx, key)
-        .ok()
-        .flatten()
-        .is_some_and(VecDeque::is_empty)
-    {
-        ctx.db().delete(key, now_ms, false);
-    }
-}
-
 fn lset(ctx: &mut Ctx, args: Args) -> CmdResult {
     let index = int_arg(&args[2])?;
-    let list = list_mut(ctx, &args[1])?.ok_or(CmdError::NoSuchKey)?;
+    let list = write(ctx, &args[1], &LIST)?.ok_or(CmdError::NoSuchKey)?;
     let i = if index < 0 {
         (list.len() as i64).checked_add(index)
     } else {
@@ -270,7 +223,7 @@ fn linsert(ctx: &mut Ctx, args: Args) -> CmdResult {
     } else {
         return Err(CmdError::Syntax);
     };
-    let reply = match list_mut(ctx, &args[1])? {
+    let reply = match write(ctx, &args[1], &LIST)? {
         None => 0,
         Some(list) => match list.iter().position(|e| e.as_slice() == &args[3]) {
             None => -1,
@@ -287,7 +240,7 @@ fn linsert(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn lrem(ctx: &mut Ctx, args: Args) -> CmdResult {
     let count = int_arg(&args[2])?;
     let elem = &args[3];
-    let removed = match list_mut(ctx, &args[1])? {
+    let removed = match write(ctx, &args[1], &LIST)? {
         None => 0,
         Some(list) => {
             let limit = if count == 0 {
@@ -311,7 +264,7 @@ fn lrem(ctx: &mut Ctx, args: Args) -> CmdResult {
             removed
         }
     };
-    drop_if_empty(ctx, &args[1]);
+    delete_if_empty(ctx, &args[1]);
     ctx.out().int(removed as i64);
     Ok(())
 }
@@ -319,7 +272,7 @@ fn lrem(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn ltrim(ctx: &mut Ctx, args: Args) -> CmdResult {
     let start = int_arg(&args[2])?;
     let stop = int_arg(&args[3])?;
-    if let Some(list) = list_mut(ctx, &args[1])? {
+    if let Some(list) = write(ctx, &args[1], &LIST)? {
         match list_range(list.len() as i64, start, stop) {
             None => list.clear(),
             Some((from, to)) => {
@@ -328,7 +281,7 @@ fn ltrim(ctx: &mut Ctx, args: Args) -> CmdResult {
             }
         }
     }
-    drop_if_empty(ctx, &args[1]);
+    delete_if_empty(ctx, &args[1]);
     ctx.out().ok();
     Ok(())
 }
@@ -364,7 +317,7 @@ fn lpos(ctx: &mut Ctx, args: Args) -> CmdResult {
         i += 2;
     }
     let elem = &args[2];
-    let matches: Vec<i64> = match read_list(ctx, &args[1])? {
+    let matches: Vec<i64> = match read(ctx, &args[1], &LIST)? {
         None => Vec::new(),
         Some(list) => {
             let len = list.len();
@@ -425,19 +378,19 @@ fn end_arg(arg: &[u8]) -> Result<End, CmdError> {
 /// LMOVE and RPOPLPUSH (`lmoveGenericCommand`): both types are checked
 /// before anything moves; an emptied source is deleted.
 fn lmove_generic(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> CmdResult {
-    if read_list(ctx, src)?.is_none_or(VecDeque::is_empty) {
+    if read(ctx, src, &LIST)?.is_none_or(VecDeque::is_empty) {
         ctx.out().null();
         return Ok(());
     }
-    read_list(ctx, dst)?;
+    read(ctx, dst, &LIST)?;
     // The source was just seen to be a non-empty list.
-    let elem = list_mut(ctx, src)?.and_then(|list| from.pop(list));
+    let elem = write(ctx, src, &LIST)?.and_then(|list| from.pop(list));
     let Some(elem) = elem else {
         ctx.out().null();
         return Ok(());
     };
     push_elems(ctx, dst, to, [elem.clone()], false)?;
-    drop_if_empty(ctx, src);
+    delete_if_empty(ctx, src);
     ctx.out().bulk(&elem);
     Ok(())
 }
