@@ -136,18 +136,30 @@ impl<T: ?Sized> View<'_, T> {
     }
 }
 
-/// The count argument of SRANDMEMBER/HRANDFIELD/ZRANDMEMBER: a negative
-/// count allows repeats. Redis refuses `i64::MIN`, and with WITHSCORES or
-/// WITHVALUES any count whose doubled size would overflow.
-pub fn rand_count(arg: &[u8], with_pairs: bool) -> Result<i64, CmdError> {
-    let n = int_arg(arg)?;
+/// `[count [flag]]` of SRANDMEMBER (no flag), HRANDFIELD (WITHVALUES) and
+/// ZRANDMEMBER (WITHSCORES), checked in Redis's order: the count (never
+/// `i64::MIN`), then the syntax, then, with the flag, a count whose doubled
+/// reply would overflow. `None` without a count; the flag's presence.
+pub fn rand_args(args: &Args, flag: Option<&str>) -> Result<Option<(i64, bool)>, CmdError> {
+    if flag.is_none() && args.len() > 3 {
+        return Err(CmdError::Syntax);
+    }
+    if args.len() < 3 {
+        return Ok(None);
+    }
+    let n = int_arg(&args[2])?;
     if n == i64::MIN {
         return Err(CmdError::Static("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"));
     }
-    if with_pairs && n < -(i64::MAX / 2) {
+    let with = match flag {
+        Some(f) if args.len() == 4 && is(&args[3], f) => true,
+        _ if args.len() > 3 => return Err(CmdError::Syntax),
+        _ => false,
+    };
+    if with && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&n) {
         return Err(CmdError::Static("ERR value is out of range"));
     }
-    Ok(n)
+    Ok(Some((n, with)))
 }
 
 /// Which elements (by dict index) a random pick of `count` from `len`

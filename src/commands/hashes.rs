@@ -4,11 +4,11 @@
 use rand::Rng;
 
 use super::aggregate::{
-    delete_if_empty, rand_count, read, reply_picks, reply_scan, view, write, write_or_create,
+    delete_if_empty, rand_args, read, reply_picks, reply_scan, view, write, write_or_create,
     ScanArgs, HASH,
 };
 use super::strings::add_floats;
-use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{cmd, float_arg, int_arg, CmdError, CmdResult, Command, Ctx};
 use crate::protocol::request::parse_i64;
 use crate::protocol::Args;
 use crate::value::{Elem, Hash, Pair};
@@ -230,16 +230,11 @@ fn hincrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn hrandfield(ctx: &mut Ctx, args: Args) -> CmdResult {
-    if args.len() > 4 || (args.len() == 4 && !is(&args[3], "WITHVALUES")) {
-        return Err(CmdError::Syntax);
-    }
-    let with_values = args.len() == 4;
-    let count = (args.len() > 2)
-        .then(|| rand_count(&args[2], with_values))
-        .transpose()?;
+    let count = rand_args(&args, Some("WITHVALUES"))?;
+    let with_values = count.is_some_and(|(_, with)| with);
     let mut view = view(ctx, &args[1], &HASH)?;
     let hash = view.value.unwrap_or(&EMPTY);
-    let Some(count) = count else {
+    let Some((count, _)) = count else {
         match hash.len() {
             0 => view.out.null(),
             len => view.out.bulk(hash.key(view.rng.gen_range(0..len) as u32)),

@@ -229,17 +229,35 @@ pub fn int_arg(arg: &[u8]) -> Result<i64, CmdError> {
     parse_i64(arg).ok_or(CmdError::NotInteger)
 }
 
-/// Parses a float argument the way Redis's `strtold` check does: no leading
-/// space, no NaN, the whole argument consumed.
+/// Parses a float argument the way Redis's `getDoubleFromObject` does: no
+/// leading space, the whole argument consumed, no NaN, and (like `strtod`'s
+/// ERANGE) no overflow to infinity or underflow to zero; `inf` itself is
+/// fine.
 pub fn float_arg(arg: &[u8]) -> Result<f64, CmdError> {
     let s = std::str::from_utf8(arg).map_err(|_| CmdError::NotFloat)?;
-    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_whitespace()) {
+    if s.starts_with(|c: char| c.is_ascii_whitespace()) {
         return Err(CmdError::NotFloat);
     }
-    match s.parse::<f64>() {
-        Ok(v) if !v.is_nan() => Ok(v),
-        _ => Err(CmdError::NotFloat),
+    let v = parse_strtod(s).ok_or(CmdError::NotFloat)?;
+    let digits = s.split(['e', 'E']).next().unwrap_or("");
+    let spelled_infinite = s.to_ascii_lowercase().contains("inf");
+    let overflow = v.is_infinite() && !spelled_infinite;
+    let underflow = v == 0.0 && digits.bytes().any(|c| (b'1'..=b'9').contains(&c));
+    if s.is_empty() || overflow || underflow {
+        return Err(CmdError::NotFloat);
     }
+    Ok(v)
+}
+
+/// C's `strtod` on a whole string as Redis's range parsers use it: leading
+/// space skipped, an empty string is 0, overflow is infinity. `None` for
+/// anything else `strtod` would not consume entirely, and for NaN.
+pub fn parse_strtod(s: &str) -> Option<f64> {
+    let t = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    if t.is_empty() {
+        return Some(0.0);
+    }
+    t.parse::<f64>().ok().filter(|v| !v.is_nan())
 }
 
 /// Whether an option argument equals `name`, ignoring ASCII case.

@@ -5,7 +5,7 @@
 use rand::Rng;
 
 use super::aggregate::{
-    delete_if_empty, distinct_indices, rand_count, read, reply_picks, reply_scan, view, write,
+    delete_if_empty, distinct_indices, rand_args, read, reply_picks, reply_scan, view, write,
     write_or_create, ScanArgs, SET,
 };
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
@@ -152,12 +152,7 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn srandmember(ctx: &mut Ctx, args: Args) -> CmdResult {
-    if args.len() > 3 {
-        return Err(CmdError::Syntax);
-    }
-    let count = (args.len() == 3)
-        .then(|| rand_count(&args[2], false))
-        .transpose()?;
+    let count = rand_args(&args, None)?.map(|(n, _)| n);
     let mut view = view(ctx, &args[1], &SET)?;
     let set = view.value;
     let len = set.map_or(0, Set::len);
@@ -213,14 +208,13 @@ enum Op {
 /// intersection early (SINTERCARD; 0 = no limit).
 fn combine(ctx: &mut Ctx, keys: &[&[u8]], op: Op, limit: usize) -> Result<Vec<Elem>, CmdError> {
     let now_ms = ctx.now_ms;
-    let values = ctx.db().get_many(keys, now_ms);
-    let sets = values
+    let sets: Vec<Option<&Set>> = ctx
+        .db()
+        .get_many(keys, now_ms, |v| (SET.get)(v).is_some())
+        .map_err(|_| CmdError::WrongType)?
         .into_iter()
-        .map(|v| {
-            v.map(|v| (SET.get)(v).ok_or(CmdError::WrongType))
-                .transpose()
-        })
-        .collect::<Result<Vec<Option<&Set>>, CmdError>>()?;
+        .map(|v| v.and_then(SET.get))
+        .collect();
     let mut out = Vec::new();
     match op {
         Op::Inter => {

@@ -10,10 +10,10 @@
 use std::collections::HashMap;
 
 use super::aggregate::{
-    delete_if_empty, rand_count, read, reply_picks, reply_scan, view, write, write_or_create,
-    ScanArgs, SET, ZSET,
+    delete_if_empty, rand_args, read, reply_picks, reply_scan, view, write, write_or_create,
+    ScanArgs, ZSET,
 };
-use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{cmd, float_arg, int_arg, is, parse_strtod, CmdError, CmdResult, Command, Ctx};
 use crate::db::Ttl;
 use crate::protocol::reply::format_double;
 use crate::protocol::{Args, Reply};
@@ -245,10 +245,16 @@ enum LexBound {
 
 fn score_bound(arg: &[u8]) -> Result<(f64, bool), CmdError> {
     const BAD: CmdError = CmdError::Static("ERR min or max is not a float");
-    match arg.strip_prefix(b"(") {
-        Some(rest) => float_arg(rest).map(|v| (v, true)).map_err(|_| BAD),
-        None => float_arg(arg).map(|v| (v, false)).map_err(|_| BAD),
-    }
+    // `zslParseRange`: plain strtod, so "" and "(" mean 0 and " 1" is 1.
+    let (text, exclusive) = match arg.strip_prefix(b"(") {
+        Some(rest) => (rest, true),
+        None => (arg, false),
+    };
+    std::str::from_utf8(text)
+        .ok()
+        .and_then(parse_strtod)
+        .map(|v| (v, exclusive))
+        .ok_or(BAD)
 }
 
 fn lex_bound(arg: &[u8]) -> Result<LexBound, CmdError> {
@@ -427,7 +433,10 @@ impl RangeQuery {
     /// max then min) and the options after them.
     fn parse(args: &Args, from: usize, mut by: By, mut rev: bool) -> Result<Self, CmdError> {
         let (mut limit, mut with_scores) = (None, false);
+        // Only ZRANGE takes REV and BY*, each at most once (the older
+        // commands have both fixed by their name).
         let generic = args[0].eq_ignore_ascii_case(b"zrange");
+        let (mut rev_open, mut by_open) = (generic, generic);
         let mut i = from;
         while i < args.len() {
             if is(&args[i], "WITHSCORES") {
@@ -435,18 +444,19 @@ impl RangeQuery {
             } else if is(&args[i], "LIMIT") && i + 2 < args.len() {
                 limit = Some((int_arg(&args[i + 1])?, int_arg(&args[i + 2])?));
                 i += 2;
-            } else if generic && is(&args[i], "REV") {
-                rev = true;
-            } else if generic && is(&args[i], "BYSCORE") {
-                by = By::Score;
-            } else if generic && is(&args[i], "BYLEX") {
-                by = By::Lex;
+            } else if rev_open && is(&args[i], "REV") {
+                (rev, rev_open) = (true, false);
+            } else if by_open && is(&args[i], "BYSCORE") {
+                (by, by_open) = (By::Score, false);
+            } else if by_open && is(&args[i], "BYLEX") {
+                (by, by_open) = (By::Lex, false);
             } else {
                 return Err(CmdError::Syntax);
             }
             i += 1;
         }
-        if limit.is_some() && by == By::Rank {
+        // Redis only objects to a LIMIT that limits (count -1 is "all").
+        if limit.is_some_and(|(_, count)| count != -1) && by == By::Rank {
             return Err(CmdError::Static("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"));
         }
         if with_scores && by == By::Lex {
@@ -656,16 +666,11 @@ fn zpopmax(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn zrandmember(ctx: &mut Ctx, args: Args) -> CmdResult {
-    if args.len() > 4 || (args.len() == 4 && !is(&args[3], "WITHSCORES")) {
-        return Err(CmdError::Syntax);
-    }
-    let with_scores = args.len() == 4;
-    let count = (args.len() > 2)
-        .then(|| rand_count(&args[2], with_scores))
-        .transpose()?;
+    let count = rand_args(&args, Some("WITHSCORES"))?;
+    let with_scores = count.is_some_and(|(_, with)| with);
     let mut view = view(ctx, &args[1], &ZSET)?;
     let z = view.value.unwrap_or(&EMPTY);
-    let Some(count) = count else {
+    let Some((count, _)) = count else {
         match z.random(view.rng) {
             Some(node) => view.out.bulk(node.member.as_bytes()),
             None => view.out.null(),
@@ -735,6 +740,15 @@ enum Source<'a> {
 }
 
 impl<'a> Source<'a> {
+    /// The source a value can be: a sorted set or a set.
+    fn of(value: ValueRef<'a>) -> Option<Source<'a>> {
+        match value {
+            ValueRef::ZSet(z) => Some(Source::ZSet(z)),
+            ValueRef::Set(s) => Some(Source::Set(s)),
+            _ => None,
+        }
+    }
+
     fn len(&self) -> usize {
         match self {
             Source::ZSet(z) => z.len(),
@@ -778,9 +792,40 @@ fn store_generic(ctx: &mut Ctx, args: &Args, op: SetOp) -> CmdResult {
         return Err(CmdError::Syntax);
     }
     let keys: Vec<&[u8]> = args.iter().skip(3).take(numkeys).collect();
+    // Redis checks the sources' types before it parses the options.
+    let options = store_options(args, 3 + numkeys, numkeys, op);
+    let now_ms = ctx.now_ms;
+    let sources: Vec<Option<Source>> = ctx
+        .db()
+        .get_many(&keys, now_ms, |v| Source::of(v).is_some())
+        .map_err(|_| CmdError::WrongType)?
+        .into_iter()
+        .map(|v| v.and_then(Source::of))
+        .collect();
+    let (weights, aggregate) = options?;
+    let result = combine(&sources, &weights, aggregate, op);
+    let len = result.len();
+    let db = ctx.db();
+    if result.is_empty() {
+        db.delete(&args[1], now_ms, false);
+    } else {
+        db.set(&args[1], Value::ZSet(Box::new(result)), Ttl::Clear, now_ms);
+    }
+    ctx.out().int(len as i64);
+    Ok(())
+}
+
+/// `[WEIGHTS w...] [AGGREGATE SUM|MIN|MAX]` from `args[from..]` (neither
+/// for ZDIFFSTORE).
+fn store_options(
+    args: &Args,
+    from: usize,
+    numkeys: usize,
+    op: SetOp,
+) -> Result<(Vec<f64>, Aggregate), CmdError> {
     let mut weights = vec![1.0; numkeys];
     let mut aggregate = Aggregate::Sum;
-    let mut i = 3 + numkeys;
+    let mut i = from;
     while i < args.len() {
         let left = args.len() - i - 1;
         if op != SetOp::Diff && is(&args[i], "WEIGHTS") && left >= numkeys {
@@ -801,28 +846,7 @@ fn store_generic(ctx: &mut Ctx, args: &Args, op: SetOp) -> CmdResult {
             return Err(CmdError::Syntax);
         }
     }
-    let now_ms = ctx.now_ms;
-    let values = ctx.db().get_many(&keys, now_ms);
-    let sources = values
-        .into_iter()
-        .map(|v| match v {
-            None => Ok(None),
-            Some(ValueRef::ZSet(z)) => Ok(Some(Source::ZSet(z))),
-            Some(v) => (SET.get)(v)
-                .map(|s| Some(Source::Set(s)))
-                .ok_or(CmdError::WrongType),
-        })
-        .collect::<Result<Vec<_>, CmdError>>()?;
-    let result = combine(&sources, &weights, aggregate, op);
-    let len = result.len();
-    let db = ctx.db();
-    if result.is_empty() {
-        db.delete(&args[1], now_ms, false);
-    } else {
-        db.set(&args[1], Value::ZSet(Box::new(result)), Ttl::Clear, now_ms);
-    }
-    ctx.out().int(len as i64);
-    Ok(())
+    Ok((weights, aggregate))
 }
 
 /// The combined sorted set (a missing source is empty).

@@ -157,17 +157,27 @@ impl Db {
     }
 
     /// The values of several keys at once, for commands that read them
-    /// together (SINTER, ZUNIONSTORE): each is looked up as `get` does
-    /// (passive expiry, hit/miss stats) before any is borrowed, since a
-    /// deletion moves dict entries.
-    pub fn get_many(&mut self, keys: &[&[u8]], now_ms: i64) -> Vec<Option<ValueRef<'_>>> {
-        for key in keys {
-            self.get(key, now_ms);
+    /// together (SINTER, ZUNIONSTORE). Each is looked up in order as `get`
+    /// does (passive expiry, hit/miss stats) and offered to `accept`; the
+    /// first value refused ends the lookups, as Redis stops at the first
+    /// WRONGTYPE, and its position is the `Err`. Only then are the values
+    /// borrowed together (a deletion moves dict entries).
+    pub fn get_many(
+        &mut self,
+        keys: &[&[u8]],
+        now_ms: i64,
+        accept: impl Fn(ValueRef<'_>) -> bool,
+    ) -> Result<Vec<Option<ValueRef<'_>>>, usize> {
+        for (i, key) in keys.iter().enumerate() {
+            if self.get(key, now_ms).is_some_and(|v| !accept(v)) {
+                return Err(i);
+            }
         }
         let this = &*self;
-        keys.iter()
+        Ok(keys
+            .iter()
             .map(|key| this.dict.find(key).map(|i| this.dict.entry(i).slot.value()))
-            .collect()
+            .collect())
     }
 
     /// The value of `key` for changing in place (`lookupKeyWrite`), keeping
