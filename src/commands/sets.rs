@@ -173,12 +173,21 @@ fn srandmember(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn smove(ctx: &mut Ctx, args: Args) -> CmdResult {
     let (src, dst, member) = (&args[1], &args[2], &args[3]);
-    // As in Redis: a missing source answers 0 before the types are checked.
-    let Some(src_has) = read(ctx, src, &SET)?.map(|s| s.find(member).is_some()) else {
+    // As in Redis: both keys are looked up, then a missing source answers 0
+    // before the types are checked.
+    let now_ms = ctx.now_ms;
+    let db = ctx.db();
+    let src_kind = db
+        .get(src, now_ms)
+        .map(|v| (SET.get)(v).map(|s| s.find(member).is_some()));
+    let dst_ok = db.get(dst, now_ms).is_none_or(|v| (SET.get)(v).is_some());
+    let Some(src_has) = src_kind else {
         ctx.out().int(0);
         return Ok(());
     };
-    read(ctx, dst, &SET)?;
+    let (Some(src_has), true) = (src_has, dst_ok) else {
+        return Err(CmdError::WrongType);
+    };
     let moved = match src_has {
         false => false,
         // Moving onto itself: nothing changes, but the member is there.
