@@ -40,6 +40,25 @@ pub fn is_big(value: &Value) -> bool {
     free_effort(value) > LAZYFREE_THRESHOLD
 }
 
+/// Puts the calling thread in Linux's `SCHED_IDLE` class: it runs only on a
+/// CPU nothing else wants. Freeing a big value takes tens of milliseconds
+/// of CPU; at normal priority, on a machine with few cores, the scheduler
+/// hands the freer whole time slices while the event loop waits for a
+/// core, which is the very stall lazy free exists to avoid. Best effort:
+/// if the call fails the thread keeps its normal priority.
+fn run_at_idle_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: plain system call on the calling thread with a valid,
+        // initialised parameter; it touches no memory we own.
+        let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+        if rc != 0 {
+            tracing::debug!("lazyfree thread keeps normal priority (sched_setscheduler failed)");
+        }
+    }
+}
+
 /// Anything that can be dropped on another thread, and how many values
 /// it holds.
 type Garbage = (Box<dyn Send>, u64);
@@ -72,6 +91,7 @@ impl LazyFree {
             std::thread::Builder::new()
                 .name("lazyfree".into())
                 .spawn(move || {
+                    run_at_idle_priority();
                     for (garbage, objects) in rx {
                         drop(garbage);
                         pending.fetch_sub(objects, Ordering::Relaxed);
