@@ -3,7 +3,7 @@
 //! of emptied aggregates, random picks for the *RANDMEMBER/SPOP family, and
 //! the cursor loop of HSCAN/SSCAN/ZSCAN.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -12,7 +12,7 @@ use super::{int_arg, is, CmdError, Ctx};
 use crate::db::Ttl;
 use crate::glob;
 use crate::protocol::{Args, Reply};
-use crate::value::{Hash, Set, Value, ValueRef, ZSet};
+use crate::value::{Hash, List, Set, Value, ValueRef, ZSet};
 
 /// One aggregate type: how to recognise it in both borrowed forms and how
 /// to make an empty one.
@@ -340,7 +340,7 @@ macro_rules! kind {
     };
 }
 
-kind!(LIST, VecDeque<Vec<u8>>, List, VecDeque::new());
+kind!(LIST, List, List, List::default());
 kind!(HASH, Hash, Hash, Box::default());
 kind!(SET, Set, Set, Box::default());
 kind!(ZSET, ZSet, ZSet, Box::default());

@@ -1,11 +1,10 @@
 //! List commands: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LRANGE,
 //! LINDEX, LSET, LINSERT, LREM, LTRIM, LPOS, LMOVE, RPOPLPUSH.
 
-use std::collections::VecDeque;
-
 use super::aggregate::{delete_if_empty, read, view, write, write_or_create, LIST};
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::protocol::Args;
+use crate::value::list::{End, List};
 
 pub static COMMANDS: &[Command] = &[
     cmd!("lpush", -3, ["write", "denyoom", "fast"], (1, 1, 1), lpush, "list", "Prepends one or more elements to a list. Creates the key if it doesn't exist."),
@@ -26,51 +25,28 @@ pub static COMMANDS: &[Command] = &[
     cmd!("rpoplpush", 3, ["write", "denyoom"], (1, 2, 1), rpoplpush, "list", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped."),
 ];
 
-/// Which end of a list.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum End {
-    Left,
-    Right,
-}
-
-impl End {
-    fn push(self, list: &mut VecDeque<Vec<u8>>, elem: Vec<u8>) {
-        match self {
-            End::Left => list.push_front(elem),
-            End::Right => list.push_back(elem),
-        }
-    }
-
-    fn pop(self, list: &mut VecDeque<Vec<u8>>) -> Option<Vec<u8>> {
-        match self {
-            End::Left => list.pop_front(),
-            End::Right => list.pop_back(),
-        }
-    }
-}
-
 /// Pushes `elems` in order at `end` of the list at `key`, creating the list
 /// unless `only_existing`. Returns the new length (0 if nothing was created).
 fn push_elems(
     ctx: &mut Ctx,
     key: &[u8],
     end: End,
-    elems: impl IntoIterator<Item = Vec<u8>>,
+    elems: &[&[u8]],
     only_existing: bool,
 ) -> Result<usize, CmdError> {
     if only_existing && read(ctx, key, &LIST)?.is_none() {
         return Ok(0);
     }
     let list = write_or_create(ctx, key, &LIST)?;
-    elems.into_iter().for_each(|e| end.push(list, e));
+    elems.iter().for_each(|e| list.push(end, e));
     Ok(list.len())
 }
 
 /// LPUSH/RPUSH/LPUSHX/RPUSHX: pushes every element in order; `only_existing`
 /// for the X forms. Replies with the new length (0 if nothing was created).
 fn push_generic(ctx: &mut Ctx, args: Args, end: End, only_existing: bool) -> CmdResult {
-    let elems = args.iter().skip(2).map(<[u8]>::to_vec);
-    let len = push_elems(ctx, &args[1], end, elems, only_existing)?;
+    let elems: Vec<&[u8]> = args.iter().skip(2).collect();
+    let len = push_elems(ctx, &args[1], end, &elems, only_existing)?;
     ctx.out().int(len as i64);
     Ok(())
 }
@@ -115,7 +91,7 @@ fn pop_generic(ctx: &mut Ctx, args: Args, end: End) -> CmdResult {
         return Ok(());
     };
     let take = count.map_or(1, |n| n.min(list.len() as i64) as usize);
-    let popped: Vec<Vec<u8>> = (0..take).filter_map(|_| end.pop(list)).collect();
+    let popped: Vec<Vec<u8>> = (0..take).filter_map(|_| list.pop(end)).collect();
     delete_if_empty(ctx, &args[1]);
     let out = ctx.out();
     match count {
@@ -142,7 +118,7 @@ fn rpop(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn llen(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let len = read(ctx, &args[1], &LIST)?.map_or(0, VecDeque::len);
+    let len = read(ctx, &args[1], &LIST)?.map_or(0, List::len);
     ctx.out().int(len as i64);
     Ok(())
 }
@@ -173,7 +149,7 @@ fn lrange(ctx: &mut Ctx, args: Args) -> CmdResult {
         None => view.out.array(0),
         Some((list, (from, to))) => {
             view.out.array(to - from + 1);
-            for elem in list.range(from..=to) {
+            for elem in list.iter_from(from).take(to - from + 1) {
                 view.out.bulk(elem);
             }
         }
@@ -183,17 +159,18 @@ fn lrange(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn lindex(ctx: &mut Ctx, args: Args) -> CmdResult {
     let index = int_arg(&args[2])?;
-    let elem = read(ctx, &args[1], &LIST)?.and_then(|l| {
+    let view = view(ctx, &args[1], &LIST)?;
+    let elem = view.value.and_then(|l| {
         let i = if index < 0 {
             (l.len() as i64).checked_add(index)?
         } else {
             index
         };
-        usize::try_from(i).ok().and_then(|i| l.get(i)).cloned()
+        usize::try_from(i).ok().and_then(|i| l.get(i))
     });
     match elem {
-        Some(e) => ctx.out().bulk(&e),
-        None => ctx.out().null(),
+        Some(e) => view.out.bulk(e),
+        None => view.out.null(),
     }
     Ok(())
 }
@@ -206,11 +183,12 @@ fn lset(ctx: &mut Ctx, args: Args) -> CmdResult {
     } else {
         Some(index)
     };
-    let slot = i
+    let replaced = i
         .and_then(|i| usize::try_from(i).ok())
-        .and_then(|i| list.get_mut(i))
-        .ok_or(CmdError::Static("ERR index out of range"))?;
-    *slot = args[3].to_vec();
+        .is_some_and(|i| list.set(i, &args[3]));
+    if !replaced {
+        return Err(CmdError::Static("ERR index out of range"));
+    }
     ctx.out().ok();
     Ok(())
 }
@@ -225,10 +203,10 @@ fn linsert(ctx: &mut Ctx, args: Args) -> CmdResult {
     };
     let reply = match write(ctx, &args[1], &LIST)? {
         None => 0,
-        Some(list) => match list.iter().position(|e| e.as_slice() == &args[3]) {
+        Some(list) => match list.iter().position(|e| e == &args[3]) {
             None => -1,
             Some(at) => {
-                list.insert(at + usize::from(after), args[4].to_vec());
+                list.insert(at + usize::from(after), &args[4]);
                 list.len() as i64
             }
         },
@@ -248,19 +226,14 @@ fn lrem(ctx: &mut Ctx, args: Args) -> CmdResult {
             } else {
                 count.unsigned_abs() as usize
             };
-            // A negative count removes from the tail: work on the reversed list.
-            if count < 0 {
-                list.make_contiguous().reverse();
-            }
+            // A negative count removes from the tail.
+            let from = if count < 0 { End::Right } else { End::Left };
             let mut removed = 0;
-            list.retain(|item| {
-                let hit = removed < limit && item.as_slice() == elem;
+            list.retain(from, |item| {
+                let hit = removed < limit && item == elem;
                 removed += usize::from(hit);
                 !hit
             });
-            if count < 0 {
-                list.make_contiguous().reverse();
-            }
             removed
         }
     };
@@ -273,13 +246,7 @@ fn ltrim(ctx: &mut Ctx, args: Args) -> CmdResult {
     let start = int_arg(&args[2])?;
     let stop = int_arg(&args[3])?;
     if let Some(list) = write(ctx, &args[1], &LIST)? {
-        match list_range(list.len() as i64, start, stop) {
-            None => list.clear(),
-            Some((from, to)) => {
-                list.truncate(to + 1);
-                list.drain(..from);
-            }
-        }
+        list.trim(list_range(list.len() as i64, start, stop));
     }
     delete_if_empty(ctx, &args[1]);
     ctx.out().ok();
@@ -333,9 +300,14 @@ fn lpos(ctx: &mut Ctx, args: Args) -> CmdResult {
             };
             let mut skip = rank.unsigned_abs() - 1;
             let mut found = Vec::new();
-            for step in 0..scan {
+            let walk: Box<dyn Iterator<Item = &[u8]>> = if rank > 0 {
+                Box::new(list.iter())
+            } else {
+                Box::new(list.iter().rev())
+            };
+            for (step, item) in walk.take(scan).enumerate() {
                 let at = if rank > 0 { step } else { len - 1 - step };
-                if list[at].as_slice() == elem {
+                if item == elem {
                     if skip > 0 {
                         skip -= 1;
                     } else {
@@ -378,18 +350,18 @@ fn end_arg(arg: &[u8]) -> Result<End, CmdError> {
 /// LMOVE and RPOPLPUSH (`lmoveGenericCommand`): both types are checked
 /// before anything moves; an emptied source is deleted.
 fn lmove_generic(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> CmdResult {
-    if read(ctx, src, &LIST)?.is_none_or(VecDeque::is_empty) {
+    if read(ctx, src, &LIST)?.is_none_or(List::is_empty) {
         ctx.out().null();
         return Ok(());
     }
     read(ctx, dst, &LIST)?;
     // The source was just seen to be a non-empty list.
-    let elem = write(ctx, src, &LIST)?.and_then(|list| from.pop(list));
+    let elem = write(ctx, src, &LIST)?.and_then(|list| list.pop(from));
     let Some(elem) = elem else {
         ctx.out().null();
         return Ok(());
     };
-    push_elems(ctx, dst, to, [elem.clone()], false)?;
+    push_elems(ctx, dst, to, &[&elem], false)?;
     delete_if_empty(ctx, src);
     ctx.out().bulk(&elem);
     Ok(())

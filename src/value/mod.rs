@@ -5,12 +5,12 @@
 //! values in a keyspace are strings.
 
 pub mod elem;
+pub mod list;
 pub mod zset;
-
-use std::collections::VecDeque;
 
 use crate::db::dict::Dict;
 pub use elem::{Elem, Pair};
+pub use list::List;
 pub use zset::ZSet;
 
 /// A hash: field → value, with O(1) random choice and a SCAN cursor.
@@ -24,7 +24,7 @@ pub type Set = Dict<Elem>;
 pub enum Value {
     Str(Vec<u8>),
     /// A list: elements in order, pushes and pops at both ends O(1).
-    List(VecDeque<Vec<u8>>),
+    List(List),
     Hash(Box<Hash>),
     Set(Box<Set>),
     ZSet(Box<ZSet>),
@@ -34,7 +34,7 @@ pub enum Value {
 #[derive(Clone, Copy)]
 pub enum ValueRef<'a> {
     Str(&'a [u8]),
-    List(&'a VecDeque<Vec<u8>>),
+    List(&'a List),
     Hash(&'a Hash),
     Set(&'a Set),
     ZSet(&'a ZSet),

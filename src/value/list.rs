@@ -1,0 +1,486 @@
+//! `List`: a list of byte strings packed into chunks, like Redis's
+//! quicklist of listpacks.
+//!
+//! One allocation per element (a `Vec<u8>` each) cost 56 bytes for an
+//! 8-byte element; Redis needs about 10. Here elements sit back to back in
+//! chunks of up to `CHUNK_BYTES`, each framed by its length before and
+//! after it (the copy after it lets a chunk be read backwards, for RPOP),
+//! so a short element costs its bytes plus two.
+//!
+//! Pushes and pops at either end are O(1) amortised (at most one chunk's
+//! bytes move). Access by index walks chunk counts, then one chunk:
+//! O(n / elements per chunk), as in Redis.
+
+use std::collections::VecDeque;
+
+/// A chunk stops taking elements past this many bytes (Redis's default
+/// listpack node size, `list-max-listpack-size -2`).
+const CHUNK_BYTES: usize = 8 * 1024;
+
+#[derive(Clone, Default)]
+struct Chunk {
+    /// Elements in `bytes`.
+    count: u32,
+    /// `[len varint][element][len varint, bytes reversed]` per element.
+    bytes: Vec<u8>,
+}
+
+#[derive(Clone, Default)]
+pub struct List {
+    chunks: VecDeque<Chunk>,
+    len: usize,
+}
+
+/// Which end of a list.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum End {
+    Left,
+    Right,
+}
+
+fn varint(mut n: usize, out: &mut [u8; 10]) -> usize {
+    let mut i = 0;
+    loop {
+        let more = n >= 0x80;
+        out[i] = (n as u8 & 0x7f) | if more { 0x80 } else { 0 };
+        i += 1;
+        n >>= 7;
+        if !more {
+            return i;
+        }
+    }
+}
+
+/// The framed form of `elem`.
+fn frame(elem: &[u8]) -> Vec<u8> {
+    let mut len = [0u8; 10];
+    let n = varint(elem.len(), &mut len);
+    let mut out = Vec::with_capacity(elem.len() + 2 * n);
+    out.extend_from_slice(&len[..n]);
+    out.extend_from_slice(elem);
+    out.extend(len[..n].iter().rev());
+    out
+}
+
+/// Decodes the element starting at `at`: (element range, next offset).
+fn decode_forward(bytes: &[u8], at: usize) -> (std::ops::Range<usize>, usize) {
+    let (mut len, mut shift, mut i) = (0usize, 0, at);
+    loop {
+        let b = bytes[i];
+        len |= usize::from(b & 0x7f) << shift;
+        shift += 7;
+        i += 1;
+        if b & 0x80 == 0 {
+            break;
+        }
+    }
+    let prefix = i - at;
+    (i..i + len, i + len + prefix)
+}
+
+/// Decodes the element ending just before `end`: (element range, its
+/// frame's start offset).
+fn decode_backward(bytes: &[u8], end: usize) -> (std::ops::Range<usize>, usize) {
+    let (mut len, mut shift, mut i) = (0usize, 0, end);
+    loop {
+        i -= 1;
+        let b = bytes[i];
+        len |= usize::from(b & 0x7f) << shift;
+        shift += 7;
+        if b & 0x80 == 0 {
+            break;
+        }
+    }
+    let suffix = end - i;
+    let start = i - len;
+    (start..i, start - suffix)
+}
+
+impl Chunk {
+    /// Byte offsets of each element's frame start, plus the end.
+    fn offsets(&self) -> Vec<usize> {
+        let mut out = Vec::with_capacity(self.count as usize + 1);
+        let mut at = 0;
+        while at < self.bytes.len() {
+            out.push(at);
+            at = decode_forward(&self.bytes, at).1;
+        }
+        out.push(at);
+        out
+    }
+
+    /// The frame start of element `i` of this chunk.
+    fn offset_of(&self, i: usize) -> usize {
+        (0..i).fold(0, |at, _| decode_forward(&self.bytes, at).1)
+    }
+
+    fn has_room(&self, extra: usize) -> bool {
+        self.bytes.len() + extra <= CHUNK_BYTES || self.count == 0
+    }
+}
+
+impl List {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn push(&mut self, end: End, elem: &[u8]) {
+        let framed = frame(elem);
+        let room = match end {
+            End::Left => self.chunks.front(),
+            End::Right => self.chunks.back(),
+        }
+        .is_some_and(|c| c.has_room(framed.len()));
+        if !room {
+            // A power-of-two start keeps doubling on powers of two, so a
+            // chunk that fills up to `CHUNK_BYTES` has no spare capacity.
+            let fresh = Chunk {
+                count: 0,
+                bytes: Vec::with_capacity(framed.len().next_power_of_two().max(64)),
+            };
+            match end {
+                End::Left => self.chunks.push_front(fresh),
+                End::Right => self.chunks.push_back(fresh),
+            }
+        }
+        let chunk = match end {
+            End::Left => self.chunks.front_mut(),
+            End::Right => self.chunks.back_mut(),
+        };
+        if let Some(chunk) = chunk {
+            match end {
+                End::Left => {
+                    chunk.bytes.splice(0..0, framed);
+                }
+                End::Right => chunk.bytes.extend_from_slice(&framed),
+            }
+            chunk.count += 1;
+            self.len += 1;
+        }
+    }
+
+    pub fn pop(&mut self, end: End) -> Option<Vec<u8>> {
+        let chunk = match end {
+            End::Left => self.chunks.front_mut()?,
+            End::Right => self.chunks.back_mut()?,
+        };
+        let elem = match end {
+            End::Left => {
+                let (range, next) = decode_forward(&chunk.bytes, 0);
+                let elem = chunk.bytes[range].to_vec();
+                chunk.bytes.drain(..next);
+                elem
+            }
+            End::Right => {
+                let (range, start) = decode_backward(&chunk.bytes, chunk.bytes.len());
+                let elem = chunk.bytes[range].to_vec();
+                chunk.bytes.truncate(start);
+                elem
+            }
+        };
+        chunk.count -= 1;
+        if chunk.count == 0 {
+            match end {
+                End::Left => self.chunks.pop_front(),
+                End::Right => self.chunks.pop_back(),
+            };
+        }
+        self.len -= 1;
+        Some(elem)
+    }
+
+    /// The chunk holding element `i` and the index within it.
+    fn locate(&self, mut i: usize) -> Option<(usize, usize)> {
+        if i >= self.len {
+            return None;
+        }
+        // Walk from the nearer end.
+        if i < self.len / 2 {
+            for (c, chunk) in self.chunks.iter().enumerate() {
+                if i < chunk.count as usize {
+                    return Some((c, i));
+                }
+                i -= chunk.count as usize;
+            }
+        } else {
+            let mut from_end = self.len - 1 - i;
+            for (c, chunk) in self.chunks.iter().enumerate().rev() {
+                if from_end < chunk.count as usize {
+                    return Some((c, chunk.count as usize - 1 - from_end));
+                }
+                from_end -= chunk.count as usize;
+            }
+        }
+        None
+    }
+
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        let (c, k) = self.locate(i)?;
+        let chunk = &self.chunks[c];
+        let (range, _) = decode_forward(&chunk.bytes, chunk.offset_of(k));
+        Some(&chunk.bytes[range])
+    }
+
+    /// Replaces element `i`; false if out of range.
+    pub fn set(&mut self, i: usize, elem: &[u8]) -> bool {
+        let Some((c, k)) = self.locate(i) else {
+            return false;
+        };
+        let chunk = &mut self.chunks[c];
+        let at = chunk.offset_of(k);
+        let next = decode_forward(&chunk.bytes, at).1;
+        chunk.bytes.splice(at..next, frame(elem));
+        self.split_if_big(c);
+        true
+    }
+
+    /// Inserts `elem` so that it becomes element `i` (`i <= len`).
+    pub fn insert(&mut self, i: usize, elem: &[u8]) {
+        if i == 0 {
+            return self.push(End::Left, elem);
+        }
+        if i >= self.len {
+            return self.push(End::Right, elem);
+        }
+        let Some((c, k)) = self.locate(i) else {
+            return;
+        };
+        let chunk = &mut self.chunks[c];
+        let at = chunk.offset_of(k);
+        chunk.bytes.splice(at..at, frame(elem));
+        chunk.count += 1;
+        self.len += 1;
+        self.split_if_big(c);
+    }
+
+    /// Splits chunk `c` in two if it grew well past `CHUNK_BYTES` (inserts
+    /// in the middle never start a new chunk on their own).
+    fn split_if_big(&mut self, c: usize) {
+        let chunk = &mut self.chunks[c];
+        if chunk.bytes.len() <= 2 * CHUNK_BYTES || chunk.count < 2 {
+            return;
+        }
+        let offsets = chunk.offsets();
+        let half = chunk.count as usize / 2;
+        let tail = Chunk {
+            count: chunk.count - half as u32,
+            bytes: chunk.bytes.split_off(offsets[half]),
+        };
+        chunk.count = half as u32;
+        chunk.bytes.shrink_to_fit();
+        self.chunks.insert(c + 1, tail);
+    }
+
+    /// Keeps elements `from..=to` only (`to < len`, `from <= to`); drops
+    /// everything if `keep` is None.
+    pub fn trim(&mut self, keep: Option<(usize, usize)>) {
+        let Some((from, to)) = keep else {
+            *self = List::default();
+            return;
+        };
+        for _ in to + 1..self.len {
+            self.pop(End::Right);
+        }
+        for _ in 0..from {
+            self.pop(End::Left);
+        }
+    }
+
+    /// Keeps the elements for which `keep` returns true, in order, visiting
+    /// them from the left or, with `End::Right`, from the right.
+    pub fn retain(&mut self, from: End, mut keep: impl FnMut(&[u8]) -> bool) {
+        let mut kept = List::default();
+        match from {
+            End::Left => self
+                .iter()
+                .filter(|e| keep(e))
+                .for_each(|e| kept.push(End::Right, e)),
+            End::Right => self
+                .iter()
+                .rev()
+                .filter(|e| keep(e))
+                .for_each(|e| kept.push(End::Left, e)),
+        }
+        *self = kept;
+    }
+
+    /// Elements from the left (`rev()` for the right).
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            list: self,
+            front: (0, 0),
+            back: (
+                self.chunks.len(),
+                self.chunks.back().map_or(0, |c| c.bytes.len()),
+            ),
+            remaining: self.len,
+        }
+    }
+
+    /// Elements `from..` from the left.
+    pub fn iter_from(&self, from: usize) -> Iter<'_> {
+        let mut iter = self.iter();
+        if let Some((c, k)) = self.locate(from) {
+            iter.front = (c, self.chunks[c].offset_of(k));
+            iter.remaining = self.len - from;
+        } else {
+            iter.remaining = 0;
+        }
+        iter
+    }
+}
+
+/// Iterates a list's elements; both ends work.
+pub struct Iter<'a> {
+    list: &'a List,
+    /// (chunk, byte offset) of the next element from the left.
+    front: (usize, usize),
+    /// (chunk + 1, byte end) of the next element from the right; a byte
+    /// end of 0 means: continue at the end of the chunk before.
+    back: (usize, usize),
+    remaining: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let chunks = &self.list.chunks;
+        while self.front.1 >= chunks.get(self.front.0)?.bytes.len() {
+            self.front = (self.front.0 + 1, 0);
+        }
+        let bytes = &chunks[self.front.0].bytes;
+        let (range, next) = decode_forward(bytes, self.front.1);
+        self.front.1 = next;
+        self.remaining -= 1;
+        Some(&bytes[range])
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let chunks = &self.list.chunks;
+        while self.back.1 == 0 {
+            self.back.0 = self.back.0.checked_sub(1)?;
+            self.back.1 = chunks.get(self.back.0.checked_sub(1)?)?.bytes.len();
+        }
+        let bytes = &chunks[self.back.0 - 1].bytes;
+        let (range, start) = decode_backward(bytes, self.back.1);
+        self.back.1 = start;
+        self.remaining -= 1;
+        Some(&bytes[range])
+    }
+}
+
+impl PartialEq for List {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl std::fmt::Debug for List {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.iter().map(String::from_utf8_lossy))
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn matches_a_deque_under_random_operations() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+        let mut list = List::default();
+        let mut model: VecDeque<Vec<u8>> = VecDeque::new();
+        for step in 0..60_000 {
+            let size = if rng.gen_bool(0.01) {
+                rng.gen_range(100..20_000)
+            } else {
+                rng.gen_range(0..12)
+            };
+            let elem: Vec<u8> = (0..size).map(|_| rng.gen_range(b'a'..=b'z')).collect();
+            match rng.gen_range(0..10) {
+                0..=2 => {
+                    list.push(End::Right, &elem);
+                    model.push_back(elem);
+                }
+                3 | 4 => {
+                    list.push(End::Left, &elem);
+                    model.push_front(elem);
+                }
+                5 => assert_eq!(list.pop(End::Left), model.pop_front()),
+                6 => assert_eq!(list.pop(End::Right), model.pop_back()),
+                7 if !model.is_empty() => {
+                    let i = rng.gen_range(0..model.len());
+                    assert!(list.set(i, &elem));
+                    model[i] = elem;
+                }
+                8 => {
+                    let i = rng.gen_range(0..=model.len());
+                    list.insert(i, &elem);
+                    model.insert(i, elem);
+                }
+                _ if !model.is_empty() => {
+                    let i = rng.gen_range(0..model.len());
+                    assert_eq!(list.get(i), Some(model[i].as_slice()));
+                }
+                _ => {}
+            }
+            assert_eq!(list.len(), model.len());
+            if step % 500 == 0 {
+                assert!(list.iter().eq(model.iter().map(Vec::as_slice)));
+                assert!(list.iter().rev().eq(model.iter().rev().map(Vec::as_slice)));
+                if !model.is_empty() {
+                    let from = rng.gen_range(0..model.len());
+                    assert!(list
+                        .iter_from(from)
+                        .eq(model.iter().skip(from).map(Vec::as_slice)));
+                }
+            }
+        }
+        let mut it = list.iter();
+        let mut m = model.iter();
+        // Mixed ends meet in the middle.
+        loop {
+            let (a, b) = if rng.gen_bool(0.5) {
+                (it.next(), m.next())
+            } else {
+                (it.next_back(), m.next_back())
+            };
+            assert_eq!(a, b.map(Vec::as_slice));
+            if a.is_none() {
+                break;
+            }
+        }
+        list.retain(End::Right, |e| e.len() % 2 == 0);
+        model.retain(|e| e.len() % 2 == 0);
+        assert!(list.iter().eq(model.iter().map(Vec::as_slice)));
+        let n = model.len();
+        if n > 4 {
+            list.trim(Some((1, n - 2)));
+            model.pop_front();
+            model.pop_back();
+            assert!(list.iter().eq(model.iter().map(Vec::as_slice)));
+        }
+        list.trim(None);
+        assert!(list.is_empty() && list.iter().next().is_none());
+    }
+}
