@@ -23,12 +23,13 @@ pub const LAZYFREE_THRESHOLD: usize = 64;
 /// 64 × 64 KiB = 4 MiB are handed over.
 pub const STRING_EFFORT_UNIT_BYTES: usize = 64 * 1024;
 
-/// How much work freeing `value` is, in Redis's units: elements for
-/// aggregates (as Redis counts its hash-table and skiplist encodings).
+/// How much work freeing `value` is, in Redis's units: elements for hashes,
+/// sets and sorted sets (as Redis counts its hash tables and skiplists),
+/// chunks for lists (as Redis counts quicklist nodes).
 pub fn free_effort(value: &Value) -> usize {
     match value {
         Value::Str(s) => 1 + s.len() / STRING_EFFORT_UNIT_BYTES,
-        Value::List(l) => l.len(),
+        Value::List(l) => l.chunk_count(),
         Value::Hash(h) => h.len(),
         Value::Set(s) => s.len(),
         Value::ZSet(z) => z.len(),
@@ -159,6 +160,23 @@ mod tests {
         assert_eq!(free_effort(&Value::Str(b"small".to_vec())), 1);
         assert!(!is_big(&Value::Str(vec![0; 4 * 1024 * 1024 - 1])));
         assert!(is_big(&Value::Str(vec![0; 5 * 1024 * 1024])));
+    }
+
+    #[test]
+    fn effort_counts_aggregate_elements_and_list_chunks() {
+        use crate::value::list::{End, List};
+        use crate::value::{Elem, Set};
+        let mut set = Set::default();
+        for i in 0..65 {
+            set.insert_new(Elem::new(format!("m{i}").as_bytes()));
+        }
+        assert!(is_big(&Value::Set(Box::new(set))));
+        // Short elements pack hundreds to a chunk: 10,000 fit in few chunks.
+        let mut list = List::default();
+        (0..10_000).for_each(|i| list.push(End::Right, format!("e{i}").as_bytes()));
+        assert!(!is_big(&Value::List(list.clone())));
+        (0..100_000).for_each(|i| list.push(End::Right, format!("e{i}").as_bytes()));
+        assert!(is_big(&Value::List(list)));
     }
 
     #[test]

@@ -128,6 +128,11 @@ impl List {
         self.len == 0
     }
 
+    /// Allocations holding the elements (what freeing the list costs).
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
     pub fn push(&mut self, end: End, elem: &[u8]) {
         let framed = frame(elem);
         let room = match end {
