@@ -174,9 +174,9 @@ mod tests {
         // Short elements pack hundreds to a chunk: 10,000 fit in few chunks.
         let mut list = List::default();
         (0..10_000).for_each(|i| list.push(End::Right, format!("e{i}").as_bytes()));
-        assert!(!is_big(&Value::List(list.clone())));
+        assert!(!is_big(&Value::List(Box::new(list.clone()))));
         (0..100_000).for_each(|i| list.push(End::Right, format!("e{i}").as_bytes()));
-        assert!(is_big(&Value::List(list)));
+        assert!(is_big(&Value::List(Box::new(list))));
     }
 
     #[test]

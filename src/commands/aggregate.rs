@@ -340,7 +340,7 @@ macro_rules! kind {
     };
 }
 
-kind!(LIST, List, List, List::default());
+kind!(LIST, List, List, Box::default());
 kind!(HASH, Hash, Hash, Box::default());
 kind!(SET, Set, Set, Box::default());
 kind!(ZSET, ZSet, ZSet, Box::default());

@@ -19,12 +19,14 @@ pub type Hash = Dict<Pair>;
 pub type Set = Dict<Elem>;
 
 /// A stored value. Strings are binary-safe bytes, copied out of the read
-/// buffer so a stored value never pins a client's buffer.
+/// buffer so a stored value never pins a client's buffer. Aggregates are
+/// boxed: a `Value` is 24 bytes, the size of a string's `Vec` (the tag fits
+/// in the `Vec`'s unused capacity bits).
 #[derive(Clone)]
 pub enum Value {
     Str(Vec<u8>),
     /// A list: elements in order, pushes and pops at both ends O(1).
-    List(List),
+    List(Box<List>),
     Hash(Box<Hash>),
     Set(Box<Set>),
     ZSet(Box<ZSet>),
@@ -39,6 +41,8 @@ pub enum ValueRef<'a> {
     Set(&'a Set),
     ZSet(&'a ZSet),
 }
+
+const _: () = assert!(std::mem::size_of::<Value>() == 24);
 
 impl Value {
     pub fn as_ref(&self) -> ValueRef<'_> {
@@ -106,7 +110,7 @@ impl ValueRef<'_> {
     pub fn to_owned(&self) -> Value {
         match self {
             ValueRef::Str(s) => Value::Str(s.to_vec()),
-            ValueRef::List(l) => Value::List((*l).clone()),
+            ValueRef::List(l) => Value::List(Box::new((*l).clone())),
             ValueRef::Hash(h) => Value::Hash(Box::new((*h).clone())),
             ValueRef::Set(s) => Value::Set(Box::new((*s).clone())),
             ValueRef::ZSet(z) => Value::ZSet(Box::new((*z).clone())),
