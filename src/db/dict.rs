@@ -295,6 +295,28 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
         &mut self.nodes[cur as usize].next
     }
 
+    /// Empties the dict a slice at a time, for the lazy-free thread: entries
+    /// are dropped `CLEAR_SLICE_ENTRIES` at a time with `tick()` after each
+    /// slice (the caller pauses there), then each storage buffer is offered
+    /// to `release(start, bytes)` (which may return its pages to the OS; the
+    /// bytes are not read again) before it is freed.
+    pub fn clear_paced(&mut self, tick: &mut dyn FnMut(), release: &mut dyn FnMut(*mut u8, usize)) {
+        const CLEAR_SLICE_ENTRIES: usize = 1024;
+        while !self.nodes.is_empty() {
+            let keep = self.nodes.len().saturating_sub(CLEAR_SLICE_ENTRIES);
+            self.nodes.truncate(keep);
+            tick();
+        }
+        release(
+            self.nodes.as_mut_ptr().cast(),
+            self.nodes.capacity() * std::mem::size_of::<Node<E>>(),
+        );
+        for table in [&mut self.buckets, &mut self.old] {
+            release(table.as_mut_ptr().cast(), table.capacity() * 4);
+        }
+        self.take_all();
+    }
+
     /// Empties the dict, returning the old entries (for freeing elsewhere).
     pub fn take_all(&mut self) -> Vec<E> {
         let nodes = std::mem::take(&mut self.nodes);
@@ -461,5 +483,19 @@ mod tests {
             }
         }
         assert!(stable.is_subset(&seen));
+    }
+
+    #[test]
+    fn clear_paced_empties_and_offers_every_buffer() {
+        let mut d: Dict<Num> = Dict::default();
+        for i in 0..10_000 {
+            d.insert_new(Num::new(i));
+        }
+        let (mut ticks, mut released) = (0, 0);
+        d.clear_paced(&mut || ticks += 1, &mut |_, bytes| released += bytes);
+        assert!(d.is_empty() && ticks >= 10);
+        assert!(released >= 10_000 * std::mem::size_of::<Num>());
+        d.insert_new(Num::new(7));
+        assert_eq!(d.find(Num::new(7).key()), Some(0));
     }
 }

@@ -313,6 +313,18 @@ impl List {
         *self = kept;
     }
 
+    /// Empties the list a few chunks at a time, with `tick()` between (for
+    /// the lazy-free thread, which pauses there).
+    pub fn clear_paced(&mut self, tick: &mut dyn FnMut()) {
+        const CHUNKS_PER_TICK: usize = 16;
+        while !self.chunks.is_empty() {
+            let keep = self.chunks.len().saturating_sub(CHUNKS_PER_TICK);
+            self.chunks.truncate(keep);
+            tick();
+        }
+        self.len = 0;
+    }
+
     /// Elements from the left (`rev()` for the right).
     pub fn iter(&self) -> Iter<'_> {
         Iter {

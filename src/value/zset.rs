@@ -210,9 +210,10 @@ impl ZSet {
         dict.scan_step(cursor, |i| visit(dict.entry(i)))
     }
 
-    /// Nodes whose member needs its own allocation (lazy free's effort).
-    pub fn heap_members(&self) -> usize {
-        self.nodes().filter(|n| n.member.is_heap()).count()
+    /// Empties the set in slices (see `Dict::clear_paced`).
+    pub fn clear_paced(&mut self, tick: &mut dyn FnMut(), release: &mut dyn FnMut(*mut u8, usize)) {
+        self.dict.clear_paced(tick, release);
+        self.root = NIL;
     }
 
     fn node(&self, i: u32) -> &ZNode {
