@@ -365,9 +365,11 @@ fn generate_hash(rng: &mut SmallRng) -> (Vec<String>, Compare) {
             vec![pick(rng, &["HKEYS", "HVALS", "HGETALL"]).into(), k]
         }
         9 => vec!["HINCRBY".into(), k, f, pick(rng, INTS).into()],
+        // Only on a hash of small decimals: on big magnitudes Redis's long
+        // double rounding differs from lapse's exact sums (see README).
         10 => vec![
             "HINCRBYFLOAT".into(),
-            pick(rng, &["fh", "fh", "k0"]).into(),
+            "fh".into(),
             f,
             pick(rng, FLOATS).into(),
         ],
