@@ -13,6 +13,8 @@
 //! `LAG_SECS` (0.1,1,10,60), `SECTIONS` (mass,lag), `LAPSE_MODES` (extra lapse
 //! runs, e.g. `uniform`; each is passed as `--expire-strategy <mode>`).
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -24,15 +26,6 @@ use rand::{Rng, SeedableRng};
 
 const PROBES: u64 = 1_000;
 const BATCH: usize = 10_000;
-
-fn env_list(name: &str, default: &str) -> Vec<String> {
-    std::env::var(name)
-        .unwrap_or_else(|_| default.to_string())
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(|s| s.trim().to_string())
-        .collect()
-}
 
 fn unix_ms() -> i64 {
     std::time::SystemTime::now()
@@ -56,7 +49,7 @@ fn targets() -> Vec<Target> {
         program: lapse.clone(),
         args: vec!["--loglevel".into(), "warning".into()],
     }];
-    for mode in env_list("LAPSE_MODES", "") {
+    for mode in common::env_list("LAPSE_MODES", "") {
         out.push(Target {
             name: format!("lapse ({mode})"),
             program: lapse.clone(),
@@ -116,15 +109,6 @@ fn start(target: &Target) -> Running {
         std::thread::sleep(Duration::from_millis(20));
     }
     Running { child, port }
-}
-
-fn rss_mb(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 struct Client {
@@ -243,7 +227,7 @@ fn mass_expiry(target: &Target, keys: u64) -> MassResult {
         unix_ms() < first_deadline,
         "load too slow for the chosen deadline"
     );
-    let rss_before = rss_mb(server.child.id());
+    let rss_before = common::rss_mb(server.child.id());
     std::thread::sleep(Duration::from_millis(
         (first_deadline - unix_ms()).max(0) as u64
     ));
@@ -289,7 +273,7 @@ fn mass_expiry(target: &Target, keys: u64) -> MassResult {
         name: target.name.clone(),
         gone_at,
         rss_before,
-        rss_after: rss_mb(server.child.id()),
+        rss_after: common::rss_mb(server.child.id()),
         gets: lat.len(),
         get_ms: percentiles(lat),
     }
@@ -352,16 +336,11 @@ fn fmt_secs(v: Option<f64>) -> String {
 }
 
 fn main() {
-    if Command::new("redis-server")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIPPED: redis-server is not on PATH (apt-get install -y redis-server)");
+    if common::redis_server_missing() {
         return;
     }
     // `cargo bench` passes --bench; this program takes no arguments.
-    let sections = env_list("SECTIONS", "mass,lag");
+    let sections = common::env_list("SECTIONS", "mass,lag");
     let targets = targets();
     if sections.iter().any(|s| s == "mass") {
         let keys: u64 = std::env::var("MASS_KEYS")
@@ -391,11 +370,11 @@ fn main() {
         println!("\nTimes are seconds after the first deadline; the last deadline is at 2.00 s.");
     }
     if sections.iter().any(|s| s == "lag") {
-        let sizes: Vec<u64> = env_list("LAG_SIZES", "0,10000,100000,1000000")
+        let sizes: Vec<u64> = common::env_list("LAG_SIZES", "0,10000,100000,1000000")
             .iter()
             .map(|s| s.parse().unwrap())
             .collect();
-        let checkpoints: Vec<f64> = env_list("LAG_SECS", "0.1,1,10,60")
+        let checkpoints: Vec<f64> = common::env_list("LAG_SECS", "0.1,1,10,60")
             .iter()
             .map(|s| s.parse().unwrap())
             .collect();

@@ -10,6 +10,8 @@
 //! limit disconnections; at the end: totals and whether any acknowledged
 //! write was lost.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
@@ -162,17 +164,6 @@ fn info(port: u16, field: &str) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
-fn rss_mb(pid: u32) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
 fn main() {
     let seconds: u64 = std::env::var("SOAK_SECONDS")
         .ok()
@@ -226,7 +217,7 @@ fn main() {
     let mut max_rss: f64 = 0.0;
     while started.elapsed() < Duration::from_secs(seconds) {
         std::thread::sleep(Duration::from_secs(1));
-        let rss = rss_mb(server.id());
+        let rss = common::rss_mb(server.id());
         max_rss = max_rss.max(rss);
         println!(
             "| {} | {} | {:.0} | {} | {} | {} |",

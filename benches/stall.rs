@@ -12,6 +12,8 @@
 //! Run: `cargo bench --bench stall` (`SECTIONS=stall,memory`, `KINDS=
 //! string,hash,set,zset,list` and `TRIALS=5` to choose).
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -188,42 +190,20 @@ fn used_memory(c: &mut BufReader<TcpStream>) -> u64 {
         .unwrap()
 }
 
-fn rss_bytes(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
-}
-
 /// Bytes per element of a fresh `kind` value of `elems` elements:
 /// (used_memory growth, RSS growth) divided by `elems`.
 fn bytes_per_element(program: &str, args: &[&str], kind: Kind, elems: usize) -> (f64, f64) {
     let (server, port) = start(program, args);
     let mut c = connect(port);
-    let (used0, rss0) = (used_memory(&mut c), rss_bytes(server.0.id()));
+    let (used0, rss0) = (used_memory(&mut c), common::rss_bytes(server.0.id()));
     fill(&mut c, kind, 0, elems);
-    let (used1, rss1) = (used_memory(&mut c), rss_bytes(server.0.id()));
+    let (used1, rss1) = (used_memory(&mut c), common::rss_bytes(server.0.id()));
     let per = |a: u64, b: u64| b.saturating_sub(a) as f64 / elems as f64;
     (per(used0, used1), per(rss0, rss1))
 }
 
-fn env_list(name: &str, default: &str) -> Vec<String> {
-    std::env::var(name)
-        .unwrap_or_else(|_| default.into())
-        .split(',')
-        .map(str::to_string)
-        .collect()
-}
-
 fn main() {
-    if Command::new("redis-server")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIPPED: redis-server is not on PATH (apt-get install -y redis-server)");
+    if common::redis_server_missing() {
         return;
     }
     let env_num = |name: &str, default: usize| {
@@ -235,8 +215,8 @@ fn main() {
     let mb = env_num("STALL_MB", 400);
     let elems = env_num("STALL_ELEMS", 1_000_000);
     let trials = env_num("TRIALS", 5).max(1);
-    let sections = env_list("SECTIONS", "stall,memory");
-    let kinds: Vec<Kind> = env_list("KINDS", "string,hash,set,zset,list")
+    let sections = common::env_list("SECTIONS", "stall,memory");
+    let kinds: Vec<Kind> = common::env_list("KINDS", "string,hash,set,zset,list")
         .iter()
         .filter_map(|k| {
             [Kind::Str, Kind::Hash, Kind::Set, Kind::ZSet, Kind::List]

@@ -9,6 +9,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::{int_arg, is, CmdError, Ctx};
+use crate::db::dict::{Dict, DictEntry};
 use crate::db::Ttl;
 use crate::glob;
 use crate::protocol::{Args, Reply};
@@ -244,6 +245,40 @@ pub fn distinct_indices(rng: &mut impl Rng, len: usize, count: usize) -> Vec<u32
     picked
 }
 
+/// The optional count of LPOP/RPOP/SPOP/ZPOPMIN/ZPOPMAX (`key [count]`):
+/// `None` without one; Redis's own message for a negative or bad count.
+pub fn pop_count(args: &Args) -> Result<Option<i64>, CmdError> {
+    if args.len() > 3 {
+        return Err(CmdError::Syntax);
+    }
+    (args.len() == 3)
+        .then(|| {
+            int_arg(&args[2])
+                .ok()
+                .filter(|&n| n >= 0)
+                .ok_or(CmdError::Static(
+                    "ERR value is out of range, must be positive",
+                ))
+        })
+        .transpose()
+}
+
+/// Redis's index arithmetic for LRANGE, LTRIM, ZRANGE and ZREMRANGEBYRANK:
+/// negative indices count from the end and the range is clamped. The
+/// inclusive `(first, last)`, or `None` when it is empty.
+pub fn index_range(len: i64, mut start: i64, mut stop: i64) -> Option<(usize, usize)> {
+    if start < 0 {
+        start = len.saturating_add(start).max(0);
+    }
+    if stop < 0 {
+        stop = len.saturating_add(stop);
+    }
+    if start > stop || start >= len {
+        return None;
+    }
+    Some((start as usize, stop.min(len - 1) as usize))
+}
+
 /// HSCAN/SSCAN/ZSCAN arguments: `key cursor [MATCH pattern] [COUNT n]`.
 pub struct ScanArgs<'a> {
     pub cursor: u64,
@@ -311,6 +346,28 @@ impl<'a> ScanArgs<'a> {
                 return next;
             }
         }
+    }
+}
+
+impl ScanArgs<'_> {
+    /// HSCAN and SSCAN over a dict (`None`: the key is absent): `emit`
+    /// pushes an entry's items if it matches. Returns the next cursor.
+    pub fn scan_dict<E: DictEntry>(
+        &self,
+        dict: Option<&mut Dict<E>>,
+        width: usize,
+        found: &mut Vec<Vec<u8>>,
+        mut emit: impl FnMut(&E, &mut Vec<Vec<u8>>),
+    ) -> u64 {
+        let Some(dict) = dict else {
+            return 0;
+        };
+        // The cursor walks one bucket array: finish any resize under way.
+        dict.finish_rehash();
+        let dict = &*dict;
+        self.collect(width, found, |cursor, found| {
+            dict.scan_step(cursor, |i| emit(dict.entry(i), found))
+        })
     }
 }
 

@@ -254,22 +254,17 @@ fn hrandfield(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn hscan(ctx: &mut Ctx, args: Args) -> CmdResult {
     let opts = ScanArgs::parse(&args, 2, |_, _| false)?;
     let mut found = Vec::new();
-    let next = match write(ctx, &args[1], &HASH)? {
-        None => 0,
-        Some(hash) => {
-            hash.finish_rehash();
-            let hash = &*hash;
-            opts.collect(2, &mut found, |cursor, found| {
-                hash.scan_step(cursor, |i| {
-                    let pair = hash.entry(i);
-                    if opts.matches(pair.field.as_bytes()) {
-                        found.push(pair.field.as_bytes().to_vec());
-                        found.push(pair.value.as_bytes().to_vec());
-                    }
-                })
-            })
-        }
-    };
+    let next = opts.scan_dict(
+        write(ctx, &args[1], &HASH)?,
+        2,
+        &mut found,
+        |pair, found| {
+            if opts.matches(pair.field.as_bytes()) {
+                found.push(pair.field.as_bytes().to_vec());
+                found.push(pair.value.as_bytes().to_vec());
+            }
+        },
+    );
     reply_scan(ctx.out(), next, &found);
     Ok(())
 }

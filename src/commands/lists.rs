@@ -1,7 +1,9 @@
 //! List commands: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LRANGE,
 //! LINDEX, LSET, LINSERT, LREM, LTRIM, LPOS, LMOVE, RPOPLPUSH.
 
-use super::aggregate::{delete_if_empty, read, view, write, write_or_create, LIST};
+use super::aggregate::{
+    delete_if_empty, index_range, pop_count, read, view, write, write_or_create, LIST,
+};
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::protocol::Args;
 use crate::value::list::{End, List};
@@ -69,20 +71,7 @@ fn rpushx(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 /// LPOP/RPOP [count]. An emptied list is deleted, as in Redis.
 fn pop_generic(ctx: &mut Ctx, args: Args, end: End) -> CmdResult {
-    if args.len() > 3 {
-        return Err(CmdError::Syntax);
-    }
-    let count = match args.len() {
-        3 => Some(
-            int_arg(&args[2])
-                .ok()
-                .filter(|&n| n >= 0)
-                .ok_or(CmdError::Static(
-                    "ERR value is out of range, must be positive",
-                ))?,
-        ),
-        _ => None,
-    };
+    let count = pop_count(&args)?;
     let Some(list) = write(ctx, &args[1], &LIST)? else {
         match count {
             Some(_) => ctx.out().null_array(),
@@ -123,28 +112,13 @@ fn llen(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
-/// LRANGE's index arithmetic: negative indices count from the end, the
-/// range is clamped; `None` when empty.
-fn list_range(len: i64, mut start: i64, mut stop: i64) -> Option<(usize, usize)> {
-    if start < 0 {
-        start = len.saturating_add(start).max(0);
-    }
-    if stop < 0 {
-        stop = len.saturating_add(stop);
-    }
-    if start > stop || start >= len {
-        return None;
-    }
-    Some((start as usize, stop.min(len - 1) as usize))
-}
-
 fn lrange(ctx: &mut Ctx, args: Args) -> CmdResult {
     let start = int_arg(&args[2])?;
     let stop = int_arg(&args[3])?;
     let view = view(ctx, &args[1], &LIST)?;
     let range = view
         .value
-        .and_then(|l| list_range(l.len() as i64, start, stop).map(|r| (l, r)));
+        .and_then(|l| index_range(l.len() as i64, start, stop).map(|r| (l, r)));
     match range {
         None => view.out.array(0),
         Some((list, (from, to))) => {
@@ -246,7 +220,7 @@ fn ltrim(ctx: &mut Ctx, args: Args) -> CmdResult {
     let start = int_arg(&args[2])?;
     let stop = int_arg(&args[3])?;
     if let Some(list) = write(ctx, &args[1], &LIST)? {
-        list.trim(list_range(list.len() as i64, start, stop));
+        list.trim(index_range(list.len() as i64, start, stop));
     }
     delete_if_empty(ctx, &args[1]);
     ctx.out().ok();
@@ -384,12 +358,12 @@ mod tests {
 
     #[test]
     fn ranges() {
-        assert_eq!(list_range(3, 0, -1), Some((0, 2)));
-        assert_eq!(list_range(3, -100, 100), Some((0, 2)));
-        assert_eq!(list_range(3, 2, 1), None);
-        assert_eq!(list_range(3, 5, 10), None);
-        assert_eq!(list_range(0, 0, -1), None);
-        assert_eq!(list_range(3, i64::MIN, i64::MAX), Some((0, 2)));
+        assert_eq!(index_range(3, 0, -1), Some((0, 2)));
+        assert_eq!(index_range(3, -100, 100), Some((0, 2)));
+        assert_eq!(index_range(3, 2, 1), None);
+        assert_eq!(index_range(3, 5, 10), None);
+        assert_eq!(index_range(0, 0, -1), None);
+        assert_eq!(index_range(3, i64::MIN, i64::MAX), Some((0, 2)));
     }
 
     #[test]

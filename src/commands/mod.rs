@@ -239,11 +239,15 @@ pub fn float_arg(arg: &[u8]) -> Result<f64, CmdError> {
         return Err(CmdError::NotFloat);
     }
     let v = parse_strtod(s).ok_or(CmdError::NotFloat)?;
-    let digits = s.split(['e', 'E']).next().unwrap_or("");
-    let spelled_infinite = s.to_ascii_lowercase().contains("inf");
-    let overflow = v.is_infinite() && !spelled_infinite;
-    let underflow = v == 0.0 && digits.bytes().any(|c| (b'1'..=b'9').contains(&c));
-    if s.is_empty() || overflow || underflow {
+    // Every spelling of infinity the parser takes has an `i`; a number
+    // that became infinite without one overflowed. Checked only in the
+    // rare cases, so a plain score costs no extra pass.
+    let overflow = || !s.bytes().any(|c| c.eq_ignore_ascii_case(&b'i'));
+    let underflow = || {
+        let digits = s.split(['e', 'E']).next().unwrap_or("");
+        digits.bytes().any(|c| (b'1'..=b'9').contains(&c))
+    };
+    if s.is_empty() || (v.is_infinite() && overflow()) || (v == 0.0 && underflow()) {
         return Err(CmdError::NotFloat);
     }
     Ok(v)

@@ -5,8 +5,8 @@
 use rand::Rng;
 
 use super::aggregate::{
-    delete_if_empty, distinct_indices, rand_args, read, reply_picks, reply_scan, view, write,
-    write_or_create, ScanArgs, SET,
+    delete_if_empty, distinct_indices, pop_count, rand_args, read, reply_picks, reply_scan, view,
+    write, write_or_create, ScanArgs, SET,
 };
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::Ttl;
@@ -102,19 +102,7 @@ fn scard(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
-    if args.len() > 3 {
-        return Err(CmdError::Syntax);
-    }
-    let count = (args.len() == 3)
-        .then(|| {
-            int_arg(&args[2])
-                .ok()
-                .filter(|&n| n >= 0)
-                .ok_or(CmdError::Static(
-                    "ERR value is out of range, must be positive",
-                ))
-        })
-        .transpose()?;
+    let count = pop_count(&args)?;
     let now_ms = ctx.now_ms;
     let server = &mut *ctx.server;
     let db = &mut server.dbs[ctx.session.db];
@@ -366,21 +354,11 @@ fn sintercard(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn sscan(ctx: &mut Ctx, args: Args) -> CmdResult {
     let opts = ScanArgs::parse(&args, 2, |_, _| false)?;
     let mut found = Vec::new();
-    let next = match write(ctx, &args[1], &SET)? {
-        None => 0,
-        Some(set) => {
-            set.finish_rehash();
-            let set = &*set;
-            opts.collect(1, &mut found, |cursor, found| {
-                set.scan_step(cursor, |i| {
-                    let member = set.key(i);
-                    if opts.matches(member) {
-                        found.push(member.to_vec());
-                    }
-                })
-            })
+    let next = opts.scan_dict(write(ctx, &args[1], &SET)?, 1, &mut found, |m, found| {
+        if opts.matches(m.as_bytes()) {
+            found.push(m.as_bytes().to_vec());
         }
-    };
+    });
     reply_scan(ctx.out(), next, &found);
     Ok(())
 }

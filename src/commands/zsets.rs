@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 
 use super::aggregate::{
-    delete_if_empty, rand_args, read, reply_picks, reply_scan, view, write, write_or_create,
-    ScanArgs, ZSET,
+    delete_if_empty, index_range, pop_count, rand_args, read, reply_picks, reply_scan, view, write,
+    write_or_create, ScanArgs, ZSET,
 };
 use super::{cmd, float_arg, int_arg, is, parse_strtod, CmdError, CmdResult, Command, Ctx};
 use crate::db::Ttl;
@@ -48,11 +48,6 @@ pub static COMMANDS: &[Command] = &[
     cmd!("zinterstore", -4, ["write", "denyoom"], (1, 1, 1), zinterstore, "sorted-set", "Stores the intersect of multiple sorted sets in a key."),
     cmd!("zdiffstore", -4, ["write", "denyoom"], (1, 1, 1), zdiffstore, "sorted-set", "Stores the difference of multiple sorted sets in a key."),
 ];
-
-/// A score argument: the float parse, with NaN refused.
-fn score_arg(arg: &[u8]) -> Result<f64, CmdError> {
-    float_arg(arg)
-}
 
 // ---- ZADD and ZINCRBY -------------------------------------------------
 
@@ -163,13 +158,13 @@ fn zadd(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let pairs = (i..args.len())
         .step_by(2)
-        .map(|p| Ok((score_arg(&args[p])?, &args[p + 1])))
+        .map(|p| Ok((float_arg(&args[p])?, &args[p + 1])))
         .collect::<Result<Vec<(f64, &[u8])>, CmdError>>()?;
     zadd_generic(ctx, &args[1], flags, &pairs)
 }
 
 fn zincrby(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let incr = score_arg(&args[2])?;
+    let incr = float_arg(&args[2])?;
     let flags = AddFlags {
         incr: true,
         ..AddFlags::default()
@@ -332,24 +327,9 @@ impl Range {
     }
 }
 
-/// Redis's index arithmetic for rank ranges: negative counts from the end,
-/// clamped; `lo..hi` in the walking direction, empty when out of range.
+/// Ranks `start..=stop` as the half-open span `lo..hi` (empty: `0..0`).
 fn rank_span(len: usize, start: i64, stop: i64) -> (usize, usize) {
-    let len = len as i64;
-    let start = if start < 0 {
-        (len + start).max(0)
-    } else {
-        start
-    };
-    let stop = if stop < 0 {
-        len + stop
-    } else {
-        stop.min(len - 1)
-    };
-    if start > stop || start >= len {
-        return (0, 0);
-    }
-    (start as usize, stop as usize + 1)
+    index_range(len as i64, start, stop).map_or((0, 0), |(first, last)| (first, last + 1))
 }
 
 fn zcount_generic(ctx: &mut Ctx, key: &[u8], range: Range) -> CmdResult {
@@ -623,19 +603,7 @@ fn zremrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// ZPOPMIN/ZPOPMAX [count]. Without a count the reply is one flat pair;
 /// with one it is a list of pairs (nested in RESP3).
 fn zpop_generic(ctx: &mut Ctx, args: &Args, max: bool) -> CmdResult {
-    if args.len() > 3 {
-        return Err(CmdError::Syntax);
-    }
-    let count = (args.len() == 3)
-        .then(|| {
-            int_arg(&args[2])
-                .ok()
-                .filter(|&n| n >= 0)
-                .ok_or(CmdError::Static(
-                    "ERR value is out of range, must be positive",
-                ))
-        })
-        .transpose()?;
+    let count = pop_count(args)?;
     let mut popped = Vec::new();
     if let Some(z) = write(ctx, &args[1], &ZSET)? {
         let want = count.map_or(1, |n| n.min(z.len() as i64) as usize);
