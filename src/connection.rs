@@ -53,6 +53,15 @@ impl QueryBuffer {
         self.len = (self.len + n).min(self.buf.len());
     }
 
+    /// Releases the buffer of a client with nothing pending that has been
+    /// idle (Redis's `clientsCronResizeQueryBuffer`); the next read
+    /// allocates a fresh one.
+    pub fn shrink_idle(&mut self) {
+        if self.len == 0 && self.buf.capacity() > 0 {
+            self.buf = Vec::new();
+        }
+    }
+
     /// Drops the first `n` bytes (executed requests).
     pub fn consume(&mut self, n: usize) {
         let n = n.min(self.len);
@@ -125,6 +134,24 @@ impl Session {
         self.no_touch = false;
     }
 
+    /// Gives back what one big request or reply grew (from the cron, as
+    /// Redis does): argument storage and the output buffer at once, the
+    /// query buffer once the client has been idle for `QUERY_IDLE_MS`.
+    pub fn shrink_idle_buffers(&mut self, now_ms: i64) {
+        /// Redis frees an idle client's query buffer after 2 seconds.
+        const QUERY_IDLE_MS: i64 = 2000;
+        self.parser.shrink_idle();
+        self.reply.shrink_idle();
+        if now_ms.saturating_sub(self.last_interaction_ms) >= QUERY_IDLE_MS {
+            self.query.shrink_idle();
+        }
+    }
+
+    /// Which class of client this is (CLIENT LIST TYPE, output limits).
+    pub fn client_type(&self) -> ClientType {
+        ClientType::Normal
+    }
+
     /// One line of CLIENT LIST / the reply of CLIENT INFO, in Redis's format.
     pub fn info_line(&self, now_ms: i64) -> String {
         let flags = if self.no_evict { "e" } else { "N" };
@@ -152,6 +179,36 @@ impl Session {
             self.lib_name,
             self.lib_ver,
         )
+    }
+}
+
+/// The classes of client Redis applies output limits to and CLIENT LIST /
+/// CLIENT KILL filter by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientType {
+    Normal,
+    /// A replica connected to this server.
+    Replica,
+    /// A client in subscribed mode (RESP2 SUBSCRIBE/PSUBSCRIBE).
+    PubSub,
+    /// This server's own connection to its primary.
+    Master,
+}
+
+impl ClientType {
+    /// Redis's `getClientTypeByName`: `replica` and `slave` are one type.
+    pub fn from_name(name: &[u8]) -> Option<ClientType> {
+        let known = [
+            ("normal", ClientType::Normal),
+            ("replica", ClientType::Replica),
+            ("slave", ClientType::Replica),
+            ("pubsub", ClientType::PubSub),
+            ("master", ClientType::Master),
+        ];
+        known
+            .iter()
+            .find(|(n, _)| name.eq_ignore_ascii_case(n.as_bytes()))
+            .map(|&(_, t)| t)
     }
 }
 

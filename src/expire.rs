@@ -679,8 +679,8 @@ mod tests {
         }
         db.set(b"k0", v(), Ttl::Clear, 0); // overwrite without TTL
         db.set(b"k1", v(), Ttl::At(900_000), 0); // overwrite with a later TTL
-        let (value, at) = db.remove(b"k2", 0).unwrap(); // RENAME k2 -> r2
-        db.set(b"r2", value, at.map_or(Ttl::Clear, Ttl::At), 0);
+        let moved = db.detach(b"k2", 0).unwrap(); // RENAME k2 -> r2
+        db.attach(b"r2", moved, 0);
         assert!(db.delete(b"k3", 0, false));
         let report = slow(&mut cycle, &mut dbs, deadline(1, 10), &mut rng);
         // k4..k19 (16) and r2 were due; k0, k1 live on.

@@ -10,6 +10,7 @@ pub mod config;
 pub mod connection;
 pub mod db;
 pub mod expire;
+pub mod float;
 pub mod glob;
 pub mod histogram;
 pub mod info;

@@ -377,7 +377,7 @@ impl Server {
                 Err(e) => {
                     session
                         .reply
-                        .error(&format!("ERR Protocol error: {}", e.message()));
+                        .error(format!("ERR Protocol error: {}", e.message()).as_bytes());
                     session.close_after_reply = true;
                     debug!("protocol error from {}: {}", session.addr, e.message());
                 }
@@ -492,6 +492,10 @@ impl Server {
     fn server_cron(&mut self) {
         self.active_expire_cycle(CycleKind::Slow);
         self.close_idle_clients();
+        let now_ms = unix_time_ms();
+        for (_, conn) in self.conns.iter_mut() {
+            conn.session.shrink_idle_buffers(now_ms);
+        }
         // Resizes move forward on every write too; this finishes idle ones.
         let per_db = DICT_REHASH_BUDGET / self.state.dbs.len().max(1) as u32;
         for db in &mut self.state.dbs {

@@ -292,18 +292,25 @@ impl<'a> ScanArgs<'a> {
     pub fn parse(
         args: &'a Args,
         at: usize,
+        extra: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<Self, CmdError> {
+        let cursor = parse_cursor(&args[at])?;
+        Self::parse_options(args, at + 1, cursor, extra)
+    }
+
+    /// The options from `args[from]` on, for a cursor already parsed.
+    pub fn parse_options(
+        args: &'a Args,
+        from: usize,
+        cursor: u64,
         mut extra: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<Self, CmdError> {
-        let cursor = std::str::from_utf8(&args[at])
-            .ok()
-            .and_then(|s| s.parse::<u64>().ok())
-            .ok_or(CmdError::Static("ERR invalid cursor"))?;
         let mut opts = ScanArgs {
             cursor,
             count: 10,
             pattern: None,
         };
-        let mut i = at + 1;
+        let mut i = from;
         while i < args.len() {
             let Some(value) = (i + 1 < args.len()).then(|| args.get(i + 1)) else {
                 return Err(CmdError::Syntax);
@@ -350,18 +357,15 @@ impl<'a> ScanArgs<'a> {
 }
 
 impl ScanArgs<'_> {
-    /// HSCAN and SSCAN over a dict (`None`: the key is absent): `emit`
+    /// HSCAN and SSCAN over a dict: `emit`
     /// pushes an entry's items if it matches. Returns the next cursor.
     pub fn scan_dict<E: DictEntry>(
         &self,
-        dict: Option<&mut Dict<E>>,
+        dict: &mut Dict<E>,
         width: usize,
         found: &mut Vec<Vec<u8>>,
         mut emit: impl FnMut(&E, &mut Vec<Vec<u8>>),
     ) -> u64 {
-        let Some(dict) = dict else {
-            return 0;
-        };
         // The cursor walks one bucket array: finish any resize under way.
         dict.finish_rehash();
         let dict = &*dict;
@@ -369,6 +373,54 @@ impl ScanArgs<'_> {
             dict.scan_step(cursor, |i| emit(dict.entry(i), found))
         })
     }
+}
+
+/// A SCAN cursor as Redis's `parseScanCursorOrReply` reads it with
+/// `strtoul`: the text up to a NUL, no leading space, an optional sign (a
+/// negative cursor wraps around, as C's does), decimal digits, nothing
+/// after them; the empty string is cursor 0; overflow is refused.
+pub fn parse_cursor(arg: &[u8]) -> Result<u64, CmdError> {
+    const INVALID: CmdError = CmdError::Static("ERR invalid cursor");
+    let text = super::c_str(arg, usize::MAX);
+    if text.is_empty() {
+        return Ok(0);
+    }
+    let (negative, digits) = match text[0] {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(INVALID);
+    }
+    let mut value: u64 = 0;
+    for &d in digits {
+        value = value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(d - b'0')))
+            .ok_or(INVALID)?;
+    }
+    Ok(if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    })
+}
+
+/// HSCAN/SSCAN/ZSCAN in Redis's order of checks: the cursor, then the key
+/// (`None`: absent, answered with an empty scan; another type: WRONGTYPE),
+/// then the options.
+pub fn scan_target<'a, T: ?Sized>(
+    ctx: &'a mut Ctx,
+    args: &'a Args,
+    kind: &Kind<T>,
+) -> Result<Option<(&'a mut T, ScanArgs<'a>)>, CmdError> {
+    let cursor = parse_cursor(&args[2])?;
+    let Some(value) = write(ctx, &args[1], kind)? else {
+        return Ok(None);
+    };
+    let opts = ScanArgs::parse_options(args, 3, cursor, |_, _| false)?;
+    Ok(Some((value, opts)))
 }
 
 /// The SCAN family's reply: the next cursor, then the items.

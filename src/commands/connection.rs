@@ -1,7 +1,7 @@
 //! Connection commands: PING, ECHO, QUIT, SELECT, HELLO, RESET, CLIENT.
 
-use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
-use crate::connection::Session;
+use super::{cmd, db_index_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use crate::connection::{ClientType, Session};
 use crate::info::REDIS_COMPAT_VERSION;
 use crate::protocol::Args;
 
@@ -186,12 +186,7 @@ fn quit(ctx: &mut Ctx, _args: Args) -> CmdResult {
 }
 
 fn select(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let index = int_arg(&args[1])?;
-    let index = usize::try_from(index)
-        .ok()
-        .filter(|&i| i < ctx.server.dbs.len())
-        .ok_or(CmdError::DbIndexOutOfRange)?;
-    ctx.session.db = index;
+    ctx.session.db = db_index_arg(&args[1], ctx.server.dbs.len(), None)?;
     ctx.out().ok();
     Ok(())
 }
@@ -231,10 +226,11 @@ fn hello(ctx: &mut Ctx, args: Args) -> CmdResult {
             name = Some(String::from_utf8_lossy(&args[i + 1]).into_owned());
             i += 2;
         } else {
-            return Err(CmdError::Owned(format!(
-                "ERR Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(&args[i])
-            )));
+            return Err(CmdError::with_arg(
+                "ERR Syntax error in HELLO option '",
+                &args[i],
+                "'",
+            ));
         }
     }
     if !authenticated {
@@ -346,6 +342,7 @@ fn client_getname(ctx: &mut Ctx, _args: Args) -> CmdResult {
 
 fn client_list(ctx: &mut Ctx, args: Args) -> CmdResult {
     let mut wanted_ids: Option<Vec<u64>> = None;
+    let mut wanted_type: Option<ClientType> = None;
     if args.len() > 2 {
         if is(&args[2], "ID") && args.len() > 3 {
             let mut ids = Vec::new();
@@ -356,17 +353,24 @@ fn client_list(ctx: &mut Ctx, args: Args) -> CmdResult {
                 }
             }
             wanted_ids = Some(ids);
-        } else if is(&args[2], "TYPE") && args.len() == 4 && is(&args[3], "normal") {
-            // Every lapse client is a normal client.
+        } else if is(&args[2], "TYPE") && args.len() == 4 {
+            wanted_type =
+                Some(ClientType::from_name(&args[3]).ok_or_else(|| {
+                    CmdError::with_arg("ERR Unknown client type '", &args[3], "'")
+                })?);
         } else {
             return Err(CmdError::Syntax);
         }
     }
     let now_ms = ctx.now_ms;
-    let mut lines: Vec<(u64, String)> = vec![(ctx.session.id, ctx.session.info_line(now_ms))];
-    ctx.peers.for_each_session(&mut |s: &Session| {
-        lines.push((s.id, s.info_line(now_ms)));
-    });
+    let mut lines: Vec<(u64, String)> = Vec::new();
+    let mut add = |s: &Session| {
+        if wanted_type.is_none_or(|t| t == s.client_type()) {
+            lines.push((s.id, s.info_line(now_ms)));
+        }
+    };
+    add(ctx.session);
+    ctx.peers.for_each_session(&mut add);
     lines.sort_by_key(|(id, _)| *id);
     let mut text = String::new();
     for (id, line) in lines {
@@ -389,20 +393,22 @@ fn client_info(ctx: &mut Ctx, _args: Args) -> CmdResult {
 fn client_setinfo(ctx: &mut Ctx, args: Args) -> CmdResult {
     let value = String::from_utf8_lossy(&args[3]).into_owned();
     if !valid_client_name(&args[3]) {
-        return Err(CmdError::Owned(format!(
-            "ERR {} cannot contain spaces, newlines or special characters.",
-            String::from_utf8_lossy(&args[2]).to_ascii_lowercase()
-        )));
+        return Err(CmdError::with_arg(
+            "ERR ",
+            &args[2].to_ascii_lowercase(),
+            " cannot contain spaces, newlines or special characters.",
+        ));
     }
     if is(&args[2], "LIB-NAME") {
         ctx.session.lib_name = value;
     } else if is(&args[2], "LIB-VER") {
         ctx.session.lib_ver = value;
     } else {
-        return Err(CmdError::Owned(format!(
-            "ERR Unrecognized option '{}'",
-            String::from_utf8_lossy(&args[2])
-        )));
+        return Err(CmdError::with_arg(
+            "ERR Unrecognized option '",
+            &args[2],
+            "'",
+        ));
     }
     ctx.out().ok();
     Ok(())

@@ -125,10 +125,7 @@ fn parse_conditions(args: &Args) -> Result<Conditions, CmdError> {
         } else if is(arg, "LT") {
             c.lt = true;
         } else {
-            return Err(CmdError::Owned(format!(
-                "ERR Unsupported option {}",
-                String::from_utf8_lossy(arg)
-            )));
+            return Err(CmdError::with_arg("ERR Unsupported option ", arg, ""));
         }
     }
     if c.nx && (c.xx || c.gt || c.lt) {

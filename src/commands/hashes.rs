@@ -4,11 +4,12 @@
 use rand::Rng;
 
 use super::aggregate::{
-    delete_if_empty, rand_args, read, reply_picks, reply_scan, view, write, write_or_create,
-    ScanArgs, HASH,
+    delete_if_empty, rand_args, read, reply_picks, reply_scan, scan_target, view, write,
+    write_or_create, HASH,
 };
-use super::strings::add_floats;
-use super::{cmd, float_arg, int_arg, CmdError, CmdResult, Command, Ctx};
+use super::strings::long_double_sum;
+use super::{cmd, int_arg, CmdError, CmdResult, Command, Ctx};
+use crate::float::LongDouble;
 use crate::protocol::request::parse_i64;
 use crate::protocol::Args;
 use crate::value::{Elem, Hash, Pair};
@@ -216,14 +217,18 @@ fn hincrby(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn hincrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let incr = float_arg(&args[3])?;
-    if incr.is_infinite() {
+    let incr = LongDouble::parse(&args[3]).ok_or(CmdError::NotFloat)?;
+    if !incr.is_finite() {
         return Err(CmdError::Static("ERR value is NaN or Infinity"));
     }
     let text = update_field(ctx, &args, |current| {
-        let current = current.unwrap_or(b"0");
-        float_arg(current).map_err(|_| CmdError::Static("ERR hash value is not a float"))?;
-        add_floats(current, &args[3])
+        let current = match current {
+            Some(text) => {
+                LongDouble::parse(text).ok_or(CmdError::Static("ERR hash value is not a float"))?
+            }
+            None => LongDouble::ZERO,
+        };
+        long_double_sum(current, incr)
     })?;
     ctx.out().bulk(&text);
     Ok(())
@@ -252,19 +257,17 @@ fn hrandfield(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn hscan(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let opts = ScanArgs::parse(&args, 2, |_, _| false)?;
+    let Some((hash, opts)) = scan_target(ctx, &args, &HASH)? else {
+        reply_scan(ctx.out(), 0, &[]);
+        return Ok(());
+    };
     let mut found = Vec::new();
-    let next = opts.scan_dict(
-        write(ctx, &args[1], &HASH)?,
-        2,
-        &mut found,
-        |pair, found| {
-            if opts.matches(pair.field.as_bytes()) {
-                found.push(pair.field.as_bytes().to_vec());
-                found.push(pair.value.as_bytes().to_vec());
-            }
-        },
-    );
+    let next = opts.scan_dict(hash, 2, &mut found, |pair, found| {
+        if opts.matches(pair.field.as_bytes()) {
+            found.push(pair.field.as_bytes().to_vec());
+            found.push(pair.value.as_bytes().to_vec());
+        }
+    });
     reply_scan(ctx.out(), next, &found);
     Ok(())
 }

@@ -2,8 +2,7 @@
 //! SCAN, RANDOMKEY, DBSIZE, FLUSHDB, FLUSHALL.
 
 use super::aggregate::{reply_scan, ScanArgs};
-use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
-use crate::db::Ttl;
+use super::{cmd, db_index_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::glob;
 use crate::protocol::Args;
 
@@ -86,7 +85,7 @@ static OBJECT_SUBCOMMANDS: &[Command] = &[cmd!(
 /// `ValueRef::encoding`); a missing key is a null reply.
 fn object_encoding(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
-    match ctx.db().get(&args[2], now_ms).map(|v| v.encoding()) {
+    match ctx.db().encoding(&args[2], now_ms) {
         Some(name) => ctx.out().bulk(name.as_bytes()),
         None => ctx.out().null(),
     }
@@ -117,8 +116,8 @@ fn rename_generic(ctx: &mut Ctx, args: &Args, nx: bool) -> Result<bool, CmdError
     if nx && db.contains(dst, now_ms) {
         return Ok(false);
     }
-    if let Some((value, at_ms)) = db.remove(src, now_ms) {
-        db.set(dst, value, at_ms.map_or(Ttl::Clear, Ttl::At), now_ms);
+    if let Some(detached) = db.detach(src, now_ms) {
+        db.attach(dst, detached, now_ms);
     }
     Ok(true)
 }
@@ -135,19 +134,6 @@ fn renamenx(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
-/// Parses a database index argument the way MOVE/COPY/SWAPDB do.
-fn db_index(ctx: &Ctx, arg: &[u8], not_integer: CmdError) -> Result<usize, CmdError> {
-    let n = int_arg(arg).map_err(|_| not_integer)?;
-    if n < 0 || n > i64::from(i32::MAX) {
-        return Err(CmdError::DbIndexOutOfRange);
-    }
-    let n = n as usize;
-    if n >= ctx.server.dbs.len() {
-        return Err(CmdError::DbIndexOutOfRange);
-    }
-    Ok(n)
-}
-
 fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
     let mut target_db = ctx.session.db;
     let mut replace = false;
@@ -156,7 +142,7 @@ fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
         if is(&args[i], "REPLACE") {
             replace = true;
         } else if is(&args[i], "DB") && i + 1 < args.len() {
-            target_db = db_index(ctx, &args[i + 1], CmdError::NotInteger)?;
+            target_db = db_index_arg(&args[i + 1], ctx.server.dbs.len(), None)?;
             i += 1;
         } else {
             return Err(CmdError::Syntax);
@@ -172,24 +158,20 @@ fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
     let source_db = ctx.session.db;
     let dbs = &mut ctx.server.dbs;
-    let copied = dbs[source_db]
-        .get(src, now_ms)
-        .map(|v| v.to_owned())
-        .and_then(|value| {
-            let at_ms = dbs[source_db].expire_at(src, now_ms).flatten();
-            let target = &mut dbs[target_db];
-            if target.contains(dst, now_ms) && !replace {
-                return None;
-            }
-            target.set(dst, value, at_ms.map_or(Ttl::Clear, Ttl::At), now_ms);
-            Some(())
-        });
+    let copied = dbs[source_db].duplicate(src, now_ms).and_then(|copy| {
+        let target = &mut dbs[target_db];
+        if target.contains(dst, now_ms) && !replace {
+            return None;
+        }
+        target.attach(dst, copy, now_ms);
+        Some(())
+    });
     ctx.out().int(i64::from(copied.is_some()));
     Ok(())
 }
 
 fn move_cmd(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let target_db = db_index(ctx, &args[2], CmdError::NotInteger)?;
+    let target_db = db_index_arg(&args[2], ctx.server.dbs.len(), None)?;
     let source_db = ctx.session.db;
     if target_db == source_db {
         return Err(CmdError::Static(
@@ -201,8 +183,8 @@ fn move_cmd(ctx: &mut Ctx, args: Args) -> CmdResult {
     let dbs = &mut ctx.server.dbs;
     let moved = dbs[source_db].contains(key, now_ms) && !dbs[target_db].contains(key, now_ms);
     if moved {
-        if let Some((value, at_ms)) = dbs[source_db].remove(key, now_ms) {
-            dbs[target_db].set(key, value, at_ms.map_or(Ttl::Clear, Ttl::At), now_ms);
+        if let Some(detached) = dbs[source_db].detach(key, now_ms) {
+            dbs[target_db].attach(key, detached, now_ms);
         }
     }
     ctx.out().int(i64::from(moved));
@@ -210,16 +192,9 @@ fn move_cmd(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn swapdb(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let a = db_index(
-        ctx,
-        &args[1],
-        CmdError::Static("ERR invalid first DB index"),
-    )?;
-    let b = db_index(
-        ctx,
-        &args[2],
-        CmdError::Static("ERR invalid second DB index"),
-    )?;
+    let dbs = ctx.server.dbs.len();
+    let a = db_index_arg(&args[1], dbs, Some("ERR invalid first DB index"))?;
+    let b = db_index_arg(&args[2], dbs, Some("ERR invalid second DB index"))?;
     ctx.server.dbs.swap(a, b);
     ctx.out().ok();
     Ok(())

@@ -71,6 +71,14 @@ fn rpushx(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 /// LPOP/RPOP [count]. An emptied list is deleted, as in Redis.
 fn pop_generic(ctx: &mut Ctx, args: Args, end: End) -> CmdResult {
+    // LPOP/RPOP take one optional argument: more is an arity error (SPOP
+    // and ZPOPMIN call it a syntax error).
+    if args.len() > 3 {
+        return Err(CmdError::wrong_arity(match end {
+            End::Left => "lpop",
+            End::Right => "rpop",
+        }));
+    }
     let count = pop_count(&args)?;
     let Some(list) = write(ctx, &args[1], &LIST)? else {
         match count {
@@ -132,9 +140,14 @@ fn lrange(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn lindex(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let index = int_arg(&args[2])?;
+    // Redis looks the key up before it parses the index.
     let view = view(ctx, &args[1], &LIST)?;
-    let elem = view.value.and_then(|l| {
+    let Some(list) = view.value else {
+        view.out.null();
+        return Ok(());
+    };
+    let index = int_arg(&args[2])?;
+    let elem = Some(list).and_then(|l| {
         let i = if index < 0 {
             (l.len() as i64).checked_add(index)?
         } else {
@@ -150,8 +163,9 @@ fn lindex(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn lset(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let index = int_arg(&args[2])?;
+    // Redis looks the key up before it parses the index.
     let list = write(ctx, &args[1], &LIST)?.ok_or(CmdError::NoSuchKey)?;
+    let index = int_arg(&args[2])?;
     let i = if index < 0 {
         (list.len() as i64).checked_add(index)
     } else {

@@ -66,34 +66,58 @@ pub enum CmdError {
     InvalidExpireTime(&'static str),
     /// A complete message, code included (`ERR ...`).
     Static(&'static str),
-    Owned(String),
+    /// A complete message built at run time; bytes, because it may quote
+    /// what the client sent exactly as sent.
+    Owned(Vec<u8>),
 }
 
 impl CmdError {
-    pub fn message(&self) -> Cow<'static, str> {
-        match self {
-            Self::Syntax => "ERR syntax error".into(),
-            Self::NotInteger => "ERR value is not an integer or out of range".into(),
-            Self::NotFloat => "ERR value is not a valid float".into(),
-            Self::WrongType => {
-                "WRONGTYPE Operation against a key holding the wrong kind of value".into()
-            }
-            Self::Overflow => "ERR increment or decrement would overflow".into(),
-            Self::DbIndexOutOfRange => "ERR DB index is out of range".into(),
-            Self::NoSuchKey => "ERR no such key".into(),
+    pub fn message(&self) -> Cow<'static, [u8]> {
+        let text: &'static str = match self {
+            Self::Syntax => "ERR syntax error",
+            Self::NotInteger => "ERR value is not an integer or out of range",
+            Self::NotFloat => "ERR value is not a valid float",
+            Self::WrongType => "WRONGTYPE Operation against a key holding the wrong kind of value",
+            Self::Overflow => "ERR increment or decrement would overflow",
+            Self::DbIndexOutOfRange => "ERR DB index is out of range",
+            Self::NoSuchKey => "ERR no such key",
             Self::InvalidExpireTime(cmd) => {
-                format!("ERR invalid expire time in '{cmd}' command").into()
+                return format!("ERR invalid expire time in '{cmd}' command")
+                    .into_bytes()
+                    .into()
             }
-            Self::Static(s) => (*s).into(),
-            Self::Owned(s) => s.clone().into(),
-        }
+            Self::Static(s) => s,
+            Self::Owned(s) => return s.clone().into(),
+        };
+        text.as_bytes().into()
     }
 
     pub fn wrong_arity(full_name: &str) -> Self {
-        Self::Owned(format!(
+        Self::owned(format!(
             "ERR wrong number of arguments for '{full_name}' command"
         ))
     }
+
+    pub fn owned(text: String) -> Self {
+        Self::Owned(text.into_bytes())
+    }
+
+    /// `prefix`, then a client's argument as Redis's `%s` prints it (the
+    /// bytes as sent, up to a NUL), then `suffix`.
+    pub fn with_arg(prefix: &str, arg: &[u8], suffix: &str) -> Self {
+        let mut msg = prefix.as_bytes().to_vec();
+        msg.extend_from_slice(c_str(arg, usize::MAX));
+        msg.extend_from_slice(suffix.as_bytes());
+        Self::Owned(msg)
+    }
+}
+
+/// A client's argument as C's `%.<max>s` prints it: the bytes up to the
+/// first NUL, at most `max` of them. Redis formats user input into error
+/// messages this way; the bytes themselves are kept, never re-encoded.
+pub fn c_str(arg: &[u8], max: usize) -> &[u8] {
+    let end = arg.iter().position(|&c| c == 0).unwrap_or(arg.len());
+    &arg[..end.min(max)]
 }
 
 /// One entry of the command table.
@@ -157,12 +181,6 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     index.get(&*lower).copied()
 }
 
-/// Quotes user input for an error message the way Redis does: at most
-/// `max` bytes, lossy UTF-8 (CR/LF are replaced when the error is encoded).
-fn quoted(arg: &[u8], max: usize) -> String {
-    String::from_utf8_lossy(&arg[..arg.len().min(max)]).into_owned()
-}
-
 /// Runs one request (`args` non-empty), appending its reply to the session.
 pub fn execute(ctx: &mut Ctx, args: Args) {
     ctx.server.stats.total_commands_processed += 1;
@@ -187,11 +205,12 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
             .iter()
             .find(|s| s.name.as_bytes().eq_ignore_ascii_case(&args[1]));
         let Some(sub) = sub else {
-            return Err(CmdError::Owned(format!(
-                "ERR unknown subcommand '{}'. Try {} HELP.",
-                quoted(&args[1], 128),
-                cmd.name.to_ascii_uppercase()
-            )));
+            let mut msg = b"ERR unknown subcommand '".to_vec();
+            msg.extend_from_slice(c_str(&args[1], 128));
+            msg.extend_from_slice(
+                format!("'. Try {} HELP.", cmd.name.to_ascii_uppercase()).as_bytes(),
+            );
+            return Err(CmdError::Owned(msg));
         };
         if !sub.arity_ok(args.len()) {
             return Err(CmdError::wrong_arity(&format!("{}|{}", cmd.name, sub.name)));
@@ -206,22 +225,44 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
     (cmd.handler)(ctx, args)
 }
 
+/// Redis's `unknown command` error: the name and the first arguments as
+/// `%.128s` and `'%.*s' ` print them, the list cut once it passes 128 bytes.
 fn unknown_command(args: Args) -> CmdError {
-    let mut listed = String::new();
+    let mut listed: Vec<u8> = Vec::new();
     for arg in args.iter().skip(1) {
         if listed.len() >= 128 {
             break;
         }
         let room = 128 - listed.len();
-        listed.push('\'');
-        listed.push_str(&quoted(arg, room));
-        listed.push_str("' ");
+        listed.push(b'\'');
+        listed.extend_from_slice(c_str(arg, room));
+        listed.extend_from_slice(b"' ");
     }
-    CmdError::Owned(format!(
-        "ERR unknown command '{}', with args beginning with: {}",
-        quoted(&args[0], 128),
-        listed
-    ))
+    let mut msg = b"ERR unknown command '".to_vec();
+    msg.extend_from_slice(c_str(&args[0], 128));
+    msg.extend_from_slice(b"', with args beginning with: ");
+    msg.extend_from_slice(&listed);
+    CmdError::Owned(msg)
+}
+
+/// A database index argument (SELECT, MOVE, COPY DB, SWAPDB): Redis's
+/// `getIntFromObjectOrReply`, whose messages `bad` replaces when given,
+/// then a check against the `dbs` databases.
+pub fn db_index_arg(arg: &[u8], dbs: usize, bad: Option<&'static str>) -> Result<usize, CmdError> {
+    let n = match (parse_i64(arg), bad) {
+        (Some(n), _) if i32::try_from(n).is_ok() => n,
+        (_, Some(msg)) => return Err(CmdError::Static(msg)),
+        (Some(_), None) => {
+            return Err(CmdError::Static(
+                "ERR value is out of range, value must between -2147483648 and 2147483647",
+            ))
+        }
+        (None, None) => return Err(CmdError::NotInteger),
+    };
+    usize::try_from(n)
+        .ok()
+        .filter(|&i| i < dbs)
+        .ok_or(CmdError::DbIndexOutOfRange)
 }
 
 /// Parses an integer argument (`value is not an integer or out of range`).
@@ -229,39 +270,10 @@ pub fn int_arg(arg: &[u8]) -> Result<i64, CmdError> {
     parse_i64(arg).ok_or(CmdError::NotInteger)
 }
 
-/// Parses a float argument the way Redis's `getDoubleFromObject` does: no
-/// leading space, the whole argument consumed, no NaN, and (like `strtod`'s
-/// ERANGE) no overflow to infinity or underflow to zero; `inf` itself is
-/// fine.
+/// Parses a float argument the way Redis's `getDoubleFromObject` does
+/// (see `float::parse_f64`: strtod's forms, hex included, whole argument).
 pub fn float_arg(arg: &[u8]) -> Result<f64, CmdError> {
-    let s = std::str::from_utf8(arg).map_err(|_| CmdError::NotFloat)?;
-    if s.starts_with(|c: char| c.is_ascii_whitespace()) {
-        return Err(CmdError::NotFloat);
-    }
-    let v = parse_strtod(s).ok_or(CmdError::NotFloat)?;
-    // Every spelling of infinity the parser takes has an `i`; a number
-    // that became infinite without one overflowed. Checked only in the
-    // rare cases, so a plain score costs no extra pass.
-    let overflow = || !s.bytes().any(|c| c.eq_ignore_ascii_case(&b'i'));
-    let underflow = || {
-        let digits = s.split(['e', 'E']).next().unwrap_or("");
-        digits.bytes().any(|c| (b'1'..=b'9').contains(&c))
-    };
-    if s.is_empty() || (v.is_infinite() && overflow()) || (v == 0.0 && underflow()) {
-        return Err(CmdError::NotFloat);
-    }
-    Ok(v)
-}
-
-/// C's `strtod` on a whole string as Redis's range parsers use it: leading
-/// space skipped, an empty string is 0, overflow is infinity. `None` for
-/// anything else `strtod` would not consume entirely, and for NaN.
-pub fn parse_strtod(s: &str) -> Option<f64> {
-    let t = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
-    if t.is_empty() {
-        return Some(0.0);
-    }
-    t.parse::<f64>().ok().filter(|v| !v.is_nan())
+    crate::float::parse_f64(arg).ok_or(CmdError::NotFloat)
 }
 
 /// Whether an option argument equals `name`, ignoring ASCII case.

@@ -314,14 +314,18 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
     for i in (2..args.len()).step_by(2) {
         let name = String::from_utf8_lossy(&args[i]).into_owned();
         let failed = |reason: &str| {
-            CmdError::Owned(format!(
-                "ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}"
-            ))
+            CmdError::with_arg(
+                "ERR CONFIG SET failed (possibly related to argument '",
+                &args[i],
+                &format!("') - {reason}"),
+            )
         };
         let Some(setting) = find_setting(&name) else {
-            return Err(CmdError::Owned(format!(
-                "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
-            )));
+            return Err(CmdError::with_arg(
+                "ERR Unknown option or number of arguments for CONFIG SET - '",
+                &args[i],
+                "'",
+            ));
         };
         if seen.contains(&setting.name) {
             return Err(failed("duplicate parameter"));

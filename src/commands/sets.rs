@@ -5,8 +5,8 @@
 use rand::Rng;
 
 use super::aggregate::{
-    delete_if_empty, distinct_indices, pop_count, rand_args, read, reply_picks, reply_scan, view,
-    write, write_or_create, ScanArgs, SET,
+    delete_if_empty, distinct_indices, pop_count, rand_args, read, reply_picks, reply_scan,
+    scan_target, view, write, write_or_create, SET,
 };
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::Ttl;
@@ -352,9 +352,12 @@ fn sintercard(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn sscan(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let opts = ScanArgs::parse(&args, 2, |_, _| false)?;
+    let Some((set, opts)) = scan_target(ctx, &args, &SET)? else {
+        reply_scan(ctx.out(), 0, &[]);
+        return Ok(());
+    };
     let mut found = Vec::new();
-    let next = opts.scan_dict(write(ctx, &args[1], &SET)?, 1, &mut found, |m, found| {
+    let next = opts.scan_dict(set, 1, &mut found, |m, found| {
         if opts.matches(m.as_bytes()) {
             found.push(m.as_bytes().to_vec());
         }

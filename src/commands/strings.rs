@@ -1,8 +1,9 @@
 //! String commands: GET, SET and friends, counters, ranges.
 
 use super::expire::{expire_deadline_ms, Unit};
-use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
-use crate::db::Ttl;
+use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use crate::db::{StrEncoding, Ttl};
+use crate::float::LongDouble;
 use crate::protocol::request::parse_i64;
 use crate::protocol::Args;
 use crate::value::{Value, ValueRef};
@@ -22,6 +23,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("append", 3, ["write", "denyoom", "fast"], (1, 1, 1), append, "string", "Appends a string to the value of a key. Creates the key if it doesn't exist."),
     cmd!("strlen", 2, ["readonly", "fast"], (1, 1, 1), strlen, "string", "Returns the length of a string value."),
     cmd!("getrange", 4, ["readonly"], (1, 1, 1), getrange, "string", "Returns a substring of the string stored at a key."),
+    cmd!("substr", 4, ["readonly"], (1, 1, 1), getrange, "string", "Returns a substring from a string value."),
     cmd!("setrange", 4, ["write", "denyoom"], (1, 1, 1), setrange, "string", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist."),
     cmd!("incr", 2, ["write", "denyoom", "fast"], (1, 1, 1), incr, "string", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."),
     cmd!("decr", 2, ["write", "denyoom", "fast"], (1, 1, 1), decr, "string", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."),
@@ -180,8 +182,12 @@ fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 /// Stores a string value (the single string write path).
 fn store(ctx: &mut Ctx, key: &[u8], value: &[u8], ttl: Ttl) {
+    store_encoded(ctx, key, value, ttl, StrEncoding::Auto);
+}
+
+fn store_encoded(ctx: &mut Ctx, key: &[u8], value: &[u8], ttl: Ttl, encoding: StrEncoding) {
     let now_ms = ctx.now_ms;
-    ctx.db().set_str(key, value, ttl, now_ms);
+    ctx.db().set_str(key, value, ttl, encoding, now_ms);
 }
 
 fn setnx(ctx: &mut Ctx, args: Args) -> CmdResult {
@@ -246,8 +252,8 @@ fn getdel(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
     read_string(ctx, &args[1])?;
     // The type was checked above, so anything removed is a string.
-    match ctx.db().remove(&args[1], now_ms) {
-        Some((Value::Str(s), _)) => ctx.out().bulk(&s),
+    match ctx.db().detach(&args[1], now_ms).map(|d| d.value) {
+        Some(Value::Str(s)) => ctx.out().bulk(&s),
         _ => ctx.out().null(),
     }
     Ok(())
@@ -324,22 +330,34 @@ fn check_string_length(ctx: &Ctx, len: u64) -> CmdResult {
 
 /// Changes the string at `key` in place (created empty if absent), keeping
 /// its TTL; `edit` gets the bytes and whether the key existed, and returns
-/// the reply value (failing before it changes anything).
+/// the reply value (failing before it changes anything). `encoding` says
+/// what the string's encoding becomes, given whether the key existed.
 fn update_string(
     ctx: &mut Ctx,
     key: &[u8],
+    encoding: fn(bool) -> StrEncoding,
     edit: impl FnOnce(&mut Vec<u8>, bool) -> Result<i64, CmdError>,
 ) -> Result<i64, CmdError> {
     let now_ms = ctx.now_ms;
     ctx.db()
-        .update_str(key, now_ms, edit)
+        .update_str(key, now_ms, encoding, edit)
         .unwrap_or(Err(CmdError::WrongType))
+}
+
+/// APPEND's encoding: a new key is stored as its argument would be, an
+/// appended-to string becomes `raw` (Redis unshares it into a raw sds).
+fn raw_if_existed(existed: bool) -> StrEncoding {
+    if existed {
+        StrEncoding::Raw
+    } else {
+        StrEncoding::Auto
+    }
 }
 
 fn append(ctx: &mut Ctx, args: Args) -> CmdResult {
     let current = read_string(ctx, &args[1])?.map_or(0, <[u8]>::len);
     check_string_length(ctx, (current + args[2].len()) as u64)?;
-    let len = update_string(ctx, &args[1], |s, _| {
+    let len = update_string(ctx, &args[1], raw_if_existed, |s, _| {
         grow(s, s.len() + args[2].len())?;
         s.extend_from_slice(&args[2]);
         Ok(s.len() as i64)
@@ -410,33 +428,43 @@ fn setrange(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     check_string_length(ctx, (offset as u64).saturating_add(patch.len() as u64))?;
     let offset = offset as usize;
-    let len = update_string(ctx, &args[1], |s, _| {
-        let end = offset + patch.len();
-        if s.len() < end {
-            grow(s, end)?;
-            s.resize(end, 0);
-        }
-        s[offset..end].copy_from_slice(patch);
-        Ok(s.len() as i64)
-    })?;
+    let len = update_string(
+        ctx,
+        &args[1],
+        |_| StrEncoding::Raw,
+        |s, _| {
+            let end = offset + patch.len();
+            if s.len() < end {
+                grow(s, end)?;
+                s.resize(end, 0);
+            }
+            s[offset..end].copy_from_slice(patch);
+            Ok(s.len() as i64)
+        },
+    )?;
     ctx.out().int(len);
     Ok(())
 }
 
 /// INCR/DECR/INCRBY/DECRBY: adds `delta` to the integer at `key`, keeping its TTL.
 fn incr_generic(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
-    let value = update_string(ctx, key, |s, existed| {
-        let current = if existed {
-            parse_i64(s).ok_or(CmdError::NotInteger)?
-        } else {
-            0
-        };
-        let next = current.checked_add(delta).ok_or(CmdError::Overflow)?;
-        s.clear();
-        let mut tmp = [0u8; 20];
-        s.extend_from_slice(crate::protocol::reply::format_i64(next, &mut tmp));
-        Ok(next)
-    })?;
+    let value = update_string(
+        ctx,
+        key,
+        |_| StrEncoding::Auto,
+        |s, existed| {
+            let current = if existed {
+                parse_i64(s).ok_or(CmdError::NotInteger)?
+            } else {
+                0
+            };
+            let next = current.checked_add(delta).ok_or(CmdError::Overflow)?;
+            s.clear();
+            let mut tmp = [0u8; 20];
+            s.extend_from_slice(crate::protocol::reply::format_i64(next, &mut tmp));
+            Ok(next)
+        },
+    )?;
     ctx.out().int(value);
     Ok(())
 }
@@ -463,97 +491,35 @@ fn decrby(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn incrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let incr = &args[2];
-    float_arg(incr)?;
-    let current = read_string(ctx, &args[1])?.map(<[u8]>::to_vec);
-    let current = current.unwrap_or_else(|| b"0".to_vec());
-    float_arg(&current)?;
-    let text = add_floats(&current, incr)?;
-    store(ctx, &args[1], &text, Ttl::Keep);
+    // Redis's order: the key's type, the stored value, then the increment.
+    let current = match read_string(ctx, &args[1])? {
+        Some(text) => LongDouble::parse(text).ok_or(CmdError::NotFloat)?,
+        None => LongDouble::ZERO,
+    };
+    let incr = LongDouble::parse(&args[2]).ok_or(CmdError::NotFloat)?;
+    let text = long_double_sum(current, incr)?;
+    // Redis stores the formatted sum as a fresh string: never `int`.
+    store_encoded(ctx, &args[1], &text, Ttl::Keep, StrEncoding::NotInt);
     ctx.out().bulk(&text);
     Ok(())
 }
 
-/// Decimal places Redis prints for INCRBYFLOAT (`%.17Lf`, trailing zeros cut).
-const FLOAT_DECIMALS: u32 = 17;
-
-/// Adds two valid float strings and formats the sum as Redis does.
-///
-/// Redis computes in 80-bit long double and prints 17 decimals. Plain
-/// decimals (the common case) are added exactly in fixed point, which gives
-/// Redis's answer (`0.1 + 0.2 = 0.3`) wherever long double is precise enough;
-/// other inputs (exponents, huge values) fall back to f64.
-pub(crate) fn add_floats(a: &[u8], b: &[u8]) -> Result<Vec<u8>, CmdError> {
-    if let (Some(x), Some(y)) = (parse_fixed(a), parse_fixed(b)) {
-        if let Some(sum) = x.checked_add(y) {
-            return Ok(format_fixed(sum).into_bytes());
-        }
-    }
-    let sum = float_arg(a)? + float_arg(b)?;
+/// `a + b` in long double, printed as INCRBYFLOAT and HINCRBYFLOAT reply
+/// with it; Redis's error when the sum is not finite.
+pub(crate) fn long_double_sum(a: LongDouble, b: LongDouble) -> Result<Vec<u8>, CmdError> {
+    let sum = a.add(b);
     if !sum.is_finite() {
         return Err(CmdError::Static(
             "ERR increment would produce NaN or Infinity",
         ));
     }
-    Ok(format!("{sum}").into_bytes())
-}
-
-/// Parses `[-+]digits[.digits]` into an integer scaled by 10^17.
-fn parse_fixed(s: &[u8]) -> Option<i128> {
-    let (negative, rest) = match s.first()? {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let (int_part, frac_part) = match rest.iter().position(|&c| c == b'.') {
-        Some(dot) => (&rest[..dot], &rest[dot + 1..]),
-        None => (rest, &[][..]),
-    };
-    if int_part.len() + frac_part.len() == 0
-        || int_part.len() > 20
-        || frac_part.len() > FLOAT_DECIMALS as usize
-        || !int_part.iter().chain(frac_part).all(u8::is_ascii_digit)
-    {
-        return None;
-    }
-    let mut value: i128 = 0;
-    for &d in int_part.iter().chain(frac_part) {
-        value = value * 10 + i128::from(d - b'0');
-    }
-    value *= 10i128.pow(FLOAT_DECIMALS - frac_part.len() as u32);
-    Some(if negative { -value } else { value })
-}
-
-fn format_fixed(v: i128) -> String {
-    let scale = 10i128.pow(FLOAT_DECIMALS);
-    let (int_part, frac) = (v.abs() / scale, v.abs() % scale);
-    let sign = if v < 0 { "-" } else { "" };
-    if frac == 0 {
-        return format!("{sign}{int_part}");
-    }
-    let frac = format!("{frac:017}");
-    format!("{sign}{int_part}.{}", frac.trim_end_matches('0'))
+    Ok(sum.to_human_string().into_bytes())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::commands::test_support::Harness;
-
-    #[test]
-    fn float_addition_matches_redis_for_decimals() {
-        let add = |a: &str, b: &str| {
-            String::from_utf8(add_floats(a.as_bytes(), b.as_bytes()).unwrap()).unwrap()
-        };
-        assert_eq!(add("10.5", "0.1"), "10.6");
-        assert_eq!(add("0.1", "0.2"), "0.3");
-        assert_eq!(add("3.0", "0"), "3");
-        assert_eq!(add("5000", "-5000"), "0");
-        assert_eq!(add("0", "+.5"), "0.5");
-        assert_eq!(add("1", "-1.25"), "-0.25");
-        assert_eq!(add("1", "1e3"), "1001");
-        assert!(add_floats(b"1e308", b"1e308").is_err());
-    }
 
     #[test]
     fn getrange_indices() {

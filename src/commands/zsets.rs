@@ -10,10 +10,10 @@
 use std::collections::HashMap;
 
 use super::aggregate::{
-    delete_if_empty, index_range, pop_count, rand_args, read, reply_picks, reply_scan, view, write,
-    write_or_create, ScanArgs, ZSET,
+    delete_if_empty, index_range, pop_count, rand_args, read, reply_picks, reply_scan, scan_target,
+    view, write, write_or_create, ZSET,
 };
-use super::{cmd, float_arg, int_arg, is, parse_strtod, CmdError, CmdResult, Command, Ctx};
+use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::Ttl;
 use crate::protocol::reply::format_double;
 use crate::protocol::{Args, Reply};
@@ -245,9 +245,7 @@ fn score_bound(arg: &[u8]) -> Result<(f64, bool), CmdError> {
         Some(rest) => (rest, true),
         None => (arg, false),
     };
-    std::str::from_utf8(text)
-        .ok()
-        .and_then(parse_strtod)
+    crate::float::parse_f64_lenient(text)
         .map(|v| (v, exclusive))
         .ok_or(BAD)
 }
@@ -354,8 +352,14 @@ fn zrank_generic(ctx: &mut Ctx, args: &Args, rev: bool) -> CmdResult {
         let name = if rev { "zrevrank" } else { "zrank" };
         return Err(CmdError::wrong_arity(name));
     }
+    // Redis 7.0 has no WITHSCORE (7.2's): any other fourth argument is
+    // an arity error there, as here.
     if args.len() == 4 && !is(&args[3], "WITHSCORE") {
-        return Err(CmdError::Syntax);
+        return Err(CmdError::wrong_arity(if rev {
+            "zrevrank"
+        } else {
+            "zrank"
+        }));
     }
     let with_score = args.len() == 4;
     let view = view(ctx, &args[1], &ZSET)?;
@@ -656,19 +660,19 @@ fn zrandmember(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn zscan(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let opts = ScanArgs::parse(&args, 2, |_, _| false)?;
-    let mut found = Vec::new();
-    let next = match write(ctx, &args[1], &ZSET)? {
-        None => 0,
-        Some(z) => opts.collect(2, &mut found, |cursor, found| {
-            z.scan_step(cursor, |node| {
-                if opts.matches(node.member.as_bytes()) {
-                    found.push(node.member.as_bytes().to_vec());
-                    found.push(format_double(node.score).into_bytes());
-                }
-            })
-        }),
+    let Some((z, opts)) = scan_target(ctx, &args, &ZSET)? else {
+        reply_scan(ctx.out(), 0, &[]);
+        return Ok(());
     };
+    let mut found = Vec::new();
+    let next = opts.collect(2, &mut found, |cursor, found| {
+        z.scan_step(cursor, |node| {
+            if opts.matches(node.member.as_bytes()) {
+                found.push(node.member.as_bytes().to_vec());
+                found.push(format_double(node.score).into_bytes());
+            }
+        })
+    });
     reply_scan(ctx.out(), next, &found);
     Ok(())
 }
@@ -751,7 +755,7 @@ fn store_generic(ctx: &mut Ctx, args: &Args, op: SetOp) -> CmdResult {
     };
     let numkeys = int_arg(&args[2])?;
     if numkeys < 1 {
-        return Err(CmdError::Owned(format!(
+        return Err(CmdError::owned(format!(
             "ERR at least 1 input key is needed for '{name}' command"
         )));
     }

@@ -38,7 +38,31 @@ const NO_EXPIRE: u32 = u32::MAX;
 pub struct Entry {
     /// Index into `Db::expires`, or `NO_EXPIRE`.
     expire_slot: u32,
+    /// How Redis would have encoded a string value (sits in what was padding).
+    encoding: StrEncoding,
     slot: Slot,
+}
+
+/// What OBJECT ENCODING says of a string, where its bytes alone don't tell:
+/// Redis's encoding follows the value's history, not just its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StrEncoding {
+    /// As a freshly stored argument: `int`, `embstr` or `raw` by content.
+    #[default]
+    Auto,
+    /// Built from a formatted number (INCRBYFLOAT): `embstr` even if it
+    /// reads as an integer (`raw` past 44 bytes).
+    NotInt,
+    /// Edited in place (APPEND, SETRANGE): `raw` whatever it holds.
+    Raw,
+}
+
+/// A key's value with what travels with it when it moves or is copied
+/// (RENAME, MOVE, COPY): its deadline and its string encoding.
+pub struct Detached {
+    pub value: Value,
+    pub expire_at_ms: Option<i64>,
+    encoding: StrEncoding,
 }
 
 impl DictEntry for Entry {
@@ -194,23 +218,36 @@ impl Db {
     /// `edit` gets the bytes (empty if the key is absent) and whether the key
     /// existed. If it returns `Err`, nothing is stored, so it must fail before
     /// changing anything. Returns `None` if the key holds a non-string.
+    /// `encoding(existed)` is the string's encoding afterwards.
     pub fn update_str<R, E>(
         &mut self,
         key: &[u8],
         now_ms: i64,
+        encoding: fn(bool) -> StrEncoding,
         edit: impl FnOnce(&mut Vec<u8>, bool) -> Result<R, E>,
     ) -> Option<Result<R, E>> {
-        match self.lookup(key, now_ms) {
-            Some(idx) => self.dict.entry_mut(idx).slot.update_str(|s| edit(s, true)),
+        let existed = self.lookup(key, now_ms);
+        let (idx, result) = match existed {
+            Some(idx) => (
+                idx,
+                self.dict
+                    .entry_mut(idx)
+                    .slot
+                    .update_str(|s| edit(s, true))?,
+            ),
             None => {
                 let mut fresh = Vec::new();
                 let result = edit(&mut fresh, false);
-                if result.is_ok() {
-                    self.insert(Slot::new(key, Value::Str(fresh)));
+                if result.is_err() {
+                    return Some(result);
                 }
-                Some(result)
+                (self.insert(Slot::new(key, Value::Str(fresh))), result)
             }
+        };
+        if result.is_ok() {
+            self.dict.entry_mut(idx).encoding = encoding(existed.is_some());
         }
+        Some(result)
     }
 
     pub fn contains(&mut self, key: &[u8], now_ms: i64) -> bool {
@@ -227,6 +264,7 @@ impl Db {
     fn insert(&mut self, slot: Slot) -> u32 {
         self.dict.insert_new(Entry {
             expire_slot: NO_EXPIRE,
+            encoding: StrEncoding::Auto,
             slot,
         })
     }
@@ -245,7 +283,14 @@ impl Db {
     ///
     /// A `Ttl::At` deadline at or before `now_ms` is stored as is; the next
     /// lookup or the active cycle removes the key (as Redis 7.0 does).
-    pub fn set_str(&mut self, key: &[u8], value: &[u8], ttl: Ttl, now_ms: i64) {
+    pub fn set_str(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        ttl: Ttl,
+        encoding: StrEncoding,
+        now_ms: i64,
+    ) {
         let idx = match self.lookup(key, now_ms) {
             Some(idx) => {
                 self.stage_overwritten(idx);
@@ -254,7 +299,21 @@ impl Db {
             }
             None => self.insert(Slot::new_str(key, value)),
         };
+        self.dict.entry_mut(idx).encoding = encoding;
         self.apply_ttl(idx, ttl);
+    }
+
+    /// OBJECT ENCODING of `key`, `None` if absent.
+    pub fn encoding(&mut self, key: &[u8], now_ms: i64) -> Option<&'static str> {
+        let idx = self.lookup(key, now_ms)?;
+        let entry = self.dict.entry(idx);
+        let value = entry.slot.value();
+        Some(match (value, entry.encoding) {
+            (ValueRef::Str(_), StrEncoding::Raw) => "raw",
+            (ValueRef::Str(s), StrEncoding::NotInt) if s.len() <= 44 => "embstr",
+            (ValueRef::Str(_), StrEncoding::NotInt) => "raw",
+            (value, _) => value.encoding(),
+        })
     }
 
     /// Stores `value` at `key` like `set_str`, returning the old value.
@@ -269,6 +328,17 @@ impl Db {
 
     /// Stores `value` at `key` like `set_str` (RENAME, COPY, MOVE targets).
     pub fn set(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: i64) {
+        self.set_generic(key, value, ttl, StrEncoding::Auto, now_ms);
+    }
+
+    fn set_generic(
+        &mut self,
+        key: &[u8],
+        value: Value,
+        ttl: Ttl,
+        encoding: StrEncoding,
+        now_ms: i64,
+    ) {
         let idx = match self.lookup(key, now_ms) {
             Some(idx) => {
                 self.stage_overwritten(idx);
@@ -277,7 +347,38 @@ impl Db {
             }
             None => self.insert(Slot::new(key, value)),
         };
+        self.dict.entry_mut(idx).encoding = encoding;
         self.apply_ttl(idx, ttl);
+    }
+
+    /// Removes `key` if live, with its deadline and encoding, to be stored
+    /// elsewhere with `attach` (RENAME, MOVE).
+    pub fn detach(&mut self, key: &[u8], now_ms: i64) -> Option<Detached> {
+        let idx = self.lookup(key, now_ms)?;
+        let expire_at_ms = self.deadline(idx);
+        let encoding = self.dict.entry(idx).encoding;
+        Some(Detached {
+            value: self.remove_at(idx).into_value(),
+            expire_at_ms,
+            encoding,
+        })
+    }
+
+    /// A copy of `key`'s value, deadline and encoding (COPY).
+    pub fn duplicate(&mut self, key: &[u8], now_ms: i64) -> Option<Detached> {
+        let idx = self.lookup(key, now_ms)?;
+        let entry = self.dict.entry(idx);
+        Some(Detached {
+            value: entry.slot.to_value(),
+            expire_at_ms: self.deadline(idx),
+            encoding: entry.encoding,
+        })
+    }
+
+    /// Stores a detached value at `key`, replacing any value there.
+    pub fn attach(&mut self, key: &[u8], d: Detached, now_ms: i64) {
+        let ttl = d.expire_at_ms.map_or(Ttl::Clear, Ttl::At);
+        self.set_generic(key, d.value, ttl, d.encoding, now_ms);
     }
 
     /// With `lazy_server_del`, moves a big value about to be overwritten
@@ -360,13 +461,6 @@ impl Db {
         } else {
             None
         }
-    }
-
-    /// Removes `key` if live, returning its value and deadline.
-    pub fn remove(&mut self, key: &[u8], now_ms: i64) -> Option<(Value, Option<i64>)> {
-        let idx = self.lookup(key, now_ms)?;
-        let at_ms = self.deadline(idx);
-        Some((self.remove_at(idx).into_value(), at_ms))
     }
 
     /// Deletes `key` (DEL/UNLINK). Returns true if a live key was removed.

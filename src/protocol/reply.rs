@@ -36,6 +36,17 @@ impl Reply {
         }
     }
 
+    /// Releases a buffer grown by past replies once everything is sent
+    /// (Redis's `clientsCronResizeOutputBuffer`): an idle client keeps at
+    /// most `IDLE_KEEP_BYTES`.
+    pub fn shrink_idle(&mut self) {
+        const IDLE_KEEP_BYTES: usize = 16 * 1024;
+        if self.pending() == 0 && self.buf.capacity() > IDLE_KEEP_BYTES {
+            self.buf = Vec::new();
+            self.sent = 0;
+        }
+    }
+
     pub fn ok(&mut self) {
         self.buf.extend_from_slice(b"+OK\r\n");
     }
@@ -49,11 +60,11 @@ impl Reply {
 
     /// `-<msg>\r\n`, where `msg` starts with the error code (`ERR ...`).
     /// CR and LF in `msg` are replaced by spaces so user text can't break framing.
-    pub fn error(&mut self, msg: &str) {
+    pub fn error(&mut self, msg: &[u8]) {
         self.buf.push(b'-');
         self.buf.extend(
-            msg.bytes()
-                .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+            msg.iter()
+                .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
         );
         self.buf.extend_from_slice(b"\r\n");
     }
@@ -244,7 +255,7 @@ mod tests {
             ":-9223372036854775808\r\n"
         );
         assert_eq!(encoded(false, |r| r.int(0)), ":0\r\n");
-        assert_eq!(encoded(false, |r| r.error("ERR a\r\nb")), "-ERR a  b\r\n");
+        assert_eq!(encoded(false, |r| r.error(b"ERR a\r\nb")), "-ERR a  b\r\n");
     }
 
     #[test]

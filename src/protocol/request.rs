@@ -21,6 +21,8 @@ pub const PROTO_MAX_MULTIBULK_LEN: i64 = 1024 * 1024;
 pub const PROTO_MAX_BULK_LEN_DEFAULT: i64 = 512 * 1024 * 1024;
 /// Never reserve more argument slots than this up front, whatever `*<n>` says.
 const MAX_PREALLOC_ARGS: usize = 1024;
+/// An idle parser keeps an inline scratch buffer up to this size.
+const INLINE_SCRATCH_KEEP_BYTES: usize = 4 * 1024;
 
 /// A protocol error: the client gets `-ERR Protocol error: <text>` and is
 /// closed once that reply is written.
@@ -110,6 +112,21 @@ impl RequestParser {
             inline: Vec::new(),
             source: Source::Buffer,
             max_bulk_len,
+        }
+    }
+
+    /// Releases argument storage grown by one big request, when no request
+    /// is half parsed (Redis frees an idle client's argv the same way):
+    /// kept, 100,000 arguments would pin 1.6 MB per client.
+    pub fn shrink_idle(&mut self) {
+        if self.remaining != 0 {
+            return;
+        }
+        if self.ranges.capacity() > MAX_PREALLOC_ARGS {
+            self.ranges = Vec::new();
+        }
+        if self.inline.capacity() > INLINE_SCRATCH_KEEP_BYTES {
+            self.inline = Vec::new();
         }
     }
 
