@@ -229,11 +229,6 @@ impl LongDouble {
         Some(LongDouble(value))
     }
 
-    /// `a + b` rounded to nearest, ties to even, as the FPU does.
-    pub fn add(self, other: LongDouble) -> LongDouble {
-        LongDouble((self.0 + other.0).value)
-    }
-
     pub fn is_finite(self) -> bool {
         !self.0.is_infinite() && !self.0.is_nan()
     }
@@ -262,6 +257,14 @@ impl LongDouble {
             text.remove(0);
         }
         text
+    }
+}
+
+/// `a + b` rounded to nearest, ties to even, as the FPU does.
+impl std::ops::Add for LongDouble {
+    type Output = LongDouble;
+    fn add(self, other: LongDouble) -> LongDouble {
+        LongDouble((self.0 + other.0).value)
     }
 }
 
@@ -342,7 +345,7 @@ mod tests {
     use super::*;
 
     fn incr(a: &str, b: &str) -> Option<String> {
-        let sum = LongDouble::parse(a.as_bytes())?.add(LongDouble::parse(b.as_bytes())?);
+        let sum = LongDouble::parse(a.as_bytes())? + LongDouble::parse(b.as_bytes())?;
         sum.is_finite().then(|| sum.to_human_string())
     }
 

@@ -507,7 +507,7 @@ fn incrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// `a + b` in long double, printed as INCRBYFLOAT and HINCRBYFLOAT reply
 /// with it; Redis's error when the sum is not finite.
 pub(crate) fn long_double_sum(a: LongDouble, b: LongDouble) -> Result<Vec<u8>, CmdError> {
-    let sum = a.add(b);
+    let sum = a + b;
     if !sum.is_finite() {
         return Err(CmdError::Static(
             "ERR increment would produce NaN or Infinity",
