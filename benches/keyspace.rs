@@ -3,7 +3,7 @@
 //! with a TTL (the active cycle's unit of work).
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use lapse::db::{Db, Ttl};
+use lapse::db::{Db, StrEncoding, Ttl};
 use rand::SeedableRng;
 
 const KEYS: usize = 100_000;
@@ -15,7 +15,7 @@ fn keys() -> Vec<Vec<u8>> {
 fn filled(keys: &[Vec<u8>], ttl: Ttl) -> Db {
     let mut db = Db::default();
     for k in keys {
-        db.set_str(k, b"0123456789abcdef", ttl, 0);
+        db.set_str(k, b"0123456789abcdef", ttl, StrEncoding::Auto, 0);
     }
     db
 }
@@ -33,7 +33,7 @@ fn keyspace(c: &mut Criterion) {
             Db::default,
             |mut db| {
                 for k in &keys {
-                    db.set_str(k, b"0123456789abcdef", Ttl::Clear, 0);
+                    db.set_str(k, b"0123456789abcdef", Ttl::Clear, StrEncoding::Auto, 0);
                 }
                 db
             },
@@ -43,7 +43,7 @@ fn keyspace(c: &mut Criterion) {
     group.bench_function("overwrite_100k", |b| {
         b.iter(|| {
             for k in &keys {
-                db.set_str(k, b"fedcba9876543210", Ttl::Keep, 0);
+                db.set_str(k, b"fedcba9876543210", Ttl::Keep, StrEncoding::Auto, 0);
             }
         })
     });
@@ -52,7 +52,13 @@ fn keyspace(c: &mut Criterion) {
             Db::default,
             |mut db| {
                 for (i, k) in keys.iter().enumerate() {
-                    db.set_str(k, b"0123456789abcdef", Ttl::At(1_000_000 + i as i64), 0);
+                    db.set_str(
+                        k,
+                        b"0123456789abcdef",
+                        Ttl::At(1_000_000 + i as i64),
+                        StrEncoding::Auto,
+                        0,
+                    );
                 }
                 db
             },
