@@ -198,6 +198,17 @@ const NUMBERS: &[&str] = &[
     "1 ",
     "+1",
     "007",
+    "0x1.8p-3",
+    "-0x",
+    "1e4932",
+    "1e-4950",
+    "1e",
+    "Infinity",
+    "18446744073709551616",
+    "2147483648",
+    "",
+    "-",
+    "1000.1",
 ];
 
 /// Commands whose effect is to stop or stall the process, not to answer.
