@@ -4,6 +4,7 @@
 //! The socket stays in `server`; a `Session` is plain data, so commands can
 //! read and change it and tests can build one without any network.
 
+use crate::multi::Transaction;
 use crate::protocol::{Reply, RequestParser};
 
 /// Read this many bytes at a time (Redis's `PROTO_IOBUF_LEN`).
@@ -107,6 +108,8 @@ pub struct Session {
     pub last_interaction_ms: i64,
     /// The last command executed and its subcommand (`cmd=` in CLIENT LIST).
     pub last_cmd: (&'static str, Option<&'static str>),
+    /// The transaction being queued, between MULTI and EXEC/DISCARD.
+    pub multi: Option<Transaction>,
 }
 
 impl Session {
@@ -132,6 +135,7 @@ impl Session {
         self.reply.resp3 = false;
         self.no_evict = false;
         self.no_touch = false;
+        self.multi = None;
     }
 
     /// Gives back what one big request or reply grew (from the cron, as
@@ -154,9 +158,20 @@ impl Session {
 
     /// One line of CLIENT LIST / the reply of CLIENT INFO, in Redis's format.
     pub fn info_line(&self, now_ms: i64) -> String {
-        let flags = if self.no_evict { "e" } else { "N" };
+        let mut flags = String::new();
+        if self.multi.is_some() {
+            flags.push('x');
+        }
+        if self.no_evict {
+            flags.push('e');
+        }
+        if flags.is_empty() {
+            flags.push('N');
+        }
+        let multi = self.multi.as_ref().map_or(-1, |t| t.queue.len() as i64);
+        let multi_mem = self.multi.as_ref().map_or(0, Transaction::heap_bytes);
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -166,8 +181,10 @@ impl Session {
             (now_ms - self.last_interaction_ms).max(0) / 1000,
             flags,
             self.db,
+            multi,
             self.query.len(),
             self.query.capacity() - self.query.len(),
+            multi_mem,
             self.query.capacity(),
             self.reply.buf.capacity(),
             self.query.capacity() + self.reply.buf.capacity(),

@@ -17,6 +17,7 @@
 
 use rand::Rng;
 
+use crate::clock::Clock;
 use crate::db::{Db, Sample};
 
 /// Keys sampled per iteration at effort 1 (`ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP`).
@@ -90,36 +91,6 @@ impl Effort {
             slow_cpu_perc: SLOW_CYCLE_CPU_PERC + 2 * x,
             acceptable_stale_perc: ACCEPTABLE_STALE_PERC - x,
         }
-    }
-}
-
-/// Time as the cycle sees it: the unix clock for deadlines and a monotonic
-/// one for budgets. Tests drive both by hand.
-pub trait Clock {
-    fn unix_ms(&mut self) -> i64;
-    fn mono_us(&mut self) -> u64;
-}
-
-/// The real clocks.
-pub struct SystemClock {
-    origin: std::time::Instant,
-}
-
-impl Default for SystemClock {
-    fn default() -> Self {
-        Self {
-            origin: std::time::Instant::now(),
-        }
-    }
-}
-
-impl Clock for SystemClock {
-    fn unix_ms(&mut self) -> i64 {
-        crate::server::unix_time_ms()
-    }
-
-    fn mono_us(&mut self) -> u64 {
-        self.origin.elapsed().as_micros() as u64
     }
 }
 
@@ -401,22 +372,7 @@ mod tests {
     use rand::rngs::SmallRng;
     use rand::SeedableRng;
 
-    /// A clock that stands still in unix time and advances `step_us` per reading.
-    struct ManualClock {
-        unix_ms: i64,
-        mono_us: u64,
-        step_us: u64,
-    }
-
-    impl Clock for ManualClock {
-        fn unix_ms(&mut self) -> i64 {
-            self.unix_ms
-        }
-        fn mono_us(&mut self) -> u64 {
-            self.mono_us += self.step_us;
-            self.mono_us
-        }
-    }
+    use crate::clock::ManualClock;
 
     fn db_with(expired: usize, alive: usize, persistent: usize) -> Db {
         let mut db = Db::default();

@@ -5,16 +5,21 @@
 //! keyspace and passive expiry), `expire` (the active cycle), `commands`
 //! (the table and handlers), `config`, `info`.
 
+pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod connection;
 pub mod db;
+pub mod digest;
 pub mod expire;
 pub mod float;
 pub mod glob;
+pub mod harness;
 pub mod histogram;
 pub mod info;
 pub mod lazyfree;
+pub mod multi;
+pub mod propagate;
 pub mod protocol;
 pub mod server;
 pub mod state;

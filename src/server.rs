@@ -18,10 +18,11 @@ use signal_hook_mio::v1_0::Signals;
 use slab::Slab;
 use tracing::{debug, info, warn};
 
+use crate::clock::{unix_time_ms, SystemClock};
 use crate::commands::{self, Ctx};
 use crate::config::Config;
 use crate::connection::{Session, Sessions};
-use crate::expire::{CycleKind, CycleSettings, SystemClock};
+use crate::expire::{CycleKind, CycleSettings};
 use crate::protocol::Parsed;
 use crate::state::ServerState;
 
@@ -38,13 +39,6 @@ const DICT_REHASH_BUDGET: Duration = Duration::from_millis(1);
 const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(50);
 /// How long shutdown keeps trying to deliver queued replies.
 const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Current unix time in ms: the clock commands take their snapshot from.
-pub fn unix_time_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
 
 /// One client: its socket plus its `Session`.
 struct Connection {
@@ -482,6 +476,7 @@ impl Server {
     fn close(&mut self, token: usize) {
         if let Some(mut conn) = self.conns.try_remove(token) {
             let _ = self.poll.registry().deregister(&mut conn.socket);
+            self.state.forget_client(conn.session.id);
             self.state.connected_clients -= 1;
             debug!("closed client {}", conn.session.addr);
         }
@@ -541,6 +536,7 @@ impl Server {
             &mut self.clock,
             &mut state.rng,
         );
+        state.process_key_events();
     }
 
     /// How long the loop may sleep: until the next cron, or (deadline

@@ -10,10 +10,12 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
 use crate::config::Config;
-use crate::db::Db;
+use crate::db::{Db, EventClass};
 use crate::expire::ExpireCycle;
 use crate::info::Stats;
 use crate::lazyfree::LazyFree;
+use crate::multi::WatchTable;
+use crate::propagate::Propagator;
 
 pub struct ServerState {
     pub dbs: Vec<Db>,
@@ -33,12 +35,16 @@ pub struct ServerState {
     pub shutdown_requested: bool,
     /// The background freer for big values.
     pub lazyfree: LazyFree,
+    /// The effect stream's consumers (the propagation point).
+    pub propagate: Propagator,
+    /// Watched keys and the clients whose transaction they doomed.
+    pub watches: WatchTable,
 }
 
 impl ServerState {
     pub fn new(config: Config) -> Self {
         let mut state = Self {
-            dbs: (0..config.databases).map(|_| Db::default()).collect(),
+            dbs: (0..config.databases).map(Db::new).collect(),
             expire: ExpireCycle::default(),
             config,
             stats: Stats::default(),
@@ -48,6 +54,8 @@ impl ServerState {
             bound_port: 0,
             shutdown_requested: false,
             lazyfree: LazyFree::start(),
+            propagate: Propagator::default(),
+            watches: WatchTable::default(),
         };
         state.apply_config();
         state
@@ -61,6 +69,57 @@ impl ServerState {
             db.lazy_expire = policy.expire;
             db.lazy_server_del = policy.server_del;
         }
+    }
+
+    /// Changes signalled in all databases since startup (`server.dirty`).
+    pub fn dirty(&self) -> u64 {
+        self.dbs.iter().map(|db| db.dirty).sum()
+    }
+
+    /// Hands every key-change event recorded since the last call to its
+    /// readers: an expired key's deletion goes to the propagation point.
+    /// Called after each command and after the active expire cycle.
+    pub fn process_key_events(&mut self) {
+        for i in 0..self.dbs.len() {
+            if !self.dbs[i].has_events() {
+                continue;
+            }
+            let log = self.dbs[i].take_events();
+            let watched = self.watches.watches_in(i);
+            for (event, key) in log.iter() {
+                let expired = event.class == EventClass::EXPIRED;
+                if watched && (event.class.is_write() || expired) {
+                    self.watches.touch(i, key, expired || event.name == "del");
+                }
+                if expired {
+                    self.propagate.expired(i, key, self.config.lazyfree.expire);
+                }
+            }
+            self.dbs[i].restore_events(log);
+        }
+    }
+
+    /// Drops what the rooms keep for a client that disconnected.
+    pub fn forget_client(&mut self, client: u64) {
+        self.watches.unwatch_all(client);
+    }
+
+    /// WATCH's view of a database emptied (FLUSHDB, FLUSHALL) or swapped
+    /// (`replaced_with`, SWAPDB): call before the change.
+    pub fn touch_watched_in_db(&mut self, db: usize, replaced_with: Option<usize>, now_ms: i64) {
+        let replacement = replaced_with.map(|r| &self.dbs[r]);
+        self.watches
+            .touch_all_in_db(&self.dbs[db], replacement, now_ms);
+    }
+
+    /// SWAPDB: the databases trade contents; WATCH sees both change, and
+    /// each keeps its own number.
+    pub fn swap_dbs(&mut self, a: usize, b: usize, now_ms: i64) {
+        self.touch_watched_in_db(a, Some(b), now_ms);
+        self.touch_watched_in_db(b, Some(a), now_ms);
+        self.dbs.swap(a, b);
+        self.dbs[a].index = a;
+        self.dbs[b].index = b;
     }
 
     /// Hands the big values the databases removed to the lazyfree thread.

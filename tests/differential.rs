@@ -240,7 +240,11 @@ fn generate_core(rng: &mut SmallRng) -> (Vec<String>, Compare) {
         28 => vec!["MOVE".into(), k(rng), pick(rng, DB_INDEXES).into()],
         29 => vec![
             "SELECT".into(),
-            pick(rng, &["0", "1", "0", "1", "16", "-1", "9223372036854775807"]).into(),
+            pick(
+                rng,
+                &["0", "1", "0", "1", "16", "-1", "9223372036854775807"],
+            )
+            .into(),
         ],
         30 => {
             cmp = Compare::Unordered;
@@ -418,13 +422,19 @@ fn mutate(rng: &mut SmallRng, cmd: &mut Vec<Vec<u8>>) {
         _ => {
             let i = rng.gen_range(0..cmd.len());
             // The name itself only in the unknown-command echo's position.
-            cmd[i] = if i == 0 { [b"x".as_slice(), &odd].concat() } else { odd };
+            cmd[i] = if i == 0 {
+                [b"x".as_slice(), &odd].concat()
+            } else {
+                odd
+            };
         }
     }
 }
 
 fn shown(cmd: &[Vec<u8>]) -> Vec<String> {
-    cmd.iter().map(|a| format!("{:?}", String::from_utf8_lossy(a))).collect()
+    cmd.iter()
+        .map(|a| format!("{:?}", String::from_utf8_lossy(a)))
+        .collect()
 }
 
 /// `count` draws from `from`, as owned arguments.

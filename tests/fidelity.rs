@@ -130,7 +130,9 @@ fn replay(r: &mut Raw, who: &str) {
             String::from_utf8_lossy(&got),
             String::from_utf8_lossy(expected),
             "{who}: {:?}",
-            args.iter().map(|a| String::from_utf8_lossy(a)).collect::<Vec<_>>()
+            args.iter()
+                .map(|a| String::from_utf8_lossy(a))
+                .collect::<Vec<_>>()
         );
         assert_eq!(got, *expected, "{who}: exact bytes");
     }

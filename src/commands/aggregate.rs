@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 
 use super::{int_arg, is, CmdError, Ctx};
 use crate::db::dict::{Dict, DictEntry};
-use crate::db::Ttl;
+use crate::db::{EventClass, Ttl};
 use crate::glob;
 use crate::protocol::{Args, Reply};
 use crate::value::{Hash, List, Set, Value, ValueRef, ZSet};
@@ -67,13 +67,14 @@ pub fn write_or_create<'a, T: ?Sized>(
 }
 
 /// Deletes `key` if it holds an aggregate with no elements left (Redis
-/// never keeps empty aggregates).
+/// never keeps empty aggregates), with the `del` event.
 pub fn delete_if_empty(ctx: &mut Ctx, key: &[u8]) {
     let now_ms = ctx.now_ms;
     let db = ctx.db();
     if let Some(Some(v)) = db.value_mut(key, now_ms) {
         if v.is_empty_aggregate() {
             db.delete(key, now_ms, false);
+            db.signal(EventClass::GENERIC, "del", key);
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Connection commands: PING, ECHO, QUIT, SELECT, HELLO, RESET, CLIENT.
 
-use super::{cmd, db_index_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{cmd, db_index_arg, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags};
 use crate::connection::{ClientType, Session};
 use crate::info::REDIS_COMPAT_VERSION;
 use crate::protocol::Args;
@@ -72,7 +72,7 @@ pub static COMMANDS: &[Command] = &[
     Command {
         name: "client",
         arity: -2,
-        flags: &[],
+        flags: Flags::parse(&[]),
         keys: (0, 0, 0),
         handler: |_, _| Ok(()),
         subcommands: CLIENT_SUBCOMMANDS,
@@ -311,6 +311,7 @@ fn bad_name() -> CmdError {
 fn reset(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let open = ctx.server.config.requirepass.is_empty();
     ctx.session.reset(open);
+    ctx.server.watches.unwatch_all(ctx.session.id);
     ctx.out().simple("RESET");
     Ok(())
 }

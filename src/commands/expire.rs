@@ -2,6 +2,7 @@
 //! EXPIRETIME, PEXPIRETIME, PERSIST.
 
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use crate::db::EventClass;
 use crate::protocol::Args;
 
 pub static COMMANDS: &[Command] = &[
@@ -172,18 +173,41 @@ fn expire_generic(
     let base_ms = if relative { now_ms } else { 0 };
     let at_ms = expire_deadline_ms(n, unit, base_ms).ok_or(CmdError::InvalidExpireTime(name))?;
     let key = &args[1];
-    let db = ctx.db();
-    let applied = match db.expire_at(key, now_ms) {
+    let applied = match ctx.db().expire_at(key, now_ms) {
         None => false,
         Some(current) if !conditions.allow(current, at_ms) => false,
         Some(_) if at_ms <= now_ms => {
-            let lazy = ctx.server.config.lazyfree.expire;
-            ctx.db().delete(key, now_ms, lazy)
+            delete_now(ctx, key);
+            true
         }
-        Some(_) => db.set_expire(key, at_ms, now_ms),
+        Some(_) => {
+            ctx.db().set_expire(key, at_ms, now_ms);
+            set_expire_effect(ctx, key, at_ms);
+            true
+        }
     };
     ctx.out().int(i64::from(applied));
     Ok(())
+}
+
+/// A deadline already past, given by EXPIRE or GETEX: the key goes now,
+/// freed as `lazyfree-lazy-expire` says, and the stream gets DEL (UNLINK
+/// when lazy) rather than a time that a replica would see as past.
+pub fn delete_now(ctx: &mut Ctx, key: &[u8]) {
+    let now_ms = ctx.now_ms;
+    let lazy = ctx.server.config.lazyfree.expire;
+    ctx.db().delete(key, now_ms, lazy);
+    ctx.signal(EventClass::GENERIC, "del", key);
+    let name: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
+    ctx.propagate_as(&[name, key]);
+}
+
+/// Signals a new deadline on `key` and propagates it as the absolute
+/// `PEXPIREAT key <ms>` (EXPIRE family, GETEX).
+pub fn set_expire_effect(ctx: &mut Ctx, key: &[u8], at_ms: i64) {
+    ctx.signal(EventClass::GENERIC, "expire", key);
+    let at = at_ms.to_string();
+    ctx.propagate_as(&[b"PEXPIREAT", key, at.as_bytes()]);
 }
 
 fn expire(ctx: &mut Ctx, args: Args) -> CmdResult {
@@ -240,6 +264,9 @@ fn pexpiretime(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn persist(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
     let removed = ctx.db().persist(&args[1], now_ms);
+    if removed {
+        ctx.signal(EventClass::GENERIC, "persist", &args[1]);
+    }
     ctx.out().int(i64::from(removed));
     Ok(())
 }

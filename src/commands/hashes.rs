@@ -9,6 +9,7 @@ use super::aggregate::{
 };
 use super::strings::long_double_sum;
 use super::{cmd, int_arg, CmdError, CmdResult, Command, Ctx};
+use crate::db::EventClass;
 use crate::float::LongDouble;
 use crate::protocol::request::parse_i64;
 use crate::protocol::Args;
@@ -68,6 +69,7 @@ fn hset_generic(ctx: &mut Ctx, args: &Args) -> Result<i64, CmdError> {
     for pair in (2..args.len()).step_by(2) {
         added += i64::from(set_field(hash, &args[pair], &args[pair + 1]));
     }
+    ctx.signal(EventClass::HASH, "hset", &args[1]);
     Ok(added)
 }
 
@@ -87,6 +89,7 @@ fn hsetnx(ctx: &mut Ctx, args: Args) -> CmdResult {
     let exists = read(ctx, &args[1], &HASH)?.is_some_and(|h| h.find(&args[2]).is_some());
     if !exists {
         set_field(write_or_create(ctx, &args[1], &HASH)?, &args[2], &args[3]);
+        ctx.signal(EventClass::HASH, "hset", &args[1]);
     }
     ctx.out().int(i64::from(!exists));
     Ok(())
@@ -122,6 +125,9 @@ fn hdel(ctx: &mut Ctx, args: Args) -> CmdResult {
                 removed += 1;
             }
         }
+    }
+    if removed > 0 {
+        ctx.signal(EventClass::HASH, "hdel", &args[1]);
     }
     delete_if_empty(ctx, &args[1]);
     ctx.out().int(removed);
@@ -191,18 +197,20 @@ fn hgetall(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn update_field(
     ctx: &mut Ctx,
     args: &Args,
+    event: &'static str,
     f: impl FnOnce(Option<&[u8]>) -> Result<Vec<u8>, CmdError>,
 ) -> Result<Vec<u8>, CmdError> {
     let current = read(ctx, &args[1], &HASH)?.and_then(|h| get_field(h, &args[2]));
     let next = f(current)?;
     set_field(write_or_create(ctx, &args[1], &HASH)?, &args[2], &next);
+    ctx.signal(EventClass::HASH, event, &args[1]);
     Ok(next)
 }
 
 fn hincrby(ctx: &mut Ctx, args: Args) -> CmdResult {
     let delta = int_arg(&args[3])?;
     let mut result = 0;
-    update_field(ctx, &args, |current| {
+    update_field(ctx, &args, "hincrby", |current| {
         let value = match current {
             None => 0,
             Some(text) => {
@@ -221,7 +229,7 @@ fn hincrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
     if !incr.is_finite() {
         return Err(CmdError::Static("ERR value is NaN or Infinity"));
     }
-    let text = update_field(ctx, &args, |current| {
+    let text = update_field(ctx, &args, "hincrbyfloat", |current| {
         let current = match current {
             Some(text) => {
                 LongDouble::parse(text).ok_or(CmdError::Static("ERR hash value is not a float"))?
@@ -230,6 +238,8 @@ fn hincrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
         };
         long_double_sum(current, incr)
     })?;
+    // The result, not the sum, goes to replicas: same float everywhere.
+    ctx.propagate_as(&[b"HSET", &args[1], &args[2], &text]);
     ctx.out().bulk(&text);
     Ok(())
 }

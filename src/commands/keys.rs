@@ -2,7 +2,8 @@
 //! SCAN, RANDOMKEY, DBSIZE, FLUSHDB, FLUSHALL.
 
 use super::aggregate::{reply_scan, ScanArgs};
-use super::{cmd, db_index_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{cmd, db_index_arg, is, CmdError, CmdResult, Command, Ctx, Flags};
+use crate::db::EventClass;
 use crate::glob;
 use crate::protocol::Args;
 
@@ -14,7 +15,7 @@ pub static COMMANDS: &[Command] = &[
     Command {
         name: "object",
         arity: -2,
-        flags: &[],
+        flags: Flags::parse(&[]),
         keys: (0, 0, 0),
         handler: |_, _| Ok(()),
         subcommands: OBJECT_SUBCOMMANDS,
@@ -49,11 +50,13 @@ fn unlink(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn del_generic(ctx: &mut Ctx, args: Args, lazy: bool) -> CmdResult {
     let now_ms = ctx.now_ms;
     let db = ctx.db();
-    let deleted = args
-        .iter()
-        .skip(1)
-        .filter(|k| db.delete(k, now_ms, lazy))
-        .count();
+    let mut deleted = 0;
+    for key in args.iter().skip(1) {
+        if db.delete(key, now_ms, lazy) {
+            db.signal(EventClass::GENERIC, "del", key);
+            deleted += 1;
+        }
+    }
     ctx.out().int(deleted as i64);
     Ok(())
 }
@@ -118,6 +121,8 @@ fn rename_generic(ctx: &mut Ctx, args: &Args, nx: bool) -> Result<bool, CmdError
     }
     if let Some(detached) = db.detach(src, now_ms) {
         db.attach(dst, detached, now_ms);
+        db.signal(EventClass::GENERIC, "rename_from", src);
+        db.signal(EventClass::GENERIC, "rename_to", dst);
     }
     Ok(true)
 }
@@ -164,6 +169,7 @@ fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
             return None;
         }
         target.attach(dst, copy, now_ms);
+        target.signal(EventClass::GENERIC, "copy_to", dst);
         Some(())
     });
     ctx.out().int(i64::from(copied.is_some()));
@@ -185,6 +191,8 @@ fn move_cmd(ctx: &mut Ctx, args: Args) -> CmdResult {
     if moved {
         if let Some(detached) = dbs[source_db].detach(key, now_ms) {
             dbs[target_db].attach(key, detached, now_ms);
+            dbs[source_db].signal(EventClass::GENERIC, "move_from", key);
+            dbs[target_db].signal(EventClass::GENERIC, "move_to", key);
         }
     }
     ctx.out().int(i64::from(moved));
@@ -195,7 +203,9 @@ fn swapdb(ctx: &mut Ctx, args: Args) -> CmdResult {
     let dbs = ctx.server.dbs.len();
     let a = db_index_arg(&args[1], dbs, Some("ERR invalid first DB index"))?;
     let b = db_index_arg(&args[2], dbs, Some("ERR invalid second DB index"))?;
-    ctx.server.dbs.swap(a, b);
+    let now_ms = ctx.now_ms;
+    ctx.server.swap_dbs(a, b, now_ms);
+    ctx.server.propagate.force();
     ctx.out().ok();
     Ok(())
 }
@@ -272,9 +282,13 @@ fn flush_is_async(ctx: &Ctx, args: &Args) -> Result<bool, CmdError> {
 }
 
 /// Empties the databases in `range`, freeing their contents here or on
-/// the lazyfree thread.
+/// the lazyfree thread. Always propagated, even when already empty (as
+/// Redis forces it).
 fn flush_dbs(ctx: &mut Ctx, range: std::ops::Range<usize>, lazy: bool) {
+    ctx.server.propagate.force();
     for i in range {
+        let now_ms = ctx.now_ms;
+        ctx.server.touch_watched_in_db(i, None, now_ms);
         let entries = ctx.server.dbs[i].flush();
         if lazy && !entries.is_empty() {
             let count = entries.len() as u64;

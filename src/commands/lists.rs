@@ -5,6 +5,7 @@ use super::aggregate::{
     delete_if_empty, index_range, pop_count, read, view, write, write_or_create, LIST,
 };
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use crate::db::EventClass;
 use crate::protocol::Args;
 use crate::value::list::{End, List};
 
@@ -27,6 +28,22 @@ pub static COMMANDS: &[Command] = &[
     cmd!("rpoplpush", 3, ["write", "denyoom"], (1, 2, 1), rpoplpush, "list", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped."),
 ];
 
+/// The keyspace event of a push at `end` (`lpush`, `rpush`).
+fn push_event(end: End) -> &'static str {
+    match end {
+        End::Left => "lpush",
+        End::Right => "rpush",
+    }
+}
+
+/// The keyspace event of a pop from `end` (`lpop`, `rpop`).
+fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Left => "lpop",
+        End::Right => "rpop",
+    }
+}
+
 /// Pushes `elems` in order at `end` of the list at `key`, creating the list
 /// unless `only_existing`. Returns the new length (0 if nothing was created).
 fn push_elems(
@@ -41,7 +58,9 @@ fn push_elems(
     }
     let list = write_or_create(ctx, key, &LIST)?;
     elems.iter().for_each(|e| list.push(end, e));
-    Ok(list.len())
+    let len = list.len();
+    ctx.signal(EventClass::LIST, push_event(end), key);
+    Ok(len)
 }
 
 /// LPUSH/RPUSH/LPUSHX/RPUSHX: pushes every element in order; `only_existing`
@@ -89,6 +108,9 @@ fn pop_generic(ctx: &mut Ctx, args: Args, end: End) -> CmdResult {
     };
     let take = count.map_or(1, |n| n.min(list.len() as i64) as usize);
     let popped: Vec<Vec<u8>> = (0..take).filter_map(|_| list.pop(end)).collect();
+    if !popped.is_empty() {
+        ctx.signal(EventClass::LIST, pop_event(end), &args[1]);
+    }
     delete_if_empty(ctx, &args[1]);
     let out = ctx.out();
     match count {
@@ -177,6 +199,7 @@ fn lset(ctx: &mut Ctx, args: Args) -> CmdResult {
     if !replaced {
         return Err(CmdError::Static("ERR index out of range"));
     }
+    ctx.signal(EventClass::LIST, "lset", &args[1]);
     ctx.out().ok();
     Ok(())
 }
@@ -199,6 +222,9 @@ fn linsert(ctx: &mut Ctx, args: Args) -> CmdResult {
             }
         },
     };
+    if reply > 0 {
+        ctx.signal(EventClass::LIST, "linsert", &args[1]);
+    }
     ctx.out().int(reply);
     Ok(())
 }
@@ -225,6 +251,9 @@ fn lrem(ctx: &mut Ctx, args: Args) -> CmdResult {
             removed
         }
     };
+    if removed > 0 {
+        ctx.signal(EventClass::LIST, "lrem", &args[1]);
+    }
     delete_if_empty(ctx, &args[1]);
     ctx.out().int(removed as i64);
     Ok(())
@@ -235,6 +264,7 @@ fn ltrim(ctx: &mut Ctx, args: Args) -> CmdResult {
     let stop = int_arg(&args[3])?;
     if let Some(list) = write(ctx, &args[1], &LIST)? {
         list.trim(index_range(list.len() as i64, start, stop));
+        ctx.signal(EventClass::LIST, "ltrim", &args[1]);
     }
     delete_if_empty(ctx, &args[1]);
     ctx.out().ok();
@@ -350,6 +380,7 @@ fn lmove_generic(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> C
         return Ok(());
     };
     push_elems(ctx, dst, to, &[&elem], false)?;
+    ctx.signal(EventClass::LIST, pop_event(from), src);
     delete_if_empty(ctx, src);
     ctx.out().bulk(&elem);
     Ok(())

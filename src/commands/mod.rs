@@ -10,22 +10,26 @@
 pub mod aggregate;
 pub mod connection;
 pub mod expire;
+pub mod flags;
 pub mod hashes;
 pub mod keys;
 pub mod lists;
 pub mod server;
 pub mod sets;
 pub mod strings;
+pub mod transactions;
 pub mod zsets;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+pub use flags::Flags;
+
 use crate::connection::{Session, Sessions};
-use crate::db::Db;
+use crate::db::{Db, EventClass};
 use crate::protocol::request::parse_i64;
-use crate::protocol::{Args, Reply};
+use crate::protocol::{Args, OwnedArgs, Reply};
 use crate::state::ServerState;
 
 /// Everything a handler may use: the clock snapshot, its client, the server.
@@ -42,6 +46,22 @@ impl Ctx<'_> {
     /// The selected database.
     pub fn db(&mut self) -> &mut Db {
         &mut self.server.dbs[self.session.db]
+    }
+
+    /// The key-change signal for `key` in the selected database (Redis's
+    /// `signalModifiedKey` + `notifyKeyspaceEvent`): every command that
+    /// changes a key calls it once per change, with Redis's event name.
+    pub fn signal(&mut self, class: EventClass, event: &'static str, key: &[u8]) {
+        self.db().signal(class, event, key);
+    }
+
+    /// Propagates `args` instead of the command's own arguments (each call
+    /// adds one effect). Builds nothing while nothing consumes the stream.
+    pub fn propagate_as(&mut self, args: &[&[u8]]) {
+        let propagate = &mut self.server.propagate;
+        if propagate.active() {
+            propagate.rewrite(OwnedArgs::from_slices(args.iter().copied()));
+        }
     }
 
     pub fn out(&mut self) -> &mut Reply {
@@ -127,7 +147,7 @@ pub struct Command {
     /// Redis's convention: positive = exact argument count including the
     /// name, negative = at least that many.
     pub arity: i32,
-    pub flags: &'static [&'static str],
+    pub flags: Flags,
     /// First key, last key (negative counts from the end), step; 0 0 0 if none.
     pub keys: (i32, i32, i32),
     pub handler: Handler,
@@ -161,6 +181,7 @@ const FAMILIES: &[&[Command]] = &[
     sets::COMMANDS,
     zsets::COMMANDS,
     server::COMMANDS,
+    transactions::COMMANDS,
 ];
 
 /// Every top-level command, in table order.
@@ -193,10 +214,39 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
 }
 
 fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (top, cmd) = match resolve(ctx, args) {
+        Ok(found) => found,
+        Err(err) => {
+            // A command refused while queueing dooms the transaction.
+            if let Some(t) = &mut ctx.session.multi {
+                t.aborted = true;
+            }
+            return Err(err);
+        }
+    };
+    ctx.session.last_cmd = (top.name, (!std::ptr::eq(top, cmd)).then_some(cmd.name));
+    if ctx.session.multi.is_some() && !RUN_IN_MULTI.contains(&top.name) {
+        if let Some(t) = &mut ctx.session.multi {
+            t.queue.push((cmd, OwnedArgs::from_args(args)));
+        }
+        ctx.out().simple("QUEUED");
+        return Ok(());
+    }
+    call(ctx, cmd, args)
+}
+
+/// Commands that run at once between MULTI and EXEC instead of being
+/// queued (Redis's list in `processCommand`).
+const RUN_IN_MULTI: &[&str] = &["exec", "discard", "multi", "watch", "quit", "reset"];
+
+/// The table entry a request names (the subcommand's, for containers like
+/// CONFIG), after the checks every command gets: existence,
+/// authentication, arity. Returns the top-level entry and the one to run.
+fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command), CmdError> {
     let Some(cmd) = lookup(&args[0]) else {
         return Err(unknown_command(args));
     };
-    if !ctx.session.authenticated && !cmd.flags.contains(&"noauth") {
+    if !ctx.session.authenticated && !cmd.flags.has(Flags::NOAUTH) {
         return Err(CmdError::Static("NOAUTH Authentication required."));
     }
     if !cmd.subcommands.is_empty() && args.len() >= 2 {
@@ -215,14 +265,38 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
         if !sub.arity_ok(args.len()) {
             return Err(CmdError::wrong_arity(&format!("{}|{}", cmd.name, sub.name)));
         }
-        ctx.session.last_cmd = (cmd.name, Some(sub.name));
-        return (sub.handler)(ctx, args);
+        return Ok((cmd, sub));
     }
     if !cmd.arity_ok(args.len()) {
         return Err(CmdError::wrong_arity(cmd.name));
     }
-    ctx.session.last_cmd = (cmd.name, None);
-    (cmd.handler)(ctx, args)
+    Ok((cmd, cmd))
+}
+
+/// Runs a queued command inside EXEC: as `call`, with an error written as
+/// the command's reply.
+pub fn call_and_reply(ctx: &mut Ctx, cmd: &Command, args: Args) {
+    ctx.server.stats.total_commands_processed += 1;
+    if let Err(err) = call(ctx, cmd, args) {
+        ctx.server.stats.total_error_replies += 1;
+        let msg = err.message();
+        ctx.out().error(&msg);
+    }
+}
+
+/// Runs one command (Redis's `call()`): the handler, then the key-change
+/// events it caused (expired keys' DELs go out first), then its effect to
+/// the propagation point, if it changed anything.
+pub fn call(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
+    let db = ctx.session.db;
+    let dirty_before = ctx.server.dirty();
+    let result = (cmd.handler)(ctx, args);
+    ctx.server.process_key_events();
+    let changes = ctx.server.dirty() - dirty_before;
+    ctx.server
+        .propagate
+        .command_done(db, || OwnedArgs::from_args(args), changes);
+    result
 }
 
 /// Redis's `unknown command` error: the name and the first arguments as
@@ -287,7 +361,7 @@ macro_rules! cmd {
         $crate::commands::Command {
             name: $name,
             arity: $arity,
-            flags: &[$($flag),*],
+            flags: $crate::commands::Flags::parse(&[$($flag),*]),
             keys: ($f, $l, $s),
             handler: $handler,
             subcommands: &[],
@@ -300,55 +374,7 @@ pub(crate) use cmd;
 
 #[cfg(test)]
 pub mod test_support {
-    //! In-process command execution with a hand-set clock.
-    use super::*;
-    use crate::config::Config;
-    use crate::protocol::{Parsed, RequestParser};
-
-    pub struct Harness {
-        pub server: ServerState,
-        pub session: Session,
-        pub now_ms: i64,
-    }
-
-    impl Default for Harness {
-        fn default() -> Self {
-            Self::new()
-        }
-    }
-
-    impl Harness {
-        pub fn new() -> Self {
-            Self {
-                server: ServerState::new(Config::default()),
-                session: Session {
-                    authenticated: true,
-                    ..Session::default()
-                },
-                now_ms: 1_700_000_000_000,
-            }
-        }
-
-        /// Runs one inline command and returns the raw reply bytes as text.
-        pub fn run(&mut self, line: &str) -> String {
-            let input = format!("{line}\r\n");
-            let mut parser = RequestParser::default();
-            let Ok(Parsed::Complete { .. }) = parser.parse(input.as_bytes()) else {
-                panic!("bad test command {line:?}");
-            };
-            let args = parser.args(input.as_bytes());
-            let mut ctx = Ctx {
-                now_ms: self.now_ms,
-                session: &mut self.session,
-                server: &mut self.server,
-                peers: &(),
-            };
-            execute(&mut ctx, args);
-            let out = String::from_utf8_lossy(&self.session.reply.buf).into_owned();
-            self.session.reply.buf.clear();
-            out
-        }
-    }
+    pub use crate::harness::Harness;
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Server commands: COMMAND, INFO, CONFIG, TIME, DEBUG, SHUTDOWN.
 
-use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags};
 use crate::config::{find_setting, BadValue, SETTINGS};
+use crate::digest;
 use crate::glob;
 use crate::protocol::{Args, Reply};
 
@@ -9,7 +10,7 @@ pub static COMMANDS: &[Command] = &[
     Command {
         name: "command",
         arity: -1,
-        flags: &["loading", "stale"],
+        flags: Flags::parse(&["loading", "stale"]),
         keys: (0, 0, 0),
         handler: command_all,
         subcommands: COMMAND_SUBCOMMANDS,
@@ -28,7 +29,7 @@ pub static COMMANDS: &[Command] = &[
     Command {
         name: "config",
         arity: -2,
-        flags: &[],
+        flags: Flags::parse(&[]),
         keys: (0, 0, 0),
         handler: |_, _| Ok(()),
         subcommands: CONFIG_SUBCOMMANDS,
@@ -47,7 +48,7 @@ pub static COMMANDS: &[Command] = &[
     Command {
         name: "debug",
         arity: -2,
-        flags: &["admin", "noscript"],
+        flags: Flags::parse(&["admin", "noscript"]),
         keys: (0, 0, 0),
         handler: |_, _| Ok(()),
         subcommands: DEBUG_SUBCOMMANDS,
@@ -153,15 +154,57 @@ static DEBUG_SUBCOMMANDS: &[Command] = &[
         "server",
         "Switches the active expire cycle off (0) or on (1)."
     ),
+    cmd!(
+        "digest",
+        2,
+        [],
+        (0, 0, 0),
+        debug_digest,
+        "server",
+        "Returns Redis's digest of the whole dataset."
+    ),
+    cmd!(
+        "digest-value",
+        -2,
+        [],
+        (0, 0, 0),
+        debug_digest_value,
+        "server",
+        "Returns Redis's digest of each named key's value."
+    ),
 ];
+
+/// DEBUG DIGEST: the dataset's digest as redis-server computes it, hex.
+fn debug_digest(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let hex = digest::hex(&digest::dataset_digest(&ctx.server.dbs));
+    ctx.out().simple(&hex);
+    Ok(())
+}
+
+/// DEBUG DIGEST-VALUE key...: one digest per key (zeros when absent).
+fn debug_digest_value(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let db = &ctx.server.dbs[ctx.session.db];
+    let digests: Vec<String> = args
+        .iter()
+        .skip(2)
+        .map(|key| digest::hex(&digest::value_digest(db, key)))
+        .collect();
+    let out = ctx.out();
+    out.array(digests.len());
+    for d in digests {
+        out.simple(&d);
+    }
+    Ok(())
+}
 
 /// COMMAND INFO's entry for one command (Redis 7's ten fields).
 fn write_command_info(out: &mut Reply, c: &Command, full_name: &str) {
     out.array(10);
     out.bulk(full_name.as_bytes());
     out.int(i64::from(c.arity));
-    out.set(c.flags.len());
-    for flag in c.flags {
+    let flags: Vec<&str> = c.flags.names().collect();
+    out.set(flags.len());
+    for flag in flags {
         out.simple(flag);
     }
     out.int(i64::from(c.keys.0));

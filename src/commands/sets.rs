@@ -9,7 +9,7 @@ use super::aggregate::{
     scan_target, view, write, write_or_create, SET,
 };
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
-use crate::db::Ttl;
+use crate::db::{EventClass, Ttl};
 use crate::protocol::Args;
 use crate::value::{Elem, Set, Value};
 
@@ -56,6 +56,9 @@ fn remove(set: &mut Set, member: &[u8]) -> bool {
 fn sadd(ctx: &mut Ctx, args: Args) -> CmdResult {
     let set = write_or_create(ctx, &args[1], &SET)?;
     let added = args.iter().skip(2).filter(|m| add(set, m)).count();
+    if added > 0 {
+        ctx.signal(EventClass::SET, "sadd", &args[1]);
+    }
     ctx.out().int(added as i64);
     Ok(())
 }
@@ -65,6 +68,9 @@ fn srem(ctx: &mut Ctx, args: Args) -> CmdResult {
         Some(set) => args.iter().skip(2).filter(|m| remove(set, m)).count(),
         None => 0,
     };
+    if removed > 0 {
+        ctx.signal(EventClass::SET, "srem", &args[1]);
+    }
     delete_if_empty(ctx, &args[1]);
     ctx.out().int(removed as i64);
     Ok(())
@@ -122,6 +128,13 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
         Some(_) => return Err(CmdError::WrongType),
     };
+    if !popped.is_empty() {
+        ctx.signal(EventClass::SET, "spop", &args[1]);
+        // The members actually taken, not the random choice, go out.
+        let mut effect: Vec<&[u8]> = vec![b"SREM", &args[1]];
+        effect.extend(popped.iter().map(Elem::as_bytes));
+        ctx.propagate_as(&effect);
+    }
     delete_if_empty(ctx, &args[1]);
     let out = ctx.out();
     match count {
@@ -184,8 +197,11 @@ fn smove(ctx: &mut Ctx, args: Args) -> CmdResult {
             if let Some(set) = write(ctx, src, &SET)? {
                 remove(set, member);
             }
+            ctx.signal(EventClass::SET, "srem", src);
             delete_if_empty(ctx, src);
-            add(write_or_create(ctx, dst, &SET)?, member);
+            if add(write_or_create(ctx, dst, &SET)?, member) {
+                ctx.signal(EventClass::SET, "sadd", dst);
+            }
             true
         }
     };
@@ -278,13 +294,21 @@ fn store_generic(ctx: &mut Ctx, args: &Args, op: Op) -> CmdResult {
     let now_ms = ctx.now_ms;
     let db = ctx.db();
     if members.is_empty() {
-        db.delete(&args[1], now_ms, false);
+        if db.delete(&args[1], now_ms, false) {
+            db.signal(EventClass::GENERIC, "del", &args[1]);
+        }
     } else {
         let mut set = Set::default();
         for m in members {
             set.insert_new(m);
         }
         db.set(&args[1], Value::Set(Box::new(set)), Ttl::Clear, now_ms);
+        let event = match op {
+            Op::Inter => "sinterstore",
+            Op::Union => "sunionstore",
+            Op::Diff => "sdiffstore",
+        };
+        db.signal(EventClass::SET, event, &args[1]);
     }
     ctx.out().int(len as i64);
     Ok(())

@@ -1,8 +1,9 @@
 //! String commands: GET, SET and friends, counters, ranges.
 
+use super::expire::{delete_now, set_expire_effect};
 use super::expire::{expire_deadline_ms, Unit};
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
-use crate::db::{StrEncoding, Ttl};
+use crate::db::{EventClass, StrEncoding, Ttl};
 use crate::float::LongDouble;
 use crate::protocol::request::parse_i64;
 use crate::protocol::Args;
@@ -174,20 +175,29 @@ fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
         (None, false) => Ttl::Clear,
     };
     store(ctx, key, args.get(2), ttl);
+    if let Some(at_ms) = deadline {
+        set_with_deadline_effect(ctx, key, args.get(2), at_ms);
+    }
     if !o.get {
         ctx.out().ok();
     }
     Ok(())
 }
 
-/// Stores a string value (the single string write path).
-fn store(ctx: &mut Ctx, key: &[u8], value: &[u8], ttl: Ttl) {
-    store_encoded(ctx, key, value, ttl, StrEncoding::Auto);
+/// A string stored with a deadline (SET EX..., SETEX, PSETEX): the
+/// `expire` event beside `set`, and the absolute `SET k v PXAT ms` in the
+/// stream, as Redis 7.0 writes it.
+fn set_with_deadline_effect(ctx: &mut Ctx, key: &[u8], value: &[u8], at_ms: i64) {
+    ctx.signal(EventClass::GENERIC, "expire", key);
+    let at = at_ms.to_string();
+    ctx.propagate_as(&[b"SET", key, value, b"PXAT", at.as_bytes()]);
 }
 
-fn store_encoded(ctx: &mut Ctx, key: &[u8], value: &[u8], ttl: Ttl, encoding: StrEncoding) {
+/// Stores a string value (the single string write path).
+fn store(ctx: &mut Ctx, key: &[u8], value: &[u8], ttl: Ttl) {
     let now_ms = ctx.now_ms;
-    ctx.db().set_str(key, value, ttl, encoding, now_ms);
+    ctx.db().set_str(key, value, ttl, StrEncoding::Auto, now_ms);
+    ctx.signal(EventClass::STRING, "set", key);
 }
 
 fn setnx(ctx: &mut Ctx, args: Args) -> CmdResult {
@@ -203,6 +213,7 @@ fn setnx(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn setex_generic(ctx: &mut Ctx, args: Args, unit: Unit, command: &'static str) -> CmdResult {
     let at_ms = set_deadline_ms(&args[2], unit, true, ctx.now_ms, command)?;
     store(ctx, &args[1], &args[3], Ttl::At(at_ms));
+    set_with_deadline_effect(ctx, &args[1], &args[3], at_ms);
     ctx.out().ok();
     Ok(())
 }
@@ -232,15 +243,14 @@ fn getex(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
     match deadline {
         // An absolute time already past deletes the key (the reply is still the value).
-        Some(at_ms) if at_ms <= now_ms => {
-            let lazy = ctx.server.config.lazyfree.expire;
-            ctx.db().delete(key, now_ms, lazy);
-        }
+        Some(at_ms) if at_ms <= now_ms => delete_now(ctx, key),
         Some(at_ms) => {
             ctx.db().set_expire(key, at_ms, now_ms);
+            set_expire_effect(ctx, key, at_ms);
         }
-        None if o.persist => {
-            ctx.db().persist(key, now_ms);
+        None if o.persist && ctx.db().persist(key, now_ms) => {
+            ctx.signal(EventClass::GENERIC, "persist", key);
+            ctx.propagate_as(&[b"PERSIST", key]);
         }
         None => {}
     }
@@ -253,7 +263,10 @@ fn getdel(ctx: &mut Ctx, args: Args) -> CmdResult {
     read_string(ctx, &args[1])?;
     // The type was checked above, so anything removed is a string.
     match ctx.db().detach(&args[1], now_ms).map(|d| d.value) {
-        Some(Value::Str(s)) => ctx.out().bulk(&s),
+        Some(Value::Str(s)) => {
+            ctx.signal(EventClass::GENERIC, "del", &args[1]);
+            ctx.out().bulk(&s)
+        }
         _ => ctx.out().null(),
     }
     Ok(())
@@ -265,6 +278,7 @@ fn getset(ctx: &mut Ctx, args: Args) -> CmdResult {
     let old = ctx
         .db()
         .replace(&args[1], Value::Str(args[2].to_vec()), Ttl::Clear, now_ms);
+    ctx.signal(EventClass::STRING, "set", &args[1]);
     match old {
         Some(Value::Str(s)) => ctx.out().bulk(&s),
         _ => ctx.out().null(),
@@ -335,13 +349,17 @@ fn check_string_length(ctx: &Ctx, len: u64) -> CmdResult {
 fn update_string(
     ctx: &mut Ctx,
     key: &[u8],
+    event: &'static str,
     encoding: fn(bool) -> StrEncoding,
     edit: impl FnOnce(&mut Vec<u8>, bool) -> Result<i64, CmdError>,
 ) -> Result<i64, CmdError> {
     let now_ms = ctx.now_ms;
-    ctx.db()
+    let result = ctx
+        .db()
         .update_str(key, now_ms, encoding, edit)
-        .unwrap_or(Err(CmdError::WrongType))
+        .unwrap_or(Err(CmdError::WrongType))?;
+    ctx.signal(EventClass::STRING, event, key);
+    Ok(result)
 }
 
 /// APPEND's encoding: a new key is stored as its argument would be, an
@@ -357,7 +375,7 @@ fn raw_if_existed(existed: bool) -> StrEncoding {
 fn append(ctx: &mut Ctx, args: Args) -> CmdResult {
     let current = read_string(ctx, &args[1])?.map_or(0, <[u8]>::len);
     check_string_length(ctx, (current + args[2].len()) as u64)?;
-    let len = update_string(ctx, &args[1], raw_if_existed, |s, _| {
+    let len = update_string(ctx, &args[1], "append", raw_if_existed, |s, _| {
         grow(s, s.len() + args[2].len())?;
         s.extend_from_slice(&args[2]);
         Ok(s.len() as i64)
@@ -431,6 +449,7 @@ fn setrange(ctx: &mut Ctx, args: Args) -> CmdResult {
     let len = update_string(
         ctx,
         &args[1],
+        "setrange",
         |_| StrEncoding::Raw,
         |s, _| {
             let end = offset + patch.len();
@@ -451,6 +470,7 @@ fn incr_generic(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
     let value = update_string(
         ctx,
         key,
+        "incrby",
         |_| StrEncoding::Auto,
         |s, existed| {
             let current = if existed {
@@ -499,7 +519,12 @@ fn incrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
     let incr = LongDouble::parse(&args[2]).ok_or(CmdError::NotFloat)?;
     let text = long_double_sum(current, incr)?;
     // Redis stores the formatted sum as a fresh string: never `int`.
-    store_encoded(ctx, &args[1], &text, Ttl::Keep, StrEncoding::NotInt);
+    let now_ms = ctx.now_ms;
+    ctx.db()
+        .set_str(&args[1], &text, Ttl::Keep, StrEncoding::NotInt, now_ms);
+    ctx.signal(EventClass::STRING, "incrbyfloat", &args[1]);
+    // The result, not the sum, goes to replicas: same float everywhere.
+    ctx.propagate_as(&[b"SET", &args[1], &text, b"KEEPTTL"]);
     ctx.out().bulk(&text);
     Ok(())
 }

@@ -14,7 +14,7 @@ use super::aggregate::{
     view, write, write_or_create, ZSET,
 };
 use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
-use crate::db::Ttl;
+use crate::db::{EventClass, Ttl};
 use crate::protocol::reply::format_double;
 use crate::protocol::{Args, Reply};
 use crate::value::zset::ZNode;
@@ -104,6 +104,10 @@ fn zadd_generic(ctx: &mut Ctx, key: &[u8], flags: AddFlags, pairs: &[(f64, &[u8]
         z.insert(member, new);
         result = Some(new);
     }
+    if added + updated > 0 {
+        let event = if flags.incr { "zincr" } else { "zadd" };
+        ctx.signal(EventClass::ZSET, event, key);
+    }
     delete_if_empty(ctx, key);
     let out = ctx.out();
     match (flags.incr, result) {
@@ -181,6 +185,9 @@ fn zrem(ctx: &mut Ctx, args: Args) -> CmdResult {
             .count(),
         None => 0,
     };
+    if removed > 0 {
+        ctx.signal(EventClass::ZSET, "zrem", &args[1]);
+    }
     delete_if_empty(ctx, &args[1]);
     ctx.out().int(removed as i64);
     Ok(())
@@ -565,6 +572,7 @@ fn zrevrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn zremrange_generic(
     ctx: &mut Ctx,
     key: &[u8],
+    event: &'static str,
     span: impl FnOnce(&ZSet) -> (usize, usize),
 ) -> CmdResult {
     let removed = match write(ctx, key, &ZSET)? {
@@ -582,6 +590,9 @@ fn zremrange_generic(
             doomed.len()
         }
     };
+    if removed > 0 {
+        ctx.signal(EventClass::ZSET, event, key);
+    }
     delete_if_empty(ctx, key);
     ctx.out().int(removed as i64);
     Ok(())
@@ -589,17 +600,19 @@ fn zremrange_generic(
 
 fn zremrangebyrank(ctx: &mut Ctx, args: Args) -> CmdResult {
     let (start, stop) = (int_arg(&args[2])?, int_arg(&args[3])?);
-    zremrange_generic(ctx, &args[1], |z| rank_span(z.len(), start, stop))
+    zremrange_generic(ctx, &args[1], "zremrangebyrank", |z| {
+        rank_span(z.len(), start, stop)
+    })
 }
 
 fn zremrangebyscore(ctx: &mut Ctx, args: Args) -> CmdResult {
     let range = Range::score(&args[2], &args[3])?;
-    zremrange_generic(ctx, &args[1], |z| range.span(z))
+    zremrange_generic(ctx, &args[1], "zremrangebyscore", |z| range.span(z))
 }
 
 fn zremrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
     let range = Range::lex(&args[2], &args[3])?;
-    zremrange_generic(ctx, &args[1], |z| range.span(z))
+    zremrange_generic(ctx, &args[1], "zremrangebylex", |z| range.span(z))
 }
 
 // ---- Pops, random members, scan -----------------------------------------
@@ -612,6 +625,13 @@ fn zpop_generic(ctx: &mut Ctx, args: &Args, max: bool) -> CmdResult {
     if let Some(z) = write(ctx, &args[1], &ZSET)? {
         let want = count.map_or(1, |n| n.min(z.len() as i64) as usize);
         popped.extend((0..want).map_while(|_| z.pop(max)));
+    }
+    if !popped.is_empty() {
+        ctx.signal(
+            EventClass::ZSET,
+            if max { "zpopmax" } else { "zpopmin" },
+            &args[1],
+        );
     }
     delete_if_empty(ctx, &args[1]);
     let out = ctx.out();
@@ -779,9 +799,12 @@ fn store_generic(ctx: &mut Ctx, args: &Args, op: SetOp) -> CmdResult {
     let len = result.len();
     let db = ctx.db();
     if result.is_empty() {
-        db.delete(&args[1], now_ms, false);
+        if db.delete(&args[1], now_ms, false) {
+            db.signal(EventClass::GENERIC, "del", &args[1]);
+        }
     } else {
         db.set(&args[1], Value::ZSet(Box::new(result)), Ttl::Clear, now_ms);
+        db.signal(EventClass::ZSET, name, &args[1]);
     }
     ctx.out().int(len as i64);
     Ok(())

@@ -22,10 +22,12 @@
 
 pub mod dict;
 pub mod expires;
+pub mod keylog;
 pub mod slot;
 
 use dict::{Dict, DictEntry, Moved};
 use expires::Expires;
+pub use keylog::{EventClass, KeyLog};
 use rand::Rng;
 use slot::Slot;
 
@@ -120,6 +122,8 @@ pub struct DbStats {
 
 #[derive(Default)]
 pub struct Db {
+    /// This database's number (SELECT index), for events and propagation.
+    pub index: usize,
     dict: Dict<Entry>,
     expires: Expires,
     pub stats: DbStats,
@@ -132,9 +136,49 @@ pub struct Db {
     /// Big values removed and waiting to go to the lazyfree thread (the
     /// loop drains this; `lazyfree` decides what is big).
     garbage: Vec<Value>,
+    /// What happened to keys since the loop last drained it.
+    events: KeyLog,
+    /// Changes signalled since startup (Redis's `server.dirty`, per db).
+    pub dirty: u64,
+    /// Event classes recorded although no write made them (`new`,
+    /// `keymiss`): only while keyspace notifications ask for them.
+    pub side_events: u32,
 }
 
 impl Db {
+    pub fn new(index: usize) -> Db {
+        Db {
+            index,
+            ..Db::default()
+        }
+    }
+
+    /// The key-change signal (Redis's `signalModifiedKey` plus
+    /// `notifyKeyspaceEvent`): `key` was changed by a command, as the
+    /// event `name` of `class`. Counts one change; WATCH, notifications
+    /// and the propagation point read it from the log.
+    pub fn signal(&mut self, class: EventClass, name: &'static str, key: &[u8]) {
+        self.dirty += 1;
+        self.events.push(class, name, key);
+    }
+
+    /// The events since the last call, handing over the log (give it back
+    /// with `restore_events` to keep its buffers).
+    pub fn take_events(&mut self) -> KeyLog {
+        std::mem::take(&mut self.events)
+    }
+
+    pub fn restore_events(&mut self, mut log: KeyLog) {
+        log.clear();
+        if self.events.is_empty() {
+            self.events = log;
+        }
+    }
+
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
     pub fn len(&self) -> usize {
         self.dict.len()
     }
@@ -174,6 +218,9 @@ impl Db {
     pub fn get(&mut self, key: &[u8], now_ms: i64) -> Option<ValueRef<'_>> {
         let Some(idx) = self.lookup(key, now_ms) else {
             self.stats.keyspace_misses += 1;
+            if EventClass::KEY_MISS.intersects(self.side_events) {
+                self.events.push(EventClass::KEY_MISS, "keymiss", key);
+            }
             return None;
         };
         self.stats.keyspace_hits += 1;
@@ -250,6 +297,20 @@ impl Db {
         Some(result)
     }
 
+    /// Whether `key` is in the map at all, expired or not, without
+    /// deleting anything (WATCH's bookkeeping, DEBUG DIGEST-VALUE).
+    pub fn exists_raw(&self, key: &[u8]) -> bool {
+        self.dict.find(key).is_some()
+    }
+
+    /// Whether `key` is present but past its deadline at `now_ms`, without
+    /// deleting it (Redis's `keyIsExpired`).
+    pub fn is_logically_expired(&self, key: &[u8], now_ms: i64) -> bool {
+        self.dict
+            .find(key)
+            .is_some_and(|idx| !self.is_live(idx, now_ms))
+    }
+
     pub fn contains(&mut self, key: &[u8], now_ms: i64) -> bool {
         self.lookup(key, now_ms).is_some()
     }
@@ -262,6 +323,9 @@ impl Db {
     }
 
     fn insert(&mut self, slot: Slot) -> u32 {
+        if EventClass::NEW.intersects(self.side_events) {
+            self.events.push(EventClass::NEW, "new", slot.key());
+        }
         self.dict.insert_new(Entry {
             expire_slot: NO_EXPIRE,
             encoding: StrEncoding::Auto,
@@ -479,8 +543,11 @@ impl Db {
     }
 
     /// The one path by which an expired key leaves the keyspace, passive or
-    /// active: counts it, and is where notifications and propagation attach.
+    /// active: counts it and records the `expired` event, from which the
+    /// loop publishes the notification, touches WATCH and propagates DEL.
     fn delete_expired(&mut self, idx: u32, now_ms: i64, how: Reclaim) {
+        self.events
+            .push(EventClass::EXPIRED, "expired", self.dict.key(idx));
         let lag_ms = self
             .deadline(idx)
             .map_or(0, |at_ms| (now_ms - at_ms).max(0) as u64);
@@ -601,6 +668,22 @@ impl Db {
     /// Moves the dict's resize forward for up to `budget` (cron work).
     pub fn rehash_for(&mut self, budget: std::time::Duration) {
         self.dict.rehash_for(budget);
+    }
+
+    /// `key`'s value and deadline whether or not it has expired, without
+    /// deleting or counting anything (DEBUG DIGEST-VALUE, OBJECT-like
+    /// tools that must see logically expired keys).
+    pub fn peek(&self, key: &[u8]) -> Option<(ValueRef<'_>, Option<i64>)> {
+        let idx = self.dict.find(key)?;
+        Some((self.dict.entry(idx).slot.value(), self.deadline(idx)))
+    }
+
+    /// Every key with its value and deadline, expired or not (DEBUG
+    /// DIGEST, and later the RDB writer's own filtering). O(n).
+    pub fn for_each_entry(&self, mut f: impl FnMut(&[u8], ValueRef<'_>, Option<i64>)) {
+        for (idx, entry) in self.dict.iter() {
+            f(entry.slot.key(), entry.slot.value(), self.deadline(idx));
+        }
     }
 
     /// Live keys, for KEYS. O(n), as in Redis.

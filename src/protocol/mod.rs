@@ -4,4 +4,4 @@ pub mod reply;
 pub mod request;
 
 pub use reply::Reply;
-pub use request::{encode_request, Args, Parsed, ProtocolError, RequestParser};
+pub use request::{encode_request, Args, OwnedArgs, Parsed, ProtocolError, RequestParser};

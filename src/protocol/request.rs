@@ -299,6 +299,62 @@ impl<'a> Args<'a> {
     }
 }
 
+/// An argument vector that owns its bytes: for what must outlive the read
+/// buffer (queued MULTI commands, the propagated stream, blocked commands).
+/// One buffer for all arguments, so it costs two allocations, not one per
+/// argument.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct OwnedArgs {
+    buf: Vec<u8>,
+    ranges: Vec<Range<usize>>,
+}
+
+impl OwnedArgs {
+    pub fn from_args(args: Args<'_>) -> OwnedArgs {
+        OwnedArgs::from_slices(args.iter())
+    }
+
+    pub fn from_slices<'a>(args: impl IntoIterator<Item = &'a [u8]>) -> OwnedArgs {
+        let mut owned = OwnedArgs::default();
+        for arg in args {
+            owned.push(arg);
+        }
+        owned
+    }
+
+    pub fn push(&mut self, arg: &[u8]) {
+        let start = self.buf.len();
+        self.buf.extend_from_slice(arg);
+        self.ranges.push(start..self.buf.len());
+    }
+
+    pub fn as_args(&self) -> Args<'_> {
+        Args {
+            base: &self.buf,
+            ranges: &self.ranges,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// Bytes held, for memory accounting (CLIENT LIST `multi-mem`).
+    pub fn heap_bytes(&self) -> usize {
+        self.buf.capacity() + self.ranges.capacity() * std::mem::size_of::<Range<usize>>()
+    }
+}
+
+impl std::fmt::Debug for OwnedArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_args().fmt(f)
+    }
+}
+
 impl std::ops::Index<usize> for Args<'_> {
     type Output = [u8];
     fn index(&self, i: usize) -> &[u8] {

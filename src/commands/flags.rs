@@ -1,0 +1,128 @@
+//! Command flags as a typed bitset, spelled in the table with Redis's
+//! names (`"write"`, `"denyoom"`, ...) and checked at compile time.
+//!
+//! Dispatch gates on them in one place: authentication (`noauth`),
+//! transactions (`no-multi`), subscribed mode (`pubsub` and friends),
+//! later read-only replicas (`write`), OOM (`denyoom`), scripts
+//! (`noscript`) and loading (`loading`).
+
+/// A set of command flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Flags(u32);
+
+/// Every flag with the name COMMAND reports, in Redis's order.
+const NAMES: &[(&str, Flags)] = &[
+    ("write", Flags::WRITE),
+    ("readonly", Flags::READONLY),
+    ("denyoom", Flags::DENYOOM),
+    ("admin", Flags::ADMIN),
+    ("pubsub", Flags::PUBSUB),
+    ("noscript", Flags::NOSCRIPT),
+    ("blocking", Flags::BLOCKING),
+    ("loading", Flags::LOADING),
+    ("stale", Flags::STALE),
+    ("skip_monitor", Flags::SKIP_MONITOR),
+    ("fast", Flags::FAST),
+    ("no_auth", Flags::NOAUTH),
+    ("no_multi", Flags::NO_MULTI),
+    ("allow_busy", Flags::ALLOW_BUSY),
+];
+
+impl Flags {
+    pub const NONE: Flags = Flags(0);
+    pub const WRITE: Flags = Flags(1);
+    pub const READONLY: Flags = Flags(1 << 1);
+    pub const DENYOOM: Flags = Flags(1 << 2);
+    pub const ADMIN: Flags = Flags(1 << 3);
+    pub const PUBSUB: Flags = Flags(1 << 4);
+    pub const NOSCRIPT: Flags = Flags(1 << 5);
+    pub const BLOCKING: Flags = Flags(1 << 6);
+    pub const LOADING: Flags = Flags(1 << 7);
+    pub const STALE: Flags = Flags(1 << 8);
+    pub const SKIP_MONITOR: Flags = Flags(1 << 9);
+    pub const FAST: Flags = Flags(1 << 10);
+    pub const NOAUTH: Flags = Flags(1 << 11);
+    pub const NO_MULTI: Flags = Flags(1 << 12);
+    pub const ALLOW_BUSY: Flags = Flags(1 << 13);
+
+    /// The flags named in `names`, as the command table spells them
+    /// (`"noauth"` and `"no-multi"` are accepted for Redis's source names).
+    /// Evaluated at compile time: an unknown name fails the build.
+    pub const fn parse(names: &[&str]) -> Flags {
+        let mut bits = 0;
+        let mut i = 0;
+        while i < names.len() {
+            bits |= Self::named(names[i]).0;
+            i += 1;
+        }
+        Flags(bits)
+    }
+
+    const fn named(name: &str) -> Flags {
+        let name = name.as_bytes();
+        let mut i = 0;
+        while i < NAMES.len() {
+            if same_name(NAMES[i].0.as_bytes(), name) {
+                return NAMES[i].1;
+            }
+            i += 1;
+        }
+        panic!("unknown command flag")
+    }
+
+    pub const fn has(self, flag: Flags) -> bool {
+        self.0 & flag.0 == flag.0
+    }
+
+    /// The names COMMAND INFO lists.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        NAMES
+            .iter()
+            .filter(move |(_, f)| self.has(*f))
+            .map(|(n, _)| *n)
+    }
+}
+
+/// Equal names, where `-` in the table matches `_` and `noauth` is the
+/// short spelling of `no_auth`.
+const fn same_name(canonical: &[u8], given: &[u8]) -> bool {
+    if given.len() == 6 && canonical.len() == 7 {
+        let short = b"noauth";
+        let mut i = 0;
+        while i < 6 {
+            if given[i] != short[i] {
+                return false;
+            }
+            i += 1;
+        }
+        return canonical[2] == b'_';
+    }
+    if canonical.len() != given.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < canonical.len() {
+        let g = if given[i] == b'-' { b'_' } else { given[i] };
+        if canonical[i] != g {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        let f = Flags::parse(&["write", "denyoom", "noauth", "no-multi"]);
+        assert!(f.has(Flags::WRITE) && f.has(Flags::NOAUTH) && f.has(Flags::NO_MULTI));
+        assert!(!f.has(Flags::READONLY));
+        assert_eq!(
+            f.names().collect::<Vec<_>>(),
+            ["write", "denyoom", "no_auth", "no_multi"]
+        );
+    }
+}

@@ -1,0 +1,125 @@
+//! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+//!
+//! Queueing happens in the dispatcher (`dispatch`); the watched-key table
+//! is the `multi` room's. EXEC runs the queue under the one time snapshot
+//! of its own command, so no key expires between two queued commands, and
+//! their effects reach the propagation point as one unit.
+
+use super::{call_and_reply, cmd, CmdError, CmdResult, Command, Ctx};
+use crate::multi::Transaction;
+use crate::protocol::Args;
+
+pub static COMMANDS: &[Command] = &[
+    cmd!(
+        "multi",
+        1,
+        ["noscript", "loading", "stale", "fast", "allow_busy"],
+        (0, 0, 0),
+        multi,
+        "transactions",
+        "Starts a transaction."
+    ),
+    cmd!(
+        "exec",
+        1,
+        ["noscript", "loading", "stale"],
+        (0, 0, 0),
+        exec,
+        "transactions",
+        "Executes all commands in a transaction."
+    ),
+    cmd!(
+        "discard",
+        1,
+        ["noscript", "loading", "stale", "fast", "allow_busy"],
+        (0, 0, 0),
+        discard,
+        "transactions",
+        "Discards a transaction."
+    ),
+    cmd!(
+        "watch",
+        -2,
+        ["noscript", "loading", "stale", "fast", "allow_busy"],
+        (1, -1, 1),
+        watch,
+        "transactions",
+        "Monitors changes to keys to determine the execution of a transaction."
+    ),
+    cmd!(
+        "unwatch",
+        1,
+        ["noscript", "loading", "stale", "fast", "allow_busy"],
+        (0, 0, 0),
+        unwatch,
+        "transactions",
+        "Forgets about watched keys of a transaction."
+    ),
+];
+
+fn multi(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    if ctx.session.multi.is_some() {
+        return Err(CmdError::Static("ERR MULTI calls can not be nested"));
+    }
+    ctx.session.multi = Some(Transaction::default());
+    ctx.out().ok();
+    Ok(())
+}
+
+fn exec(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let Some(transaction) = ctx.session.multi.take() else {
+        return Err(CmdError::Static("ERR EXEC without MULTI"));
+    };
+    let client = ctx.session.id;
+    let doomed = ctx
+        .server
+        .watches
+        .exec_must_fail(client, &ctx.server.dbs, ctx.now_ms);
+    ctx.server.watches.unwatch_all(client);
+    if transaction.aborted {
+        return Err(CmdError::Static(
+            "EXECABORT Transaction discarded because of previous errors.",
+        ));
+    }
+    if doomed {
+        ctx.out().null_array();
+        return Ok(());
+    }
+    ctx.server.propagate.begin_transaction();
+    ctx.out().array(transaction.queue.len());
+    for (cmd, args) in &transaction.queue {
+        call_and_reply(ctx, cmd, args.as_args());
+    }
+    ctx.server.propagate.end_transaction();
+    // The queued commands propagated themselves, as one unit.
+    ctx.server.propagate.suppress();
+    Ok(())
+}
+
+fn discard(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    if ctx.session.multi.take().is_none() {
+        return Err(CmdError::Static("ERR DISCARD without MULTI"));
+    }
+    ctx.server.watches.unwatch_all(ctx.session.id);
+    ctx.out().ok();
+    Ok(())
+}
+
+fn watch(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if ctx.session.multi.is_some() {
+        return Err(CmdError::Static("ERR WATCH inside MULTI is not allowed"));
+    }
+    let (client, db, now_ms) = (ctx.session.id, ctx.session.db, ctx.now_ms);
+    for key in args.iter().skip(1) {
+        let expired = ctx.server.dbs[db].is_logically_expired(key, now_ms);
+        ctx.server.watches.watch(client, db, key, expired);
+    }
+    ctx.out().ok();
+    Ok(())
+}
+
+fn unwatch(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    ctx.server.watches.unwatch_all(ctx.session.id);
+    ctx.out().ok();
+    Ok(())
+}

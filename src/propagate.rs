@@ -1,0 +1,244 @@
+//! The propagation point (Redis's `call()` + `alsoPropagate`): after a
+//! command runs, the commands that reproduce its effect deterministically
+//! go to every consumer of the effect stream (a recorder now; the AOF
+//! writer and the replication stream later).
+//!
+//! Owns the consumers and the current command's pending effects. It never
+//! looks at the keyspace: the dispatcher tells it what a command did, and
+//! `Db`'s key-change log tells it which keys expired.
+//!
+//! The stream's rules, as Redis 7.0 writes it:
+//! - a command that changed nothing propagates nothing;
+//! - TTLs are absolute (`SET k v PXAT ms`, `PEXPIREAT k ms`), randomness is
+//!   concrete (SPOP becomes SREM), floats are results (INCRBYFLOAT becomes
+//!   `SET k v KEEPTTL`): handlers say so with a rewrite;
+//! - several effects of one command or transaction are wrapped in
+//!   `MULTI` ... `EXEC`;
+//! - an expired key is deleted with its own `DEL` (`UNLINK` with
+//!   `lazyfree-lazy-expire`), before the command whose lookup found it and
+//!   never wrapped together with it; inside EXEC it takes its place in the
+//!   transaction's unit, because a transaction can itself put a key with a
+//!   past deadline in place (SET PXAT, SWAPDB) and only its own order
+//!   replays right;
+//! - `SELECT n` goes before an effect in another database than the last
+//!   one (each consumer tracks that, see `StreamEncoder`).
+
+use crate::protocol::{encode_request, OwnedArgs};
+
+/// One command that reproduces an effect, and the database it applies to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Effect {
+    pub db: usize,
+    pub args: OwnedArgs,
+}
+
+/// A consumer of the effect stream. Each call is one unit to apply
+/// atomically: a single command, or a transaction already wrapped in
+/// MULTI/EXEC.
+pub trait Sink {
+    fn feed(&mut self, effects: &[Effect]);
+}
+
+/// What the command being executed asked to propagate instead of, or
+/// besides, its own arguments.
+#[derive(Debug, Default)]
+struct Pending {
+    /// Replaces the command's own arguments (Redis's
+    /// `rewriteClientCommandVector`); empty: none.
+    rewritten: Vec<OwnedArgs>,
+    rewrite: bool,
+    /// Propagate even though nothing was signalled (FLUSHALL on an empty
+    /// server, as Redis's `forceCommandPropagation`).
+    force: bool,
+}
+
+#[derive(Default)]
+pub struct Propagator {
+    sinks: Vec<Box<dyn Sink>>,
+    pending: Pending,
+    /// Effects of the transaction being executed (EXEC), flushed as one
+    /// unit when it ends.
+    transaction: Option<Vec<Effect>>,
+}
+
+impl Propagator {
+    /// Whether anything consumes the stream; when not, handlers skip
+    /// building rewrites and the dispatcher skips copying arguments.
+    pub fn active(&self) -> bool {
+        !self.sinks.is_empty()
+    }
+
+    pub fn attach(&mut self, sink: Box<dyn Sink>) {
+        self.sinks.push(sink);
+    }
+
+    /// Replaces what the running command propagates; several calls give
+    /// several effects (wrapped in MULTI/EXEC).
+    pub fn rewrite(&mut self, args: OwnedArgs) {
+        self.pending.rewrite = true;
+        self.pending.rewritten.push(args);
+    }
+
+    /// The running command propagates nothing, whatever it changed.
+    pub fn suppress(&mut self) {
+        self.pending.rewrite = true;
+        self.pending.rewritten.clear();
+    }
+
+    pub fn force(&mut self) {
+        self.pending.force = true;
+    }
+
+    /// An expired key was deleted in `db`: its own DEL (or UNLINK), at once.
+    pub fn expired(&mut self, db: usize, key: &[u8], lazy: bool) {
+        if !self.active() {
+            return;
+        }
+        let name: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
+        let effect = Effect {
+            db,
+            args: OwnedArgs::from_slices([name, key]),
+        };
+        match &mut self.transaction {
+            Some(queued) => queued.push(effect),
+            None => self.feed(&[effect]),
+        }
+    }
+
+    /// The end of a command run from `db` with arguments `args` that made
+    /// `changes` signalled changes: propagates what it did, or nothing.
+    pub fn command_done(&mut self, db: usize, args: impl FnOnce() -> OwnedArgs, changes: u64) {
+        let pending = std::mem::take(&mut self.pending);
+        if !self.active() || (changes == 0 && !pending.force) {
+            return;
+        }
+        let effects: Vec<Effect> = if pending.rewrite {
+            pending
+                .rewritten
+                .into_iter()
+                .map(|args| Effect { db, args })
+                .collect()
+        } else {
+            vec![Effect { db, args: args() }]
+        };
+        match &mut self.transaction {
+            Some(queued) => queued.extend(effects),
+            None => self.feed_unit(effects),
+        }
+    }
+
+    /// Effects from here to `end_transaction` go out as one unit.
+    pub fn begin_transaction(&mut self) {
+        if self.active() {
+            self.transaction = Some(Vec::new());
+        }
+    }
+
+    pub fn end_transaction(&mut self) {
+        if let Some(effects) = self.transaction.take() {
+            self.feed_unit(effects);
+        }
+    }
+
+    /// Feeds one command's or transaction's effects, wrapped in MULTI/EXEC
+    /// when there are several.
+    fn feed_unit(&mut self, effects: Vec<Effect>) {
+        match effects.len() {
+            0 => {}
+            1 => self.feed(&effects),
+            _ => {
+                let db = effects[0].db;
+                let mut unit = Vec::with_capacity(effects.len() + 2);
+                unit.push(Effect {
+                    db,
+                    args: OwnedArgs::from_slices([b"MULTI".as_slice()]),
+                });
+                unit.extend(effects);
+                unit.push(Effect {
+                    db,
+                    args: OwnedArgs::from_slices([b"EXEC".as_slice()]),
+                });
+                self.feed(&unit);
+            }
+        }
+    }
+
+    fn feed(&mut self, effects: &[Effect]) {
+        for sink in &mut self.sinks {
+            sink.feed(effects);
+        }
+    }
+}
+
+/// Encodes effects as the RESP command stream replicas and the AOF carry,
+/// with `SELECT n` before an effect in another database than the last.
+#[derive(Debug, Default)]
+pub struct StreamEncoder {
+    /// The database the stream last selected (`None`: nothing yet).
+    selected: Option<usize>,
+}
+
+impl StreamEncoder {
+    pub fn encode(&mut self, effects: &[Effect], out: &mut Vec<u8>) {
+        for effect in effects {
+            // MULTI and EXEC carry the db of their unit; a SELECT between
+            // them and the first command would be inside the MULTI anyway.
+            if self.selected != Some(effect.db) {
+                let db = effect.db.to_string();
+                encode_request(&[b"SELECT".as_slice(), db.as_bytes()], out);
+                self.selected = Some(effect.db);
+            }
+            let args: Vec<&[u8]> = effect.args.as_args().iter().collect();
+            encode_request(&args, out);
+        }
+    }
+}
+
+/// A sink that keeps the encoded stream in memory (tests, DEBUG tooling).
+#[derive(Default)]
+pub struct Recorder {
+    encoder: StreamEncoder,
+    pub stream: std::rc::Rc<std::cell::RefCell<Vec<u8>>>,
+}
+
+impl Sink for Recorder {
+    fn feed(&mut self, effects: &[Effect]) {
+        let mut out = self.stream.borrow_mut();
+        self.encoder.encode(effects, &mut out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(parts: &[&str]) -> OwnedArgs {
+        OwnedArgs::from_slices(parts.iter().map(|p| p.as_bytes()))
+    }
+
+    #[test]
+    fn units_select_and_wrap() {
+        let recorder = Recorder::default();
+        let stream = recorder.stream.clone();
+        let mut p = Propagator::default();
+        p.attach(Box::new(recorder));
+        p.command_done(0, || args(&["SET", "a", "1"]), 1);
+        p.command_done(0, || args(&["GET", "a"]), 0);
+        p.expired(1, b"old", false);
+        p.rewrite(args(&["SREM", "s", "x"]));
+        p.rewrite(args(&["SREM", "s", "y"]));
+        p.command_done(1, || args(&["SPOP", "s", "2"]), 2);
+        let text = String::from_utf8(stream.borrow().clone()).unwrap();
+        let words: Vec<&str> = text
+            .split("\r\n")
+            .filter(|w| !w.starts_with(['*', '$']) && !w.is_empty())
+            .collect();
+        assert_eq!(
+            words,
+            [
+                "SELECT", "0", "SET", "a", "1", "SELECT", "1", "DEL", "old", "MULTI", "SREM", "s",
+                "x", "SREM", "s", "y", "EXEC"
+            ]
+        );
+    }
+}
