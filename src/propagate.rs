@@ -147,15 +147,17 @@ impl Propagator {
             0 => {}
             1 => self.feed(&effects),
             _ => {
-                let db = effects[0].db;
+                // MULTI in the first effect's db, EXEC in the last's: no
+                // SELECT is needed for either.
+                let (first, last) = (effects[0].db, effects[effects.len() - 1].db);
                 let mut unit = Vec::with_capacity(effects.len() + 2);
                 unit.push(Effect {
-                    db,
+                    db: first,
                     args: OwnedArgs::from_slices([b"MULTI".as_slice()]),
                 });
                 unit.extend(effects);
                 unit.push(Effect {
-                    db,
+                    db: last,
                     args: OwnedArgs::from_slices([b"EXEC".as_slice()]),
                 });
                 self.feed(&unit);
