@@ -40,11 +40,13 @@ pub struct Config {
     pub protected_mode: bool,
     /// The `lazyfree-lazy-*` settings.
     pub lazyfree: LazyFreePolicy,
-    /// Output limits for normal clients (the only class lapse has so far).
+    /// Output limits for normal clients.
     pub output_limit_normal: OutputLimit,
-    /// Output limits kept for the replica and pubsub classes (not used yet).
+    /// Output limits for replicas (kept for replication) and subscribers.
     pub output_limit_replica: OutputLimit,
     pub output_limit_pubsub: OutputLimit,
+    /// `notify-keyspace-events` as event-class bits (see `notify`).
+    pub notify_keyspace_events: u32,
 }
 
 /// Which deletions may free big values on the lazyfree thread (all `no`
@@ -109,6 +111,7 @@ impl Default for Config {
             output_limit_normal: DEFAULT_OUTPUT_LIMIT_NORMAL,
             output_limit_replica: OutputLimit::new(256 * 1024 * 1024, 64 * 1024 * 1024, 60),
             output_limit_pubsub: OutputLimit::new(32 * 1024 * 1024, 8 * 1024 * 1024, 60),
+            notify_keyspace_events: 0,
         }
     }
 }
@@ -376,6 +379,18 @@ pub static SETTINGS: &[Setting] = &[
     yes_no_setting!("lazyfree-lazy-server-del", lazyfree.server_del),
     yes_no_setting!("lazyfree-lazy-user-del", lazyfree.user_del),
     yes_no_setting!("lazyfree-lazy-user-flush", lazyfree.user_flush),
+    Setting {
+        name: "notify-keyspace-events",
+        get: |c| crate::notify::format_flags(c.notify_keyspace_events),
+        set: |c, a| {
+            let text = a.join("");
+            c.notify_keyspace_events = crate::notify::parse_flags(&text).ok_or_else(|| {
+                BadValue("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into())
+            })?;
+            Ok(())
+        },
+        mutable: true,
+    },
     Setting {
         name: "client-output-buffer-limit",
         get: show_output_limits,

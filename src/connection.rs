@@ -110,6 +110,12 @@ pub struct Session {
     pub last_cmd: (&'static str, Option<&'static str>),
     /// The transaction being queued, between MULTI and EXEC/DISCARD.
     pub multi: Option<Transaction>,
+    /// The connection table slot this client lives in (where deliveries
+    /// to it go).
+    pub token: usize,
+    /// Channels, patterns and shard channels subscribed (a copy of the
+    /// pubsub room's count, for the subscribed-mode gate and CLIENT LIST).
+    pub pubsub_counts: (usize, usize, usize),
 }
 
 impl Session {
@@ -136,6 +142,7 @@ impl Session {
         self.no_evict = false;
         self.no_touch = false;
         self.multi = None;
+        self.pubsub_counts = (0, 0, 0);
     }
 
     /// Gives back what one big request or reply grew (from the cron, as
@@ -153,12 +160,25 @@ impl Session {
 
     /// Which class of client this is (CLIENT LIST TYPE, output limits).
     pub fn client_type(&self) -> ClientType {
-        ClientType::Normal
+        if self.is_subscribed() {
+            ClientType::PubSub
+        } else {
+            ClientType::Normal
+        }
+    }
+
+    /// Subscribed to anything (in RESP2 that limits what it may run).
+    pub fn is_subscribed(&self) -> bool {
+        let (c, p, s) = self.pubsub_counts;
+        c + p + s > 0
     }
 
     /// One line of CLIENT LIST / the reply of CLIENT INFO, in Redis's format.
     pub fn info_line(&self, now_ms: i64) -> String {
         let mut flags = String::new();
+        if self.is_subscribed() {
+            flags.push('P');
+        }
         if self.multi.is_some() {
             flags.push('x');
         }
@@ -171,7 +191,7 @@ impl Session {
         let multi = self.multi.as_ref().map_or(-1, |t| t.queue.len() as i64);
         let multi_mem = self.multi.as_ref().map_or(0, Transaction::heap_bytes);
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -181,6 +201,9 @@ impl Session {
             (now_ms - self.last_interaction_ms).max(0) / 1000,
             flags,
             self.db,
+            self.pubsub_counts.0,
+            self.pubsub_counts.1,
+            self.pubsub_counts.2,
             multi,
             self.query.len(),
             self.query.capacity() - self.query.len(),

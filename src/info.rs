@@ -223,6 +223,10 @@ fn stats_section(state: &ServerState, out: &mut String) {
     field!(out, "lazyfreed_objects", state.lazyfree.freed_objects());
     field!(out, "keyspace_hits", hits);
     field!(out, "keyspace_misses", misses);
+    let (channels, patterns, shard) = state.pubsub.totals();
+    field!(out, "pubsub_channels", channels);
+    field!(out, "pubsub_patterns", patterns);
+    field!(out, "pubsubshard_channels", shard);
     field!(out, "total_error_replies", s.total_error_replies);
 }
 

@@ -21,8 +21,9 @@ use tracing::{debug, info, warn};
 use crate::clock::{unix_time_ms, SystemClock};
 use crate::commands::{self, Ctx};
 use crate::config::Config;
-use crate::connection::{Session, Sessions};
+use crate::connection::{ClientType, Session, Sessions};
 use crate::expire::{CycleKind, CycleSettings};
+use crate::info::Stats;
 use crate::protocol::Parsed;
 use crate::state::ServerState;
 
@@ -76,6 +77,41 @@ pub struct Server {
     busy: bool,
     clock: SystemClock,
     next_cron: Instant,
+}
+
+/// Cuts off a client whose unsent output passed its class's limit
+/// (`client-output-buffer-limit`, normal or pubsub): the output is dropped
+/// and the client closed once that is done.
+fn enforce_output_limit(config: &Config, stats: &mut Stats, session: &mut Session, now_ms: i64) {
+    if session.close_after_reply || !output_limit_reached(config, session, now_ms) {
+        return;
+    }
+    warn!(
+        "closing client {}: output buffer limit reached",
+        session.addr
+    );
+    stats.client_output_buffer_limit_disconnections += 1;
+    session.reply.buf.truncate(session.reply.sent);
+    session.close_after_reply = true;
+}
+
+/// Whether the session's unsent output passed the hard limit, or has been
+/// over the soft limit for too long.
+fn output_limit_reached(config: &Config, session: &mut Session, now_ms: i64) -> bool {
+    let limit = match session.client_type() {
+        ClientType::PubSub => config.output_limit_pubsub,
+        _ => config.output_limit_normal,
+    };
+    let pending = session.reply.pending() as u64;
+    if limit.hard_bytes > 0 && pending > limit.hard_bytes {
+        return true;
+    }
+    if limit.soft_bytes == 0 || pending <= limit.soft_bytes {
+        session.output_soft_since_ms = None;
+        return false;
+    }
+    let since = *session.output_soft_since_ms.get_or_insert(now_ms);
+    now_ms.saturating_sub(since) as u64 >= limit.soft_seconds.saturating_mul(1000)
 }
 
 impl Server {
@@ -256,6 +292,7 @@ impl Server {
                 unix_time_ms(),
             );
             session.authenticated = self.state.config.requirepass.is_empty();
+            session.token = token.0;
             self.next_client_id += 1;
             entry.insert(Connection {
                 socket,
@@ -358,15 +395,15 @@ impl Server {
                         commands::execute(&mut ctx, args);
                     }
                     offset += consumed;
-                    if self.output_limit_reached(&mut session, now_ms) {
-                        warn!(
-                            "closing client {}: output buffer limit reached",
-                            session.addr
-                        );
-                        self.state.stats.client_output_buffer_limit_disconnections += 1;
-                        session.reply = Default::default();
-                        session.close_after_reply = true;
+                    if self.state.pubsub.has_outbox() {
+                        self.deliver_messages(Some((token, &mut session)), now_ms);
                     }
+                    enforce_output_limit(
+                        &self.state.config,
+                        &mut self.state.stats,
+                        &mut session,
+                        now_ms,
+                    );
                 }
                 Err(e) => {
                     session
@@ -399,20 +436,34 @@ impl Server {
         }
     }
 
-    /// Whether the session's unsent output passed the hard limit, or has been
-    /// over the soft limit for too long (`client-output-buffer-limit`).
-    fn output_limit_reached(&self, session: &mut Session, now_ms: i64) -> bool {
-        let limit = self.state.config.output_limit_normal;
-        let pending = session.reply.pending() as u64;
-        if limit.hard_bytes > 0 && pending > limit.hard_bytes {
-            return true;
+    /// Writes queued pub/sub messages (and keyspace notifications) into
+    /// their subscribers' output buffers, the running client's included
+    /// when it is `current` (taken out of the table while it runs).
+    fn deliver_messages(&mut self, mut current: Option<(usize, &mut Session)>, now_ms: i64) {
+        let config = &self.state.config;
+        let stats = &mut self.state.stats;
+        for delivery in self.state.pubsub.take_outbox() {
+            let to = delivery.to;
+            let session = match &mut current {
+                Some((token, session)) if *token == to.token => &mut **session,
+                _ => match self.conns.get_mut(to.token) {
+                    Some(conn) => {
+                        if !conn.queued {
+                            conn.queued = true;
+                            self.pending_writes.push(to.token);
+                        }
+                        &mut conn.session
+                    }
+                    None => continue,
+                },
+            };
+            // The slot may hold a newer client than the subscriber.
+            if session.id != to.client || session.close_after_reply {
+                continue;
+            }
+            delivery.encode(&mut session.reply);
+            enforce_output_limit(config, stats, session, now_ms);
         }
-        if limit.soft_bytes == 0 || pending <= limit.soft_bytes {
-            session.output_soft_since_ms = None;
-            return false;
-        }
-        let since = *session.output_soft_since_ms.get_or_insert(now_ms);
-        now_ms.saturating_sub(since) as u64 >= limit.soft_seconds.saturating_mul(1000)
     }
 
     /// Work done before each poll: a fast expire cycle, then one write per
@@ -537,6 +588,9 @@ impl Server {
             &mut state.rng,
         );
         state.process_key_events();
+        if state.pubsub.has_outbox() {
+            self.deliver_messages(None, unix_time_ms());
+        }
     }
 
     /// How long the loop may sleep: until the next cron, or (deadline

@@ -10,12 +10,15 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
 use crate::config::Config;
-use crate::db::{Db, EventClass};
+use crate::db::keylog::KeyEvent;
+use crate::db::{Db, EventClass, KeyLog};
 use crate::expire::ExpireCycle;
 use crate::info::Stats;
 use crate::lazyfree::LazyFree;
 use crate::multi::WatchTable;
+use crate::notify;
 use crate::propagate::Propagator;
+use crate::pubsub::PubSub;
 
 pub struct ServerState {
     pub dbs: Vec<Db>,
@@ -39,6 +42,8 @@ pub struct ServerState {
     pub propagate: Propagator,
     /// Watched keys and the clients whose transaction they doomed.
     pub watches: WatchTable,
+    /// Subscriptions and the messages waiting for delivery.
+    pub pubsub: PubSub,
 }
 
 impl ServerState {
@@ -56,6 +61,7 @@ impl ServerState {
             lazyfree: LazyFree::start(),
             propagate: Propagator::default(),
             watches: WatchTable::default(),
+            pubsub: PubSub::default(),
         };
         state.apply_config();
         state
@@ -65,9 +71,11 @@ impl ServerState {
     /// (at startup and after CONFIG SET).
     pub fn apply_config(&mut self) {
         let policy = self.config.lazyfree;
+        let side_events = crate::notify::side_events(self.config.notify_keyspace_events);
         for db in &mut self.dbs {
             db.lazy_expire = policy.expire;
             db.lazy_server_del = policy.server_del;
+            db.side_events = side_events;
         }
     }
 
@@ -80,28 +88,52 @@ impl ServerState {
     /// readers: an expired key's deletion goes to the propagation point.
     /// Called after each command and after the active expire cycle.
     pub fn process_key_events(&mut self) {
-        for i in 0..self.dbs.len() {
-            if !self.dbs[i].has_events() {
-                continue;
-            }
-            let log = self.dbs[i].take_events();
-            let watched = self.watches.watches_in(i);
+        let busy: Vec<usize> = (0..self.dbs.len())
+            .filter(|&i| self.dbs[i].has_events())
+            .collect();
+        let logs: Vec<(usize, KeyLog)> = busy
+            .iter()
+            .map(|&i| (i, self.dbs[i].take_events()))
+            .collect();
+        if let [(db, log)] = logs.as_slice() {
             for (event, key) in log.iter() {
-                let expired = event.class == EventClass::EXPIRED;
-                if watched && (event.class.is_write() || expired) {
-                    self.watches.touch(i, key, expired || event.name == "del");
-                }
-                if expired {
-                    self.propagate.expired(i, key, self.config.lazyfree.expire);
-                }
+                self.handle_key_event(*db, event, key);
             }
-            self.dbs[i].restore_events(log);
+        } else {
+            // Several databases changed (MOVE, COPY ... DB, SWAPDB): merge
+            // their logs back into the order things happened.
+            let mut merged: Vec<(u64, usize, &KeyEvent, &[u8])> = logs
+                .iter()
+                .flat_map(|(db, log)| log.iter().map(move |(e, k)| (e.seq, *db, e, k)))
+                .collect();
+            merged.sort_by_key(|m| m.0);
+            for (_, db, event, key) in merged {
+                self.handle_key_event(db, event, key);
+            }
         }
+        for (db, log) in logs {
+            self.dbs[db].restore_events(log);
+        }
+    }
+
+    /// One key-change event to its readers: WATCH, the propagation of an
+    /// expired key's deletion, keyspace notifications.
+    fn handle_key_event(&mut self, db: usize, event: &KeyEvent, key: &[u8]) {
+        let expired = event.class == EventClass::EXPIRED;
+        if self.watches.watches_in(db) && (event.class.is_write() || expired) {
+            self.watches.touch(db, key, expired || event.name == "del");
+        }
+        if expired {
+            self.propagate.expired(db, key, self.config.lazyfree.expire);
+        }
+        let flags = self.config.notify_keyspace_events;
+        notify::notify(&mut self.pubsub, flags, event.class, event.name, key, db);
     }
 
     /// Drops what the rooms keep for a client that disconnected.
     pub fn forget_client(&mut self, client: u64) {
         self.watches.unwatch_all(client);
+        self.pubsub.forget(client);
     }
 
     /// WATCH's view of a database emptied (FLUSHDB, FLUSHALL) or swapped

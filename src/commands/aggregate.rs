@@ -37,6 +37,21 @@ pub fn read<'a, T: ?Sized>(
     }
 }
 
+/// The value at `key` as a command about to change it sees it (no read
+/// statistics, no `keymiss`): `Ok(None)` if absent, WRONGTYPE if it is
+/// another type.
+pub fn read_for_write<'a, T: ?Sized>(
+    ctx: &'a mut Ctx,
+    key: &[u8],
+    kind: &Kind<T>,
+) -> Result<Option<&'a T>, CmdError> {
+    let now_ms = ctx.now_ms;
+    match ctx.db().get_for_write(key, now_ms) {
+        None => Ok(None),
+        Some(v) => (kind.get)(v).map(Some).ok_or(CmdError::WrongType),
+    }
+}
+
 /// The value at `key` for changing in place: `Ok(None)` if absent.
 pub fn write<'a, T: ?Sized>(
     ctx: &'a mut Ctx,
@@ -59,7 +74,7 @@ pub fn write_or_create<'a, T: ?Sized>(
     key: &[u8],
     kind: &Kind<T>,
 ) -> Result<&'a mut T, CmdError> {
-    if read(ctx, key, kind)?.is_none() {
+    if read_for_write(ctx, key, kind)?.is_none() {
         let now_ms = ctx.now_ms;
         ctx.db().set(key, (kind.empty)(), Ttl::Clear, now_ms);
     }

@@ -166,6 +166,14 @@ static CLIENT_SUBCOMMANDS: &[Command] = &[
 ];
 
 fn ping(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() <= 2 && ctx.session.is_subscribed() && !ctx.session.reply.resp3 {
+        // Subscribed in RESP2: PING answers in the shape of a message.
+        let out = ctx.out();
+        out.array(2);
+        out.bulk(b"pong");
+        out.bulk(if args.len() == 2 { &args[1] } else { b"" });
+        return Ok(());
+    }
     match args.len() {
         1 => ctx.out().simple("PONG"),
         2 => ctx.out().bulk(&args[1]),
@@ -311,7 +319,7 @@ fn bad_name() -> CmdError {
 fn reset(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let open = ctx.server.config.requirepass.is_empty();
     ctx.session.reset(open);
-    ctx.server.watches.unwatch_all(ctx.session.id);
+    ctx.server.forget_client(ctx.session.id);
     ctx.out().simple("RESET");
     Ok(())
 }

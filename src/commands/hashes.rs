@@ -4,8 +4,8 @@
 use rand::Rng;
 
 use super::aggregate::{
-    delete_if_empty, rand_args, read, reply_picks, reply_scan, scan_target, view, write,
-    write_or_create, HASH,
+    delete_if_empty, rand_args, read, read_for_write, reply_picks, reply_scan, scan_target, view,
+    write, write_or_create, HASH,
 };
 use super::strings::long_double_sum;
 use super::{cmd, int_arg, CmdError, CmdResult, Command, Ctx};
@@ -86,7 +86,7 @@ fn hmset(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn hsetnx(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let exists = read(ctx, &args[1], &HASH)?.is_some_and(|h| h.find(&args[2]).is_some());
+    let exists = read_for_write(ctx, &args[1], &HASH)?.is_some_and(|h| h.find(&args[2]).is_some());
     if !exists {
         set_field(write_or_create(ctx, &args[1], &HASH)?, &args[2], &args[3]);
         ctx.signal(EventClass::HASH, "hset", &args[1]);
@@ -200,7 +200,7 @@ fn update_field(
     event: &'static str,
     f: impl FnOnce(Option<&[u8]>) -> Result<Vec<u8>, CmdError>,
 ) -> Result<Vec<u8>, CmdError> {
-    let current = read(ctx, &args[1], &HASH)?.and_then(|h| get_field(h, &args[2]));
+    let current = read_for_write(ctx, &args[1], &HASH)?.and_then(|h| get_field(h, &args[2]));
     let next = f(current)?;
     set_field(write_or_create(ctx, &args[1], &HASH)?, &args[2], &next);
     ctx.signal(EventClass::HASH, event, &args[1]);

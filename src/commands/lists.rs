@@ -2,7 +2,8 @@
 //! LINDEX, LSET, LINSERT, LREM, LTRIM, LPOS, LMOVE, RPOPLPUSH.
 
 use super::aggregate::{
-    delete_if_empty, index_range, pop_count, read, view, write, write_or_create, LIST,
+    delete_if_empty, index_range, pop_count, read, read_for_write, view, write, write_or_create,
+    LIST,
 };
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::EventClass;
@@ -53,7 +54,7 @@ fn push_elems(
     elems: &[&[u8]],
     only_existing: bool,
 ) -> Result<usize, CmdError> {
-    if only_existing && read(ctx, key, &LIST)?.is_none() {
+    if only_existing && read_for_write(ctx, key, &LIST)?.is_none() {
         return Ok(0);
     }
     let list = write_or_create(ctx, key, &LIST)?;
@@ -368,11 +369,11 @@ fn end_arg(arg: &[u8]) -> Result<End, CmdError> {
 /// LMOVE and RPOPLPUSH (`lmoveGenericCommand`): both types are checked
 /// before anything moves; an emptied source is deleted.
 fn lmove_generic(ctx: &mut Ctx, src: &[u8], dst: &[u8], from: End, to: End) -> CmdResult {
-    if read(ctx, src, &LIST)?.is_none_or(List::is_empty) {
+    if read_for_write(ctx, src, &LIST)?.is_none_or(List::is_empty) {
         ctx.out().null();
         return Ok(());
     }
-    read(ctx, dst, &LIST)?;
+    read_for_write(ctx, dst, &LIST)?;
     // The source was just seen to be a non-empty list.
     let elem = write(ctx, src, &LIST)?.and_then(|list| list.pop(from));
     let Some(elem) = elem else {

@@ -14,6 +14,7 @@ pub mod flags;
 pub mod hashes;
 pub mod keys;
 pub mod lists;
+pub mod pubsub;
 pub mod server;
 pub mod sets;
 pub mod strings;
@@ -182,6 +183,7 @@ const FAMILIES: &[&[Command]] = &[
     zsets::COMMANDS,
     server::COMMANDS,
     transactions::COMMANDS,
+    pubsub::COMMANDS,
 ];
 
 /// Every top-level command, in table order.
@@ -265,12 +267,33 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
         if !sub.arity_ok(args.len()) {
             return Err(CmdError::wrong_arity(&format!("{}|{}", cmd.name, sub.name)));
         }
+        subscribed_mode_check(ctx, cmd, sub)?;
         return Ok((cmd, sub));
     }
     if !cmd.arity_ok(args.len()) {
         return Err(CmdError::wrong_arity(cmd.name));
     }
+    subscribed_mode_check(ctx, cmd, cmd)?;
     Ok((cmd, cmd))
+}
+
+/// In RESP2 a subscribed client may only (un)subscribe, PING, QUIT and
+/// RESET; RESP3 carries messages as pushes and allows everything.
+fn subscribed_mode_check(ctx: &Ctx, top: &Command, cmd: &Command) -> CmdResult {
+    if !ctx.session.is_subscribed()
+        || ctx.session.reply.resp3
+        || pubsub::allowed_when_subscribed(top.name)
+    {
+        return Ok(());
+    }
+    let full = if std::ptr::eq(top, cmd) {
+        top.name.to_string()
+    } else {
+        format!("{}|{}", top.name, cmd.name)
+    };
+    Err(CmdError::owned(format!(
+        "ERR Can't execute '{full}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+    )))
 }
 
 /// Runs a queued command inside EXEC: as `call`, with an error written as

@@ -378,7 +378,13 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
             return Err(failed("can't set immutable config"));
         }
         let value = String::from_utf8_lossy(&args[i + 1]).into_owned();
-        let whole_value = ["bind", "save", "requirepass", "client-output-buffer-limit"];
+        let whole_value = [
+            "bind",
+            "save",
+            "requirepass",
+            "client-output-buffer-limit",
+            "notify-keyspace-events",
+        ];
         let words: Vec<String> = if whole_value.contains(&setting.name) {
             vec![value]
         } else {

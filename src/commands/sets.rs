@@ -179,9 +179,11 @@ fn smove(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
     let db = ctx.db();
     let src_kind = db
-        .get(src, now_ms)
+        .get_for_write(src, now_ms)
         .map(|v| (SET.get)(v).map(|s| s.find(member).is_some()));
-    let dst_ok = db.get(dst, now_ms).is_none_or(|v| (SET.get)(v).is_some());
+    let dst_ok = db
+        .get_for_write(dst, now_ms)
+        .is_none_or(|v| (SET.get)(v).is_some());
     let Some(src_has) = src_kind else {
         ctx.out().int(0);
         return Ok(());

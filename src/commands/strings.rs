@@ -36,7 +36,18 @@ pub static COMMANDS: &[Command] = &[
 /// The string at `key`: `Ok(None)` if absent, WRONGTYPE if not a string.
 fn read_string<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a [u8]>, CmdError> {
     let now_ms = ctx.now_ms;
-    match ctx.db().get(key, now_ms) {
+    string_of(ctx.db().get(key, now_ms))
+}
+
+/// `read_string` for a command about to change the key (no read
+/// statistics, no `keymiss` event).
+fn read_string_for_write<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a [u8]>, CmdError> {
+    let now_ms = ctx.now_ms;
+    string_of(ctx.db().get_for_write(key, now_ms))
+}
+
+fn string_of(value: Option<ValueRef<'_>>) -> Result<Option<&[u8]>, CmdError> {
+    match value {
         None => Ok(None),
         Some(ValueRef::Str(s)) => Ok(Some(s)),
         Some(_) => Err(CmdError::WrongType),
@@ -373,7 +384,7 @@ fn raw_if_existed(existed: bool) -> StrEncoding {
 }
 
 fn append(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let current = read_string(ctx, &args[1])?.map_or(0, <[u8]>::len);
+    let current = read_string_for_write(ctx, &args[1])?.map_or(0, <[u8]>::len);
     check_string_length(ctx, (current + args[2].len()) as u64)?;
     let len = update_string(ctx, &args[1], "append", raw_if_existed, |s, _| {
         grow(s, s.len() + args[2].len())?;
@@ -438,7 +449,7 @@ fn setrange(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Err(CmdError::Static("ERR offset is out of range"));
     }
     let patch = &args[3];
-    let current = read_string(ctx, &args[1])?.map(<[u8]>::len);
+    let current = read_string_for_write(ctx, &args[1])?.map(<[u8]>::len);
     if patch.is_empty() {
         // Nothing to write: report the current length, create nothing.
         ctx.out().int(current.unwrap_or(0) as i64);
@@ -512,7 +523,7 @@ fn decrby(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn incrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
     // Redis's order: the key's type, the stored value, then the increment.
-    let current = match read_string(ctx, &args[1])? {
+    let current = match read_string_for_write(ctx, &args[1])? {
         Some(text) => LongDouble::parse(text).ok_or(CmdError::NotFloat)?,
         None => LongDouble::ZERO,
     };

@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 
 use super::aggregate::{
-    delete_if_empty, index_range, pop_count, rand_args, read, reply_picks, reply_scan, scan_target,
-    view, write, write_or_create, ZSET,
+    delete_if_empty, index_range, pop_count, rand_args, read, read_for_write, reply_picks,
+    reply_scan, scan_target, view, write, write_or_create, ZSET,
 };
 use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::{EventClass, Ttl};
@@ -66,7 +66,7 @@ struct AddFlags {
 /// and replies with the count (added, plus updated with CH) or, with INCR,
 /// the new score (null if a condition stopped it).
 fn zadd_generic(ctx: &mut Ctx, key: &[u8], flags: AddFlags, pairs: &[(f64, &[u8])]) -> CmdResult {
-    let exists = read(ctx, key, &ZSET)?.is_some();
+    let exists = read_for_write(ctx, key, &ZSET)?.is_some();
     if !exists && flags.xx {
         match flags.incr {
             true => ctx.out().null(),

@@ -9,6 +9,12 @@
 //! reused buffer, so a recorded event allocates nothing in steady state.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Orders events across databases (MOVE and COPY record in two logs; the
+/// readers need them in the order they happened). Only the loop thread
+/// records, so the counter is never contended.
+static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// The kind of event, as Redis's keyspace notification classes (the bit
 /// values are Redis's `NOTIFY_*`, so the `notify-keyspace-events` flags map
@@ -50,6 +56,8 @@ impl EventClass {
 /// One recorded event.
 #[derive(Debug, Clone)]
 pub struct KeyEvent {
+    /// When it happened, relative to events in other databases.
+    pub seq: u64,
     pub class: EventClass,
     /// The event name notifications carry (`set`, `lpush`, `expired`, ...).
     pub name: &'static str,
@@ -68,6 +76,7 @@ impl KeyLog {
         let start = self.keys.len();
         self.keys.extend_from_slice(key);
         self.events.push(KeyEvent {
+            seq: NEXT_SEQ.fetch_add(1, Ordering::Relaxed),
             class,
             name,
             key: start..self.keys.len(),

@@ -227,6 +227,14 @@ impl Db {
         Some(self.dict.entry(idx).slot.value())
     }
 
+    /// The value of `key` for a command about to change it
+    /// (`lookupKeyWrite`): passive expiry, but no hit/miss statistics and
+    /// no `keymiss` event, which belong to reads.
+    pub fn get_for_write(&mut self, key: &[u8], now_ms: i64) -> Option<ValueRef<'_>> {
+        let idx = self.lookup(key, now_ms)?;
+        Some(self.dict.entry(idx).slot.value())
+    }
+
     /// The values of several keys at once, for commands that read them
     /// together (SINTER, ZUNIONSTORE). Each is looked up in order as `get`
     /// does (passive expiry, hit/miss stats) and offered to `accept`; the
@@ -439,8 +447,14 @@ impl Db {
         })
     }
 
-    /// Stores a detached value at `key`, replacing any value there.
+    /// Stores a detached value at `key`. A value already there is deleted
+    /// first, so the key is new (RENAME/COPY/MOVE's `dbDelete` + `dbAdd`:
+    /// a `new` event either way).
     pub fn attach(&mut self, key: &[u8], d: Detached, now_ms: i64) {
+        if let Some(idx) = self.lookup(key, now_ms) {
+            self.stage_overwritten(idx);
+            self.remove_at(idx);
+        }
         let ttl = d.expire_at_ms.map_or(Ttl::Clear, Ttl::At);
         self.set_generic(key, d.value, ttl, d.encoding, now_ms);
     }

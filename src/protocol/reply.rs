@@ -107,6 +107,16 @@ impl Reply {
         self.prefixed_int(b'*', len as i64);
     }
 
+    /// An out-of-band push of `len` items (pub/sub messages): `>` in
+    /// RESP3, a plain array in RESP2.
+    pub fn push(&mut self, len: usize) {
+        if self.resp3 {
+            self.prefixed_int(b'>', len as i64);
+        } else {
+            self.array(len);
+        }
+    }
+
     /// A map of `pairs` entries: `%` in RESP3, a flat array in RESP2.
     pub fn map(&mut self, pairs: usize) {
         if self.resp3 {
