@@ -8,6 +8,8 @@
 #   TESTS="set get" PIPELINES="16" benches/compare.sh
 #   AGAINST="--expire-strategy uniform" TESTS=setex benches/compare.sh
 #       (B is a second lapse started with these flags instead of redis-server)
+#   AGAINST_BIN=/path/to/older/lapse TESTS="set incr" PIPELINES=16 benches/compare.sh
+#       (B is another lapse build: before/after comparisons of a change)
 #
 # Needs redis-server and redis-benchmark (apt-get install -y redis-server redis-tools).
 set -euo pipefail
@@ -21,6 +23,7 @@ TESTS=${TESTS:-"ping set get incr mset setex"}
 PIPELINES=${PIPELINES:-"1 16"}
 LAPSE_ARGS=${LAPSE_ARGS:-}
 AGAINST=${AGAINST:-}
+AGAINST_BIN=${AGAINST_BIN:-}
 
 command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null || {
     echo "redis-server and redis-benchmark are required" >&2; exit 1; }
@@ -32,7 +35,10 @@ REDIS_PORT=$(free_port)
 # shellcheck disable=SC2086
 ./target/release/lapse --port "$LAPSE_PORT" --loglevel warning $LAPSE_ARGS &
 LAPSE_PID=$!
-if [ -n "$AGAINST" ]; then
+if [ -n "$AGAINST_BIN" ]; then
+    "$AGAINST_BIN" --port "$REDIS_PORT" --loglevel warning &
+    B_NAME="lapse (other build)"
+elif [ -n "$AGAINST" ]; then
     # shellcheck disable=SC2086
     ./target/release/lapse --port "$REDIS_PORT" --loglevel warning $AGAINST &
     B_NAME="lapse $AGAINST"

@@ -1,0 +1,386 @@
+//! Side-by-side benchmark of what issue 13 added: lapse (release build) and
+//! redis-server, one after the other, on this machine.
+//!
+//! 1. `lag`: 1,000 probe keys sharing one deadline among N keys with 1-hour
+//!    TTLs, never touched; one subscriber on `__keyevent@0__:expired`. How
+//!    many `expired` events arrive within `LAG_WAIT_SECS`, and how late
+//!    (arrival minus deadline): p50 / p99 / max.
+//! 2. `publish`: PUBLISH throughput (redis-benchmark, 50 clients) with 1
+//!    and 100 subscribers reading and discarding.
+//! 3. `multi`: MULTI / SET / EXEC transactions per second, 50 connections,
+//!    16 transactions pipelined per round trip.
+//!
+//! Run: `cargo bench --bench effects` (needs redis-server, redis-benchmark).
+//! Knobs (env): `SECTIONS` (lag,publish,multi), `LAG_KEYS` (1000000),
+//! `LAG_WAIT_SECS` (60), `SUBSCRIBERS` (1,100), `PIPELINES` (1,16),
+//! `REQUESTS` (200000), `PAIRS` (3: runs per server, alternating, median).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+
+const PROBES: usize = 1_000;
+
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+struct Running {
+    name: &'static str,
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(name: &'static str) -> Running {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let port_s = port.to_string();
+    let mut cmd = if name == "lapse" {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_lapse"));
+        c.args(["--loglevel", "warning"]);
+        c
+    } else {
+        let mut c = Command::new("redis-server");
+        c.args(["--save", "", "--appendonly", "no", "--bind", "127.0.0.1"]);
+        c
+    };
+    let child = cmd
+        .args(["--port", &port_s, "--hz", "10"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {name}: {e}"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "{name} did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Running { name, child, port }
+}
+
+fn connect(port: u16) -> BufReader<TcpStream> {
+    let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_nodelay(true).unwrap();
+    BufReader::new(s)
+}
+
+fn send(r: &mut BufReader<TcpStream>, args: &[&[u8]]) {
+    let mut buf = Vec::new();
+    lapse::protocol::encode_request(args, &mut buf);
+    r.get_mut().write_all(&buf).unwrap();
+}
+
+/// Reads one reply of any shape, returning its lines (bulk bodies included).
+fn read_reply(r: &mut BufReader<TcpStream>, out: &mut Vec<String>) {
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    let line = line.trim_end().to_string();
+    let (kind, rest) = line.split_at(1);
+    out.push(line.clone());
+    match kind {
+        "$" => {
+            let n: i64 = rest.parse().unwrap();
+            if n >= 0 {
+                let mut body = vec![0u8; n as usize + 2];
+                r.read_exact(&mut body).unwrap();
+                out.push(String::from_utf8_lossy(&body[..n as usize]).into_owned());
+            }
+        }
+        "*" | ">" => {
+            let n: i64 = rest.parse().unwrap();
+            for _ in 0..n.max(0) {
+                read_reply(r, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn cmd(r: &mut BufReader<TcpStream>, args: &[&str]) -> Vec<String> {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    send(r, &args);
+    let mut out = Vec::new();
+    read_reply(r, &mut out);
+    out
+}
+
+/// Pipelined SETs: `make(i)` gives the arguments of the i-th.
+fn load(port: u16, n: usize, make: impl Fn(usize) -> Vec<Vec<u8>>) {
+    let mut r = connect(port);
+    const BATCH: usize = 10_000;
+    let mut i = 0;
+    while i < n {
+        let end = (i + BATCH).min(n);
+        let mut buf = Vec::new();
+        for j in i..end {
+            let args = make(j);
+            let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+            lapse::protocol::encode_request(&args, &mut buf);
+        }
+        r.get_mut().write_all(&buf).unwrap();
+        let mut replies = vec![0u8; 5 * (end - i)];
+        r.read_exact(&mut replies).unwrap();
+        i = end;
+    }
+}
+
+fn percentile(sorted: &[i64], p: f64) -> i64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
+}
+
+fn lag(server: &Running, keys: usize, wait: Duration) {
+    load(server.port, keys, |i| {
+        vec![
+            b"SET".to_vec(),
+            format!("long:{i}").into_bytes(),
+            b"v".to_vec(),
+            b"EX".to_vec(),
+            b"3600".to_vec(),
+        ]
+    });
+    let mut c = connect(server.port);
+    cmd(&mut c, &["CONFIG", "SET", "notify-keyspace-events", "Ex"]);
+    let mut sub = connect(server.port);
+    cmd(&mut sub, &["SUBSCRIBE", "__keyevent@0__:expired"]);
+    let deadline_ms = unix_ms() + 2_000;
+    let at = deadline_ms.to_string();
+    load(server.port, PROBES, |i| {
+        vec![
+            b"SET".to_vec(),
+            format!("probe:{i}").into_bytes(),
+            b"v".to_vec(),
+            b"PXAT".to_vec(),
+            at.clone().into_bytes(),
+        ]
+    });
+    sub.get_ref()
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(2) + wait;
+    let mut lags = Vec::new();
+    while lags.len() < PROBES && Instant::now() < until {
+        let mut frame = Vec::new();
+        let mut line = String::new();
+        match sub.read_line(&mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(_) => continue,
+        }
+        // `*3`: message, channel, key; read the rest with no timeout games.
+        sub.get_ref().set_read_timeout(None).unwrap();
+        for _ in 0..3 {
+            read_reply(&mut sub, &mut frame);
+        }
+        sub.get_ref()
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        if frame.last().is_some_and(|k| k.starts_with("probe:")) {
+            lags.push(unix_ms() - deadline_ms);
+        }
+    }
+    lags.sort_unstable();
+    println!(
+        "| {} | {} | {}/{} | {} | {} | {} |",
+        server.name,
+        keys,
+        lags.len(),
+        PROBES,
+        percentile(&lags, 0.50),
+        percentile(&lags, 0.99),
+        lags.last().copied().unwrap_or(0)
+    );
+}
+
+/// redis-benchmark's requests per second for one PUBLISH run.
+fn publish_rps(port: u16, requests: u64, pipeline: u64) -> f64 {
+    let out = Command::new("redis-benchmark")
+        .args([
+            "-p",
+            &port.to_string(),
+            "-c",
+            "50",
+            "-n",
+            &requests.to_string(),
+        ])
+        .args(["-P", &pipeline.to_string(), "--csv"])
+        .args(["PUBLISH", "bench", "0123456789abcdef"])
+        .output()
+        .expect("redis-benchmark");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = text.lines().last().unwrap_or_default().replace('"', "");
+    last.split(',')
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Subscribers on `bench` that read and discard until stopped.
+fn subscribers(port: u16, n: usize, stop: Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<()>> {
+    (0..n)
+        .map(|_| {
+            let mut r = connect(port);
+            cmd(&mut r, &["SUBSCRIBE", "bench"]);
+            r.get_ref()
+                .set_read_timeout(Some(Duration::from_millis(100)))
+                .unwrap();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 1 << 16];
+                while !stop.load(Ordering::Relaxed) {
+                    let _ = r.read(&mut buf);
+                }
+            })
+        })
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// MULTI/SET/EXEC transactions per second: 50 connections, `pipeline`
+/// transactions per round trip, `total` transactions in all.
+fn multi_tps(port: u16, total: u64, pipeline: u64) -> f64 {
+    let conns = 50;
+    let per_conn = total / conns;
+    let start = Instant::now();
+    let done = Arc::new(Mutex::new(0u64));
+    let handles: Vec<_> = (0..conns)
+        .map(|c| {
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let mut r = connect(port);
+                let mut rng = rand::rngs::SmallRng::seed_from_u64(c);
+                let mut sent = 0;
+                let mut buf = Vec::new();
+                while sent < per_conn {
+                    buf.clear();
+                    let batch = pipeline.min(per_conn - sent);
+                    for _ in 0..batch {
+                        let key = format!("key:{}", rng.gen_range(0..1_000_000));
+                        lapse::protocol::encode_request(&[b"MULTI".as_slice()], &mut buf);
+                        lapse::protocol::encode_request(
+                            &[b"SET".as_slice(), key.as_bytes(), b"0123456789abcdef"],
+                            &mut buf,
+                        );
+                        lapse::protocol::encode_request(&[b"EXEC".as_slice()], &mut buf);
+                    }
+                    r.get_mut().write_all(&buf).unwrap();
+                    // +OK, +QUEUED, *1 +OK per transaction.
+                    let mut lines = String::new();
+                    for _ in 0..batch * 4 {
+                        lines.clear();
+                        r.read_line(&mut lines).unwrap();
+                    }
+                    sent += batch;
+                }
+                *done.lock().unwrap() += sent;
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let transactions = *done.lock().unwrap();
+    transactions as f64 / start.elapsed().as_secs_f64()
+}
+
+fn main() {
+    if common::redis_server_missing() {
+        return;
+    }
+    let sections = common::env_list("SECTIONS", "lag,publish,multi");
+    let requests = env_num("REQUESTS", 200_000);
+    let pairs = env_num("PAIRS", 3) as usize;
+    let pipelines: Vec<u64> = common::env_list("PIPELINES", "1,16")
+        .iter()
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    if sections.iter().any(|s| s == "lag") {
+        let keys = env_num("LAG_KEYS", 1_000_000) as usize;
+        let wait = Duration::from_secs(env_num("LAG_WAIT_SECS", 60));
+        println!(
+            "\n## expired events: {PROBES} probes sharing one deadline among {keys} long TTLs\n"
+        );
+        println!("| server | long TTLs | arrived | p50 ms | p99 ms | max ms |");
+        println!("|---|---|---|---|---|---|");
+        for name in ["lapse", "redis-server"] {
+            lag(&start(name), keys, wait);
+        }
+    }
+    let servers = [start("lapse"), start("redis-server")];
+    if sections.iter().any(|s| s == "publish") {
+        println!("\n## PUBLISH, 50 clients, {requests} requests (median of {pairs})\n");
+        println!("| subscribers | -P | lapse rps | redis rps | ratio |");
+        println!("|---|---|---|---|---|");
+        for subs in common::env_list("SUBSCRIBERS", "1,100") {
+            let n: usize = subs.parse().unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let mut readers = Vec::new();
+            for s in &servers {
+                readers.extend(subscribers(s.port, n, stop.clone()));
+            }
+            for &p in &pipelines {
+                let mut runs = [Vec::new(), Vec::new()];
+                for pair in 0..pairs {
+                    for k in if pair % 2 == 0 { [0, 1] } else { [1, 0] } {
+                        runs[k].push(publish_rps(servers[k].port, requests, p));
+                    }
+                }
+                let (l, r) = (median(runs[0].clone()), median(runs[1].clone()));
+                println!("| {n} | {p} | {l:.0} | {r:.0} | {:.2} |", l / r);
+            }
+            stop.store(true, Ordering::Relaxed);
+            for h in readers {
+                let _ = h.join();
+            }
+        }
+    }
+    if sections.iter().any(|s| s == "multi") {
+        println!(
+            "\n## MULTI/SET/EXEC, 50 connections, {requests} transactions (median of {pairs})\n"
+        );
+        println!("| -P | lapse tx/s | redis tx/s | ratio |");
+        println!("|---|---|---|---|");
+        for &p in &pipelines {
+            let mut runs = [Vec::new(), Vec::new()];
+            for pair in 0..pairs {
+                for k in if pair % 2 == 0 { [0, 1] } else { [1, 0] } {
+                    runs[k].push(multi_tps(servers[k].port, requests, p));
+                }
+            }
+            let (l, r) = (median(runs[0].clone()), median(runs[1].clone()));
+            println!("| {p} | {l:.0} | {r:.0} | {:.2} |", l / r);
+        }
+    }
+}
