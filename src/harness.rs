@@ -129,6 +129,7 @@ impl Harness {
         let recorder = Recorder::default();
         let stream = recorder.stream.clone();
         self.server.propagate.attach(Box::new(recorder));
+        self.server.refresh_event_recording();
         stream
     }
 

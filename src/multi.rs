@@ -52,8 +52,8 @@ pub struct WatchTable {
     by_client: HashMap<u64, Vec<(usize, Vec<u8>)>>,
     /// Clients that saw a watched key change (Redis's CLIENT_DIRTY_CAS).
     touched: HashSet<u64>,
-    /// Watched keys per database, so unwatched databases cost nothing.
-    per_db: HashMap<usize, usize>,
+    /// Watched keys per database index, so unwatched databases cost nothing.
+    per_db: Vec<usize>,
 }
 
 impl WatchTable {
@@ -72,7 +72,10 @@ impl WatchTable {
                 client,
                 expired_at_watch: expired,
             });
-        *self.per_db.entry(db).or_default() += 1;
+        if self.per_db.len() <= db {
+            self.per_db.resize(db + 1, 0);
+        }
+        self.per_db[db] += 1;
     }
 
     /// Forgets every key `client` watches and whether one changed (UNWATCH,
@@ -90,17 +93,19 @@ impl WatchTable {
                     self.keys.remove(&entry);
                 }
             }
-            if let Some(n) = self.per_db.get_mut(&entry.0) {
-                *n -= 1;
-                if *n == 0 {
-                    self.per_db.remove(&entry.0);
-                }
+            if let Some(n) = self.per_db.get_mut(entry.0) {
+                *n = n.saturating_sub(1);
             }
         }
     }
 
     pub fn watches_in(&self, db: usize) -> bool {
-        self.per_db.contains_key(&db)
+        self.per_db.get(db).is_some_and(|&n| n > 0)
+    }
+
+    /// Whether any client watches anything.
+    pub fn any(&self) -> bool {
+        !self.by_client.is_empty()
     }
 
     /// `key` in `db` changed (`touchWatchedKey`). `gone` says the change

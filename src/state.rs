@@ -77,6 +77,19 @@ impl ServerState {
             db.lazy_server_del = policy.server_del;
             db.side_events = side_events;
         }
+        self.refresh_event_recording();
+    }
+
+    /// Tells the databases whether anything reads their key-change log:
+    /// a WATCH, keyspace notifications, or a consumer of the effect
+    /// stream. Call after any of those changes.
+    pub fn refresh_event_recording(&mut self) {
+        let recording = self.watches.any()
+            || self.config.notify_keyspace_events != 0
+            || self.propagate.active();
+        for db in &mut self.dbs {
+            db.recording = recording;
+        }
     }
 
     /// Changes signalled in all databases since startup (`server.dirty`).
@@ -88,18 +101,26 @@ impl ServerState {
     /// readers: an expired key's deletion goes to the propagation point.
     /// Called after each command and after the active expire cycle.
     pub fn process_key_events(&mut self) {
-        let busy: Vec<usize> = (0..self.dbs.len())
-            .filter(|&i| self.dbs[i].has_events())
-            .collect();
-        let logs: Vec<(usize, KeyLog)> = busy
-            .iter()
-            .map(|&i| (i, self.dbs[i].take_events()))
-            .collect();
-        if let [(db, log)] = logs.as_slice() {
+        let mut busy = self.dbs.iter().filter(|db| db.has_events());
+        let (Some(first), more) = (busy.next().map(|db| db.index), busy.next().is_some()) else {
+            return;
+        };
+        if !more {
+            // The common case: one database, no allocation.
+            let log = self.dbs[first].take_events();
             for (event, key) in log.iter() {
-                self.handle_key_event(*db, event, key);
+                self.handle_key_event(first, event, key);
             }
-        } else {
+            self.dbs[first].restore_events(log);
+            return;
+        }
+        let logs: Vec<(usize, KeyLog)> = self
+            .dbs
+            .iter_mut()
+            .filter(|db| db.has_events())
+            .map(|db| (db.index, db.take_events()))
+            .collect();
+        {
             // Several databases changed (MOVE, COPY ... DB, SWAPDB): merge
             // their logs back into the order things happened.
             let mut merged: Vec<(u64, usize, &KeyEvent, &[u8])> = logs
@@ -132,8 +153,18 @@ impl ServerState {
 
     /// Drops what the rooms keep for a client that disconnected.
     pub fn forget_client(&mut self, client: u64) {
-        self.watches.unwatch_all(client);
+        self.unwatch_all(client);
         self.pubsub.forget(client);
+    }
+
+    /// Forgets `client`'s watched keys (UNWATCH, EXEC, DISCARD).
+    pub fn unwatch_all(&mut self, client: u64) {
+        if self.watches.count(client) > 0 {
+            self.watches.unwatch_all(client);
+            self.refresh_event_recording();
+        } else {
+            self.watches.unwatch_all(client);
+        }
     }
 
     /// WATCH's view of a database emptied (FLUSHDB, FLUSHALL) or swapped

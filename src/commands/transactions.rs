@@ -75,7 +75,7 @@ fn exec(ctx: &mut Ctx, _args: Args) -> CmdResult {
         .server
         .watches
         .exec_must_fail(client, &ctx.server.dbs, ctx.now_ms);
-    ctx.server.watches.unwatch_all(client);
+    ctx.server.unwatch_all(client);
     if transaction.aborted {
         return Err(CmdError::Static(
             "EXECABORT Transaction discarded because of previous errors.",
@@ -100,7 +100,7 @@ fn discard(ctx: &mut Ctx, _args: Args) -> CmdResult {
     if ctx.session.multi.take().is_none() {
         return Err(CmdError::Static("ERR DISCARD without MULTI"));
     }
-    ctx.server.watches.unwatch_all(ctx.session.id);
+    ctx.server.unwatch_all(ctx.session.id);
     ctx.out().ok();
     Ok(())
 }
@@ -114,12 +114,13 @@ fn watch(ctx: &mut Ctx, args: Args) -> CmdResult {
         let expired = ctx.server.dbs[db].is_logically_expired(key, now_ms);
         ctx.server.watches.watch(client, db, key, expired);
     }
+    ctx.server.refresh_event_recording();
     ctx.out().ok();
     Ok(())
 }
 
 fn unwatch(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    ctx.server.watches.unwatch_all(ctx.session.id);
+    ctx.server.unwatch_all(ctx.session.id);
     ctx.out().ok();
     Ok(())
 }

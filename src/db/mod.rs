@@ -143,6 +143,10 @@ pub struct Db {
     /// Event classes recorded although no write made them (`new`,
     /// `keymiss`): only while keyspace notifications ask for them.
     pub side_events: u32,
+    /// Whether anything reads the key log (WATCH, notifications, the
+    /// effect stream). Without a reader, changes are only counted: SET
+    /// copies no key into the log.
+    pub recording: bool,
 }
 
 impl Db {
@@ -159,7 +163,9 @@ impl Db {
     /// and the propagation point read it from the log.
     pub fn signal(&mut self, class: EventClass, name: &'static str, key: &[u8]) {
         self.dirty += 1;
-        self.events.push(class, name, key);
+        if self.recording {
+            self.events.push(class, name, key);
+        }
     }
 
     /// The events since the last call, handing over the log (give it back
@@ -560,8 +566,10 @@ impl Db {
     /// active: counts it and records the `expired` event, from which the
     /// loop publishes the notification, touches WATCH and propagates DEL.
     fn delete_expired(&mut self, idx: u32, now_ms: i64, how: Reclaim) {
-        self.events
-            .push(EventClass::EXPIRED, "expired", self.dict.key(idx));
+        if self.recording {
+            self.events
+                .push(EventClass::EXPIRED, "expired", self.dict.key(idx));
+        }
         let lag_ms = self
             .deadline(idx)
             .map_or(0, |at_ms| (now_ms - at_ms).max(0) as u64);
