@@ -13,20 +13,6 @@ use crate::state::ServerState;
 pub const REDIS_COMPAT_VERSION: &str = "7.0.15";
 pub const LAPSE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Server-wide counters (the keyspace keeps its own, in `DbStats`).
-#[derive(Debug, Default)]
-pub struct Stats {
-    pub total_connections_received: u64,
-    pub total_commands_processed: u64,
-    pub total_error_replies: u64,
-    pub total_net_input_bytes: u64,
-    pub total_net_output_bytes: u64,
-    pub rejected_connections: u64,
-    /// Clients closed for holding too much unread input / unsent output.
-    pub client_query_buffer_limit_disconnections: u64,
-    pub client_output_buffer_limit_disconnections: u64,
-}
-
 /// An allocator that counts live heap bytes (INFO `used_memory`). The binary
 /// installs it as the global allocator; without it `used_memory` reads 0.
 pub struct CountingAlloc;

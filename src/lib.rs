@@ -10,6 +10,7 @@ pub mod commands;
 pub mod config;
 pub mod connection;
 pub mod db;
+pub mod dict;
 pub mod digest;
 pub mod expire;
 pub mod float;

@@ -23,9 +23,9 @@ use crate::commands::{self, Ctx};
 use crate::config::Config;
 use crate::connection::{ClientType, Session, Sessions};
 use crate::expire::{CycleKind, CycleSettings};
-use crate::info::Stats;
 use crate::protocol::Parsed;
 use crate::state::ServerState;
+use crate::state::Stats;
 
 const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
 /// Listener `i` uses token `LISTENER_BASE - i`.

@@ -13,7 +13,6 @@ use crate::config::Config;
 use crate::db::keylog::KeyEvent;
 use crate::db::{Db, EventClass, KeyLog};
 use crate::expire::ExpireCycle;
-use crate::info::Stats;
 use crate::lazyfree::LazyFree;
 use crate::multi::WatchTable;
 use crate::notify;
@@ -193,4 +192,18 @@ impl ServerState {
             }
         }
     }
+}
+
+/// Server-wide counters (the keyspace keeps its own, in `DbStats`).
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub total_connections_received: u64,
+    pub total_commands_processed: u64,
+    pub total_error_replies: u64,
+    pub total_net_input_bytes: u64,
+    pub total_net_output_bytes: u64,
+    pub rejected_connections: u64,
+    /// Clients closed for holding too much unread input / unsent output.
+    pub client_query_buffer_limit_disconnections: u64,
+    pub client_output_buffer_limit_disconnections: u64,
 }

@@ -9,8 +9,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::{int_arg, is, CmdError, Ctx};
-use crate::db::dict::{Dict, DictEntry};
 use crate::db::{EventClass, Ttl};
+use crate::dict::{Dict, DictEntry};
 use crate::glob;
 use crate::protocol::{Args, Reply};
 use crate::value::{Hash, List, Set, Value, ValueRef, ZSet};

@@ -20,12 +20,11 @@
 //! see `slot`), about 6 bytes of bucket array, and 20 bytes on the expires
 //! side (`expires`) for keys with a TTL.
 
-pub mod dict;
 pub mod expires;
 pub mod keylog;
 pub mod slot;
 
-use dict::{Dict, DictEntry, Moved};
+use crate::dict::{Dict, DictEntry, Moved};
 use expires::Expires;
 pub use keylog::{EventClass, KeyLog};
 use rand::Rng;

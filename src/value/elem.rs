@@ -57,7 +57,7 @@ impl fmt::Debug for Elem {
     }
 }
 
-impl crate::db::dict::DictEntry for Elem {
+impl crate::dict::DictEntry for Elem {
     fn key(&self) -> &[u8] {
         self.as_bytes()
     }
@@ -70,7 +70,7 @@ pub struct Pair {
     pub value: Elem,
 }
 
-impl crate::db::dict::DictEntry for Pair {
+impl crate::dict::DictEntry for Pair {
     fn key(&self) -> &[u8] {
         self.field.as_bytes()
     }

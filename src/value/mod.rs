@@ -8,7 +8,7 @@ pub mod elem;
 pub mod list;
 pub mod zset;
 
-use crate::db::dict::Dict;
+use crate::dict::Dict;
 pub use elem::{Elem, Pair};
 pub use list::List;
 pub use zset::ZSet;

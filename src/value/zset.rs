@@ -18,7 +18,7 @@
 use std::cmp::Ordering;
 
 use super::elem::Elem;
-use crate::db::dict::{Dict, DictEntry, Moved};
+use crate::dict::{Dict, DictEntry, Moved};
 
 const NIL: u32 = u32::MAX;
 
