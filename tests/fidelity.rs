@@ -119,6 +119,15 @@ const CASES: &[Case] = &[
     (&[b"ZADD", b"z", b"1e400", b"d"], b"-ERR value is not a valid float\r\n"),
     (&[b"ZCOUNT", b"z", b"0x1", b"(0x10"], b":2\r\n"),
     (&[b"ZCOUNT", b"z", b"1\x00junk", b"+inf"], b":3\r\n"),
+    // COMMAND GETKEYS and key specs with numkeys (issue 13)
+    (&[b"COMMAND", b"GETKEYS", b"zunionstore", b"d", b"2", b"a", b"b", b"WEIGHTS", b"1", b"2"], b"*3\r\n$1\r\nd\r\n$1\r\na\r\n$1\r\nb\r\n"),
+    (&[b"COMMAND", b"GETKEYS", b"sintercard", b"2", b"a", b"b", b"LIMIT", b"1"], b"*2\r\n$1\r\na\r\n$1\r\nb\r\n"),
+    (&[b"COMMAND", b"GETKEYS", b"mset", b"a", b"1", b"b", b"2"], b"*2\r\n$1\r\na\r\n$1\r\nb\r\n"),
+    (&[b"COMMAND", b"GETKEYS", b"ping", b"x"], b"-ERR The command has no key arguments\r\n"),
+    (&[b"COMMAND", b"GETKEYS", b"get", b"a", b"b"], b"-ERR Invalid number of arguments specified for command\r\n"),
+    (&[b"COMMAND", b"GETKEYS", b"nosuch", b"a"], b"-ERR Invalid command specified\r\n"),
+    (&[b"COMMAND", b"GETKEYS", b"zunionstore", b"d", b"5", b"a"], b"-ERR Invalid arguments specified for command\r\n"),
+    (&[b"COMMAND", b"GETKEYS", b"zunionstore", b"d", b"x", b"a"], b"-ERR Invalid arguments specified for command\r\n"),
 ];
 
 fn replay(r: &mut Raw, who: &str) {

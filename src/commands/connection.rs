@@ -74,6 +74,7 @@ pub static COMMANDS: &[Command] = &[
         arity: -2,
         flags: Flags::parse(&[]),
         keys: (0, 0, 0),
+        numkeys_at: None,
         handler: |_, _| Ok(()),
         subcommands: CLIENT_SUBCOMMANDS,
         summary: "A container for client connection commands.",

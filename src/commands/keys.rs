@@ -17,6 +17,7 @@ pub static COMMANDS: &[Command] = &[
         arity: -2,
         flags: Flags::parse(&[]),
         keys: (0, 0, 0),
+        numkeys_at: None,
         handler: |_, _| Ok(()),
         subcommands: OBJECT_SUBCOMMANDS,
         summary: "A container for object introspection commands.",

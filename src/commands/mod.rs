@@ -151,6 +151,9 @@ pub struct Command {
     pub flags: Flags,
     /// First key, last key (negative counts from the end), step; 0 0 0 if none.
     pub keys: (i32, i32, i32),
+    /// Where a `numkeys` argument sits, for commands whose keys follow it
+    /// (ZUNIONSTORE, SINTERCARD, later EVAL): Redis's "movablekeys".
+    pub numkeys_at: Option<u8>,
     pub handler: Handler,
     /// Subcommands (CONFIG GET, CLIENT ID, ...); empty for plain commands.
     pub subcommands: &'static [Command],
@@ -160,6 +163,50 @@ pub struct Command {
 }
 
 impl Command {
+    /// The same entry with its keys after a `numkeys` argument at `at`.
+    pub const fn with_numkeys(self, at: u8) -> Command {
+        Command {
+            numkeys_at: Some(at),
+            ..self
+        }
+    }
+
+    /// Whether the command names keys at all.
+    pub fn has_keys(&self) -> bool {
+        self.keys.0 > 0 || self.numkeys_at.is_some()
+    }
+
+    /// The keys `args` names (the command's key spec applied): the fixed
+    /// range, then the `numkeys` keys. `None` when the arguments don't
+    /// hold what the spec says (a bad or too large `numkeys`).
+    pub fn keys_of<'a>(&self, args: &Args<'a>) -> Option<Vec<&'a [u8]>> {
+        let mut keys = Vec::new();
+        let (first, last, step) = self.keys;
+        if first > 0 {
+            let len = args.len() as i64;
+            let last = if last < 0 {
+                len + i64::from(last)
+            } else {
+                i64::from(last)
+            };
+            let mut i = i64::from(first);
+            while i <= last.min(len - 1) {
+                keys.push(args.get(i as usize));
+                i += i64::from(step.max(1));
+            }
+        }
+        if let Some(at) = self.numkeys_at {
+            let at = usize::from(at);
+            let n = args.iter().nth(at).and_then(parse_i64)?;
+            let n = usize::try_from(n).ok()?;
+            if at + n >= args.len() {
+                return None;
+            }
+            keys.extend((at + 1..=at + n).map(|i| args.get(i)));
+        }
+        Some(keys)
+    }
+
     fn arity_ok(&self, argc: usize) -> bool {
         let argc = argc as i64;
         let arity = i64::from(self.arity);
@@ -386,6 +433,7 @@ macro_rules! cmd {
             arity: $arity,
             flags: $crate::commands::Flags::parse(&[$($flag),*]),
             keys: ($f, $l, $s),
+            numkeys_at: None,
             handler: $handler,
             subcommands: &[],
             summary: $summary,

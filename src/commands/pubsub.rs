@@ -87,6 +87,7 @@ pub static COMMANDS: &[Command] = &[
         arity: -2,
         flags: super::Flags::NONE,
         keys: (0, 0, 0),
+        numkeys_at: None,
         handler: |_, _| Ok(()),
         subcommands: PUBSUB_SUBCOMMANDS,
         summary: "A container for Pub/Sub commands.",

@@ -12,6 +12,7 @@ pub static COMMANDS: &[Command] = &[
         arity: -1,
         flags: Flags::parse(&["loading", "stale"]),
         keys: (0, 0, 0),
+        numkeys_at: None,
         handler: command_all,
         subcommands: COMMAND_SUBCOMMANDS,
         summary: "Returns detailed information about all commands.",
@@ -31,6 +32,7 @@ pub static COMMANDS: &[Command] = &[
         arity: -2,
         flags: Flags::parse(&[]),
         keys: (0, 0, 0),
+        numkeys_at: None,
         handler: |_, _| Ok(()),
         subcommands: CONFIG_SUBCOMMANDS,
         summary: "A container for server configuration commands.",
@@ -50,6 +52,7 @@ pub static COMMANDS: &[Command] = &[
         arity: -2,
         flags: Flags::parse(&["admin", "noscript"]),
         keys: (0, 0, 0),
+        numkeys_at: None,
         handler: |_, _| Ok(()),
         subcommands: DEBUG_SUBCOMMANDS,
         summary: "A container for debugging commands.",
@@ -67,6 +70,15 @@ pub static COMMANDS: &[Command] = &[
 ];
 
 static COMMAND_SUBCOMMANDS: &[Command] = &[
+    cmd!(
+        "getkeys",
+        -4,
+        ["loading", "stale"],
+        (0, 0, 0),
+        command_getkeys,
+        "server",
+        "Extracts the key names from an arbitrary command."
+    ),
     cmd!(
         "count",
         2,
@@ -202,7 +214,10 @@ fn write_command_info(out: &mut Reply, c: &Command, full_name: &str) {
     out.array(10);
     out.bulk(full_name.as_bytes());
     out.int(i64::from(c.arity));
-    let flags: Vec<&str> = c.flags.names().collect();
+    let mut flags: Vec<&str> = c.flags.names().collect();
+    if c.numkeys_at.is_some() {
+        flags.push("movablekeys");
+    }
     out.set(flags.len());
     for flag in flags {
         out.simple(flag);
@@ -248,6 +263,33 @@ fn command_all(ctx: &mut Ctx, args: Args) -> CmdResult {
     out.array(all.len());
     for c in all {
         write_command_info(out, c, c.name);
+    }
+    Ok(())
+}
+
+/// COMMAND GETKEYS command arg...: the keys the command's key spec finds.
+fn command_getkeys(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let Some(cmd) = super::lookup(&args[2]) else {
+        return Err(CmdError::Static("ERR Invalid command specified"));
+    };
+    if !cmd.has_keys() {
+        return Err(CmdError::Static("ERR The command has no key arguments"));
+    }
+    let argc = (args.len() - 2) as i64;
+    let arity = i64::from(cmd.arity);
+    if (arity > 0 && arity != argc) || argc < -arity {
+        return Err(CmdError::Static(
+            "ERR Invalid number of arguments specified for command",
+        ));
+    }
+    let target = args.skip(2);
+    let keys = cmd.keys_of(&target).ok_or(CmdError::Static(
+        "ERR Invalid arguments specified for command",
+    ))?;
+    let out = ctx.out();
+    out.array(keys.len());
+    for key in keys {
+        out.bulk(key);
     }
     Ok(())
 }

@@ -29,7 +29,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("sinterstore", -3, ["write", "denyoom"], (1, -1, 1), sinterstore, "set", "Stores the intersect of multiple sets in a key."),
     cmd!("sunionstore", -3, ["write", "denyoom"], (1, -1, 1), sunionstore, "set", "Stores the union of multiple sets in a key."),
     cmd!("sdiffstore", -3, ["write", "denyoom"], (1, -1, 1), sdiffstore, "set", "Stores the difference of multiple sets in a key."),
-    cmd!("sintercard", -3, ["readonly"], (2, 2, 1), sintercard, "set", "Returns the number of members of the intersect of multiple sets."),
+    cmd!("sintercard", -3, ["readonly"], (0, 0, 0), sintercard, "set", "Returns the number of members of the intersect of multiple sets.").with_numkeys(1),
     cmd!("sscan", -3, ["readonly"], (1, 1, 1), sscan, "set", "Iterates over members of a set."),
 ];
 

@@ -44,9 +44,9 @@ pub static COMMANDS: &[Command] = &[
     cmd!("zpopmax", -2, ["write", "fast"], (1, 1, 1), zpopmax, "sorted-set", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
     cmd!("zrandmember", -2, ["readonly"], (1, 1, 1), zrandmember, "sorted-set", "Returns one or more random members from a sorted set."),
     cmd!("zscan", -3, ["readonly"], (1, 1, 1), zscan, "sorted-set", "Iterates over members and scores of a sorted set."),
-    cmd!("zunionstore", -4, ["write", "denyoom"], (1, 1, 1), zunionstore, "sorted-set", "Stores the union of multiple sorted sets in a key."),
-    cmd!("zinterstore", -4, ["write", "denyoom"], (1, 1, 1), zinterstore, "sorted-set", "Stores the intersect of multiple sorted sets in a key."),
-    cmd!("zdiffstore", -4, ["write", "denyoom"], (1, 1, 1), zdiffstore, "sorted-set", "Stores the difference of multiple sorted sets in a key."),
+    cmd!("zunionstore", -4, ["write", "denyoom"], (1, 1, 1), zunionstore, "sorted-set", "Stores the union of multiple sorted sets in a key.").with_numkeys(2),
+    cmd!("zinterstore", -4, ["write", "denyoom"], (1, 1, 1), zinterstore, "sorted-set", "Stores the intersect of multiple sorted sets in a key.").with_numkeys(2),
+    cmd!("zdiffstore", -4, ["write", "denyoom"], (1, 1, 1), zdiffstore, "sorted-set", "Stores the difference of multiple sorted sets in a key.").with_numkeys(2),
 ];
 
 // ---- ZADD and ZINCRBY -------------------------------------------------

@@ -293,6 +293,15 @@ impl<'a> Args<'a> {
         &self.base[self.ranges[i].clone()]
     }
 
+    /// The arguments from `n` on (COMMAND GETKEYS looks at the command it
+    /// names as if it were the request).
+    pub fn skip(&self, n: usize) -> Args<'a> {
+        Args {
+            base: self.base,
+            ranges: &self.ranges[n.min(self.ranges.len())..],
+        }
+    }
+
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &'a [u8]> + 'a {
         let base = self.base;
         self.ranges.iter().map(move |r| &base[r.clone()])
