@@ -19,7 +19,7 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -42,46 +42,33 @@ fn env_num(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-struct Running {
+/// A server under test and its name in the tables.
+struct Server {
     name: &'static str,
-    child: Child,
-    port: u16,
+    running: common::Running,
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl Server {
+    fn port(&self) -> u16 {
+        self.running.port
     }
 }
 
-fn start(name: &'static str) -> Running {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let port_s = port.to_string();
-    let mut cmd = if name == "lapse" {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_lapse"));
-        c.args(["--loglevel", "warning"]);
-        c
+fn start(name: &'static str) -> Server {
+    let (program, args): (&str, &[&str]) = if name == "lapse" {
+        (env!("CARGO_BIN_EXE_lapse"), &["--loglevel", "warning"])
     } else {
-        let mut c = Command::new("redis-server");
-        c.args(["--save", "", "--appendonly", "no", "--bind", "127.0.0.1"]);
-        c
+        (
+            "redis-server",
+            &["--save", "", "--appendonly", "no", "--bind", "127.0.0.1"],
+        )
     };
-    let child = cmd
-        .args(["--port", &port_s, "--hz", "10"])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("start {name}: {e}"));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "{name} did not start");
-        std::thread::sleep(Duration::from_millis(20));
+    let mut args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    args.extend(["--hz".to_string(), "10".to_string()]);
+    Server {
+        name,
+        running: common::start_server(program, &args),
     }
-    Running { name, child, port }
 }
 
 fn connect(port: u16) -> BufReader<TcpStream> {
@@ -157,8 +144,8 @@ fn percentile(sorted: &[i64], p: f64) -> i64 {
     sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
 }
 
-fn lag(server: &Running, keys: usize, wait: Duration) {
-    load(server.port, keys, |i| {
+fn lag(server: &Server, keys: usize, wait: Duration) {
+    load(server.port(), keys, |i| {
         vec![
             b"SET".to_vec(),
             format!("long:{i}").into_bytes(),
@@ -167,13 +154,13 @@ fn lag(server: &Running, keys: usize, wait: Duration) {
             b"3600".to_vec(),
         ]
     });
-    let mut c = connect(server.port);
+    let mut c = connect(server.port());
     cmd(&mut c, &["CONFIG", "SET", "notify-keyspace-events", "Ex"]);
-    let mut sub = connect(server.port);
+    let mut sub = connect(server.port());
     cmd(&mut sub, &["SUBSCRIBE", "__keyevent@0__:expired"]);
     let deadline_ms = unix_ms() + 2_000;
     let at = deadline_ms.to_string();
-    load(server.port, PROBES, |i| {
+    load(server.port(), PROBES, |i| {
         vec![
             b"SET".to_vec(),
             format!("probe:{i}").into_bytes(),
@@ -268,6 +255,19 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// `pairs` runs of `run(port)` on each server, alternating which goes
+/// first; the medians, lapse's then redis-server's.
+fn side_by_side(servers: &[Server; 2], pairs: usize, run: impl Fn(u16) -> f64) -> (f64, f64) {
+    let mut runs = [Vec::new(), Vec::new()];
+    for pair in 0..pairs {
+        for k in if pair % 2 == 0 { [0, 1] } else { [1, 0] } {
+            runs[k].push(run(servers[k].port()));
+        }
+    }
+    let [lapse, redis] = runs;
+    (median(lapse), median(redis))
+}
+
 /// MULTI/SET/EXEC transactions per second: 50 connections, `pipeline`
 /// transactions per round trip, `total` transactions in all.
 fn multi_tps(port: u16, total: u64, pipeline: u64) -> f64 {
@@ -348,16 +348,10 @@ fn main() {
             let stop = Arc::new(AtomicBool::new(false));
             let mut readers = Vec::new();
             for s in &servers {
-                readers.extend(subscribers(s.port, n, stop.clone()));
+                readers.extend(subscribers(s.port(), n, stop.clone()));
             }
             for &p in &pipelines {
-                let mut runs = [Vec::new(), Vec::new()];
-                for pair in 0..pairs {
-                    for k in if pair % 2 == 0 { [0, 1] } else { [1, 0] } {
-                        runs[k].push(publish_rps(servers[k].port, requests, p));
-                    }
-                }
-                let (l, r) = (median(runs[0].clone()), median(runs[1].clone()));
+                let (l, r) = side_by_side(&servers, pairs, |port| publish_rps(port, requests, p));
                 println!("| {n} | {p} | {l:.0} | {r:.0} | {:.2} |", l / r);
             }
             stop.store(true, Ordering::Relaxed);
@@ -373,13 +367,7 @@ fn main() {
         println!("| -P | lapse tx/s | redis tx/s | ratio |");
         println!("|---|---|---|---|");
         for &p in &pipelines {
-            let mut runs = [Vec::new(), Vec::new()];
-            for pair in 0..pairs {
-                for k in if pair % 2 == 0 { [0, 1] } else { [1, 0] } {
-                    runs[k].push(multi_tps(servers[k].port, requests, p));
-                }
-            }
-            let (l, r) = (median(runs[0].clone()), median(runs[1].clone()));
+            let (l, r) = side_by_side(&servers, pairs, |port| multi_tps(port, requests, p));
             println!("| {p} | {l:.0} | {r:.0} | {:.2} |", l / r);
         }
     }

@@ -15,9 +15,10 @@
 
 mod common;
 
+use common::Running;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -72,43 +73,13 @@ fn targets() -> Vec<Target> {
     out
 }
 
-struct Running {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn start(target: &Target) -> Running {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(&target.program)
-        .args([
-            "--port",
-            &port.to_string(),
-            "--hz",
-            "10",
-            "--active-expire-effort",
-            "1",
-        ])
-        .args(&target.args)
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("start {}: {e}", target.program));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "{} did not start", target.name);
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Running { child, port }
+    let mut args: Vec<String> = ["--hz", "10", "--active-expire-effort", "1"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.extend(target.args.iter().cloned());
+    common::start_server(&target.program, &args)
 }
 
 struct Client {

@@ -31,9 +31,17 @@ pub fn read<'a, T: ?Sized>(
     kind: &Kind<T>,
 ) -> Result<Option<&'a T>, CmdError> {
     let now_ms = ctx.now_ms;
-    match ctx.db().get(key, now_ms) {
-        None => Ok(None),
-        Some(v) => (kind.get)(v).map(Some).ok_or(CmdError::WrongType),
+    kind.of(ctx.db().get(key, now_ms))
+}
+
+impl<T: ?Sized> Kind<T> {
+    /// A looked-up value as this type: `Ok(None)` if absent, WRONGTYPE if
+    /// it is another type.
+    pub fn of<'a>(&self, value: Option<ValueRef<'a>>) -> Result<Option<&'a T>, CmdError> {
+        match value {
+            None => Ok(None),
+            Some(v) => (self.get)(v).map(Some).ok_or(CmdError::WrongType),
+        }
     }
 }
 
@@ -46,10 +54,7 @@ pub fn read_for_write<'a, T: ?Sized>(
     kind: &Kind<T>,
 ) -> Result<Option<&'a T>, CmdError> {
     let now_ms = ctx.now_ms;
-    match ctx.db().get_for_write(key, now_ms) {
-        None => Ok(None),
-        Some(v) => (kind.get)(v).map(Some).ok_or(CmdError::WrongType),
-    }
+    kind.of(ctx.db().get_for_write(key, now_ms))
 }
 
 /// The value at `key` for changing in place: `Ok(None)` if absent.
@@ -115,10 +120,7 @@ pub fn view<'a, T: ?Sized>(
     let now_ms = ctx.now_ms;
     let server = &mut *ctx.server;
     let session = &mut *ctx.session;
-    let value = match server.dbs[session.db].get(key, now_ms) {
-        None => None,
-        Some(v) => Some((kind.get)(v).ok_or(CmdError::WrongType)?),
-    };
+    let value = kind.of(server.dbs[session.db].get(key, now_ms))?;
     let hard = server.config.output_limit_normal.hard_bytes;
     let reply_cap = match usize::try_from(hard) {
         Ok(0) | Err(_) => REPLY_CEILING_BYTES,
