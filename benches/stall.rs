@@ -16,36 +16,15 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start(program: &str, args: &[&str]) -> (Running, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(program)
-        .args(["--port", &port.to_string()])
-        .args(args)
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("start {program}: {e}"));
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (Running(child), port)
+fn start(program: &str, args: &[&str]) -> (common::Running, u16) {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let server = common::start_server(program, &args);
+    let port = server.port;
+    (server, port)
 }
 
 fn connect(port: u16) -> BufReader<TcpStream> {
@@ -195,9 +174,9 @@ fn used_memory(c: &mut BufReader<TcpStream>) -> u64 {
 fn bytes_per_element(program: &str, args: &[&str], kind: Kind, elems: usize) -> (f64, f64) {
     let (server, port) = start(program, args);
     let mut c = connect(port);
-    let (used0, rss0) = (used_memory(&mut c), common::rss_bytes(server.0.id()));
+    let (used0, rss0) = (used_memory(&mut c), common::rss_bytes(server.child.id()));
     fill(&mut c, kind, 0, elems);
-    let (used1, rss1) = (used_memory(&mut c), common::rss_bytes(server.0.id()));
+    let (used1, rss1) = (used_memory(&mut c), common::rss_bytes(server.child.id()));
     let per = |a: u64, b: u64| b.saturating_sub(a) as f64 / elems as f64;
     (per(used0, used1), per(rss0, rss1))
 }
