@@ -4,6 +4,7 @@
 //! The socket stays in `server`; a `Session` is plain data, so commands can
 //! read and change it and tests can build one without any network.
 
+use crate::blocking::BlockedOn;
 use crate::multi::Transaction;
 use crate::protocol::{Reply, RequestParser};
 
@@ -113,6 +114,15 @@ pub struct Session {
     /// The connection table slot this client lives in (where deliveries
     /// to it go).
     pub token: usize,
+    /// The command this client waits to run again (BLPOP and friends).
+    pub blocked: Option<BlockedOn>,
+    /// Blocking commands must not block (inside EXEC): they answer as if
+    /// they had timed out.
+    pub deny_blocking: bool,
+    /// The blocked command is being retried: finding no data again keeps
+    /// the wait (`still_waiting`) instead of registering a new one.
+    pub retrying: bool,
+    pub still_waiting: bool,
     /// Channels, patterns and shard channels subscribed (a copy of the
     /// pubsub room's count, for the subscribed-mode gate and CLIENT LIST).
     pub pubsub_counts: (usize, usize, usize),
@@ -176,6 +186,9 @@ impl Session {
     /// One line of CLIENT LIST / the reply of CLIENT INFO, in Redis's format.
     pub fn info_line(&self, now_ms: i64) -> String {
         let mut flags = String::new();
+        if self.blocked.is_some() {
+            flags.push('b');
+        }
         if self.is_subscribed() {
             flags.push('P');
         }

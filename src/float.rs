@@ -229,6 +229,21 @@ impl LongDouble {
         Some(LongDouble(value))
     }
 
+    /// C's `(long long)(self * 1000.0)` on x86-64 (BLPOP's timeout): the
+    /// product truncated toward zero, and the CPU's "integer indefinite"
+    /// `i64::MIN` when it does not fit (so Redis calls a huge timeout
+    /// negative).
+    pub fn millis_as_i64(self) -> i64 {
+        let thousand = X87DoubleExtended::from_i128(1000).value;
+        let product = (self.0 * thousand).value;
+        let mut exact = false;
+        let converted = product.to_i128_r(64, Round::TowardZero, &mut exact);
+        if converted.status.contains(Status::INVALID_OP) {
+            return i64::MIN;
+        }
+        i64::try_from(converted.value).unwrap_or(i64::MIN)
+    }
+
     pub fn is_finite(self) -> bool {
         !self.0.is_infinite() && !self.0.is_nan()
     }
@@ -381,6 +396,18 @@ mod tests {
         assert_eq!(incr("0", "0x1p-18").as_deref(), Some("0.00000381469726562"));
         assert_eq!(incr("0", "0x3p-18").as_deref(), Some("0.00001144409179688"));
         assert_eq!(incr("0", "1e-4940").as_deref(), Some("0"));
+    }
+
+    #[test]
+    fn timeouts_convert_as_x86_does() {
+        let ms = |s: &str| LongDouble::parse(s.as_bytes()).unwrap().millis_as_i64();
+        assert_eq!(ms("0.01"), 10);
+        assert_eq!(ms("1.5"), 1500);
+        assert_eq!(ms("0x10"), 16_000);
+        assert_eq!(ms("-0.0001"), 0);
+        assert_eq!(ms("inf"), i64::MIN);
+        assert_eq!(ms("9223372036854775807"), i64::MIN);
+        assert_eq!(ms("1e400"), i64::MIN);
     }
 
     #[test]

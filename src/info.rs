@@ -129,7 +129,7 @@ fn server_section(state: &ServerState, now_ms: i64, out: &mut String) {
 fn clients_section(state: &ServerState, out: &mut String) {
     out.push_str("# Clients\r\n");
     field!(out, "connected_clients", state.connected_clients);
-    field!(out, "blocked_clients", 0);
+    field!(out, "blocked_clients", state.blocking.blocked_count());
 }
 
 fn memory_section(state: &ServerState, out: &mut String) {

@@ -18,6 +18,7 @@ use signal_hook_mio::v1_0::Signals;
 use slab::Slab;
 use tracing::{debug, info, warn};
 
+use crate::blocking::{Unblock, Waiter};
 use crate::clock::{unix_time_ms, SystemClock};
 use crate::commands::{self, Ctx};
 use crate::config::Config;
@@ -72,6 +73,8 @@ pub struct Server {
     pending_writes: Vec<usize>,
     /// Connections whose input was not drained (fairness cap); read next iteration.
     read_again: Vec<usize>,
+    /// Clients just unblocked whose pipelined input waits to be executed.
+    resume: Vec<usize>,
     next_client_id: u64,
     /// The last blocking poll returned events: spin before the next sleep.
     busy: bool,
@@ -161,6 +164,7 @@ impl Server {
             signals,
             pending_writes: Vec::new(),
             read_again: Vec::new(),
+            resume: Vec::new(),
             next_client_id: 1,
             busy: false,
             clock: SystemClock::default(),
@@ -178,7 +182,7 @@ impl Server {
         info!("ready to accept connections");
         while !self.state.shutdown_requested {
             self.before_sleep();
-            let timeout = if self.read_again.is_empty() {
+            let timeout = if self.read_again.is_empty() && self.resume.is_empty() {
                 self.sleep_budget()
             } else {
                 Duration::ZERO
@@ -212,6 +216,9 @@ impl Server {
                         }
                     }
                 }
+            }
+            for token in std::mem::take(&mut self.resume) {
+                self.process_input(token);
             }
             if Instant::now() >= self.next_cron {
                 self.server_cron();
@@ -380,7 +387,11 @@ impl Server {
         // One clock reading per batch of requests read together.
         let now_ms = unix_time_ms();
         let mut offset = 0;
-        while !session.close_after_reply && !self.state.shutdown_requested {
+        // A blocked client's further requests wait until it is unblocked.
+        while !session.close_after_reply
+            && !self.state.shutdown_requested
+            && session.blocked.is_none()
+        {
             match parser.parse(&query.data()[offset..]) {
                 Ok(Parsed::Incomplete) => break,
                 Ok(Parsed::Complete { consumed }) => {
@@ -395,6 +406,10 @@ impl Server {
                         commands::execute(&mut ctx, args);
                     }
                     offset += consumed;
+                    if self.state.blocking.has_ready() {
+                        self.serve_ready_keys(now_ms, token);
+                    }
+                    self.apply_unblock_requests();
                     if self.state.pubsub.has_outbox() {
                         self.deliver_messages(Some((token, &mut session)), now_ms);
                     }
@@ -436,6 +451,110 @@ impl Server {
         }
     }
 
+    /// Serves the clients blocked on keys that changed, each in the order
+    /// it blocked, by running its command again as if it had just arrived
+    /// (Redis's `handleClientsBlockedOnKeys`). A waiter that still finds
+    /// nothing ends the round for that key: the ones behind it would too.
+    /// `current` is the client whose command made the keys ready.
+    fn serve_ready_keys(&mut self, now_ms: i64, current: usize) {
+        while let Some(waiters) = self.state.blocking.next_ready() {
+            for waiter in waiters {
+                if waiter.token == current {
+                    continue;
+                }
+                match self.retry_blocked(waiter, now_ms) {
+                    Some(true) => self.resume.push(waiter.token),
+                    Some(false) => break,
+                    None => {}
+                }
+            }
+        }
+    }
+
+    /// Runs a blocked client's command again: `Some(true)` if it was served
+    /// (its reply is queued), `Some(false)` if it still waits, `None` if
+    /// that client is gone.
+    fn retry_blocked(&mut self, waiter: Waiter, now_ms: i64) -> Option<bool> {
+        let conn = self.conns.get_mut(waiter.token)?;
+        if conn.session.id != waiter.client || conn.session.blocked.is_none() {
+            return None;
+        }
+        let mut session = std::mem::take(&mut conn.session);
+        let blocked = session.blocked.take()?;
+        session.retrying = true;
+        let mut ctx = Ctx {
+            now_ms,
+            session: &mut session,
+            server: &mut self.state,
+            peers: &self.conns,
+        };
+        commands::execute(&mut ctx, blocked.args.as_args());
+        session.retrying = false;
+        let waiting = std::mem::take(&mut session.still_waiting);
+        if waiting {
+            session.blocked = Some(blocked);
+        } else {
+            self.state.blocking.unblock(waiter.client);
+        }
+        enforce_output_limit(
+            &self.state.config,
+            &mut self.state.stats,
+            &mut session,
+            now_ms,
+        );
+        self.put_back(waiter.token, session);
+        Some(!waiting)
+    }
+
+    /// Returns a session taken out of its connection and queues its output.
+    fn put_back(&mut self, token: usize, session: Session) {
+        if let Some(conn) = self.conns.get_mut(token) {
+            conn.session = session;
+            if !conn.queued {
+                conn.queued = true;
+                self.pending_writes.push(token);
+            }
+        }
+    }
+
+    /// Ends the waits that timed out and those CLIENT UNBLOCK asked to end.
+    fn end_waits(&mut self, now_ms: i64) {
+        for waiter in self.state.blocking.take_timed_out(now_ms) {
+            self.finish_wait(waiter, Unblock::Timeout);
+        }
+        self.apply_unblock_requests();
+    }
+
+    fn apply_unblock_requests(&mut self) {
+        for (waiter, how) in self.state.blocking.take_unblock_requests() {
+            self.state.blocking.unblock(waiter.client);
+            self.finish_wait(waiter, how);
+        }
+    }
+
+    /// Answers a client whose wait ended without data: a null array (as a
+    /// timeout), or CLIENT UNBLOCK's error; then its queued requests run.
+    fn finish_wait(&mut self, waiter: Waiter, how: Unblock) {
+        let Some(conn) = self.conns.get_mut(waiter.token) else {
+            return;
+        };
+        let session = &mut conn.session;
+        if session.id != waiter.client || session.blocked.take().is_none() {
+            return;
+        }
+        match how {
+            Unblock::Timeout => session.reply.null_array(),
+            Unblock::Error => session
+                .reply
+                .error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK"),
+        }
+        if !conn.queued {
+            conn.queued = true;
+            self.pending_writes.push(waiter.token);
+        }
+        self.resume.push(waiter.token);
+    }
+
     /// Writes queued pub/sub messages (and keyspace notifications) into
     /// their subscribers' output buffers, the running client's included
     /// when it is `current` (taken out of the table while it runs).
@@ -470,6 +589,9 @@ impl Server {
     /// client with queued output.
     fn before_sleep(&mut self) {
         self.active_expire_cycle(CycleKind::Fast);
+        if self.state.blocking.any() {
+            self.end_waits(unix_time_ms());
+        }
         self.state.free_garbage();
         for token in std::mem::take(&mut self.pending_writes) {
             if let Some(conn) = self.conns.get_mut(token) {
@@ -562,8 +684,10 @@ impl Server {
             .conns
             .iter()
             .filter(|(_, c)| {
-                now_ms.saturating_sub(c.session.last_interaction_ms) as u64
-                    > timeout_s.saturating_mul(1000)
+                // A blocked client is waiting, not idle (as in Redis).
+                c.session.blocked.is_none()
+                    && now_ms.saturating_sub(c.session.last_interaction_ms) as u64
+                        > timeout_s.saturating_mul(1000)
             })
             .map(|(t, _)| t)
             .collect();
@@ -597,7 +721,11 @@ impl Server {
     /// strategy) until the first key is due, so the fast cycle removes it
     /// within milliseconds of its deadline.
     fn sleep_budget(&self) -> Duration {
-        let until_cron = self.next_cron.saturating_duration_since(Instant::now());
+        let mut until_cron = self.next_cron.saturating_duration_since(Instant::now());
+        if let Some(at_ms) = self.state.blocking.next_deadline_ms() {
+            let wait_ms = (at_ms - unix_time_ms()).max(0) as u64;
+            until_cron = until_cron.min(Duration::from_millis(wait_ms));
+        }
         let earliest = crate::expire::earliest_deadline_ms(&self.state.dbs);
         match earliest {
             Some(at_ms) if self.state.expire.enabled => {

@@ -9,6 +9,7 @@ use std::time::Instant;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
+use crate::blocking::Blocking;
 use crate::config::Config;
 use crate::db::keylog::KeyEvent;
 use crate::db::{Db, EventClass, KeyLog};
@@ -43,6 +44,8 @@ pub struct ServerState {
     pub watches: WatchTable,
     /// Subscriptions and the messages waiting for delivery.
     pub pubsub: PubSub,
+    /// Clients blocked on keys (BLPOP and friends).
+    pub blocking: Blocking,
 }
 
 impl ServerState {
@@ -61,6 +64,7 @@ impl ServerState {
             propagate: Propagator::default(),
             watches: WatchTable::default(),
             pubsub: PubSub::default(),
+            blocking: Blocking::default(),
         };
         state.apply_config();
         state
@@ -85,7 +89,8 @@ impl ServerState {
     pub fn refresh_event_recording(&mut self) {
         let recording = self.watches.any()
             || self.config.notify_keyspace_events != 0
-            || self.propagate.active();
+            || self.propagate.active()
+            || self.blocking.any();
         for db in &mut self.dbs {
             db.recording = recording;
         }
@@ -145,6 +150,8 @@ impl ServerState {
         }
         if expired {
             self.propagate.expired(db, key, self.config.lazyfree.expire);
+        } else if event.class.is_write() || event.class == EventClass::NEW {
+            self.blocking.key_changed(db, key);
         }
         let flags = self.config.notify_keyspace_events;
         notify::notify(&mut self.pubsub, flags, event.class, event.name, key, db);
@@ -154,6 +161,7 @@ impl ServerState {
     pub fn forget_client(&mut self, client: u64) {
         self.unwatch_all(client);
         self.pubsub.forget(client);
+        self.blocking.unblock(client);
     }
 
     /// Forgets `client`'s watched keys (UNWATCH, EXEC, DISCARD).
@@ -182,6 +190,8 @@ impl ServerState {
         self.dbs.swap(a, b);
         self.dbs[a].index = a;
         self.dbs[b].index = b;
+        self.blocking.db_changed(a);
+        self.blocking.db_changed(b);
     }
 
     /// Hands the big values the databases removed to the lazyfree thread.

@@ -128,7 +128,7 @@ fn random_command(rng: &mut SmallRng) -> String {
     let v = ["1", "2", "x", "10", "-3", "2.5"][rng.gen_range(0..6)];
     let ttl = rng.gen_range(1..200);
     let n = rng.gen_range(-3..5);
-    match rng.gen_range(0..49) {
+    match rng.gen_range(0..51) {
         0 => format!("SET {k} {v}"),
         1 => format!("SET {k} {v} PX {ttl}"),
         2 => format!("SET {k} {v} NX EX 1"),
@@ -177,6 +177,8 @@ fn random_command(rng: &mut SmallRng) -> String {
         45 => "MULTI".into(),
         46 => "EXEC".into(),
         47 => format!("SET {k} {v} PXAT 1"),
+        48 => format!("LMPOP 2 {k} {k2} RIGHT COUNT 2"),
+        49 => format!("ZMPOP 1 {k} MAX"),
         _ => format!("SINTERSTORE {k} {k2}"),
     }
 }

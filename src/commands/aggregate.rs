@@ -281,6 +281,45 @@ pub fn pop_count(args: &Args) -> Result<Option<i64>, CmdError> {
         .transpose()
 }
 
+/// `numkeys key... <which> [COUNT n]` from `args[at]` (LMPOP, ZMPOP and
+/// their blocking forms), checked in Redis's order: the keys, which of
+/// `choices` (its index), the count (1 without one).
+pub fn mpop_parse<'a>(
+    args: &Args<'a>,
+    at: usize,
+    choices: [&str; 2],
+) -> Result<(Vec<&'a [u8]>, usize, usize), CmdError> {
+    let numkeys = int_arg(&args[at])
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or(CmdError::Static("ERR numkeys should be greater than 0"))?;
+    let which_at = usize::try_from(numkeys)
+        .ok()
+        .and_then(|n| n.checked_add(at + 1))
+        .filter(|&w| w < args.len())
+        .ok_or(CmdError::Syntax)?;
+    let which = choices
+        .iter()
+        .position(|c| is(&args[which_at], c))
+        .ok_or(CmdError::Syntax)?;
+    let mut count = None;
+    let mut i = which_at + 1;
+    while i < args.len() {
+        if count.is_none() && is(&args[i], "COUNT") && i + 1 < args.len() {
+            let n = int_arg(&args[i + 1])
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or(CmdError::Static("ERR count should be greater than 0"))?;
+            count = Some(usize::try_from(n).unwrap_or(usize::MAX));
+            i += 2;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    let keys = (at + 1..which_at).map(|i| args.get(i)).collect();
+    Ok((keys, which, count.unwrap_or(1)))
+}
+
 /// Redis's index arithmetic for LRANGE, LTRIM, ZRANGE and ZREMRANGEBYRANK:
 /// negative indices count from the end and the range is clamped. The
 /// inclusive `(first, last)`, or `None` when it is empty.

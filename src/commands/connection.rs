@@ -1,6 +1,7 @@
 //! Connection commands: PING, ECHO, QUIT, SELECT, HELLO, RESET, CLIENT.
 
 use super::{cmd, db_index_arg, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags};
+use crate::blocking::Unblock;
 use crate::connection::{ClientType, Session};
 use crate::info::REDIS_COMPAT_VERSION;
 use crate::protocol::Args;
@@ -127,6 +128,15 @@ static CLIENT_SUBCOMMANDS: &[Command] = &[
         client_info,
         "connection",
         "Returns information about the connection."
+    ),
+    cmd!(
+        "unblock",
+        -3,
+        [],
+        (0, 0, 0),
+        client_unblock,
+        "connection",
+        "Unblocks a client blocked by a blocking command from a different connection."
     ),
     cmd!(
         "setinfo",
@@ -397,6 +407,30 @@ fn client_info(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let mut line = ctx.session.info_line(ctx.now_ms);
     line.push('\n');
     ctx.out().verbatim(line.as_bytes());
+    Ok(())
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends another client's wait (the loop
+/// answers it after this command); 1 if it was blocked.
+fn client_unblock(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 4 {
+        return Err(CmdError::Static(
+            "ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.",
+        ));
+    }
+    let id = int_arg(&args[2])?;
+    let how = match args.iter().nth(3) {
+        None => Unblock::Timeout,
+        Some(a) if is(a, "TIMEOUT") => Unblock::Timeout,
+        Some(a) if is(a, "ERROR") => Unblock::Error,
+        Some(_) => {
+            return Err(CmdError::Static(
+                "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            ))
+        }
+    };
+    let unblocked = u64::try_from(id).is_ok_and(|id| ctx.server.blocking.request_unblock(id, how));
+    ctx.out().int(i64::from(unblocked));
     Ok(())
 }
 

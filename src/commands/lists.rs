@@ -2,9 +2,10 @@
 //! LINDEX, LSET, LINSERT, LREM, LTRIM, LPOS, LMOVE, RPOPLPUSH.
 
 use super::aggregate::{
-    delete_if_empty, index_range, pop_count, read, read_for_write, view, write, write_or_create,
-    LIST,
+    delete_if_empty, index_range, mpop_parse, pop_count, read, read_for_write, view, write,
+    write_or_create, LIST,
 };
+use super::blocking::{self, timeout_arg, wait_for_keys};
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::EventClass;
 use crate::protocol::Args;
@@ -27,6 +28,12 @@ pub static COMMANDS: &[Command] = &[
     cmd!("lpos", -3, ["readonly"], (1, 1, 1), lpos, "list", "Returns the index of matching elements in a list."),
     cmd!("lmove", 5, ["write", "denyoom"], (1, 2, 1), lmove, "list", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved."),
     cmd!("rpoplpush", 3, ["write", "denyoom"], (1, 2, 1), rpoplpush, "list", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped."),
+    cmd!("lmpop", -4, ["write"], (0, 0, 0), lmpop, "list", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.").with_numkeys(1),
+    cmd!("blpop", -3, ["write", "noscript", "blocking"], (1, -2, 1), blpop, "list", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
+    cmd!("brpop", -3, ["write", "noscript", "blocking"], (1, -2, 1), brpop, "list", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
+    cmd!("brpoplpush", 4, ["write", "denyoom", "noscript", "blocking"], (1, 2, 1), brpoplpush, "list", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped."),
+    cmd!("blmove", 6, ["write", "denyoom", "noscript", "blocking"], (1, 2, 1), blmove, "list", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
+    cmd!("blmpop", -5, ["write", "blocking"], (0, 0, 0), blmpop, "list", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.").with_numkeys(2),
 ];
 
 /// The keyspace event of a push at `end` (`lpush`, `rpush`).
@@ -395,6 +402,144 @@ fn lmove(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn rpoplpush(ctx: &mut Ctx, args: Args) -> CmdResult {
     lmove_generic(ctx, &args[1], &args[2], End::Right, End::Left)
+}
+
+/// The name of a pop from `end`, for the effect stream.
+fn pop_name(end: End) -> &'static [u8] {
+    match end {
+        End::Left => b"LPOP",
+        End::Right => b"RPOP",
+    }
+}
+
+/// A key and the elements popped from it.
+type Popped = (Vec<u8>, Vec<Vec<u8>>);
+
+/// Pops up to `count` elements from `end` of the first of `keys` that
+/// holds a non-empty list: its key and the elements, `None` if none has
+/// any. A key of another type answers WRONGTYPE, as Redis checks keys in
+/// order, except when a blocked command is retried (then Redis waits on).
+fn pop_first(
+    ctx: &mut Ctx,
+    keys: &[&[u8]],
+    end: End,
+    count: usize,
+) -> Result<Option<Popped>, CmdError> {
+    let retrying = blocking::retrying(ctx);
+    for key in keys {
+        let list = match write(ctx, key, &LIST) {
+            Ok(Some(list)) if !list.is_empty() => list,
+            Ok(_) => continue,
+            Err(_) if retrying => continue,
+            Err(e) => return Err(e),
+        };
+        let popped: Vec<Vec<u8>> = (0..count).map_while(|_| list.pop(end)).collect();
+        ctx.signal(EventClass::LIST, pop_event(end), key);
+        delete_if_empty(ctx, key);
+        return Ok(Some((key.to_vec(), popped)));
+    }
+    Ok(None)
+}
+
+/// LMPOP/BLMPOP's `numkeys key... LEFT|RIGHT [COUNT n]` from `args[at]`.
+fn mpop_args<'a>(args: &Args<'a>, at: usize) -> Result<(Vec<&'a [u8]>, End, usize), CmdError> {
+    let (keys, which, count) = mpop_parse(args, at, ["LEFT", "RIGHT"])?;
+    Ok((keys, if which == 0 { End::Left } else { End::Right }, count))
+}
+
+/// LMPOP and a served BLMPOP: `[key, [elements]]`, propagated as the
+/// plain pop with a count.
+fn reply_mpop(ctx: &mut Ctx, key: &[u8], elems: &[Vec<u8>], end: End) {
+    let n = elems.len().to_string();
+    ctx.propagate_as(&[pop_name(end), key, n.as_bytes()]);
+    let out = ctx.out();
+    out.array(2);
+    out.bulk(key);
+    out.array(elems.len());
+    for elem in elems {
+        out.bulk(elem);
+    }
+}
+
+fn lmpop(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (keys, end, count) = mpop_args(&args, 1)?;
+    match pop_first(ctx, &keys, end, count)? {
+        Some((key, elems)) => reply_mpop(ctx, &key, &elems, end),
+        None => ctx.out().null_array(),
+    }
+    Ok(())
+}
+
+fn blmpop(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (keys, end, count) = mpop_args(&args, 2)?;
+    let deadline = timeout_arg(&args[1], ctx.now_ms)?;
+    match pop_first(ctx, &keys, end, count)? {
+        Some((key, elems)) => reply_mpop(ctx, &key, &elems, end),
+        None => wait_for_keys(ctx, args, &keys, deadline),
+    }
+    Ok(())
+}
+
+/// BLPOP/BRPOP `key... timeout`: `[key, element]` from the first key with
+/// data, propagated as LPOP/RPOP; otherwise wait.
+fn bpop_generic(ctx: &mut Ctx, args: Args, end: End) -> CmdResult {
+    let deadline = timeout_arg(&args[args.len() - 1], ctx.now_ms)?;
+    let keys: Vec<&[u8]> = args.iter().skip(1).take(args.len() - 2).collect();
+    match pop_first(ctx, &keys, end, 1)? {
+        Some((key, elems)) => {
+            ctx.propagate_as(&[pop_name(end), &key]);
+            let out = ctx.out();
+            out.array(2);
+            out.bulk(&key);
+            out.bulk(&elems[0]);
+        }
+        None => wait_for_keys(ctx, args, &keys, deadline),
+    }
+    Ok(())
+}
+
+fn blpop(ctx: &mut Ctx, args: Args) -> CmdResult {
+    bpop_generic(ctx, args, End::Left)
+}
+
+fn brpop(ctx: &mut Ctx, args: Args) -> CmdResult {
+    bpop_generic(ctx, args, End::Right)
+}
+
+/// BLMOVE/BRPOPLPUSH: LMOVE once the source has an element (propagated as
+/// LMOVE), otherwise wait on the source.
+fn blmove_generic(ctx: &mut Ctx, args: Args, from: End, to: End, timeout: &[u8]) -> CmdResult {
+    let deadline = timeout_arg(timeout, ctx.now_ms)?;
+    let (src, dst) = (&args[1], &args[2]);
+    let retrying = blocking::retrying(ctx);
+    let ready = match read_for_write(ctx, src, &LIST) {
+        Ok(list) => list.is_some_and(|l| !l.is_empty()),
+        Err(_) if retrying => false,
+        Err(e) => return Err(e),
+    };
+    if !ready {
+        wait_for_keys(ctx, args, &[src], deadline);
+        return Ok(());
+    }
+    let word = |end| {
+        if end == End::Left {
+            b"LEFT".as_slice()
+        } else {
+            b"RIGHT"
+        }
+    };
+    ctx.propagate_as(&[b"LMOVE", src, dst, word(from), word(to)]);
+    lmove_generic(ctx, src, dst, from, to)
+}
+
+fn blmove(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let from = end_arg(&args[3])?;
+    let to = end_arg(&args[4])?;
+    blmove_generic(ctx, args, from, to, &args[5])
+}
+
+fn brpoplpush(ctx: &mut Ctx, args: Args) -> CmdResult {
+    blmove_generic(ctx, args, End::Right, End::Left, &args[3])
 }
 
 #[cfg(test)]

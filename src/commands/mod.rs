@@ -8,6 +8,7 @@
 //! writes the error, so a handler validates before it replies.
 
 pub mod aggregate;
+pub mod blocking;
 pub mod connection;
 pub mod expire;
 pub mod flags;

@@ -87,9 +87,12 @@ fn exec(ctx: &mut Ctx, _args: Args) -> CmdResult {
     }
     ctx.server.propagate.begin_transaction();
     ctx.out().array(transaction.queue.len());
+    // Blocking commands inside a transaction answer as if timed out.
+    ctx.session.deny_blocking = true;
     for (cmd, args) in &transaction.queue {
         call_and_reply(ctx, cmd, args.as_args());
     }
+    ctx.session.deny_blocking = false;
     ctx.server.propagate.end_transaction();
     // The queued commands propagated themselves, as one unit.
     ctx.server.propagate.suppress();

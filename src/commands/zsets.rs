@@ -10,9 +10,10 @@
 use std::collections::HashMap;
 
 use super::aggregate::{
-    delete_if_empty, index_range, pop_count, rand_args, read, read_for_write, reply_picks,
-    reply_scan, scan_target, view, write, write_or_create, ZSET,
+    delete_if_empty, index_range, mpop_parse, pop_count, rand_args, read, read_for_write,
+    reply_picks, reply_scan, scan_target, view, write, write_or_create, ZSET,
 };
+use super::blocking::{self, timeout_arg, wait_for_keys};
 use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::{EventClass, Ttl};
 use crate::protocol::reply::format_double;
@@ -42,6 +43,10 @@ pub static COMMANDS: &[Command] = &[
     cmd!("zremrangebylex", 4, ["write"], (1, 1, 1), zremrangebylex, "sorted-set", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."),
     cmd!("zpopmin", -2, ["write", "fast"], (1, 1, 1), zpopmin, "sorted-set", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
     cmd!("zpopmax", -2, ["write", "fast"], (1, 1, 1), zpopmax, "sorted-set", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
+    cmd!("zmpop", -4, ["write"], (0, 0, 0), zmpop, "sorted-set", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.").with_numkeys(1),
+    cmd!("bzpopmin", -3, ["write", "noscript", "blocking", "fast"], (1, -2, 1), bzpopmin, "sorted-set", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."),
+    cmd!("bzpopmax", -3, ["write", "noscript", "blocking", "fast"], (1, -2, 1), bzpopmax, "sorted-set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped."),
+    cmd!("bzmpop", -5, ["write", "blocking"], (0, 0, 0), bzmpop, "sorted-set", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.").with_numkeys(2),
     cmd!("zrandmember", -2, ["readonly"], (1, 1, 1), zrandmember, "sorted-set", "Returns one or more random members from a sorted set."),
     cmd!("zscan", -3, ["readonly"], (1, 1, 1), zscan, "sorted-set", "Iterates over members and scores of a sorted set."),
     cmd!("zunionstore", -4, ["write", "denyoom"], (1, 1, 1), zunionstore, "sorted-set", "Stores the union of multiple sorted sets in a key.").with_numkeys(2),
@@ -647,6 +652,104 @@ fn zpop_generic(ctx: &mut Ctx, args: &Args, max: bool) -> CmdResult {
         Some(_) => reply_scored(out, popped.len(), true, items),
     }
     Ok(())
+}
+
+/// A key and the members popped from it, with their scores.
+type ZPopped = (Vec<u8>, Vec<(Elem, f64)>);
+
+/// Pops up to `count` members (lowest, or highest with `max`) from the
+/// first of `keys` holding a non-empty sorted set, as `pop_first` does for
+/// lists (WRONGTYPE in key order, except when a blocked command retries).
+fn zpop_first(
+    ctx: &mut Ctx,
+    keys: &[&[u8]],
+    max: bool,
+    count: usize,
+) -> Result<Option<ZPopped>, CmdError> {
+    let retrying = blocking::retrying(ctx);
+    for key in keys {
+        let z = match write(ctx, key, &ZSET) {
+            Ok(Some(z)) if !z.is_empty() => z,
+            Ok(_) => continue,
+            Err(_) if retrying => continue,
+            Err(e) => return Err(e),
+        };
+        let popped: Vec<(Elem, f64)> = (0..count).map_while(|_| z.pop(max)).collect();
+        ctx.signal(
+            EventClass::ZSET,
+            if max { "zpopmax" } else { "zpopmin" },
+            key,
+        );
+        delete_if_empty(ctx, key);
+        let name: &[u8] = if max { b"ZPOPMAX" } else { b"ZPOPMIN" };
+        let n = popped.len().to_string();
+        ctx.propagate_as(&[name, key, n.as_bytes()]);
+        return Ok(Some((key.to_vec(), popped)));
+    }
+    Ok(None)
+}
+
+/// ZMPOP/BZMPOP's `numkeys key... MIN|MAX [COUNT n]` from `args[at]`.
+fn zmpop_args<'a>(args: &Args<'a>, at: usize) -> Result<(Vec<&'a [u8]>, bool, usize), CmdError> {
+    let (keys, which, count) = mpop_parse(args, at, ["MIN", "MAX"])?;
+    Ok((keys, which == 1, count))
+}
+
+/// `[key, [[member, score], ...]]` (ZMPOP, BZMPOP).
+fn reply_zmpop(out: &mut Reply, key: &[u8], popped: &[(Elem, f64)]) {
+    out.array(2);
+    out.bulk(key);
+    out.array(popped.len());
+    for (member, score) in popped {
+        out.array(2);
+        out.bulk(member.as_bytes());
+        out.double(*score);
+    }
+}
+
+fn zmpop(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (keys, max, count) = zmpop_args(&args, 1)?;
+    match zpop_first(ctx, &keys, max, count)? {
+        Some((key, popped)) => reply_zmpop(ctx.out(), &key, &popped),
+        None => ctx.out().null_array(),
+    }
+    Ok(())
+}
+
+fn bzmpop(ctx: &mut Ctx, args: Args) -> CmdResult {
+    // BZMPOP reads its timeout first (BLMPOP last: Redis's own order).
+    let deadline = timeout_arg(&args[1], ctx.now_ms)?;
+    let (keys, max, count) = zmpop_args(&args, 2)?;
+    match zpop_first(ctx, &keys, max, count)? {
+        Some((key, popped)) => reply_zmpop(ctx.out(), &key, &popped),
+        None => wait_for_keys(ctx, args, &keys, deadline),
+    }
+    Ok(())
+}
+
+/// BZPOPMIN/BZPOPMAX `key... timeout`: `[key, member, score]`.
+fn bzpop_generic(ctx: &mut Ctx, args: Args, max: bool) -> CmdResult {
+    let deadline = timeout_arg(&args[args.len() - 1], ctx.now_ms)?;
+    let keys: Vec<&[u8]> = args.iter().skip(1).take(args.len() - 2).collect();
+    match zpop_first(ctx, &keys, max, 1)? {
+        Some((key, popped)) => {
+            let out = ctx.out();
+            out.array(3);
+            out.bulk(&key);
+            out.bulk(popped[0].0.as_bytes());
+            out.double(popped[0].1);
+        }
+        None => wait_for_keys(ctx, args, &keys, deadline),
+    }
+    Ok(())
+}
+
+fn bzpopmin(ctx: &mut Ctx, args: Args) -> CmdResult {
+    bzpop_generic(ctx, args, false)
+}
+
+fn bzpopmax(ctx: &mut Ctx, args: Args) -> CmdResult {
+    bzpop_generic(ctx, args, true)
 }
 
 fn zpopmin(ctx: &mut Ctx, args: Args) -> CmdResult {

@@ -1,0 +1,202 @@
+//! Clients blocked on keys (BLPOP and friends): who waits on which key, in
+//! the order they blocked; which keys became ready; when each times out.
+//!
+//! Owns only bookkeeping. The loop (`server`) serves ready keys after each
+//! command by re-running each waiter's command as if it had just arrived,
+//! and answers timeouts; commands block through `Ctx::block`. Waking costs
+//! O(clients woken): a key with no waiters is never looked at, and the
+//! timeout table is ordered by deadline.
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+
+use crate::commands::Command;
+use crate::protocol::OwnedArgs;
+
+/// What a blocked client is waiting to run again.
+#[derive(Debug)]
+pub struct BlockedOn {
+    pub cmd: &'static Command,
+    pub args: OwnedArgs,
+    /// The database its keys are in.
+    pub db: usize,
+    pub keys: Vec<Vec<u8>>,
+    /// Unix ms after which it gives up; `None` waits forever.
+    pub deadline_ms: Option<i64>,
+}
+
+/// A blocked client: its id and connection slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Waiter {
+    pub client: u64,
+    pub token: usize,
+}
+
+/// How CLIENT UNBLOCK ends a wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unblock {
+    /// As if the timeout had passed (a null reply).
+    Timeout,
+    /// With `-UNBLOCKED client unblocked via CLIENT UNBLOCK`.
+    Error,
+}
+
+/// A key in a database.
+type DbKey = (usize, Vec<u8>);
+
+/// One client's wait: who, on which keys, until when.
+#[derive(Debug)]
+struct Wait {
+    who: Waiter,
+    keys: Vec<DbKey>,
+    deadline_ms: Option<i64>,
+}
+
+#[derive(Debug, Default)]
+pub struct Blocking {
+    /// (db, key) to the clients waiting on it, first blocked first.
+    waiting: HashMap<DbKey, VecDeque<Waiter>>,
+    /// Each blocked client's keys and deadline.
+    clients: HashMap<u64, Wait>,
+    /// Keys with waiters that changed, in order, not yet served.
+    ready: VecDeque<DbKey>,
+    ready_set: HashSet<DbKey>,
+    /// (deadline, waiter) of clients that wait with a timeout.
+    timeouts: BTreeSet<(i64, Waiter)>,
+    /// CLIENT UNBLOCK requests for the loop to carry out.
+    unblocks: Vec<(Waiter, Unblock)>,
+}
+
+impl Blocking {
+    /// Records that `who` waits on `keys` of `db` until `deadline_ms`.
+    pub fn block(&mut self, who: Waiter, db: usize, keys: &[Vec<u8>], deadline_ms: Option<i64>) {
+        let mut mine = Vec::new();
+        for key in keys {
+            let entry = (db, key.clone());
+            if mine.contains(&entry) {
+                continue;
+            }
+            self.waiting
+                .entry(entry.clone())
+                .or_default()
+                .push_back(who);
+            mine.push(entry);
+        }
+        if let Some(at) = deadline_ms {
+            self.timeouts.insert((at, who));
+        }
+        self.clients.insert(
+            who.client,
+            Wait {
+                who,
+                keys: mine,
+                deadline_ms,
+            },
+        );
+    }
+
+    /// Forgets `client`'s wait (served, timed out, disconnected).
+    pub fn unblock(&mut self, client: u64) {
+        let Some(wait) = self.clients.remove(&client) else {
+            return;
+        };
+        for entry in wait.keys {
+            if let Some(queue) = self.waiting.get_mut(&entry) {
+                queue.retain(|w| w.client != client);
+                if queue.is_empty() {
+                    self.waiting.remove(&entry);
+                }
+            }
+        }
+        if let Some(at) = wait.deadline_ms {
+            self.timeouts.remove(&(at, wait.who));
+        }
+    }
+
+    pub fn is_blocked(&self, client: u64) -> bool {
+        self.clients.contains_key(&client)
+    }
+
+    pub fn blocked_count(&self) -> usize {
+        self.clients.len()
+    }
+
+    pub fn any(&self) -> bool {
+        !self.clients.is_empty()
+    }
+
+    /// A key changed: if anyone waits on it, it is served after the
+    /// command (Redis's `signalKeyAsReady`).
+    pub fn key_changed(&mut self, db: usize, key: &[u8]) {
+        if self.waiting.is_empty() {
+            return;
+        }
+        let entry = (db, key.to_vec());
+        if self.waiting.contains_key(&entry) && self.ready_set.insert(entry.clone()) {
+            self.ready.push_back(entry);
+        }
+    }
+
+    /// Every waited key of `db` is ready (SWAPDB brought in new contents).
+    pub fn db_changed(&mut self, db: usize) {
+        let keys: Vec<Vec<u8>> = self
+            .waiting
+            .keys()
+            .filter(|(d, _)| *d == db)
+            .map(|(_, k)| k.clone())
+            .collect();
+        for key in keys {
+            self.key_changed(db, &key);
+        }
+    }
+
+    pub fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
+    /// The waiters of the next ready key, in the order they blocked.
+    pub fn next_ready(&mut self) -> Option<Vec<Waiter>> {
+        while let Some(entry) = self.ready.pop_front() {
+            self.ready_set.remove(&entry);
+            if let Some(queue) = self.waiting.get(&entry) {
+                return Some(queue.iter().copied().collect());
+            }
+        }
+        None
+    }
+
+    /// The clients whose deadline is at or before `now_ms`, forgotten.
+    pub fn take_timed_out(&mut self, now_ms: i64) -> Vec<Waiter> {
+        let due: Vec<(i64, Waiter)> = self
+            .timeouts
+            .iter()
+            .take_while(|(at, _)| *at <= now_ms)
+            .copied()
+            .collect();
+        due.into_iter()
+            .map(|(_, who)| {
+                self.unblock(who.client);
+                who
+            })
+            .collect()
+    }
+
+    /// The earliest deadline of any blocked client (the loop's sleep).
+    pub fn next_deadline_ms(&self) -> Option<i64> {
+        self.timeouts.first().map(|(at, _)| *at)
+    }
+
+    /// CLIENT UNBLOCK: false if `client` is not blocked.
+    pub fn request_unblock(&mut self, client: u64, how: Unblock) -> bool {
+        match self.clients.get(&client) {
+            Some(wait) => {
+                self.unblocks.push((wait.who, how));
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn take_unblock_requests(&mut self) -> Vec<(Waiter, Unblock)> {
+        std::mem::take(&mut self.unblocks)
+    }
+}
