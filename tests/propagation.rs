@@ -87,6 +87,45 @@ fn effects_are_deterministic_rewrites() {
     );
 }
 
+/// A served blocking pop goes out as its non-blocking form (the loop
+/// serves a woken waiter through the same handler, so this covers it).
+#[test]
+fn blocking_pops_propagate_as_plain_pops() {
+    let mut h = Harness::new();
+    let got = effects_of(
+        &mut h,
+        &[
+            "RPUSH bl a b c d",
+            "BLPOP nothing bl 0",
+            "BRPOP bl 1",
+            "BLMOVE bl dst LEFT RIGHT 0",
+            "BRPOPLPUSH dst bl 0",
+            "LMPOP 2 none bl RIGHT COUNT 5",
+            "ZADD bz 1 a 2 b 3 c",
+            "BZPOPMIN bz 0",
+            "BZMPOP 0 1 bz MAX COUNT 5",
+            "MULTI",
+            "BLPOP empty 0",
+            "EXEC",
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            "SELECT 0",
+            "RPUSH bl a b c d",
+            "LPOP bl",
+            "RPOP bl",
+            "LMOVE bl dst LEFT RIGHT",
+            "LMOVE dst bl RIGHT LEFT",
+            "RPOP bl 2",
+            "ZADD bz 1 a 2 b 3 c",
+            "ZPOPMIN bz 1",
+            "ZPOPMAX bz 2",
+        ]
+    );
+}
+
 #[test]
 fn expired_keys_are_deleted_before_the_command_that_found_them() {
     let mut h = Harness::new();
