@@ -9,11 +9,15 @@
 //!    and 100 subscribers reading and discarding.
 //! 3. `multi`: MULTI / SET / EXEC transactions per second, 50 connections,
 //!    16 transactions pipelined per round trip.
+//! 4. `blocking`: LPUSH/BLPOP ping-pong round trips per second; SET and GET
+//!    `-P 16` throughput with 10,000 idle clients blocked on keys of their
+//!    own against none.
 //!
 //! Run: `cargo bench --bench effects` (needs redis-server, redis-benchmark).
 //! Knobs (env): `SECTIONS` (lag,publish,multi), `LAG_KEYS` (1000000),
 //! `LAG_WAIT_SECS` (60), `SUBSCRIBERS` (1,100), `PIPELINES` (1,16),
-//! `REQUESTS` (200000), `PAIRS` (3: runs per server, alternating, median).
+//! `REQUESTS` (200000), `PAIRS` (3: runs per server, alternating, median),
+//! `ROUNDS` (20000), `IDLE_WAITERS` (10000).
 
 mod common;
 
@@ -64,7 +68,7 @@ fn start(name: &'static str) -> Server {
         )
     };
     let mut args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    args.extend(["--hz".to_string(), "10".to_string()]);
+    args.extend(["--hz", "10", "--maxclients", "12000"].map(String::from));
     Server {
         name,
         running: common::start_server(program, &args),
@@ -209,17 +213,24 @@ fn lag(server: &Server, keys: usize, wait: Duration) {
 
 /// redis-benchmark's requests per second for one PUBLISH run.
 fn publish_rps(port: u16, requests: u64, pipeline: u64) -> f64 {
+    benchmark_rps(
+        port,
+        requests,
+        pipeline,
+        &["PUBLISH", "bench", "0123456789abcdef"],
+    )
+}
+
+/// Requests per second of one redis-benchmark run (50 clients) with
+/// `what` (`-t set`, or a command line).
+fn benchmark_rps(port: u16, requests: u64, pipeline: u64, what: &[&str]) -> f64 {
+    let port = port.to_string();
+    let requests = requests.to_string();
+    let pipeline = pipeline.to_string();
     let out = Command::new("redis-benchmark")
-        .args([
-            "-p",
-            &port.to_string(),
-            "-c",
-            "50",
-            "-n",
-            &requests.to_string(),
-        ])
-        .args(["-P", &pipeline.to_string(), "--csv"])
-        .args(["PUBLISH", "bench", "0123456789abcdef"])
+        .args(["-p", &port, "-c", "50", "-n", &requests, "-P", &pipeline])
+        .args(["-r", "1000000", "--csv"])
+        .args(what)
         .output()
         .expect("redis-benchmark");
     let text = String::from_utf8_lossy(&out.stdout);
@@ -315,11 +326,57 @@ fn multi_tps(port: u16, total: u64, pipeline: u64) -> f64 {
     transactions as f64 / start.elapsed().as_secs_f64()
 }
 
+/// Producer/consumer ping-pong: the producer LPUSHes a job that wakes the
+/// consumer's BLPOP, the consumer answers through a second list the
+/// producer BLPOPs. Round trips per second.
+fn pingpong(port: u16, rounds: u64) -> f64 {
+    let consumer = std::thread::spawn(move || {
+        let mut r = connect(port);
+        for _ in 0..rounds {
+            cmd(&mut r, &["BLPOP", "jobs", "0"]);
+            cmd(&mut r, &["LPUSH", "acks", "done"]);
+        }
+    });
+    let mut r = connect(port);
+    let start = Instant::now();
+    for _ in 0..rounds {
+        cmd(&mut r, &["LPUSH", "jobs", "job"]);
+        cmd(&mut r, &["BLPOP", "acks", "0"]);
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    consumer.join().unwrap();
+    rounds as f64 / elapsed
+}
+
+/// `n` connections each blocked on a key of its own, held until dropped.
+fn idle_waiters(port: u16, n: usize) -> Vec<BufReader<TcpStream>> {
+    let waiters: Vec<_> = (0..n)
+        .map(|i| {
+            let mut r = connect(port);
+            send(&mut r, &[b"BLPOP", format!("idle:{i}").as_bytes(), b"0"]);
+            r
+        })
+        .collect();
+    let mut admin = connect(port);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let info = cmd(&mut admin, &["INFO", "clients"]).join("\n");
+        if info.contains(&format!("blocked_clients:{n}")) {
+            return waiters;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{n} clients did not block: {info}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn main() {
     if common::redis_server_missing() {
         return;
     }
-    let sections = common::env_list("SECTIONS", "lag,publish,multi");
+    let sections = common::env_list("SECTIONS", "lag,publish,multi,blocking");
     let requests = env_num("REQUESTS", 200_000);
     let pairs = env_num("PAIRS", 3) as usize;
     let pipelines: Vec<u64> = common::env_list("PIPELINES", "1,16")
@@ -357,6 +414,39 @@ fn main() {
             stop.store(true, Ordering::Relaxed);
             for h in readers {
                 let _ = h.join();
+            }
+        }
+    }
+    if sections.iter().any(|s| s == "blocking") {
+        let rounds = env_num("ROUNDS", 20_000);
+        println!(
+            "\n## BLPOP woken by LPUSH: ping-pong round trips ({rounds}, median of {pairs})\n"
+        );
+        println!("| lapse rt/s | redis rt/s | ratio |");
+        println!("|---|---|---|");
+        let (l, r) = side_by_side(&servers, pairs, |port| pingpong(port, rounds));
+        println!("| {l:.0} | {r:.0} | {:.2} |", l / r);
+        let idle = env_num("IDLE_WAITERS", 10_000) as usize;
+        println!("\n## SET/GET -P 16 with {idle} idle blocked clients ({requests} requests, median of {pairs})\n");
+        println!("| server | test | none blocked rps | {idle} blocked rps | blocked / none |");
+        println!("|---|---|---|---|---|");
+        for server in &servers {
+            for test in ["set", "get"] {
+                let run = || {
+                    let runs: Vec<f64> = (0..pairs)
+                        .map(|_| benchmark_rps(server.port(), requests, 16, &["-t", test]))
+                        .collect();
+                    median(runs)
+                };
+                let before = run();
+                let waiters = idle_waiters(server.port(), idle);
+                let during = run();
+                drop(waiters);
+                println!(
+                    "| {} | {test} | {before:.0} | {during:.0} | {:.3} |",
+                    server.name,
+                    during / before
+                );
             }
         }
     }

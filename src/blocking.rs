@@ -43,6 +43,8 @@ pub enum Unblock {
 /// A key in a database.
 type DbKey = (usize, Vec<u8>);
 
+type WaitMap = HashMap<Vec<u8>, VecDeque<Waiter>, foldhash::fast::RandomState>;
+
 /// One client's wait: who, on which keys, until when.
 #[derive(Debug)]
 struct Wait {
@@ -53,8 +55,10 @@ struct Wait {
 
 #[derive(Debug, Default)]
 pub struct Blocking {
-    /// (db, key) to the clients waiting on it, first blocked first.
-    waiting: HashMap<DbKey, VecDeque<Waiter>>,
+    /// Per database, each key to the clients waiting on it, first blocked
+    /// first. Looked up with the changed key's bytes on every write while
+    /// anyone waits: no allocation, a fast hasher.
+    waiting: Vec<WaitMap>,
     /// Each blocked client's keys and deadline.
     clients: HashMap<u64, Wait>,
     /// Keys with waiters that changed, in order, not yet served.
@@ -75,8 +79,11 @@ impl Blocking {
             if mine.contains(&entry) {
                 continue;
             }
-            self.waiting
-                .entry(entry.clone())
+            if self.waiting.len() <= db {
+                self.waiting.resize_with(db + 1, WaitMap::default);
+            }
+            self.waiting[db]
+                .entry(key.clone())
                 .or_default()
                 .push_back(who);
             mine.push(entry);
@@ -99,11 +106,14 @@ impl Blocking {
         let Some(wait) = self.clients.remove(&client) else {
             return;
         };
-        for entry in wait.keys {
-            if let Some(queue) = self.waiting.get_mut(&entry) {
+        for (db, key) in wait.keys {
+            let Some(map) = self.waiting.get_mut(db) else {
+                continue;
+            };
+            if let Some(queue) = map.get_mut(&key) {
                 queue.retain(|w| w.client != client);
                 if queue.is_empty() {
-                    self.waiting.remove(&entry);
+                    map.remove(&key);
                 }
             }
         }
@@ -127,11 +137,11 @@ impl Blocking {
     /// A key changed: if anyone waits on it, it is served after the
     /// command (Redis's `signalKeyAsReady`).
     pub fn key_changed(&mut self, db: usize, key: &[u8]) {
-        if self.waiting.is_empty() {
+        if !self.waiting.get(db).is_some_and(|m| m.contains_key(key)) {
             return;
         }
         let entry = (db, key.to_vec());
-        if self.waiting.contains_key(&entry) && self.ready_set.insert(entry.clone()) {
+        if self.ready_set.insert(entry.clone()) {
             self.ready.push_back(entry);
         }
     }
@@ -140,10 +150,9 @@ impl Blocking {
     pub fn db_changed(&mut self, db: usize) {
         let keys: Vec<Vec<u8>> = self
             .waiting
-            .keys()
-            .filter(|(d, _)| *d == db)
-            .map(|(_, k)| k.clone())
-            .collect();
+            .get(db)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
         for key in keys {
             self.key_changed(db, &key);
         }
@@ -157,7 +166,7 @@ impl Blocking {
     pub fn next_ready(&mut self) -> Option<Vec<Waiter>> {
         while let Some(entry) = self.ready.pop_front() {
             self.ready_set.remove(&entry);
-            if let Some(queue) = self.waiting.get(&entry) {
+            if let Some(queue) = self.waiting.get(entry.0).and_then(|m| m.get(&entry.1)) {
                 return Some(queue.iter().copied().collect());
             }
         }

@@ -83,16 +83,24 @@ impl ServerState {
         self.refresh_event_recording();
     }
 
-    /// Tells the databases whether anything reads their key-change log:
-    /// a WATCH, keyspace notifications, or a consumer of the effect
-    /// stream. Call after any of those changes.
+    /// Tells the databases which events anything reads from their
+    /// key-change log: all of them for a WATCH or keyspace notifications,
+    /// expiries for a consumer of the effect stream, list, sorted-set and
+    /// generic (rename, move, copy) changes for blocked clients. Call
+    /// after any of those changes.
     pub fn refresh_event_recording(&mut self) {
-        let recording = self.watches.any()
-            || self.config.notify_keyspace_events != 0
-            || self.propagate.active()
-            || self.blocking.any();
+        let mut classes = 0;
+        if self.watches.any() || self.config.notify_keyspace_events != 0 {
+            classes = u32::MAX;
+        }
+        if self.propagate.active() {
+            classes |= EventClass::EXPIRED.0;
+        }
+        if self.blocking.any() {
+            classes |= EventClass::LIST.0 | EventClass::ZSET.0 | EventClass::GENERIC.0;
+        }
         for db in &mut self.dbs {
-            db.recording = recording;
+            db.recorded_classes = classes;
         }
     }
 

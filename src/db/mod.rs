@@ -142,10 +142,12 @@ pub struct Db {
     /// Event classes recorded although no write made them (`new`,
     /// `keymiss`): only while keyspace notifications ask for them.
     pub side_events: u32,
-    /// Whether anything reads the key log (WATCH, notifications, the
-    /// effect stream). Without a reader, changes are only counted: SET
-    /// copies no key into the log.
-    pub recording: bool,
+    /// The event classes something reads from the key log (bits of
+    /// `EventClass`): everything for WATCH and notifications, `expired`
+    /// for the effect stream, list, sorted-set and generic events for
+    /// blocked clients. An event of another class is only counted: SET
+    /// copies no key into the log unless someone cares.
+    pub recorded_classes: u32,
 }
 
 impl Db {
@@ -162,7 +164,7 @@ impl Db {
     /// and the propagation point read it from the log.
     pub fn signal(&mut self, class: EventClass, name: &'static str, key: &[u8]) {
         self.dirty += 1;
-        if self.recording {
+        if class.intersects(self.recorded_classes) {
             self.events.push(class, name, key);
         }
     }
@@ -565,7 +567,7 @@ impl Db {
     /// active: counts it and records the `expired` event, from which the
     /// loop publishes the notification, touches WATCH and propagates DEL.
     fn delete_expired(&mut self, idx: u32, now_ms: i64, how: Reclaim) {
-        if self.recording {
+        if EventClass::EXPIRED.intersects(self.recorded_classes) {
             self.events
                 .push(EventClass::EXPIRED, "expired", self.dict.key(idx));
         }
