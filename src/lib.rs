@@ -25,6 +25,7 @@ pub mod notify;
 pub mod propagate;
 pub mod protocol;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod state;
 pub mod value;

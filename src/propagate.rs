@@ -56,9 +56,11 @@ struct Pending {
 pub struct Propagator {
     sinks: Vec<Box<dyn Sink>>,
     pending: Pending,
-    /// Effects of the transaction being executed (EXEC), flushed as one
-    /// unit when it ends.
+    /// Effects of the transaction being executed (EXEC, a script), flushed
+    /// as one unit when the outermost one ends.
     transaction: Option<Vec<Effect>>,
+    /// How many transactions are open (a script inside EXEC nests).
+    depth: usize,
 }
 
 impl Propagator {
@@ -129,14 +131,24 @@ impl Propagator {
 
     /// Effects from here to `end_transaction` go out as one unit.
     pub fn begin_transaction(&mut self) {
-        if self.active() {
+        if !self.active() {
+            return;
+        }
+        if self.depth == 0 {
             self.transaction = Some(Vec::new());
         }
+        self.depth += 1;
     }
 
     pub fn end_transaction(&mut self) {
-        if let Some(effects) = self.transaction.take() {
-            self.feed_unit(effects);
+        if self.depth == 0 {
+            return;
+        }
+        self.depth -= 1;
+        if self.depth == 0 {
+            if let Some(effects) = self.transaction.take() {
+                self.feed_unit(effects);
+            }
         }
     }
 

@@ -46,6 +46,8 @@ pub struct ServerState {
     pub pubsub: PubSub,
     /// Clients blocked on keys (BLPOP and friends).
     pub blocking: Blocking,
+    /// The Lua interpreter and script cache, made on first use.
+    pub scripting: Option<crate::scripting::Scripting>,
 }
 
 impl ServerState {
@@ -65,6 +67,7 @@ impl ServerState {
             watches: WatchTable::default(),
             pubsub: PubSub::default(),
             blocking: Blocking::default(),
+            scripting: None,
         };
         state.apply_config();
         state

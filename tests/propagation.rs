@@ -126,6 +126,34 @@ fn blocking_pops_propagate_as_plain_pops() {
     );
 }
 
+/// A script's writes go out as the commands it ran, wrapped together;
+/// a script that wrote nothing propagates nothing.
+#[test]
+fn a_script_propagates_its_effects() {
+    let mut h = Harness::new();
+    let now = h.now_ms;
+    let got = effects_of(
+        &mut h,
+        &[
+            "EVAL \"return redis.call('get', 'a')\" 0",
+            "EVAL \"redis.call('set', KEYS[1], ARGV[1]) redis.call('expire', KEYS[1], 10) return redis.call('incrbyfloat', 'f', '1.5')\" 1 a v",
+            "EVAL \"return redis.call('lpush', 'l', 'x')\" 0",
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            "SELECT 0".to_string(),
+            "MULTI".into(),
+            "set a v".into(),
+            format!("PEXPIREAT a {}", now + 10_000),
+            "SET f 1.5 KEEPTTL".into(),
+            "EXEC".into(),
+            "lpush l x".into(),
+        ]
+    );
+}
+
 #[test]
 fn expired_keys_are_deleted_before_the_command_that_found_them() {
     let mut h = Harness::new();
@@ -167,7 +195,7 @@ fn random_command(rng: &mut SmallRng) -> String {
     let v = ["1", "2", "x", "10", "-3", "2.5"][rng.gen_range(0..6)];
     let ttl = rng.gen_range(1..200);
     let n = rng.gen_range(-3..5);
-    match rng.gen_range(0..51) {
+    match rng.gen_range(0..52) {
         0 => format!("SET {k} {v}"),
         1 => format!("SET {k} {v} PX {ttl}"),
         2 => format!("SET {k} {v} NX EX 1"),
@@ -218,6 +246,9 @@ fn random_command(rng: &mut SmallRng) -> String {
         47 => format!("SET {k} {v} PXAT 1"),
         48 => format!("LMPOP 2 {k} {k2} RIGHT COUNT 2"),
         49 => format!("ZMPOP 1 {k} MAX"),
+        50 => format!(
+            "EVAL \"redis.pcall('incr', KEYS[1]) redis.pcall('pexpire', KEYS[1], ARGV[1]) return redis.pcall('get', KEYS[2])\" 2 {k} {k2} {ttl}"
+        ),
         _ => format!("SINTERSTORE {k} {k2}"),
     }
 }

@@ -16,6 +16,7 @@ pub mod hashes;
 pub mod keys;
 pub mod lists;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod strings;
@@ -232,6 +233,7 @@ const FAMILIES: &[&[Command]] = &[
     server::COMMANDS,
     transactions::COMMANDS,
     pubsub::COMMANDS,
+    scripting::COMMANDS,
 ];
 
 /// Every top-level command, in table order.

@@ -1,0 +1,646 @@
+//! Lua scripting (EVAL): the interpreter, the script cache, the `redis`
+//! library scripts call, and the conversions between Lua values and RESP,
+//! as Redis 7.0 does them.
+//!
+//! Lua 5.1, as Redis embeds it, through mlua with its vendored build (a
+//! maintained binding; `scope` lets `redis.call` borrow the running
+//! command's context without `'static` tricks). Commands a script calls
+//! go through the same dispatcher as a client's (`commands::call`), under
+//! the script's one time snapshot, and their effects reach the
+//! propagation point wrapped with the rest of the script's.
+//!
+//! The sandbox: the script runs with a read-only view of the globals
+//! (assignments fail with Redis's "Attempt to modify a readonly table",
+//! unknown names with "Script attempted to access nonexistent global
+//! variable"); `loadfile`, `dofile`, `os` and `io` are not there.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use mlua::{Function, Lua, LuaOptions, LuaString, MultiValue, StdLib, Table, Value, Variadic};
+
+use crate::protocol::Reply;
+
+/// The chunk name Redis gives scripts (errors read `user_script:1: ...`).
+const CHUNK_NAME: &str = "@user_script";
+
+/// Builds the table an error becomes in Lua (`{err = "..."}`), with where
+/// it was raised added by the error handler.
+const ERROR_HANDLER: &str = r#"
+local dbg = debug
+return function(err)
+  -- The innermost frame of the script itself: where Redis reports it.
+  local i
+  for level = 2, 20 do
+    local info = dbg.getinfo(level, 'nSl')
+    if info == nil then break end
+    if info.source == '@user_script' then i = info break end
+  end
+  if type(err) == 'userdata' then
+    -- redis.call's error: the command's own error reply, raised from Rust
+    -- (wrapped by the binding, which adds a prefix and a traceback).
+    local text = tostring(err):gsub('^runtime error: ', '')
+    local cut = text:find('\nstack traceback:', 1, true)
+    if cut then text = text:sub(1, cut - 1) end
+    err = {err = text}
+  elseif type(err) ~= 'table' then
+    err = {err = 'ERR ' .. tostring(err)}
+  end
+  if i then
+    err['source'] = i.source
+    err['line'] = i.currentline
+  end
+  return err
+end
+"#;
+
+/// Makes the read-only view of the globals a script runs in.
+const SANDBOX: &str = r#"
+local real = ...
+local view = {}
+setmetatable(view, {
+  __index = function(_, name)
+    if name == '_G' then return view end
+    local v = rawget(real, name)
+    if v == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+    end
+    return v
+  end,
+  __newindex = function() error('Attempt to modify a readonly table', 2) end,
+  __metatable = false,
+})
+return view
+"#;
+
+/// The interpreter and the scripts it has compiled.
+pub struct Scripting {
+    lua: Lua,
+    /// Compiled script functions by SHA-1 (hex), with their source size.
+    scripts: HashMap<String, (Function, usize)>,
+    error_handler: Function,
+    sandbox: Table,
+}
+
+impl std::fmt::Debug for Scripting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Scripting({} scripts)", self.scripts.len())
+    }
+}
+
+/// What a script's call of a Redis command needs from the server: run it
+/// and hand back the raw reply (RESP2, or RESP3 after `redis.setresp(3)`).
+pub trait CommandRunner {
+    fn run(&mut self, args: &[Vec<u8>], resp3: bool) -> Result<Vec<u8>, Vec<u8>>;
+}
+
+impl Scripting {
+    pub fn new() -> mlua::Result<Scripting> {
+        let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG;
+        // SAFETY: `debug` is loaded only for the error handler to read line
+        // numbers (as Redis's handler does); it is removed from the globals
+        // before any script can see it. No C module loader is enabled.
+        let lua = unsafe { Lua::unsafe_new_with(libs, LuaOptions::default()) };
+        let globals = lua.globals();
+        for name in [
+            "loadfile", "dofile", "os", "io", "require", "module", "package",
+        ] {
+            globals.raw_set(name, Value::Nil)?;
+        }
+        let redis = lua.create_table()?;
+        install_library(&lua, &redis)?;
+        globals.raw_set("redis", redis)?;
+        let error_handler: Function = lua.load(ERROR_HANDLER).set_name("=handler").eval()?;
+        // `debug` is for the error handler only, as in Redis's sandbox.
+        globals.raw_set("debug", Value::Nil)?;
+        let sandbox: Table = lua.load(SANDBOX).set_name("=sandbox").call(globals)?;
+        Ok(Scripting {
+            lua,
+            scripts: HashMap::new(),
+            error_handler,
+            sandbox,
+        })
+    }
+
+    /// Compiles `body` if new and returns its SHA-1 (SCRIPT LOAD).
+    pub fn load(&mut self, body: &[u8]) -> Result<String, String> {
+        let sha = sha1_hex(body);
+        if !self.scripts.contains_key(&sha) {
+            let function = self
+                .lua
+                .load(body)
+                .set_name(CHUNK_NAME)
+                .into_function()
+                .map_err(|e| {
+                    format!(
+                        "ERR Error compiling script (new function): {}",
+                        compile_message(&e)
+                    )
+                })?;
+            let env = self.sandbox.clone();
+            let setfenv: Function = self
+                .lua
+                .globals()
+                .raw_get("setfenv")
+                .map_err(|e| e.to_string())?;
+            setfenv
+                .call::<()>((function.clone(), env))
+                .map_err(|e| e.to_string())?;
+            self.scripts.insert(sha.clone(), (function, body.len()));
+        }
+        Ok(sha)
+    }
+
+    pub fn exists(&self, sha: &[u8]) -> bool {
+        std::str::from_utf8(sha).is_ok_and(|s| self.scripts.contains_key(&s.to_ascii_lowercase()))
+    }
+
+    pub fn flush(&mut self) {
+        self.scripts.clear();
+        self.lua.gc_collect().ok();
+    }
+
+    /// (scripts cached, bytes of their sources) for INFO.
+    pub fn cache_stats(&self) -> (usize, usize) {
+        (
+            self.scripts.len(),
+            self.scripts.values().map(|(_, n)| n).sum(),
+        )
+    }
+
+    /// Runs the cached script `sha` with `keys` and `argv`, writing its
+    /// result (or error) into `out`. `runner` executes the commands it
+    /// calls. `false` if no script has that SHA.
+    pub fn run(
+        &mut self,
+        sha: &str,
+        keys: &[&[u8]],
+        argv: &[&[u8]],
+        runner: &mut dyn CommandRunner,
+        out: &mut Reply,
+    ) -> bool {
+        let Some((function, _)) = self.scripts.get(sha).cloned() else {
+            return false;
+        };
+        match self.call(&function, keys, argv, runner) {
+            Ok(Ok(value)) => lua_to_reply(&value, out),
+            Ok(Err(failure)) => out.error(failure.reply(sha).as_bytes()),
+            Err(err) => out.error(format!("ERR Error running script {sha}, {err}").as_bytes()),
+        }
+        true
+    }
+
+    fn call(
+        &self,
+        function: &Function,
+        keys: &[&[u8]],
+        argv: &[&[u8]],
+        runner: &mut dyn CommandRunner,
+    ) -> mlua::Result<Result<Value, Failure>> {
+        let lua = &self.lua;
+        let globals = lua.globals();
+        globals.raw_set(
+            "KEYS",
+            lua.create_sequence_from(
+                keys.iter()
+                    .map(|k| lua.create_string(k))
+                    .collect::<mlua::Result<Vec<_>>>()?,
+            )?,
+        )?;
+        globals.raw_set(
+            "ARGV",
+            lua.create_sequence_from(
+                argv.iter()
+                    .map(|a| lua.create_string(a))
+                    .collect::<mlua::Result<Vec<_>>>()?,
+            )?,
+        )?;
+        let state = RefCell::new(RunState {
+            runner,
+            resp3: false,
+        });
+        let redis: Table = globals.raw_get("redis")?;
+        lua.scope(|scope| {
+            // Functions of C, as in Redis: a tail call `return
+            // redis.call(...)` keeps the script's frame, so errors name
+            // its line.
+            let call = scope.create_function(|lua, args: Variadic<Value>| {
+                match run_command(lua, &state, args)? {
+                    Value::Table(t) if t.contains_key("err")? => {
+                        let msg: LuaString = t.raw_get("err")?;
+                        Err(mlua::Error::runtime(msg.to_string_lossy()))
+                    }
+                    value => Ok(value),
+                }
+            })?;
+            let pcall = scope
+                .create_function(|lua, args: Variadic<Value>| run_command(lua, &state, args))?;
+            let setresp = scope.create_function(|_, version: Value| {
+                let v = match version {
+                    Value::Number(n) => n as i64,
+                    Value::Integer(n) => n,
+                    _ => 0,
+                };
+                if v != 2 && v != 3 {
+                    return Err(mlua::Error::runtime("RESP version must be 2 or 3."));
+                }
+                state.borrow_mut().resp3 = v == 3;
+                Ok(())
+            })?;
+            redis.raw_set("call", call)?;
+            redis.raw_set("pcall", pcall)?;
+            redis.raw_set("setresp", setresp)?;
+            let xpcall: Function = globals.raw_get("xpcall")?;
+            let outcome: mlua::Result<(bool, Value)> =
+                xpcall.call((function.clone(), self.error_handler.clone()));
+            for name in ["call", "pcall", "setresp"] {
+                redis.raw_set(name, Value::Nil)?;
+            }
+            match outcome? {
+                (true, value) => Ok(Ok(value)),
+                (false, err) => Ok(Err(script_failure(&err))),
+            }
+        })
+    }
+
+    /// Runs `body` once without caching it under a name of its own (the
+    /// EVAL path caches it, as Redis does).
+    pub fn eval(
+        &mut self,
+        body: &[u8],
+        keys: &[&[u8]],
+        argv: &[&[u8]],
+        runner: &mut dyn CommandRunner,
+        out: &mut Reply,
+    ) {
+        match self.load(body) {
+            Ok(sha) => {
+                self.run(&sha, keys, argv, runner, out);
+            }
+            Err(msg) => out.error(msg.as_bytes()),
+        }
+    }
+}
+
+/// A script that failed: Redis's message and where it was raised.
+#[derive(Debug)]
+pub struct Failure {
+    message: String,
+    at: Option<(String, i64)>,
+}
+
+impl Failure {
+    /// The error reply: `<message> script: <sha>, on @user_script:<line>.`
+    fn reply(&self, sha: &str) -> String {
+        match &self.at {
+            Some((source, line)) => {
+                format!("{} script: {sha}, on {source}:{line}.", self.message)
+            }
+            None => self.message.clone(),
+        }
+    }
+}
+
+/// The error table the handler built (`{err=..., source=..., line=...}`).
+fn script_failure(value: &Value) -> Failure {
+    let Value::Table(t) = value else {
+        return Failure {
+            message: "ERR execution failure".into(),
+            at: None,
+        };
+    };
+    let message = t
+        .raw_get::<LuaString>("err")
+        .map(|s| String::from_utf8_lossy(&s.as_bytes()).into_owned())
+        .unwrap_or_else(|_| "ERR execution failure".into());
+    let source: Option<String> = t.raw_get::<Option<String>>("source").ok().flatten();
+    let line = t.raw_get::<Option<f64>>("line").ok().flatten();
+    Failure {
+        message,
+        at: source.zip(line.map(|l| l as i64)),
+    }
+}
+
+/// What `redis.call` needs while a script runs.
+struct RunState<'a> {
+    runner: &'a mut dyn CommandRunner,
+    /// `redis.setresp(3)` was called: replies come back as RESP3.
+    resp3: bool,
+}
+
+/// What `redis.call` and `redis.pcall` share: runs a command
+/// and converts its reply; an error (the command's, or about the call
+/// itself) comes back as an `{err = ...}` table.
+fn run_command(
+    lua: &Lua,
+    state: &RefCell<RunState<'_>>,
+    args: Variadic<Value>,
+) -> mlua::Result<Value> {
+    let fail = |msg: &str| -> mlua::Result<Value> {
+        let t = lua.create_table()?;
+        t.raw_set("err", lua.create_string(msg)?)?;
+        Ok(Value::Table(t))
+    };
+    if args.is_empty() {
+        return fail("ERR Please specify at least one argument for this redis lib call");
+    }
+    let mut argv = Vec::with_capacity(args.len());
+    for arg in args.iter() {
+        match arg {
+            Value::String(s) => argv.push(s.as_bytes().to_vec()),
+            Value::Number(n) => argv.push(format_lua_number(*n).into_bytes()),
+            Value::Integer(n) => argv.push(n.to_string().into_bytes()),
+            _ => return fail("ERR Lua redis lib command arguments must be strings or integers"),
+        }
+    }
+    let outcome = {
+        let mut st = state.borrow_mut();
+        let resp3 = st.resp3;
+        st.runner.run(&argv, resp3)
+    };
+    match outcome {
+        Ok(reply) => Ok(resp_to_lua(lua, &reply)?.0),
+        Err(msg) => fail(&String::from_utf8_lossy(&msg)),
+    }
+}
+
+/// Lua's `%.14g`, how a number argument reaches a command.
+fn format_lua_number(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        return format!("{}", n as i64);
+    }
+    let s = format!("{n:.14e}");
+    // Trim to %.14g semantics: use the shortest of Rust's renderings.
+    let plain = format!("{n}");
+    if plain.len() <= 16 {
+        plain
+    } else {
+        s
+    }
+}
+
+fn compile_message(err: &mlua::Error) -> String {
+    match err {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The SHA-1 of a script, lower-case hex (Redis's script names).
+pub fn sha1_hex(body: &[u8]) -> String {
+    sha1_smol::Sha1::from(body).digest().to_string()
+}
+
+/// The `redis` library parts that need no command context.
+fn install_library(lua: &Lua, redis: &Table) -> mlua::Result<()> {
+    redis.raw_set(
+        "error_reply",
+        lua.create_function(|lua, msg: LuaString| {
+            let t = lua.create_table()?;
+            let text = msg.to_str()?.to_string();
+            let text = text.strip_prefix('-').unwrap_or(&text);
+            t.raw_set("err", text)?;
+            Ok(t)
+        })?,
+    )?;
+    redis.raw_set(
+        "status_reply",
+        lua.create_function(|lua, msg: LuaString| {
+            let t = lua.create_table()?;
+            t.raw_set("ok", msg)?;
+            Ok(t)
+        })?,
+    )?;
+    redis.raw_set(
+        "sha1hex",
+        lua.create_function(|_, s: LuaString| Ok(sha1_hex(&s.as_bytes())))?,
+    )?;
+    redis.raw_set("log", lua.create_function(|_, _args: MultiValue| Ok(()))?)?;
+    for (name, level) in [
+        ("LOG_DEBUG", 0),
+        ("LOG_VERBOSE", 1),
+        ("LOG_NOTICE", 2),
+        ("LOG_WARNING", 3),
+    ] {
+        redis.raw_set(name, level)?;
+    }
+    for (name, value) in [
+        ("REPL_NONE", 0),
+        ("REPL_AOF", 1),
+        ("REPL_SLAVE", 2),
+        ("REPL_REPLICA", 2),
+        ("REPL_ALL", 3),
+    ] {
+        redis.raw_set(name, value)?;
+    }
+    // Effects replication is the only mode in Redis 7: these change nothing.
+    redis.raw_set(
+        "set_repl",
+        lua.create_function(|_, _args: MultiValue| Ok(()))?,
+    )?;
+    redis.raw_set("replicate_commands", lua.create_function(|_, ()| Ok(true))?)?;
+    redis.raw_set("breakpoint", lua.create_function(|_, ()| Ok(false))?)?;
+    redis.raw_set("debug", lua.create_function(|_, _args: MultiValue| Ok(()))?)?;
+    redis.raw_set("REDIS_VERSION", crate::info::REDIS_COMPAT_VERSION)?;
+    redis.raw_set(
+        "REDIS_VERSION_NUM",
+        version_num(crate::info::REDIS_COMPAT_VERSION),
+    )?;
+    Ok(())
+}
+
+/// `7.0.15` as 0x00070f.
+fn version_num(v: &str) -> i64 {
+    let mut parts = v.split('.').map(|p| p.parse::<i64>().unwrap_or(0));
+    let (a, b, c) = (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    );
+    (a << 16) | (b << 8) | c
+}
+
+/// One RESP reply as a Lua value (Redis's RESP to Lua conversion) and the
+/// bytes it took.
+fn resp_to_lua(lua: &Lua, buf: &[u8]) -> mlua::Result<(Value, usize)> {
+    let bad = || mlua::Error::external("bad reply from command");
+    let end = buf.windows(2).position(|w| w == b"\r\n").ok_or_else(bad)?;
+    let line = &buf[1..end];
+    let text = std::str::from_utf8(line).map_err(|_| bad())?;
+    let after = end + 2;
+    let table = |key: &str, v: Value| -> mlua::Result<Value> {
+        let t = lua.create_table()?;
+        t.raw_set(key, v)?;
+        Ok(Value::Table(t))
+    };
+    Ok(match buf.first() {
+        Some(b'+') => (table("ok", Value::String(lua.create_string(line)?))?, after),
+        Some(b'-') => (
+            table("err", Value::String(lua.create_string(line)?))?,
+            after,
+        ),
+        Some(b':') => (
+            Value::Number(text.parse::<i64>().map_err(|_| bad())? as f64),
+            after,
+        ),
+        Some(b'$') | Some(b'=') => {
+            let n: i64 = text.parse().map_err(|_| bad())?;
+            if n < 0 {
+                return Ok((Value::Boolean(false), after));
+            }
+            let body = buf.get(after..after + n as usize).ok_or_else(bad)?;
+            let value = if buf[0] == b'=' {
+                let t = lua.create_table()?;
+                t.raw_set("format", lua.create_string(&body[..3.min(body.len())])?)?;
+                t.raw_set(
+                    "string",
+                    lua.create_string(body.get(4..).unwrap_or_default())?,
+                )?;
+                let outer = lua.create_table()?;
+                outer.raw_set("verbatim_string", t)?;
+                Value::Table(outer)
+            } else {
+                Value::String(lua.create_string(body)?)
+            };
+            (value, after + n as usize + 2)
+        }
+        Some(b'*') | Some(b'~') | Some(b'>') => {
+            let n: i64 = text.parse().map_err(|_| bad())?;
+            if n < 0 {
+                return Ok((Value::Boolean(false), after));
+            }
+            let items = lua.create_table()?;
+            let mut at = after;
+            for i in 1..=n {
+                let (v, used) = resp_to_lua(lua, &buf[at..])?;
+                at += used;
+                if buf[0] == b'~' {
+                    items.raw_set(v, true)?;
+                } else {
+                    items.raw_set(i, v)?;
+                }
+            }
+            let value = if buf[0] == b'~' {
+                table("set", Value::Table(items))?
+            } else {
+                Value::Table(items)
+            };
+            (value, at)
+        }
+        Some(b'%') => {
+            let n: i64 = text.parse().map_err(|_| bad())?;
+            let map = lua.create_table()?;
+            let mut at = after;
+            for _ in 0..n {
+                let (k, used) = resp_to_lua(lua, &buf[at..])?;
+                at += used;
+                let (v, used) = resp_to_lua(lua, &buf[at..])?;
+                at += used;
+                map.raw_set(k, v)?;
+            }
+            (table("map", Value::Table(map))?, at)
+        }
+        Some(b'_') => (Value::Nil, after),
+        Some(b'#') => (Value::Boolean(line == b"t"), after),
+        Some(b',') => (
+            table("double", Value::Number(text.parse().unwrap_or(0.0)))?,
+            after,
+        ),
+        Some(b'(') => (
+            table("big_number", Value::String(lua.create_string(line)?))?,
+            after,
+        ),
+        _ => return Err(bad()),
+    })
+}
+
+/// A script's result as the reply to its caller (Redis's Lua to RESP
+/// conversion, in the caller's protocol).
+fn lua_to_reply(value: &Value, out: &mut Reply) {
+    match value {
+        Value::Nil => out.null(),
+        Value::Boolean(true) => out.bool(true),
+        Value::Boolean(false) if out.resp3 => out.bool(false),
+        Value::Boolean(false) => out.null(),
+        Value::Integer(n) => out.int(*n),
+        Value::Number(n) => out.int(number_to_i64(*n)),
+        Value::String(s) => out.bulk(&s.as_bytes()),
+        Value::Table(t) => table_to_reply(t, out),
+        _ => out.null(),
+    }
+}
+
+/// C's `(long long)` of a Lua number, saturating where C is undefined.
+fn number_to_i64(n: f64) -> i64 {
+    if n.is_nan() {
+        0
+    } else {
+        n as i64
+    }
+}
+
+fn table_to_reply(t: &Table, out: &mut Reply) {
+    let field = |name: &str| t.raw_get::<Value>(name).unwrap_or(Value::Nil);
+    if let Value::String(err) = field("err") {
+        out.error(&err.as_bytes());
+        return;
+    }
+    if let Value::String(ok) = field("ok") {
+        out.buf.push(b'+');
+        out.buf.extend(
+            ok.as_bytes()
+                .iter()
+                .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+        );
+        out.buf.extend_from_slice(b"\r\n");
+        return;
+    }
+    if let Value::Number(d) = field("double") {
+        out.double(d);
+        return;
+    }
+    if let Value::Table(map) = field("map") {
+        let pairs: Vec<(Value, Value)> =
+            map.pairs::<Value, Value>().filter_map(Result::ok).collect();
+        out.map(pairs.len());
+        for (k, v) in pairs {
+            lua_to_reply(&k, out);
+            lua_to_reply(&v, out);
+        }
+        return;
+    }
+    if let Value::Table(set) = field("set") {
+        let members: Vec<Value> = set
+            .pairs::<Value, Value>()
+            .filter_map(Result::ok)
+            .map(|(k, _)| k)
+            .collect();
+        out.set(members.len());
+        for m in members {
+            lua_to_reply(&m, out);
+        }
+        return;
+    }
+    if let Value::String(big) = field("big_number") {
+        if out.resp3 {
+            out.buf.push(b'(');
+            out.buf.extend_from_slice(&big.as_bytes());
+            out.buf.extend_from_slice(b"\r\n");
+        } else {
+            out.bulk(&big.as_bytes());
+        }
+        return;
+    }
+    // An array: elements 1..n up to the first nil.
+    let mut items = Vec::new();
+    for i in 1.. {
+        match t.raw_get::<Value>(i) {
+            Ok(Value::Nil) | Err(_) => break,
+            Ok(v) => items.push(v),
+        }
+    }
+    out.array(items.len());
+    for v in &items {
+        lua_to_reply(v, out);
+    }
+}

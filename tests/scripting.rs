@@ -1,0 +1,172 @@
+//! Lua scripting over TCP (issue 14, first part): EVAL, EVALSHA,
+//! EVAL_RO, SCRIPT; the `redis` API, the sandbox's errors and the
+//! Lua ↔ RESP conversions, recorded from redis-server 7.0.15 reply for
+//! reply (checked against it where it is installed); time frozen for a
+//! whole script; a lock's compare-and-delete release through the `redis`
+//! crate's script support (EVALSHA, falling back to EVAL on NOSCRIPT).
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Raw, Server};
+
+type Case = (&'static [&'static [u8]], &'static [u8]);
+
+/// In order on one connection, from an empty server.
+const CASES: &[Case] = &[
+    (&[b"EVAL", b"return redis.call('set', KEYS[1], ARGV[1])", b"1", b"k", b"v"], b"+OK\r\n"),
+    (&[b"EVAL", b"return redis.call('nosuch')", b"0"], b"-ERR Unknown Redis command called from script script: 206396248e12c6e742fd7296250433c8d7343b74, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return redis.call('incr', 'k')", b"0"], b"-ERR value is not an integer or out of range script: 6f2b230e8168d6623331d135dfd8a3a262da17ee, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return redis.pcall('incr', 'k')", b"0"], b"-ERR value is not an integer or out of range\r\n"),
+    (&[b"EVAL", b"x = 1", b"0"], b"-ERR user_script:1: Attempt to modify a readonly table script: 34bce5f775de97f557a34088509c8bfe1ea17e52, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return y", b"0"], b"-ERR user_script:1: Script attempted to access nonexistent global variable 'y' script: e278681ed961e2fb52881313e5c90fdd93749940, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return {1,2,{3,'a'},nil,5}", b"0"], b"*3\r\n:1\r\n:2\r\n*2\r\n:3\r\n$1\r\na\r\n"),
+    (&[b"EVAL", b"return {ok='fine'}", b"0"], b"+fine\r\n"),
+    (&[b"EVAL", b"return {err='bad thing'}", b"0"], b"-bad thing\r\n"),
+    (&[b"EVAL", b"return 3.99", b"0"], b":3\r\n"),
+    (&[b"EVAL", b"return -3.99", b"0"], b":-3\r\n"),
+    (&[b"EVAL", b"return true", b"0"], b":1\r\n"),
+    (&[b"EVAL", b"return false", b"0"], b"$-1\r\n"),
+    (&[b"EVAL", b"return redis.call('get','missing')", b"0"], b"$-1\r\n"),
+    (&[b"EVAL", b"return syntax error here", b"0"], b"-ERR Error compiling script (new function): user_script:1: '<eof>' expected near 'error'\r\n"),
+    (&[b"EVALSHA", b"ffffffffffffffffffffffffffffffffffffffff", b"0"], b"-NOSCRIPT No matching script. Please use EVAL.\r\n"),
+    (&[b"EVAL", b"return redis.call('multi')", b"0"], b"-ERR This Redis command is not allowed from script script: c329a1a294be6bf95b44144f7502610661ae925a, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return redis.call()", b"0"], b"-ERR Please specify at least one argument for this redis lib call script: 0a907e1429221a4d85516cab7fd219a82a9439d8, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return redis.call({})", b"0"], b"-ERR Lua redis lib command arguments must be strings or integers script: 80747816df1f4411f7c442b928fce6a814214839, on @user_script:1.\r\n"),
+    (&[b"EVAL_RO", b"return redis.call('set','a','b')", b"0"], b"-ERR Write commands are not allowed from read-only scripts. script: ff967d0ae0e68b4f9e360fa91c54598bc25ad9b6, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return 1", b"-1"], b"-ERR Number of keys can't be negative\r\n"),
+    (&[b"EVAL", b"return 1", b"2", b"a"], b"-ERR Number of keys can't be greater than number of args\r\n"),
+    (&[b"EVAL", b"error('boom')", b"0"], b"-ERR user_script:1: boom script: 82903a0434f1503e152f89c03c9acd881a0e8150, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return redis.error_reply('My Error')", b"0"], b"-My Error\r\n"),
+    (&[b"EVAL", b"return redis.status_reply('GOOD')", b"0"], b"+GOOD\r\n"),
+    (&[b"EVAL", b"return redis.sha1hex('')", b"0"], b"$40\r\nda39a3ee5e6b4b0d3255bfef95601890afd80709\r\n"),
+    (&[b"EVAL", b"return os", b"0"], b"-ERR user_script:1: Script attempted to access nonexistent global variable 'os' script: f03b5ad6e7d58786b6a5e879efbea4a4408f5c2f, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return loadfile", b"0"], b"-ERR user_script:1: Script attempted to access nonexistent global variable 'loadfile' script: a08fbe72c95f67027cc9b6349f5d335b598397b7, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return redis.call('ping')", b"0"], b"+PONG\r\n"),
+    (&[b"EVAL", b"return redis.call('set','x',1.5)", b"0"], b"+OK\r\n"),
+    (&[b"EVAL", b"return redis.call('get','x')", b"0"], b"$3\r\n1.5\r\n"),
+    (&[b"EVAL", b"return redis.call('get')", b"0"], b"-ERR Wrong number of args calling Redis command from script script: f187dee77f607f7cff00bbabc9df38507582c78d, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return {1.5, 'x', false, 7}", b"0"], b"*4\r\n:1\r\n$1\r\nx\r\n$-1\r\n:7\r\n"),
+    (&[b"EVAL", b"local t = redis.pcall('nosuch'); return t['err']", b"0"], b"$44\r\nERR Unknown Redis command called from script\r\n"),
+    (&[b"EVAL", b"return 12345678901234", b"0"], b":12345678901234\r\n"),
+    (&[b"EVAL", b"return redis.call('select', '1')", b"0"], b"+OK\r\n"),
+    (&[b"EVAL", b"return _G.x", b"0"], b"-ERR user_script:1: Script attempted to access nonexistent global variable 'x' script: a77ae67de163f975b1ed8463acc72469cf24a035, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"_G.x = 1", b"0"], b"-ERR user_script:1: Attempt to modify a readonly table script: e5cf4a26667af1721988fe8c9829d5cd2e26c62e, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return redis.REDIS_VERSION", b"0"], b"$6\r\n7.0.15\r\n"),
+    (&[b"EVAL", b"return redis.call('evalsha','a',0)", b"0"], b"-ERR This Redis command is not allowed from script script: 741875da3f95390f015ded54cfd088e5db75558f, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return redis.log(redis.LOG_WARNING, 'hi')", b"0"], b"$-1\r\n"),
+    (&[b"EVAL", b"return redis.call('blpop','nokey',0)", b"0"], b"-ERR This Redis command is not allowed from script script: 2f696a2f7ab34754c297af4b9e4a20eb967d783f, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"redis.setresp(3); return redis.call('hgetall','nope')", b"0"], b"*0\r\n"),
+    (&[b"EVAL", b"redis.call('hset','h','a','1'); redis.setresp(3); local m = redis.call('hgetall','h'); return m['map']['a']", b"0"], b"$1\r\n1\r\n"),
+    (&[b"EVAL", b"return redis.call('hgetall','h')", b"0"], b"*2\r\n$1\r\na\r\n$1\r\n1\r\n"),
+    (&[b"EVAL", b"return {double=1.5}", b"0"], b"$3\r\n1.5\r\n"),
+    (&[b"EVAL", b"return redis.call('lpush','l',1,2,3)", b"0"], b":3\r\n"),
+    (&[b"EVAL", b"return redis.call('lrange','l',0,-1)", b"0"], b"*3\r\n$1\r\n3\r\n$1\r\n2\r\n$1\r\n1\r\n"),
+    (&[b"EVAL", b"return redis.call('incrbyfloat','f','1.5')", b"0"], b"$3\r\n1.5\r\n"),
+    (&[b"EVAL", b"local s = 0; for i=1,100 do s = s + i end; return s", b"0"], b":5050\r\n"),
+    (&[b"EVAL", b"return string.format('%d-%s', 5, 'x')", b"0"], b"$3\r\n5-x\r\n"),
+    (&[b"EVAL", b"return math.floor(7.9)", b"0"], b":7\r\n"),
+    (&[b"EVAL", b"return table.concat({'a','b'}, ',')", b"0"], b"$3\r\na,b\r\n"),
+    (&[b"EVAL", b"return tonumber('42')", b"0"], b":42\r\n"),
+    (&[b"EVAL", b"return type(KEYS)", b"0"], b"$5\r\ntable\r\n"),
+    (&[b"EVAL", b"return ARGV", b"0", b"a", b"b"], b"*2\r\n$1\r\na\r\n$1\r\nb\r\n"),
+    (&[b"EVAL", b"return #KEYS", b"2", b"x", b"y", b"z"], b":2\r\n"),
+    (&[b"EVAL", b"return redis.call('type', KEYS[1])", b"1", b"l"], b"+list\r\n"),
+    (&[b"EVAL", b"local function f(a) return a*2 end; return f(21)", b"0"], b":42\r\n"),
+    (&[b"EVAL", b"return pcall(error, 'x')", b"0"], b"$-1\r\n"),
+    (&[b"EVAL", b"return redis.call('exists', 'nope') == 0", b"0"], b":1\r\n"),
+    (&[b"SCRIPT", b"LOAD", b"return 'loaded'"], b"$40\r\nb534286061d4b9e4026607613b95c06c06015ae8\r\n"),
+    (&[b"EVALSHA", b"4b6ec2e7df7e9aee0b3a0b6bac9b78e2b4a64a8e", b"0"], b"-NOSCRIPT No matching script. Please use EVAL.\r\n"),
+    (&[b"SCRIPT", b"EXISTS", b"4b6ec2e7df7e9aee0b3a0b6bac9b78e2b4a64a8e", b"0000"], b"*2\r\n:0\r\n:0\r\n"),
+    (&[b"SCRIPT", b"KILL"], b"-NOTBUSY No scripts in execution right now.\r\n"),
+    (&[b"SCRIPT", b"FLUSH"], b"+OK\r\n"),
+    (&[b"SCRIPT", b"EXISTS", b"4b6ec2e7df7e9aee0b3a0b6bac9b78e2b4a64a8e"], b"*1\r\n:0\r\n"),
+    (&[b"SCRIPT", b"LOAD", b"return syntax error"], b"-ERR Error compiling script (new function): user_script:1: '<eof>' expected near 'error'\r\n"),
+    (&[b"SCRIPT", b"FLUSH", b"BOGUS"], b"-ERR SCRIPT FLUSH only support SYNC|ASYNC option\r\n"),
+];
+
+fn replay(r: &mut Raw, who: &str) {
+    assert_eq!(r.cmd(&["FLUSHALL"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["SCRIPT", "FLUSH"]), "+OK\r\n");
+    for (args, expected) in CASES {
+        r.send_cmd(args);
+        let got = r.reply();
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(expected),
+            "{who}: {:?}",
+            args.iter()
+                .map(|a| String::from_utf8_lossy(a))
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn scripts_answer_as_redis_does() {
+    let lapse = Server::lapse(&[]);
+    replay(&mut lapse.raw(), "lapse");
+}
+
+#[test]
+fn recorded_replies_are_redis_servers() {
+    let Some(redis) = Server::redis() else {
+        return;
+    };
+    replay(&mut redis.raw(), "redis-server");
+}
+
+/// A key whose TTL runs out while a script is busy is still there at the
+/// end of that script: the script sees one moment. Afterwards it is gone.
+fn frozen_time(r: &mut Raw) {
+    assert_eq!(r.cmd(&["SET", "brief", "v", "PX", "100"]), "+OK\r\n");
+    let script = "
+        local t0 = redis.call('TIME')
+        local start = t0[1] * 1000000 + t0[2]
+        repeat
+            local t = redis.call('TIME')
+        until t[1] * 1000000 + t[2] - start > 300000
+        return redis.call('GET', KEYS[1])";
+    assert_eq!(r.cmd(&["EVAL", script, "1", "brief"]), "$1\r\nv\r\n");
+    assert_eq!(r.cmd(&["GET", "brief"]), "$-1\r\n");
+}
+
+#[test]
+fn time_is_frozen_inside_a_script() {
+    let lapse = Server::lapse(&[]);
+    frozen_time(&mut lapse.raw());
+    if let Some(redis) = Server::redis() {
+        frozen_time(&mut redis.raw());
+    }
+}
+
+/// The classic lock: SET NX PX to take it, compare-and-delete to release.
+#[test]
+fn a_lock_releases_through_a_client_library_script() {
+    let lapse = Server::lapse(&[]);
+    let mut con = lapse.client();
+    let release = redis::Script::new(
+        r"if redis.call('get', KEYS[1]) == ARGV[1] then
+              return redis.call('del', KEYS[1])
+          else
+              return 0
+          end",
+    );
+    let taken: Option<String> = redis::cmd("SET")
+        .arg("lock")
+        .arg("token-1")
+        .arg("NX")
+        .arg("PX")
+        .arg(30_000)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(taken.as_deref(), Some("OK"));
+    let wrong: i64 = release.key("lock").arg("token-2").invoke(&mut con).unwrap();
+    assert_eq!(wrong, 0);
+    let right: i64 = release.key("lock").arg("token-1").invoke(&mut con).unwrap();
+    assert_eq!(right, 1);
+    let again: i64 = release.key("lock").arg("token-1").invoke(&mut con).unwrap();
+    assert_eq!(again, 0);
+    std::thread::sleep(Duration::from_millis(1));
+}
