@@ -52,6 +52,14 @@ for port in "$LAPSE_PORT" "$REDIS_PORT"; do
     until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
 done
 
+# Scripts for the eval1 / eval10 / lock tests (issue 14's targets): one
+# command, ten commands, and a lock's compare-and-delete release by SHA.
+EVAL1="return redis.call('set', KEYS[1], ARGV[1])"
+EVAL10="for i = 1, 5 do redis.call('set', KEYS[1], ARGV[1]) redis.call('get', KEYS[1]) end return 1"
+LOCK="if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+LOCK_SHA=$(redis-cli -p "$LAPSE_PORT" script load "$LOCK")
+redis-cli -p "$REDIS_PORT" script load "$LOCK" >/dev/null
+
 # One redis-benchmark run; prints "rps p50 p99".
 run() {
     local port=$1 test=$2 pipeline=$3
@@ -59,10 +67,13 @@ run() {
     case $test in
         ping) args+=(-t ping_mbulk) ;;
         setex) args+=(SET "key:__rand_int__" "0123456789abcdef" EX 3600) ;;
+        eval1) args+=(EVAL "$EVAL1" 1 "key:__rand_int__" v) ;;
+        eval10) args+=(EVAL "$EVAL10" 1 "key:__rand_int__" v) ;;
+        lock) args+=(EVALSHA "$LOCK_SHA" 1 "lock:__rand_int__" token) ;;
         *) args+=(-t "$test") ;;
     esac
     redis-benchmark "${args[@]}" 2>/dev/null | tail -1 |
-        tr -d '"' | awk -F, '{print $2, $5, $7}'
+        tr -d '"' | awk -F, '{print $(NF-6), $(NF-3), $(NF-1)}'
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 use mlua::{Function, Lua, LuaOptions, LuaString, MultiValue, StdLib, Table, Value, Variadic};
 
-use crate::protocol::Reply;
+use crate::protocol::{OwnedArgs, Reply};
 
 /// The chunk name Redis gives scripts (errors read `user_script:1: ...`).
 const CHUNK_NAME: &str = "@user_script";
@@ -89,9 +89,10 @@ impl std::fmt::Debug for Scripting {
 }
 
 /// What a script's call of a Redis command needs from the server: run it
-/// and hand back the raw reply (RESP2, or RESP3 after `redis.setresp(3)`).
+/// and lend the raw reply (RESP2, or RESP3 after `redis.setresp(3)`), or
+/// refuse it with Redis's message.
 pub trait CommandRunner {
-    fn run(&mut self, args: &[Vec<u8>], resp3: bool) -> Result<Vec<u8>, Vec<u8>>;
+    fn run(&mut self, args: &OwnedArgs, resp3: bool) -> Result<&[u8], &'static str>;
 }
 
 impl Scripting {
@@ -218,6 +219,7 @@ impl Scripting {
         let state = RefCell::new(RunState {
             runner,
             resp3: false,
+            args: OwnedArgs::default(),
         });
         let redis: Table = globals.raw_get("redis")?;
         lua.scope(|scope| {
@@ -326,6 +328,8 @@ struct RunState<'a> {
     runner: &'a mut dyn CommandRunner,
     /// `redis.setresp(3)` was called: replies come back as RESP3.
     resp3: bool,
+    /// The arguments of the call being made (buffers reused call to call).
+    args: OwnedArgs,
 }
 
 /// What `redis.call` and `redis.pcall` share: runs a command
@@ -344,23 +348,20 @@ fn run_command(
     if args.is_empty() {
         return fail("ERR Please specify at least one argument for this redis lib call");
     }
-    let mut argv = Vec::with_capacity(args.len());
+    let mut st = state.borrow_mut();
+    let st = &mut *st;
+    st.args.clear();
     for arg in args.iter() {
         match arg {
-            Value::String(s) => argv.push(s.as_bytes().to_vec()),
-            Value::Number(n) => argv.push(format_lua_number(*n).into_bytes()),
-            Value::Integer(n) => argv.push(n.to_string().into_bytes()),
+            Value::String(s) => st.args.push(&s.as_bytes()),
+            Value::Number(n) => st.args.push(format_lua_number(*n).as_bytes()),
+            Value::Integer(n) => st.args.push(n.to_string().as_bytes()),
             _ => return fail("ERR Lua redis lib command arguments must be strings or integers"),
         }
     }
-    let outcome = {
-        let mut st = state.borrow_mut();
-        let resp3 = st.resp3;
-        st.runner.run(&argv, resp3)
-    };
-    match outcome {
-        Ok(reply) => Ok(resp_to_lua(lua, &reply)?.0),
-        Err(msg) => fail(&String::from_utf8_lossy(&msg)),
+    match st.runner.run(&st.args, st.resp3) {
+        Ok(reply) => Ok(resp_to_lua(lua, reply)?.0),
+        Err(msg) => fail(msg),
     }
 }
 

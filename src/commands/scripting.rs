@@ -114,8 +114,9 @@ struct ScriptClient<'c, 'a> {
 }
 
 impl CommandRunner for ScriptClient<'_, '_> {
-    fn run(&mut self, args: &[Vec<u8>], resp3: bool) -> Result<Vec<u8>, Vec<u8>> {
-        let refuse = |msg: &str| Err(msg.as_bytes().to_vec());
+    fn run(&mut self, owned: &OwnedArgs, resp3: bool) -> Result<&[u8], &'static str> {
+        let refuse = Err;
+        let args = owned.as_args();
         let Some(mut cmd) = lookup(&args[0]) else {
             return refuse("ERR Unknown Redis command called from script");
         };
@@ -137,15 +138,15 @@ impl CommandRunner for ScriptClient<'_, '_> {
             return refuse("ERR Write commands are not allowed from read-only scripts.");
         }
         self.session.reply.resp3 = resp3;
-        let owned = OwnedArgs::from_slices(args.iter().map(Vec::as_slice));
+        self.session.reply.buf.clear();
         let mut ctx = Ctx {
             now_ms: self.ctx.now_ms,
             session: &mut self.session,
             server: &mut *self.ctx.server,
             peers: self.ctx.peers,
         };
-        call_and_reply(&mut ctx, cmd, owned.as_args());
-        Ok(std::mem::take(&mut self.session.reply.buf))
+        call_and_reply(&mut ctx, cmd, args);
+        Ok(&self.session.reply.buf)
     }
 }
 

@@ -331,6 +331,12 @@ impl OwnedArgs {
         owned
     }
 
+    /// Empties it, keeping the buffers for reuse.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.ranges.clear();
+    }
+
     pub fn push(&mut self, arg: &[u8]) {
         let start = self.buf.len();
         self.buf.extend_from_slice(arg);
