@@ -141,6 +141,9 @@ fn memory_section(state: &ServerState, out: &mut String) {
     field!(out, "used_memory_rss", rss);
     field!(out, "used_memory_rss_human", human_bytes(rss));
     field!(out, "mem_allocator", "libc");
+    let (scripts, script_bytes) = state.scripting.as_ref().map_or((0, 0), |s| s.cache_stats());
+    field!(out, "used_memory_scripts", script_bytes);
+    field!(out, "number_of_cached_scripts", scripts);
     field!(
         out,
         "lazyfree_pending_objects",

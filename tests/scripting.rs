@@ -110,6 +110,33 @@ fn scripts_answer_as_redis_does() {
 }
 
 #[test]
+fn the_script_cache_shows_in_info_and_flushes() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    assert_eq!(
+        r.cmd(&["SCRIPT", "LOAD", "return 1"]),
+        "$40\r\ne0e1f9fabfc9d4800c877a703b823ac0578ff8db\r\n"
+    );
+    assert_eq!(
+        common::info_field(&mut r, "memory", "number_of_cached_scripts"),
+        "1"
+    );
+    assert_eq!(
+        common::info_field(&mut r, "memory", "used_memory_scripts"),
+        "8"
+    );
+    assert_eq!(r.cmd(&["SCRIPT", "FLUSH", "ASYNC"]), "+OK\r\n");
+    assert_eq!(
+        common::info_field(&mut r, "memory", "number_of_cached_scripts"),
+        "0"
+    );
+    assert_eq!(
+        r.cmd(&["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"]),
+        "-NOSCRIPT No matching script. Please use EVAL.\r\n"
+    );
+}
+
+#[test]
 fn recorded_replies_are_redis_servers() {
     let Some(redis) = Server::redis() else {
         return;
