@@ -84,6 +84,28 @@ const CASES: &[Case] = &[
     (&[b"SCRIPT", b"EXISTS", b"4b6ec2e7df7e9aee0b3a0b6bac9b78e2b4a64a8e"], b"*1\r\n:0\r\n"),
     (&[b"SCRIPT", b"LOAD", b"return syntax error"], b"-ERR Error compiling script (new function): user_script:1: '<eof>' expected near 'error'\r\n"),
     (&[b"SCRIPT", b"FLUSH", b"BOGUS"], b"-ERR SCRIPT FLUSH only support SYNC|ASYNC option\r\n"),
+    // the bit library, and read-only libraries
+    (&[b"EVAL", b"return bit.tobit(0xffffffff)", b"0"], b":-1\r\n"),
+    (&[b"EVAL", b"return bit.tohex(-1, -4)", b"0"], b"$4\r\nFFFF\r\n"),
+    (&[b"EVAL", b"return bit.band(0x12345678, 0xff)", b"0"], b":120\r\n"),
+    (&[b"EVAL", b"return bit.bor(1, 2, 4)", b"0"], b":7\r\n"),
+    (&[b"EVAL", b"return bit.bxor(5, 3)", b"0"], b":6\r\n"),
+    (&[b"EVAL", b"return bit.lshift(1, 31)", b"0"], b":-2147483648\r\n"),
+    (&[b"EVAL", b"return bit.rshift(-1, 28)", b"0"], b":15\r\n"),
+    (&[b"EVAL", b"return bit.arshift(-256, 4)", b"0"], b":-16\r\n"),
+    (&[b"EVAL", b"return bit.rol(0x12345678, 12)", b"0"], b":1164411171\r\n"),
+    (&[b"EVAL", b"return bit.ror(0x12345678, 12)", b"0"], b":1736516421\r\n"),
+    (&[b"EVAL", b"return bit.bswap(0x12345678)", b"0"], b":2018915346\r\n"),
+    (&[b"EVAL", b"return bit.tobit(3.5)", b"0"], b":4\r\n"),
+    (&[b"EVAL", b"return bit.tohex(1.5e10)", b"0"], b"$8\r\n7e11d600\r\n"),
+    (&[b"EVAL", b"return bit.band()", b"0"], b"-ERR user_script:1: bad argument #1 to 'band' (number expected, got no value) script: 5cf53f885283a4f44a8fe7ad7e7fccaed4113e62, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return bit.band('x')", b"0"], b"-ERR user_script:1: bad argument #1 to 'band' (number expected, got string) script: d35c9a1d4f4825ae2c0656c3cb8c9f397ca6d9b1, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return bit.band('12', 10)", b"0"], b":8\r\n"),
+    (&[b"EVAL", b"return bit.lshift(1)", b"0"], b"-ERR user_script:1: bad argument #2 to 'lshift' (number expected, got no value) script: 96ef0de5140ab932215a1863ca1373f10f03b7a6, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"bit.x = 1", b"0"], b"-ERR user_script:1: Attempt to modify a readonly table script: 902810e13d3aefd4d9a780b3b1f6c6f716481d08, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"string.x = 1", b"0"], b"-ERR user_script:1: Attempt to modify a readonly table script: c3eb0a2a15b3d4790b323c4104029c1ae425a769, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"redis.call = nil", b"0"], b"-ERR user_script:1: Attempt to modify a readonly table script: 2786c35ed73d3860851cf52e0b5dfbbc0bdb4803, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"local x = bit.band(1, {})", b"0"], b"-ERR user_script:1: bad argument #2 to 'band' (number expected, got table) script: 3015c4485cac11020957cccbef7b2035de690c49, on @user_script:1.\r\n"),
 ];
 
 fn replay(r: &mut Raw, who: &str) {
