@@ -39,6 +39,15 @@ const PROTECTED_MODE_ERROR: &str = "-DENIED Redis is running in protected mode b
 const DICT_REHASH_BUDGET: Duration = Duration::from_millis(1);
 /// How long the loop keeps polling without sleeping after serving clients.
 const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(50);
+/// A subscriber's messages are written at most this often while less than
+/// `PUBSUB_COALESCE_BYTES` wait: under a stream of PUBLISHes, one write
+/// (and one wake-up of the subscriber) then carries many messages instead
+/// of one or two. A message to a subscriber idle for longer goes out at
+/// once; under a stream one waits at most this long. Measured with 100
+/// subscribers and 50 publishers at -P 1: 0.80 of redis-server's PUBLISH
+/// rate without coalescing, 0.93 at 1 ms, 2.0 at 2 ms (benches/effects.rs).
+const PUBSUB_COALESCE: Duration = Duration::from_micros(2000);
+const PUBSUB_COALESCE_BYTES: usize = 64 * 1024;
 /// How long shutdown keeps trying to deliver queued replies.
 const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -50,6 +59,9 @@ struct Connection {
     wants_write: bool,
     /// Already in `pending_writes`.
     queued: bool,
+    /// When its output was last written (subscribers' writes are
+    /// coalesced, see `PUBSUB_COALESCE`).
+    last_flush: Instant,
 }
 
 impl Sessions for Slab<Connection> {
@@ -182,10 +194,13 @@ impl Server {
         info!("ready to accept connections");
         while !self.state.shutdown_requested {
             self.before_sleep();
-            let timeout = if self.read_again.is_empty() && self.resume.is_empty() {
-                self.sleep_budget()
-            } else {
+            let timeout = if !self.read_again.is_empty() || !self.resume.is_empty() {
                 Duration::ZERO
+            } else if !self.pending_writes.is_empty() {
+                // Subscribers' coalesced output is due soon.
+                self.sleep_budget().min(PUBSUB_COALESCE)
+            } else {
+                self.sleep_budget()
             };
             match self.poll_spinning(&mut events, timeout) {
                 Ok(()) => {}
@@ -306,6 +321,7 @@ impl Server {
                 session,
                 wants_write: false,
                 queued: false,
+                last_flush: Instant::now(),
             });
             self.state.connected_clients += 1;
             self.state.stats.total_connections_received += 1;
@@ -593,12 +609,25 @@ impl Server {
             self.end_waits(unix_time_ms());
         }
         self.state.free_garbage();
+        let mut deferred = Vec::new();
         for token in std::mem::take(&mut self.pending_writes) {
-            if let Some(conn) = self.conns.get_mut(token) {
-                conn.queued = false;
-                self.flush(token);
+            let Some(conn) = self.conns.get_mut(token) else {
+                continue;
+            };
+            let session = &conn.session;
+            if session.is_subscribed()
+                && !session.close_after_reply
+                && session.reply.pending() < PUBSUB_COALESCE_BYTES
+                && conn.last_flush.elapsed() < PUBSUB_COALESCE
+            {
+                deferred.push(token);
+                continue;
             }
+            conn.queued = false;
+            conn.last_flush = Instant::now();
+            self.flush(token);
         }
+        self.pending_writes = deferred;
     }
 
     /// Writes queued output until done or `WouldBlock`; keeps the rest and
