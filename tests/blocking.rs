@@ -11,19 +11,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{eventually, info_field, Raw, Server};
-
-enum Step {
-    /// A client sends a command and reads its reply.
-    Cmd(usize, &'static [&'static str], &'static [u8]),
-    /// A client sends a command that blocks (its reply is read later).
-    Send(usize, &'static [&'static str]),
-    /// A client reads the reply it was waiting for.
-    Read(usize, &'static [u8]),
-    /// Lets blocked clients settle, in ms (their order is the order of
-    /// their BLPOPs).
-    Sleep(u64),
-}
+use common::{eventually, info_field, replay_transcript, Raw, Server, Step};
 
 const TRANSCRIPT: &[Step] = &[
     Step::Cmd(3, &["FLUSHALL"], b"+OK\r\n"),
@@ -208,37 +196,10 @@ const TRANSCRIPT: &[Step] = &[
     ),
 ];
 
-fn replay(port: u16, who: &str) {
-    let mut clients: Vec<Raw> = (0..4).map(|_| Raw::connect(port)).collect();
-    for (n, step) in TRANSCRIPT.iter().enumerate() {
-        let (client, got, expected) = match step {
-            Step::Sleep(ms) => {
-                std::thread::sleep(Duration::from_millis(*ms));
-                continue;
-            }
-            Step::Send(client, args) => {
-                let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-                clients[*client].send_cmd(&args);
-                continue;
-            }
-            Step::Cmd(client, args, expected) => (*client, clients[*client].cmd(args), expected),
-            Step::Read(client, expected) => {
-                let got = String::from_utf8_lossy(&clients[*client].reply()).into_owned();
-                (*client, got, expected)
-            }
-        };
-        assert_eq!(
-            got,
-            String::from_utf8_lossy(expected),
-            "{who}, step {n}, client {client}"
-        );
-    }
-}
-
 #[test]
 fn blocking_commands_match_redis() {
     let lapse = Server::lapse(&[]);
-    replay(lapse.port, "lapse");
+    replay_transcript(lapse.port, 4, TRANSCRIPT, "lapse");
 }
 
 #[test]
@@ -246,7 +207,7 @@ fn recorded_transcript_is_redis_servers() {
     let Some(redis) = Server::redis() else {
         return;
     };
-    replay(redis.port, "redis-server");
+    replay_transcript(redis.port, 4, TRANSCRIPT, "redis-server");
 }
 
 fn blocked_clients(r: &mut Raw) -> u64 {

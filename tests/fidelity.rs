@@ -8,9 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{eventually, info_field, Raw, Server};
-
-type Case = (&'static [&'static [u8]], &'static [u8]);
+use common::{eventually, info_field, replay_cases, Case, Raw, Server};
 
 /// In order on one connection, from an empty server.
 const CASES: &[Case] = &[
@@ -132,19 +130,7 @@ const CASES: &[Case] = &[
 
 fn replay(r: &mut Raw, who: &str) {
     assert_eq!(r.cmd(&["FLUSHALL"]), "+OK\r\n");
-    for (args, expected) in CASES {
-        r.send_cmd(args);
-        let got = r.reply();
-        assert_eq!(
-            String::from_utf8_lossy(&got),
-            String::from_utf8_lossy(expected),
-            "{who}: {:?}",
-            args.iter()
-                .map(|a| String::from_utf8_lossy(a))
-                .collect::<Vec<_>>()
-        );
-        assert_eq!(got, *expected, "{who}: exact bytes");
-    }
+    replay_cases(r, CASES, who);
 }
 
 #[test]

@@ -7,16 +7,7 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::{Raw, Server};
-
-enum Step {
-    /// Client 0 or 1 sends a command; its exact reply.
-    Cmd(usize, &'static [&'static str], &'static [u8]),
-    /// Wait this many ms (for TTLs of 20-50 ms to pass, with margin).
-    Sleep(u64),
-}
+use common::{replay_transcript, Server, Step};
 
 const TRANSCRIPT: &[Step] = &[
     Step::Cmd(0, &["FLUSHALL"], b"+OK\r\n"),
@@ -165,27 +156,10 @@ const TRANSCRIPT: &[Step] = &[
     Step::Cmd(0, &["EXEC"], b"*0\r\n"),
 ];
 
-fn replay(port: u16, who: &str) {
-    let mut clients = [Raw::connect(port), Raw::connect(port)];
-    for step in TRANSCRIPT {
-        match step {
-            Step::Sleep(ms) => std::thread::sleep(Duration::from_millis(*ms)),
-            Step::Cmd(client, args, expected) => {
-                let got = clients[*client].cmd(args);
-                assert_eq!(
-                    got,
-                    String::from_utf8_lossy(expected),
-                    "{who}, client {client}: {args:?}"
-                );
-            }
-        }
-    }
-}
-
 #[test]
 fn transactions_match_redis() {
     let lapse = Server::lapse(&[]);
-    replay(lapse.port, "lapse");
+    replay_transcript(lapse.port, 2, TRANSCRIPT, "lapse");
 }
 
 #[test]
@@ -193,7 +167,7 @@ fn recorded_transcript_is_redis_servers() {
     let Some(redis) = Server::redis() else {
         return;
     };
-    replay(redis.port, "redis-server");
+    replay_transcript(redis.port, 2, TRANSCRIPT, "redis-server");
 }
 
 /// A transaction's replies with the `redis` crate, as applications use it.

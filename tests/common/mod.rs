@@ -245,3 +245,84 @@ pub fn info_field(raw: &mut Raw, section: &str, field: &str) -> String {
         .trim()
         .to_string()
 }
+
+/// One request and the exact reply redis-server gave it (recorded).
+pub type Case = (&'static [&'static [u8]], &'static [u8]);
+
+/// Runs recorded cases in order on one connection; every reply must be
+/// the recorded one, byte for byte.
+pub fn replay_cases(r: &mut Raw, cases: &[Case], who: &str) {
+    for (args, expected) in cases {
+        r.send_cmd(args);
+        let got = r.reply();
+        let shown: Vec<_> = args.iter().map(|a| String::from_utf8_lossy(a)).collect();
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(expected),
+            "{who}: {shown:?}"
+        );
+        assert_eq!(got, *expected, "{who}: exact bytes of {shown:?}");
+    }
+}
+
+/// One step of a recorded multi-client transcript.
+pub enum Step {
+    /// A client sends a command; the frames it reads back (a SUBSCRIBE of
+    /// two channels answers with two).
+    Cmd(usize, &'static [&'static str], &'static [u8]),
+    /// A client sends a command and reads no reply yet (it blocks).
+    Send(usize, &'static [&'static str]),
+    /// A client sends a command whose reply varies (HELLO): read, not
+    /// compared.
+    Skip(usize, &'static [&'static str]),
+    /// A client reads frames that arrived for it (a message, a wake-up).
+    Read(usize, &'static [u8]),
+    /// Wait this many ms (for TTLs to pass, for blocked clients to settle).
+    Sleep(u64),
+}
+
+/// Reads whole frames until they hold as many bytes as `expected`.
+fn read_frames(r: &mut Raw, expected: &[u8]) -> Vec<u8> {
+    let mut got = Vec::new();
+    while got.len() < expected.len() {
+        got.extend(r.reply());
+    }
+    got
+}
+
+/// Replays a transcript with `clients` connections to `port`.
+pub fn replay_transcript(port: u16, clients: usize, steps: &[Step], who: &str) {
+    let mut conns: Vec<Raw> = (0..clients).map(|_| Raw::connect(port)).collect();
+    for (n, step) in steps.iter().enumerate() {
+        let send = |conns: &mut Vec<Raw>, client: usize, args: &[&str]| {
+            let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+            conns[client].send_cmd(&args);
+        };
+        let (client, expected) = match step {
+            Step::Sleep(ms) => {
+                std::thread::sleep(Duration::from_millis(*ms));
+                continue;
+            }
+            Step::Send(client, args) => {
+                send(&mut conns, *client, args);
+                continue;
+            }
+            Step::Skip(client, args) => {
+                send(&mut conns, *client, args);
+                conns[*client].reply();
+                continue;
+            }
+            Step::Cmd(client, args, expected) => {
+                send(&mut conns, *client, args);
+                (*client, *expected)
+            }
+            Step::Read(client, expected) => (*client, *expected),
+        };
+        let got = read_frames(&mut conns[client], expected);
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(expected),
+            "{who}, step {n}, client {client}"
+        );
+    }
+}
