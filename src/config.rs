@@ -47,6 +47,9 @@ pub struct Config {
     pub output_limit_pubsub: OutputLimit,
     /// `notify-keyspace-events` as event-class bits (see `notify`).
     pub notify_keyspace_events: u32,
+    /// `busy-reply-threshold` (alias `lua-time-limit`), ms: a script that
+    /// runs longer without writing is stopped (0: never).
+    pub busy_reply_threshold_ms: u64,
 }
 
 /// Which deletions may free big values on the lazyfree thread (all `no`
@@ -112,6 +115,7 @@ impl Default for Config {
             output_limit_replica: OutputLimit::new(256 * 1024 * 1024, 64 * 1024 * 1024, 60),
             output_limit_pubsub: OutputLimit::new(32 * 1024 * 1024, 8 * 1024 * 1024, 60),
             notify_keyspace_events: 0,
+            busy_reply_threshold_ms: 5000,
         }
     }
 }
@@ -379,6 +383,14 @@ pub static SETTINGS: &[Setting] = &[
     yes_no_setting!("lazyfree-lazy-server-del", lazyfree.server_del),
     yes_no_setting!("lazyfree-lazy-user-del", lazyfree.user_del),
     yes_no_setting!("lazyfree-lazy-user-flush", lazyfree.user_flush),
+    int_setting!(
+        "busy-reply-threshold",
+        busy_reply_threshold_ms,
+        0,
+        i64::MAX,
+        true
+    ),
+    int_setting!("lua-time-limit", busy_reply_threshold_ms, 0, i64::MAX, true),
     Setting {
         name: "notify-keyspace-events",
         get: |c| crate::notify::format_flags(c.notify_keyspace_events),

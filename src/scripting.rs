@@ -14,10 +14,15 @@
 //! unknown names with "Script attempted to access nonexistent global
 //! variable"); `loadfile`, `dofile`, `os` and `io` are not there.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
 
-use mlua::{Function, Lua, LuaOptions, LuaString, MultiValue, StdLib, Table, Value, Variadic};
+use mlua::{
+    Function, HookTriggers, Lua, LuaOptions, LuaString, MultiValue, StdLib, Table, Value, Variadic,
+    VmState,
+};
 
 use crate::protocol::{OwnedArgs, Reply};
 
@@ -92,6 +97,25 @@ setmetatable(view, {
 return view
 "#;
 
+/// The most memory the interpreter may hold: a script cannot grow the
+/// server without bound (it gets Lua's "not enough memory" error).
+const LUA_MEMORY_LIMIT_BYTES: usize = 1 << 30;
+/// How often (in VM instructions) a running script's clock is checked.
+const HOOK_EVERY_INSTRUCTIONS: u32 = 100_000;
+/// Deepest nesting of a script's reply (Redis: "reached lua stack limit").
+const MAX_REPLY_DEPTH: usize = 1_000;
+
+/// What the instruction hook reads while a script runs.
+#[derive(Debug, Default)]
+struct Guard {
+    started: Cell<Option<Instant>>,
+    /// `busy-reply-threshold`; zero: no limit.
+    limit: Cell<Duration>,
+    /// The script has run a write command (then it is never stopped, as
+    /// Redis never kills a script that wrote).
+    wrote: Cell<bool>,
+}
+
 /// The interpreter and the scripts it has compiled.
 pub struct Scripting {
     lua: Lua,
@@ -99,6 +123,7 @@ pub struct Scripting {
     scripts: HashMap<String, (Function, usize)>,
     error_handler: Function,
     sandbox: Table,
+    guard: Rc<Guard>,
 }
 
 impl std::fmt::Debug for Scripting {
@@ -112,6 +137,8 @@ impl std::fmt::Debug for Scripting {
 /// refuse it with Redis's message.
 pub trait CommandRunner {
     fn run(&mut self, args: &OwnedArgs, resp3: bool) -> Result<&[u8], &'static str>;
+    /// Whether any command run so far changed data.
+    fn has_written(&self) -> bool;
 }
 
 impl Scripting {
@@ -135,11 +162,36 @@ impl Scripting {
         // `debug` is for the error handler only, as in Redis's sandbox.
         globals.raw_set("debug", Value::Nil)?;
         let sandbox: Table = lua.load(SANDBOX).set_name("=sandbox").call(globals)?;
+        lua.set_memory_limit(LUA_MEMORY_LIMIT_BYTES)?;
+        // lapse cannot yet serve other clients while a script runs (Redis
+        // answers them -BUSY and takes SCRIPT KILL), so a script past
+        // `busy-reply-threshold` that has written nothing is stopped
+        // rather than left to hold the server forever.
+        let guard = Rc::new(Guard::default());
+        let watch = guard.clone();
+        lua.set_hook(
+            HookTriggers::new().every_nth_instruction(HOOK_EVERY_INSTRUCTIONS),
+            move |_, _| {
+                let limit = watch.limit.get();
+                let over = watch
+                    .started
+                    .get()
+                    .is_some_and(|t| !limit.is_zero() && t.elapsed() > limit);
+                if over && !watch.wrote.get() {
+                    return Err(mlua::Error::runtime(format!(
+                        "ERR Script ran longer than busy-reply-threshold ({} ms) without writing and was stopped",
+                        limit.as_millis()
+                    )));
+                }
+                Ok(VmState::Continue)
+            },
+        )?;
         Ok(Scripting {
             lua,
             scripts: HashMap::new(),
             error_handler,
             sandbox,
+            guard,
         })
     }
 
@@ -170,6 +222,11 @@ impl Scripting {
             self.scripts.insert(sha.clone(), (function, body.len()));
         }
         Ok(sha)
+    }
+
+    /// `busy-reply-threshold` in ms (0: never stop a script).
+    pub fn set_time_limit_ms(&self, ms: u64) {
+        self.guard.limit.set(Duration::from_millis(ms));
     }
 
     pub fn exists(&self, sha: &[u8]) -> bool {
@@ -203,7 +260,11 @@ impl Scripting {
         let Some((function, _)) = self.scripts.get(sha).cloned() else {
             return false;
         };
-        match self.call(&function, keys, argv, runner) {
+        self.guard.started.set(Some(Instant::now()));
+        self.guard.wrote.set(false);
+        let outcome = self.call(&function, keys, argv, runner);
+        self.guard.started.set(None);
+        match outcome {
             Ok(Ok(value)) => lua_to_reply(&value, out),
             Ok(Err(failure)) => out.error(failure.reply(sha).as_bytes()),
             Err(err) => out.error(format!("ERR Error running script {sha}, {err}").as_bytes()),
@@ -240,6 +301,7 @@ impl Scripting {
             runner,
             resp3: false,
             args: OwnedArgs::default(),
+            guard: &self.guard,
         });
         let redis: Table = globals.raw_get("redis")?;
         lua.scope(|scope| {
@@ -350,6 +412,7 @@ struct RunState<'a> {
     resp3: bool,
     /// The arguments of the call being made (buffers reused call to call).
     args: OwnedArgs,
+    guard: &'a Guard,
 }
 
 /// What `redis.call` and `redis.pcall` share: runs a command
@@ -379,8 +442,15 @@ fn run_command(
             _ => return fail("ERR Lua redis lib command arguments must be strings or integers"),
         }
     }
-    match st.runner.run(&st.args, st.resp3) {
+    let converted = match st.runner.run(&st.args, st.resp3) {
         Ok(reply) => Ok(resp_to_lua(lua, reply)?.0),
+        Err(msg) => Err(msg),
+    };
+    if st.runner.has_written() {
+        st.guard.wrote.set(true);
+    }
+    match converted {
+        Ok(value) => Ok(value),
         Err(msg) => fail(msg),
     }
 }
@@ -683,6 +753,14 @@ fn resp_to_lua(lua: &Lua, buf: &[u8]) -> mlua::Result<(Value, usize)> {
 /// A script's result as the reply to its caller (Redis's Lua to RESP
 /// conversion, in the caller's protocol).
 fn lua_to_reply(value: &Value, out: &mut Reply) {
+    lua_to_reply_nested(value, out, 0);
+}
+
+fn lua_to_reply_nested(value: &Value, out: &mut Reply, depth: usize) {
+    if depth > MAX_REPLY_DEPTH {
+        out.error(b"ERR reached lua stack limit");
+        return;
+    }
     match value {
         Value::Nil => out.null(),
         Value::Boolean(true) => out.bool(true),
@@ -691,7 +769,7 @@ fn lua_to_reply(value: &Value, out: &mut Reply) {
         Value::Integer(n) => out.int(*n),
         Value::Number(n) => out.int(number_to_i64(*n)),
         Value::String(s) => out.bulk(&s.as_bytes()),
-        Value::Table(t) => table_to_reply(t, out),
+        Value::Table(t) => table_to_reply(t, out, depth),
         _ => out.null(),
     }
 }
@@ -705,7 +783,7 @@ fn number_to_i64(n: f64) -> i64 {
     }
 }
 
-fn table_to_reply(t: &Table, out: &mut Reply) {
+fn table_to_reply(t: &Table, out: &mut Reply, depth: usize) {
     let field = |name: &str| t.raw_get::<Value>(name).unwrap_or(Value::Nil);
     if let Value::String(err) = field("err") {
         out.error(&err.as_bytes());
@@ -730,8 +808,8 @@ fn table_to_reply(t: &Table, out: &mut Reply) {
             map.pairs::<Value, Value>().filter_map(Result::ok).collect();
         out.map(pairs.len());
         for (k, v) in pairs {
-            lua_to_reply(&k, out);
-            lua_to_reply(&v, out);
+            lua_to_reply_nested(&k, out, depth + 1);
+            lua_to_reply_nested(&v, out, depth + 1);
         }
         return;
     }
@@ -743,7 +821,7 @@ fn table_to_reply(t: &Table, out: &mut Reply) {
             .collect();
         out.set(members.len());
         for m in members {
-            lua_to_reply(&m, out);
+            lua_to_reply_nested(&m, out, depth + 1);
         }
         return;
     }
@@ -767,6 +845,6 @@ fn table_to_reply(t: &Table, out: &mut Reply) {
     }
     out.array(items.len());
     for v in &items {
-        lua_to_reply(v, out);
+        lua_to_reply_nested(v, out, depth + 1);
     }
 }

@@ -206,3 +206,40 @@ fn a_lock_releases_through_a_client_library_script() {
     assert_eq!(again, 0);
     std::thread::sleep(Duration::from_millis(1));
 }
+
+/// lapse cannot yet answer other clients -BUSY while a script runs, so a
+/// script past `busy-reply-threshold` that has written nothing is stopped
+/// (one that wrote runs on, as Redis never kills it); the server then
+/// serves everyone as before. Replies nested past Lua's stack limit get
+/// Redis's error instead of exhausting the server's stack.
+#[test]
+fn a_runaway_script_cannot_hold_the_server() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    let mut other = lapse.raw();
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "lua-time-limit", "200"]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "busy-reply-threshold"]),
+        "*2\r\n$20\r\nbusy-reply-threshold\r\n$3\r\n200\r\n"
+    );
+    let stopped = r.cmd(&["EVAL", "while true do end", "0"]);
+    assert!(
+        stopped.starts_with("-ERR Script ran longer than busy-reply-threshold (200 ms)"),
+        "{stopped}"
+    );
+    assert_eq!(other.cmd(&["PING"]), "+PONG\r\n");
+    let wrote =
+        "redis.call('set', 'w', '1') local i = 0 while i < 20000000 do i = i + 1 end return i";
+    assert_eq!(r.cmd(&["EVAL", wrote, "0"]), ":20000000\r\n");
+    let deep = "local t = {} local c = t for i = 1, 5000 do c[1] = {} c = c[1] end return t";
+    r.send_cmd(&[b"EVAL", deep.as_bytes(), b"0"]);
+    let reply = String::from_utf8_lossy(&r.reply()).into_owned();
+    assert!(
+        reply.ends_with("-ERR reached lua stack limit\r\n"),
+        "{reply}"
+    );
+    assert_eq!(r.cmd(&["PING"]), "+PONG\r\n");
+}

@@ -111,9 +111,15 @@ struct ScriptClient<'c, 'a> {
     session: Session,
     /// EVAL_RO / EVALSHA_RO: write commands are refused.
     read_only: bool,
+    /// Changes counted when the script started (to tell whether it wrote).
+    dirty_at_start: u64,
 }
 
 impl CommandRunner for ScriptClient<'_, '_> {
+    fn has_written(&self) -> bool {
+        self.ctx.server.dirty() != self.dirty_at_start
+    }
+
     fn run(&mut self, owned: &OwnedArgs, resp3: bool) -> Result<&[u8], &'static str> {
         let refuse = Err;
         let args = owned.as_args();
@@ -212,10 +218,13 @@ fn eval_generic(ctx: &mut Ctx, args: Args, by_sha: bool, read_only: bool) -> Cmd
     let mut out = std::mem::take(&mut ctx.session.reply);
     ctx.server.propagate.begin_transaction();
     {
+        scripting.set_time_limit_ms(ctx.server.config.busy_reply_threshold_ms);
+        let dirty_at_start = ctx.server.dirty();
         let mut client = ScriptClient {
             ctx: &mut *ctx,
             session,
             read_only,
+            dirty_at_start,
         };
         scripting.run(&sha, &keys, &argv, &mut client, &mut out);
     }
