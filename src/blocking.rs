@@ -122,10 +122,6 @@ impl Blocking {
         }
     }
 
-    pub fn is_blocked(&self, client: u64) -> bool {
-        self.clients.contains_key(&client)
-    }
-
     pub fn blocked_count(&self) -> usize {
         self.clients.len()
     }

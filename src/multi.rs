@@ -43,17 +43,18 @@ struct Watcher {
     expired_at_watch: bool,
 }
 
+type WatchMap = HashMap<Vec<u8>, Vec<Watcher>, foldhash::fast::RandomState>;
+
 /// Who watches what.
 #[derive(Debug, Default)]
 pub struct WatchTable {
-    /// (db, key) to the clients watching it.
-    keys: HashMap<(usize, Vec<u8>), Vec<Watcher>>,
+    /// Per database, each watched key to the clients watching it (looked
+    /// up with a changed key's bytes: no allocation per change).
+    keys: Vec<WatchMap>,
     /// Each client's watched (db, key) pairs, for UNWATCH and EXEC.
     by_client: HashMap<u64, Vec<(usize, Vec<u8>)>>,
     /// Clients that saw a watched key change (Redis's CLIENT_DIRTY_CAS).
     touched: HashSet<u64>,
-    /// Watched keys per database index, so unwatched databases cost nothing.
-    per_db: Vec<usize>,
 }
 
 impl WatchTable {
@@ -65,17 +66,16 @@ impl WatchTable {
             return;
         }
         mine.push((db, key.to_vec()));
-        self.keys
-            .entry((db, key.to_vec()))
+        if self.keys.len() <= db {
+            self.keys.resize_with(db + 1, WatchMap::default);
+        }
+        self.keys[db]
+            .entry(key.to_vec())
             .or_default()
             .push(Watcher {
                 client,
                 expired_at_watch: expired,
             });
-        if self.per_db.len() <= db {
-            self.per_db.resize(db + 1, 0);
-        }
-        self.per_db[db] += 1;
     }
 
     /// Forgets every key `client` watches and whether one changed (UNWATCH,
@@ -86,21 +86,20 @@ impl WatchTable {
             return;
         };
         for (db, key) in mine {
-            let entry = (db, key);
-            if let Some(watchers) = self.keys.get_mut(&entry) {
+            let Some(map) = self.keys.get_mut(db) else {
+                continue;
+            };
+            if let Some(watchers) = map.get_mut(&key) {
                 watchers.retain(|w| w.client != client);
                 if watchers.is_empty() {
-                    self.keys.remove(&entry);
+                    map.remove(&key);
                 }
-            }
-            if let Some(n) = self.per_db.get_mut(entry.0) {
-                *n = n.saturating_sub(1);
             }
         }
     }
 
     pub fn watches_in(&self, db: usize) -> bool {
-        self.per_db.get(db).is_some_and(|&n| n > 0)
+        self.keys.get(db).is_some_and(|m| !m.is_empty())
     }
 
     /// Whether any client watches anything.
@@ -111,7 +110,7 @@ impl WatchTable {
     /// `key` in `db` changed (`touchWatchedKey`). `gone` says the change
     /// removed it: then a key already expired when watched did not change.
     pub fn touch(&mut self, db: usize, key: &[u8], gone: bool) {
-        let Some(watchers) = self.keys.get_mut(&(db, key.to_vec())) else {
+        let Some(watchers) = self.keys.get_mut(db).and_then(|m| m.get_mut(key)) else {
             return;
         };
         for w in watchers.iter_mut() {
@@ -127,14 +126,10 @@ impl WatchTable {
     /// exists in `replaced_with` (FLUSHDB, FLUSHALL, SWAPDB:
     /// `touchAllWatchedKeysInDb`). `now_ms` decides what is expired.
     pub fn touch_all_in_db(&mut self, emptied: &Db, replaced_with: Option<&Db>, now_ms: i64) {
-        let index = emptied.index;
-        if !self.watches_in(index) {
+        let Some(map) = self.keys.get_mut(emptied.index) else {
             return;
-        }
-        for ((db, key), watchers) in self.keys.iter_mut() {
-            if *db != index {
-                continue;
-            }
+        };
+        for (key, watchers) in map.iter_mut() {
             let in_emptied = emptied.exists_raw(key);
             let in_replacement = replaced_with.is_some_and(|r| r.exists_raw(key));
             if !in_emptied && !in_replacement {
@@ -174,7 +169,8 @@ impl WatchTable {
         mine.iter().any(|(db, key)| {
             let expired_at_watch = self
                 .keys
-                .get(&(*db, key.clone()))
+                .get(*db)
+                .and_then(|m| m.get(key))
                 .is_some_and(|ws| ws.iter().any(|w| w.client == client && w.expired_at_watch));
             !expired_at_watch && dbs[*db].is_logically_expired(key, now_ms)
         })

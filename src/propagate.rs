@@ -39,14 +39,13 @@ pub trait Sink {
     fn feed(&mut self, effects: &[Effect]);
 }
 
-/// What the command being executed asked to propagate instead of, or
-/// besides, its own arguments.
+/// What the command being executed asked to propagate instead of its own
+/// arguments.
 #[derive(Debug, Default)]
 struct Pending {
     /// Replaces the command's own arguments (Redis's
-    /// `rewriteClientCommandVector`); empty: none.
-    rewritten: Vec<OwnedArgs>,
-    rewrite: bool,
+    /// `rewriteClientCommandVector`); `Some(empty)`: propagate nothing.
+    rewritten: Option<Vec<OwnedArgs>>,
     /// Propagate even though nothing was signalled (FLUSHALL on an empty
     /// server, as Redis's `forceCommandPropagation`).
     force: bool,
@@ -58,8 +57,9 @@ pub struct Propagator {
     pending: Pending,
     /// Effects of the transaction being executed (EXEC, a script), flushed
     /// as one unit when the outermost one ends.
-    transaction: Option<Vec<Effect>>,
-    /// How many transactions are open (a script inside EXEC nests).
+    transaction: Vec<Effect>,
+    /// How many transactions are open (a script inside EXEC nests); 0:
+    /// effects go out as they come.
     depth: usize,
 }
 
@@ -77,14 +77,15 @@ impl Propagator {
     /// Replaces what the running command propagates; several calls give
     /// several effects (wrapped in MULTI/EXEC).
     pub fn rewrite(&mut self, args: OwnedArgs) {
-        self.pending.rewrite = true;
-        self.pending.rewritten.push(args);
+        self.pending
+            .rewritten
+            .get_or_insert_with(Vec::new)
+            .push(args);
     }
 
     /// The running command propagates nothing, whatever it changed.
     pub fn suppress(&mut self) {
-        self.pending.rewrite = true;
-        self.pending.rewritten.clear();
+        self.pending.rewritten = Some(Vec::new());
     }
 
     pub fn force(&mut self) {
@@ -101,9 +102,10 @@ impl Propagator {
             db,
             args: OwnedArgs::from_slices([name, key]),
         };
-        match &mut self.transaction {
-            Some(queued) => queued.push(effect),
-            None => self.feed(&[effect]),
+        if self.depth > 0 {
+            self.transaction.push(effect);
+        } else {
+            self.feed(&[effect]);
         }
     }
 
@@ -114,30 +116,25 @@ impl Propagator {
         if !self.active() || (changes == 0 && !pending.force) {
             return;
         }
-        let effects: Vec<Effect> = if pending.rewrite {
-            pending
-                .rewritten
+        let effects: Vec<Effect> = match pending.rewritten {
+            Some(rewritten) => rewritten
                 .into_iter()
                 .map(|args| Effect { db, args })
-                .collect()
-        } else {
-            vec![Effect { db, args: args() }]
+                .collect(),
+            None => vec![Effect { db, args: args() }],
         };
-        match &mut self.transaction {
-            Some(queued) => queued.extend(effects),
-            None => self.feed_unit(effects),
+        if self.depth > 0 {
+            self.transaction.extend(effects);
+        } else {
+            self.feed_unit(effects);
         }
     }
 
     /// Effects from here to `end_transaction` go out as one unit.
     pub fn begin_transaction(&mut self) {
-        if !self.active() {
-            return;
+        if self.active() {
+            self.depth += 1;
         }
-        if self.depth == 0 {
-            self.transaction = Some(Vec::new());
-        }
-        self.depth += 1;
     }
 
     pub fn end_transaction(&mut self) {
@@ -146,9 +143,8 @@ impl Propagator {
         }
         self.depth -= 1;
         if self.depth == 0 {
-            if let Some(effects) = self.transaction.take() {
-                self.feed_unit(effects);
-            }
+            let effects = std::mem::take(&mut self.transaction);
+            self.feed_unit(effects);
         }
     }
 

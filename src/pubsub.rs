@@ -229,16 +229,6 @@ impl PubSub {
         count
     }
 
-    /// Whether `channel` has any receiver (notifications skip building
-    /// messages nobody reads).
-    pub fn has_receivers(&self, channel: &[u8]) -> bool {
-        self.channels.contains_key(channel)
-            || self
-                .patterns
-                .keys()
-                .any(|p| glob::matches(p, channel, false))
-    }
-
     pub fn is_idle(&self) -> bool {
         self.channels.is_empty() && self.patterns.is_empty()
     }

@@ -346,24 +346,6 @@ impl Scripting {
             }
         })
     }
-
-    /// Runs `body` once without caching it under a name of its own (the
-    /// EVAL path caches it, as Redis does).
-    pub fn eval(
-        &mut self,
-        body: &[u8],
-        keys: &[&[u8]],
-        argv: &[&[u8]],
-        runner: &mut dyn CommandRunner,
-        out: &mut Reply,
-    ) {
-        match self.load(body) {
-            Ok(sha) => {
-                self.run(&sha, keys, argv, runner, out);
-            }
-            Err(msg) => out.error(msg.as_bytes()),
-        }
-    }
 }
 
 /// A script that failed: Redis's message and where it was raised.

@@ -64,6 +64,17 @@ struct Connection {
     last_flush: Instant,
 }
 
+impl Connection {
+    /// Puts this connection (at `token`) on the list flushed before the
+    /// loop sleeps, once.
+    fn queue_write(&mut self, token: usize, pending: &mut Vec<usize>) {
+        if !self.queued {
+            self.queued = true;
+            pending.push(token);
+        }
+    }
+}
+
 impl Sessions for Slab<Connection> {
     fn for_each_session(&self, f: &mut dyn FnMut(&Session)) {
         for (_, conn) in self.iter() {
@@ -362,10 +373,7 @@ impl Server {
                     // The peer finished sending; it may still read what we
                     // queued (`nc` half-closes), so close after the flush.
                     conn.session.close_after_reply = true;
-                    if !conn.queued {
-                        conn.queued = true;
-                        self.pending_writes.push(token);
-                    }
+                    conn.queue_write(token, &mut self.pending_writes);
                     return;
                 }
                 Ok(n) => {
@@ -461,9 +469,8 @@ impl Server {
             self.state.stats.client_query_buffer_limit_disconnections += 1;
             return self.close(token);
         }
-        if (conn.session.reply.pending() > 0 || conn.session.close_after_reply) && !conn.queued {
-            conn.queued = true;
-            self.pending_writes.push(token);
+        if conn.session.reply.pending() > 0 || conn.session.close_after_reply {
+            conn.queue_write(token, &mut self.pending_writes);
         }
     }
 
@@ -492,11 +499,11 @@ impl Server {
     /// that client is gone.
     fn retry_blocked(&mut self, waiter: Waiter, now_ms: i64) -> Option<bool> {
         let conn = self.conns.get_mut(waiter.token)?;
-        if conn.session.id != waiter.client || conn.session.blocked.is_none() {
+        if conn.session.id != waiter.client {
             return None;
         }
+        let blocked = conn.session.blocked.take()?;
         let mut session = std::mem::take(&mut conn.session);
-        let blocked = session.blocked.take()?;
         session.retrying = true;
         let mut ctx = Ctx {
             now_ms,
@@ -526,10 +533,7 @@ impl Server {
     fn put_back(&mut self, token: usize, session: Session) {
         if let Some(conn) = self.conns.get_mut(token) {
             conn.session = session;
-            if !conn.queued {
-                conn.queued = true;
-                self.pending_writes.push(token);
-            }
+            conn.queue_write(token, &mut self.pending_writes);
         }
     }
 
@@ -564,10 +568,7 @@ impl Server {
                 .reply
                 .error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK"),
         }
-        if !conn.queued {
-            conn.queued = true;
-            self.pending_writes.push(waiter.token);
-        }
+        conn.queue_write(waiter.token, &mut self.pending_writes);
         self.resume.push(waiter.token);
     }
 
@@ -583,10 +584,7 @@ impl Server {
                 Some((token, session)) if *token == to.token => &mut **session,
                 _ => match self.conns.get_mut(to.token) {
                     Some(conn) => {
-                        if !conn.queued {
-                            conn.queued = true;
-                            self.pending_writes.push(to.token);
-                        }
+                        conn.queue_write(to.token, &mut self.pending_writes);
                         &mut conn.session
                     }
                     None => continue,

@@ -129,23 +129,21 @@ impl ServerState {
             self.dbs[first].restore_events(log);
             return;
         }
+        // Several databases changed (MOVE, COPY ... DB, SWAPDB): merge
+        // their logs back into the order things happened.
         let logs: Vec<(usize, KeyLog)> = self
             .dbs
             .iter_mut()
             .filter(|db| db.has_events())
             .map(|db| (db.index, db.take_events()))
             .collect();
-        {
-            // Several databases changed (MOVE, COPY ... DB, SWAPDB): merge
-            // their logs back into the order things happened.
-            let mut merged: Vec<(u64, usize, &KeyEvent, &[u8])> = logs
-                .iter()
-                .flat_map(|(db, log)| log.iter().map(move |(e, k)| (e.seq, *db, e, k)))
-                .collect();
-            merged.sort_by_key(|m| m.0);
-            for (_, db, event, key) in merged {
-                self.handle_key_event(db, event, key);
-            }
+        let mut merged: Vec<(u64, usize, &KeyEvent, &[u8])> = logs
+            .iter()
+            .flat_map(|(db, log)| log.iter().map(move |(e, k)| (e.seq, *db, e, k)))
+            .collect();
+        merged.sort_by_key(|m| m.0);
+        for (_, db, event, key) in merged {
+            self.handle_key_event(db, event, key);
         }
         for (db, log) in logs {
             self.dbs[db].restore_events(log);
@@ -177,11 +175,10 @@ impl ServerState {
 
     /// Forgets `client`'s watched keys (UNWATCH, EXEC, DISCARD).
     pub fn unwatch_all(&mut self, client: u64) {
-        if self.watches.count(client) > 0 {
-            self.watches.unwatch_all(client);
+        let watched = self.watches.count(client) > 0;
+        self.watches.unwatch_all(client);
+        if watched {
             self.refresh_event_recording();
-        } else {
-            self.watches.unwatch_all(client);
         }
     }
 

@@ -277,12 +277,13 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     };
     ctx.session.last_cmd = (top.name, (!std::ptr::eq(top, cmd)).then_some(cmd.name));
-    if ctx.session.multi.is_some() && !RUN_IN_MULTI.contains(&top.name) {
-        if let Some(t) = &mut ctx.session.multi {
+    // Outside MULTI (the hot path) this is one check of an Option.
+    if let Some(t) = &mut ctx.session.multi {
+        if !RUN_IN_MULTI.contains(&top.name) {
             t.queue.push((cmd, OwnedArgs::from_args(args)));
+            ctx.out().simple("QUEUED");
+            return Ok(());
         }
-        ctx.out().simple("QUEUED");
-        return Ok(());
     }
     call(ctx, cmd, args)
 }
@@ -307,12 +308,11 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
             .iter()
             .find(|s| s.name.as_bytes().eq_ignore_ascii_case(&args[1]));
         let Some(sub) = sub else {
-            let mut msg = b"ERR unknown subcommand '".to_vec();
-            msg.extend_from_slice(c_str(&args[1], 128));
-            msg.extend_from_slice(
-                format!("'. Try {} HELP.", cmd.name.to_ascii_uppercase()).as_bytes(),
-            );
-            return Err(CmdError::Owned(msg));
+            return Err(CmdError::with_arg(
+                "ERR unknown subcommand '",
+                c_str(&args[1], 128),
+                &format!("'. Try {} HELP.", cmd.name.to_ascii_uppercase()),
+            ));
         };
         if !sub.arity_ok(args.len()) {
             return Err(CmdError::wrong_arity(&format!("{}|{}", cmd.name, sub.name)));
