@@ -24,6 +24,7 @@ use mlua::{
     VmState,
 };
 
+use crate::protocol::reply::format_double;
 use crate::protocol::{OwnedArgs, Reply};
 
 /// The chunk name Redis gives scripts (errors read `user_script:1: ...`).
@@ -419,7 +420,8 @@ fn run_command(
     for arg in args.iter() {
         match arg {
             Value::String(s) => st.args.push(&s.as_bytes()),
-            Value::Number(n) => st.args.push(format_lua_number(*n).as_bytes()),
+            // A number argument reaches the command as Redis prints it: %.17g.
+            Value::Number(n) => st.args.push(format_double(*n).as_bytes()),
             Value::Integer(n) => st.args.push(n.to_string().as_bytes()),
             _ => return fail("ERR Lua redis lib command arguments must be strings or integers"),
         }
@@ -434,21 +436,6 @@ fn run_command(
     match converted {
         Ok(value) => Ok(value),
         Err(msg) => fail(msg),
-    }
-}
-
-/// Lua's `%.14g`, how a number argument reaches a command.
-fn format_lua_number(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 1e15 {
-        return format!("{}", n as i64);
-    }
-    let s = format!("{n:.14e}");
-    // Trim to %.14g semantics: use the shortest of Rust's renderings.
-    let plain = format!("{n}");
-    if plain.len() <= 16 {
-        plain
-    } else {
-        s
     }
 }
 

@@ -104,6 +104,12 @@ const CASES: &[Case] = &[
     (&[b"EVAL", b"string.x = 1", b"0"], b"-ERR user_script:1: Attempt to modify a readonly table script: c3eb0a2a15b3d4790b323c4104029c1ae425a769, on @user_script:1.\r\n"),
     (&[b"EVAL", b"redis.call = nil", b"0"], b"-ERR user_script:1: Attempt to modify a readonly table script: 2786c35ed73d3860851cf52e0b5dfbbc0bdb4803, on @user_script:1.\r\n"),
     (&[b"EVAL", b"local x = bit.band(1, {})", b"0"], b"-ERR user_script:1: bad argument #2 to 'band' (number expected, got table) script: 3015c4485cac11020957cccbef7b2035de690c49, on @user_script:1.\r\n"),
+    // number arguments reach commands as %.17g
+    (&[b"EVAL", b"redis.call('set','x',0.1+0.2) return redis.call('get','x')", b"0"], b"$19\r\n0.30000000000000004\r\n"),
+    (&[b"EVAL", b"redis.call('set','x',1/3) return redis.call('get','x')", b"0"], b"$19\r\n0.33333333333333331\r\n"),
+    (&[b"EVAL", b"redis.call('set','x',1e20) return redis.call('get','x')", b"0"], b"$5\r\n1e+20\r\n"),
+    (&[b"EVAL", b"redis.call('set','x',-1e-5) return redis.call('get','x')", b"0"], b"$23\r\n-1.0000000000000001e-05\r\n"),
+    (&[b"EVAL", b"redis.call('set','x',42) return redis.call('get','x')", b"0"], b"$2\r\n42\r\n"),
 ];
 
 fn replay(r: &mut Raw, who: &str) {
