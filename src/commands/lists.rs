@@ -107,19 +107,14 @@ fn pop_generic(ctx: &mut Ctx, args: Args, end: End) -> CmdResult {
         }));
     }
     let count = pop_count(&args)?;
-    let Some(list) = write(ctx, &args[1], &LIST)? else {
+    let want = count.map_or(1, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let Some((_, popped)) = pop_first(ctx, &[&args[1]], end, want)? else {
         match count {
             Some(_) => ctx.out().null_array(),
             None => ctx.out().null(),
         }
         return Ok(());
     };
-    let take = count.map_or(1, |n| n.min(list.len() as i64) as usize);
-    let popped: Vec<Vec<u8>> = (0..take).filter_map(|_| list.pop(end)).collect();
-    if !popped.is_empty() {
-        ctx.signal(EventClass::LIST, pop_event(end), &args[1]);
-    }
-    delete_if_empty(ctx, &args[1]);
     let out = ctx.out();
     match count {
         None => match popped.first() {
@@ -434,7 +429,9 @@ fn pop_first(
             Err(e) => return Err(e),
         };
         let popped: Vec<Vec<u8>> = (0..count).map_while(|_| list.pop(end)).collect();
-        ctx.signal(EventClass::LIST, pop_event(end), key);
+        if !popped.is_empty() {
+            ctx.signal(EventClass::LIST, pop_event(end), key);
+        }
         delete_if_empty(ctx, key);
         return Ok(Some((key.to_vec(), popped)));
     }

@@ -626,19 +626,8 @@ fn zremrangebylex(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// with one it is a list of pairs (nested in RESP3).
 fn zpop_generic(ctx: &mut Ctx, args: &Args, max: bool) -> CmdResult {
     let count = pop_count(args)?;
-    let mut popped = Vec::new();
-    if let Some(z) = write(ctx, &args[1], &ZSET)? {
-        let want = count.map_or(1, |n| n.min(z.len() as i64) as usize);
-        popped.extend((0..want).map_while(|_| z.pop(max)));
-    }
-    if !popped.is_empty() {
-        ctx.signal(
-            EventClass::ZSET,
-            if max { "zpopmax" } else { "zpopmin" },
-            &args[1],
-        );
-    }
-    delete_if_empty(ctx, &args[1]);
+    let want = count.map_or(1, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let popped = zpop_first(ctx, &[&args[1]], max, want)?.map_or_else(Vec::new, |(_, p)| p);
     let out = ctx.out();
     let items = popped.iter().map(|(m, s)| (m.as_bytes(), *s));
     match count {
@@ -675,18 +664,25 @@ fn zpop_first(
             Err(e) => return Err(e),
         };
         let popped: Vec<(Elem, f64)> = (0..count).map_while(|_| z.pop(max)).collect();
-        ctx.signal(
-            EventClass::ZSET,
-            if max { "zpopmax" } else { "zpopmin" },
-            key,
-        );
+        if !popped.is_empty() {
+            ctx.signal(
+                EventClass::ZSET,
+                if max { "zpopmax" } else { "zpopmin" },
+                key,
+            );
+        }
         delete_if_empty(ctx, key);
-        let name: &[u8] = if max { b"ZPOPMAX" } else { b"ZPOPMIN" };
-        let n = popped.len().to_string();
-        ctx.propagate_as(&[name, key, n.as_bytes()]);
         return Ok(Some((key.to_vec(), popped)));
     }
     Ok(None)
+}
+
+/// The blocking and multi-key pops propagate as the plain pop of what they
+/// took (`ZPOPMIN key n`).
+fn propagate_zpop(ctx: &mut Ctx, key: &[u8], max: bool, popped: usize) {
+    let name: &[u8] = if max { b"ZPOPMAX" } else { b"ZPOPMIN" };
+    let n = popped.to_string();
+    ctx.propagate_as(&[name, key, n.as_bytes()]);
 }
 
 /// ZMPOP/BZMPOP's `numkeys key... MIN|MAX [COUNT n]` from `args[at]`.
@@ -695,8 +691,11 @@ fn zmpop_args<'a>(args: &Args<'a>, at: usize) -> Result<(Vec<&'a [u8]>, bool, us
     Ok((keys, which == 1, count))
 }
 
-/// `[key, [[member, score], ...]]` (ZMPOP, BZMPOP).
-fn reply_zmpop(out: &mut Reply, key: &[u8], popped: &[(Elem, f64)]) {
+/// `[key, [[member, score], ...]]` (ZMPOP, BZMPOP), propagated as the
+/// plain pop.
+fn reply_zmpop(ctx: &mut Ctx, key: &[u8], popped: &[(Elem, f64)], max: bool) {
+    propagate_zpop(ctx, key, max, popped.len());
+    let out = ctx.out();
     out.array(2);
     out.bulk(key);
     out.array(popped.len());
@@ -710,7 +709,7 @@ fn reply_zmpop(out: &mut Reply, key: &[u8], popped: &[(Elem, f64)]) {
 fn zmpop(ctx: &mut Ctx, args: Args) -> CmdResult {
     let (keys, max, count) = zmpop_args(&args, 1)?;
     match zpop_first(ctx, &keys, max, count)? {
-        Some((key, popped)) => reply_zmpop(ctx.out(), &key, &popped),
+        Some((key, popped)) => reply_zmpop(ctx, &key, &popped, max),
         None => ctx.out().null_array(),
     }
     Ok(())
@@ -721,7 +720,7 @@ fn bzmpop(ctx: &mut Ctx, args: Args) -> CmdResult {
     let deadline = timeout_arg(&args[1], ctx.now_ms)?;
     let (keys, max, count) = zmpop_args(&args, 2)?;
     match zpop_first(ctx, &keys, max, count)? {
-        Some((key, popped)) => reply_zmpop(ctx.out(), &key, &popped),
+        Some((key, popped)) => reply_zmpop(ctx, &key, &popped, max),
         None => wait_for_keys(ctx, args, &keys, deadline),
     }
     Ok(())
@@ -733,6 +732,7 @@ fn bzpop_generic(ctx: &mut Ctx, args: Args, max: bool) -> CmdResult {
     let keys: Vec<&[u8]> = args.iter().skip(1).take(args.len() - 2).collect();
     match zpop_first(ctx, &keys, max, 1)? {
         Some((key, popped)) => {
+            propagate_zpop(ctx, &key, max, popped.len());
             let out = ctx.out();
             out.array(3);
             out.bulk(&key);
