@@ -5,6 +5,7 @@
 //! read and change it and tests can build one without any network.
 
 use crate::blocking::BlockedOn;
+use crate::busy::PeerSocket;
 use crate::multi::Transaction;
 use crate::protocol::{Reply, RequestParser};
 
@@ -48,6 +49,13 @@ impl QueryBuffer {
             self.buf.resize(self.len + READ_CHUNK, 0);
         }
         &mut self.buf[self.len..]
+    }
+
+    /// Appends bytes received elsewhere (while a script was busy).
+    pub fn extend(&mut self, bytes: &[u8]) {
+        self.buf.truncate(self.len);
+        self.buf.extend_from_slice(bytes);
+        self.len = self.buf.len();
     }
 
     /// Marks `n` bytes of the spare room as received.
@@ -269,6 +277,9 @@ impl ClientType {
 /// connection table), for CLIENT LIST.
 pub trait Sessions {
     fn for_each_session(&self, f: &mut dyn FnMut(&Session));
+    /// Every other client with its socket and connection token (to serve
+    /// them while a script is busy). None by default.
+    fn for_each_socket(&self, _f: &mut dyn FnMut(usize, &Session, &dyn PeerSocket)) {}
 }
 
 /// No other clients: for in-process tests.

@@ -6,6 +6,7 @@
 //! (the table and handlers), `config`, `info`.
 
 pub mod blocking;
+pub mod busy;
 pub mod clock;
 pub mod commands;
 pub mod config;

@@ -3,11 +3,15 @@
 //! as Redis 7.0 does them.
 //!
 //! Lua 5.1, as Redis embeds it, through mlua with its vendored build (a
-//! maintained binding; `scope` lets `redis.call` borrow the running
-//! command's context without `'static` tricks). Commands a script calls
-//! go through the same dispatcher as a client's (`commands::call`), under
-//! the script's one time snapshot, and their effects reach the
-//! propagation point wrapped with the rest of the script's.
+//! maintained binding). Commands a script calls go through the same
+//! dispatcher as a client's (`commands::call`), under the script's one
+//! time snapshot, and their effects reach the propagation point wrapped
+//! with the rest of the script's.
+//!
+//! `redis.call` and the rest are made once, with the interpreter: they
+//! reach the command context of the script running now through
+//! [`Current`], which holds it only while [`Scripting::run`] runs. (Made
+//! per script, as scoped functions, they cost more than the script.)
 //!
 //! The sandbox: the script runs with a read-only view of the globals
 //! (assignments fail with Redis's "Attempt to modify a readonly table",
@@ -16,6 +20,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::ptr::NonNull;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -66,6 +71,21 @@ return function(err)
 end
 "#;
 
+/// Starts a script: sets KEYS and ARGV (EVAL) or passes them as the
+/// function's two arguments (FCALL), and runs it under the error handler.
+/// One call from Rust per script: every call into Lua from Rust costs.
+const LAUNCHER: &str = r#"
+local G, xpcall, handler = ...
+return function(f, as_globals, keys, argv)
+  if as_globals then
+    rawset(G, 'KEYS', keys)
+    rawset(G, 'ARGV', argv)
+    return xpcall(f, handler)
+  end
+  return xpcall(function() return f(keys, argv) end, handler)
+end
+"#;
+
 /// Makes the read-only view of the globals a script runs in.
 const SANDBOX: &str = r#"
 local real = ...
@@ -98,23 +118,106 @@ setmetatable(view, {
 return view
 "#;
 
-/// The most memory the interpreter may hold: a script cannot grow the
-/// server without bound (it gets Lua's "not enough memory" error).
+/// The most memory the interpreter may hold while a script runs: a script
+/// cannot grow the server without bound (it gets Lua's "not enough
+/// memory" error). Armed only around the script itself: with a limit set,
+/// every call into Lua from Rust must be protected, which costs more than
+/// a short script.
 const LUA_MEMORY_LIMIT_BYTES: usize = 1 << 30;
-/// How often (in VM instructions) a running script's clock is checked.
+/// How often (in VM instructions) a running script's clock is checked
+/// (Redis: 100,000).
 const HOOK_EVERY_INSTRUCTIONS: u32 = 100_000;
 /// Deepest nesting of a script's reply (Redis: "reached lua stack limit").
 const MAX_REPLY_DEPTH: usize = 1_000;
+/// What a killed script raises (on every line from then on, so `pcall`
+/// cannot swallow it).
+const KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
 
-/// What the instruction hook reads while a script runs.
-#[derive(Debug, Default)]
-struct Guard {
+/// What a script's call of a Redis command needs from the server.
+pub trait CommandRunner {
+    /// Runs the command and lends its raw reply (RESP2, or RESP3 after
+    /// `redis.setresp(3)`), or refuses it with Redis's message.
+    fn run(&mut self, args: &OwnedArgs, resp3: bool) -> Result<&[u8], &'static str>;
+    /// Whether any command run so far changed data.
+    fn has_written(&self) -> bool;
+    /// Called from time to time once the script has run past
+    /// `busy-reply-threshold`: serve the other clients what may be
+    /// served meanwhile (-BUSY, SCRIPT KILL). `true`: stop the script.
+    fn while_busy(&mut self, script: &RunningScript) -> bool;
+}
+
+/// What the clients served while a script is busy may learn of it.
+#[derive(Debug, Clone, Copy)]
+pub struct RunningScript {
+    /// EVAL (killed by SCRIPT KILL) rather than FCALL (FUNCTION KILL).
+    pub eval: bool,
+    /// It has written: it cannot be killed.
+    pub wrote: bool,
+}
+
+/// The script running now, as `redis.call` and the instruction hook see
+/// it.
+#[derive(Default)]
+struct Current {
+    /// The running script's command context, set only inside
+    /// [`Scripting::run`] (its lifetime erased: see [`Current::with_runner`]).
+    runner: Cell<Option<NonNull<dyn CommandRunner>>>,
+    /// The runner is lent out right now (never twice at once).
+    lent: Cell<bool>,
+    /// `redis.setresp(3)` was called: replies come back as RESP3.
+    resp3: Cell<bool>,
+    /// The arguments of the call being made (buffers reused call to call).
+    args: RefCell<OwnedArgs>,
     started: Cell<Option<Instant>>,
-    /// `busy-reply-threshold`; zero: no limit.
+    /// `busy-reply-threshold`; zero: never busy.
     limit: Cell<Duration>,
-    /// The script has run a write command (then it is never stopped, as
-    /// Redis never kills a script that wrote).
+    eval: Cell<bool>,
+    /// The script has run a write command (then it cannot be killed).
     wrote: Cell<bool>,
+    /// Past the threshold: other clients are being told -BUSY.
+    timed_out: Cell<bool>,
+    killed: Cell<bool>,
+}
+
+impl Current {
+    /// Lends the running script's command context to `f`; `None` when no
+    /// script runs or the context is already lent (a nested call).
+    fn with_runner<R>(&self, f: impl FnOnce(&mut dyn CommandRunner) -> R) -> Option<R> {
+        let ptr = self.runner.get()?;
+        if self.lent.replace(true) {
+            return None;
+        }
+        struct GiveBack<'a>(&'a Cell<bool>);
+        impl Drop for GiveBack<'_> {
+            fn drop(&mut self) {
+                self.0.set(false);
+            }
+        }
+        let _back = GiveBack(&self.lent);
+        // SAFETY: `runner` is set from a `&mut dyn CommandRunner` that
+        // `Scripting::run` holds for the whole time it is set, uses for
+        // nothing else meanwhile, and clears (also on unwinding) before
+        // that borrow ends; `lent` makes this the only reference to it.
+        // Everything runs on the event loop's one thread.
+        Some(f(unsafe { &mut *ptr.as_ptr() }))
+    }
+
+    fn running(&self) -> RunningScript {
+        RunningScript {
+            eval: self.eval.get(),
+            wrote: self.wrote.get(),
+        }
+    }
+}
+
+/// Clears [`Current::runner`] when a run ends, however it ends.
+struct Lend<'a>(&'a Current);
+
+impl Drop for Lend<'_> {
+    fn drop(&mut self) {
+        self.0.runner.set(None);
+        self.0.started.set(None);
+    }
 }
 
 /// The interpreter and the scripts it has compiled.
@@ -122,9 +225,12 @@ pub struct Scripting {
     lua: Lua,
     /// Compiled script functions by SHA-1 (hex), with their source size.
     scripts: HashMap<String, (Function, usize)>,
-    error_handler: Function,
+    /// The body and SHA-1 of the last script EVAL ran: a client repeating
+    /// one script is spared hashing it each time.
+    last_eval: (Vec<u8>, String),
+    launcher: Function,
     sandbox: Table,
-    guard: Rc<Guard>,
+    current: Rc<Current>,
 }
 
 impl std::fmt::Debug for Scripting {
@@ -133,13 +239,43 @@ impl std::fmt::Debug for Scripting {
     }
 }
 
-/// What a script's call of a Redis command needs from the server: run it
-/// and lend the raw reply (RESP2, or RESP3 after `redis.setresp(3)`), or
-/// refuse it with Redis's message.
-pub trait CommandRunner {
-    fn run(&mut self, args: &OwnedArgs, resp3: bool) -> Result<&[u8], &'static str>;
-    /// Whether any command run so far changed data.
-    fn has_written(&self) -> bool;
+/// The instruction hook: past `busy-reply-threshold` it lets the other
+/// clients be served, and stops a killed script.
+fn hook(current: Rc<Current>) -> impl Fn(&Lua, &mlua::debug::Debug<'_>) -> mlua::Result<VmState> {
+    move |lua, _| {
+        if current.killed.get() {
+            return Err(mlua::Error::runtime(KILLED));
+        }
+        let Some(started) = current.started.get() else {
+            return Ok(VmState::Continue);
+        };
+        if !current.timed_out.get() {
+            let limit = current.limit.get();
+            if limit.is_zero() || started.elapsed() < limit {
+                return Ok(VmState::Continue);
+            }
+            tracing::warn!(
+                "Slow script detected: still in execution after {} milliseconds. You can try killing the script using the {} command.",
+                started.elapsed().as_millis(),
+                if current.eval.get() { "SCRIPT KILL" } else { "FUNCTION KILL" }
+            );
+            current.timed_out.set(true);
+        }
+        let running = current.running();
+        if current.with_runner(|r| r.while_busy(&running)) == Some(true) {
+            tracing::warn!("Lua script killed by user with SCRIPT KILL.");
+            current.killed.set(true);
+            // From now on every line raises it again: a `pcall` around
+            // the loop cannot keep the script alive.
+            lua.set_global_hook(HookTriggers::EVERY_LINE, hook(current.clone()))?;
+            return Err(mlua::Error::runtime(KILLED));
+        }
+        Ok(VmState::Continue)
+    }
+}
+
+fn count_hook() -> HookTriggers {
+    HookTriggers::new().every_nth_instruction(HOOK_EVERY_INSTRUCTIONS)
 }
 
 impl Scripting {
@@ -155,49 +291,37 @@ impl Scripting {
         ] {
             globals.raw_set(name, Value::Nil)?;
         }
+        let current = Rc::new(Current::default());
         let redis = lua.create_table()?;
-        install_library(&lua, &redis)?;
+        install_library(&lua, &redis, &current)?;
         globals.raw_set("redis", redis)?;
         globals.raw_set("bit", bit_library(&lua)?)?;
         let error_handler: Function = lua.load(ERROR_HANDLER).set_name("=handler").eval()?;
+        let xpcall: Function = globals.raw_get("xpcall")?;
+        let launcher: Function = lua.load(LAUNCHER).set_name("=launcher").call((
+            globals.clone(),
+            xpcall,
+            error_handler,
+        ))?;
         // `debug` is for the error handler only, as in Redis's sandbox.
         globals.raw_set("debug", Value::Nil)?;
         let sandbox: Table = lua.load(SANDBOX).set_name("=sandbox").call(globals)?;
-        lua.set_memory_limit(LUA_MEMORY_LIMIT_BYTES)?;
-        // lapse cannot yet serve other clients while a script runs (Redis
-        // answers them -BUSY and takes SCRIPT KILL), so a script past
-        // `busy-reply-threshold` that has written nothing is stopped
-        // rather than left to hold the server forever.
-        let guard = Rc::new(Guard::default());
-        let watch = guard.clone();
-        lua.set_hook(
-            HookTriggers::new().every_nth_instruction(HOOK_EVERY_INSTRUCTIONS),
-            move |_, _| {
-                let limit = watch.limit.get();
-                let over = watch
-                    .started
-                    .get()
-                    .is_some_and(|t| !limit.is_zero() && t.elapsed() > limit);
-                if over && !watch.wrote.get() {
-                    return Err(mlua::Error::runtime(format!(
-                        "ERR Script ran longer than busy-reply-threshold ({} ms) without writing and was stopped",
-                        limit.as_millis()
-                    )));
-                }
-                Ok(VmState::Continue)
-            },
-        )?;
+        lua.set_global_hook(count_hook(), hook(current.clone()))?;
         Ok(Scripting {
             lua,
             scripts: HashMap::new(),
-            error_handler,
+            last_eval: (Vec::new(), String::new()),
+            launcher,
             sandbox,
-            guard,
+            current,
         })
     }
 
-    /// Compiles `body` if new and returns its SHA-1 (SCRIPT LOAD).
+    /// Compiles `body` if new and returns its SHA-1 (SCRIPT LOAD, EVAL).
     pub fn load(&mut self, body: &[u8]) -> Result<String, String> {
+        if self.last_eval.0 == body && self.scripts.contains_key(&self.last_eval.1) {
+            return Ok(self.last_eval.1.clone());
+        }
         let sha = sha1_hex(body);
         if !self.scripts.contains_key(&sha) {
             let function = self
@@ -222,12 +346,13 @@ impl Scripting {
                 .map_err(|e| e.to_string())?;
             self.scripts.insert(sha.clone(), (function, body.len()));
         }
+        self.last_eval = (body.to_vec(), sha.clone());
         Ok(sha)
     }
 
-    /// `busy-reply-threshold` in ms (0: never stop a script).
+    /// `busy-reply-threshold` in ms (0: never busy).
     pub fn set_time_limit_ms(&self, ms: u64) {
-        self.guard.limit.set(Duration::from_millis(ms));
+        self.current.limit.set(Duration::from_millis(ms));
     }
 
     pub fn exists(&self, sha: &[u8]) -> bool {
@@ -236,6 +361,7 @@ impl Scripting {
 
     pub fn flush(&mut self) {
         self.scripts.clear();
+        self.last_eval = (Vec::new(), String::new());
         self.lua.gc_collect().ok();
     }
 
@@ -261,11 +387,7 @@ impl Scripting {
         let Some((function, _)) = self.scripts.get(sha).cloned() else {
             return false;
         };
-        self.guard.started.set(Some(Instant::now()));
-        self.guard.wrote.set(false);
-        let outcome = self.call(&function, keys, argv, runner);
-        self.guard.started.set(None);
-        match outcome {
+        match self.launch(&function, true, keys, argv, runner) {
             Ok(Ok(value)) => lua_to_reply(&value, out),
             Ok(Err(failure)) => out.error(failure.reply(sha).as_bytes()),
             Err(err) => out.error(format!("ERR Error running script {sha}, {err}").as_bytes()),
@@ -273,79 +395,54 @@ impl Scripting {
         true
     }
 
-    fn call(
+    /// A Lua array of strings (KEYS, ARGV).
+    fn string_array(&self, items: &[&[u8]]) -> mlua::Result<Table> {
+        let t = self.lua.create_table_with_capacity(items.len(), 0)?;
+        for (i, item) in items.iter().enumerate() {
+            t.raw_set(i + 1, self.lua.create_string(item)?)?;
+        }
+        Ok(t)
+    }
+
+    /// Runs `function` (a script's chunk with KEYS and ARGV as globals, or
+    /// a library function given them as arguments) with `runner` lent to
+    /// the `redis` library for the duration.
+    fn launch(
         &self,
         function: &Function,
+        as_globals: bool,
         keys: &[&[u8]],
         argv: &[&[u8]],
         runner: &mut dyn CommandRunner,
     ) -> mlua::Result<Result<Value, Failure>> {
-        let lua = &self.lua;
-        let globals = lua.globals();
-        globals.raw_set(
-            "KEYS",
-            lua.create_sequence_from(
-                keys.iter()
-                    .map(|k| lua.create_string(k))
-                    .collect::<mlua::Result<Vec<_>>>()?,
-            )?,
-        )?;
-        globals.raw_set(
-            "ARGV",
-            lua.create_sequence_from(
-                argv.iter()
-                    .map(|a| lua.create_string(a))
-                    .collect::<mlua::Result<Vec<_>>>()?,
-            )?,
-        )?;
-        let state = RefCell::new(RunState {
-            runner,
-            resp3: false,
-            args: OwnedArgs::default(),
-            guard: &self.guard,
-        });
-        let redis: Table = globals.raw_get("redis")?;
-        lua.scope(|scope| {
-            // Functions of C, as in Redis: a tail call `return
-            // redis.call(...)` keeps the script's frame, so errors name
-            // its line.
-            let call = scope.create_function(|lua, args: Variadic<Value>| {
-                match run_command(lua, &state, args)? {
-                    Value::Table(t) if t.contains_key("err")? => {
-                        let msg: LuaString = t.raw_get("err")?;
-                        Err(mlua::Error::runtime(msg.to_string_lossy()))
-                    }
-                    value => Ok(value),
-                }
-            })?;
-            let pcall = scope
-                .create_function(|lua, args: Variadic<Value>| run_command(lua, &state, args))?;
-            let setresp = scope.create_function(|_, version: Value| {
-                let v = match version {
-                    Value::Number(n) => n as i64,
-                    Value::Integer(n) => n,
-                    _ => 0,
-                };
-                if v != 2 && v != 3 {
-                    return Err(mlua::Error::runtime("RESP version must be 2 or 3."));
-                }
-                state.borrow_mut().resp3 = v == 3;
-                Ok(())
-            })?;
-            redis.raw_set("call", call)?;
-            redis.raw_set("pcall", pcall)?;
-            redis.raw_set("setresp", setresp)?;
-            let xpcall: Function = globals.raw_get("xpcall")?;
-            let outcome: mlua::Result<(bool, Value)> =
-                xpcall.call((function.clone(), self.error_handler.clone()));
-            for name in ["call", "pcall", "setresp"] {
-                redis.raw_set(name, Value::Nil)?;
-            }
-            match outcome? {
-                (true, value) => Ok(Ok(value)),
-                (false, err) => Ok(Err(script_failure(&err))),
-            }
-        })
+        let current = &*self.current;
+        let runner: *mut (dyn CommandRunner + '_) = runner;
+        // SAFETY: only the lifetime is erased; `Lend` clears the pointer
+        // before this function returns (see `Current::with_runner`).
+        let runner: *mut (dyn CommandRunner + 'static) = unsafe { std::mem::transmute(runner) };
+        current.runner.set(NonNull::new(runner));
+        let _lend = Lend(current);
+        current.resp3.set(false);
+        current.eval.set(as_globals);
+        current.wrote.set(false);
+        current.timed_out.set(false);
+        current.killed.set(false);
+        current.started.set(Some(Instant::now()));
+        let keys = self.string_array(keys)?;
+        let argv = self.string_array(argv)?;
+        self.lua.set_memory_limit(LUA_MEMORY_LIMIT_BYTES)?;
+        let outcome: mlua::Result<(bool, Value)> =
+            self.launcher
+                .call((function.clone(), as_globals, keys, argv));
+        self.lua.set_memory_limit(0)?;
+        if current.killed.get() {
+            self.lua
+                .set_global_hook(count_hook(), hook(self.current.clone()))?;
+        }
+        match outcome? {
+            (true, value) => Ok(Ok(value)),
+            (false, err) => Ok(Err(script_failure(&err))),
+        }
     }
 }
 
@@ -388,14 +485,21 @@ fn script_failure(value: &Value) -> Failure {
     }
 }
 
-/// What `redis.call` needs while a script runs.
-struct RunState<'a> {
-    runner: &'a mut dyn CommandRunner,
-    /// `redis.setresp(3)` was called: replies come back as RESP3.
-    resp3: bool,
-    /// The arguments of the call being made (buffers reused call to call).
-    args: OwnedArgs,
-    guard: &'a Guard,
+/// Lifts the memory limit while Rust code works on the interpreter inside
+/// a script's call (see `LUA_MEMORY_LIMIT_BYTES`), and sets it back.
+struct Unlimited<'a>(&'a Lua);
+
+impl<'a> Unlimited<'a> {
+    fn new(lua: &'a Lua) -> Unlimited<'a> {
+        lua.set_memory_limit(0).ok();
+        Unlimited(lua)
+    }
+}
+
+impl Drop for Unlimited<'_> {
+    fn drop(&mut self) {
+        self.0.set_memory_limit(LUA_MEMORY_LIMIT_BYTES).ok();
+    }
 }
 
 /// What `redis.call` and `redis.pcall` share: runs a command
@@ -403,40 +507,51 @@ struct RunState<'a> {
 /// itself) comes back as an `{err = ...}` table.
 fn run_command(
     lua: &Lua,
-    state: &RefCell<RunState<'_>>,
+    current: &Current,
     args: Variadic<Value>,
-) -> mlua::Result<Value> {
-    let fail = |msg: &str| -> mlua::Result<Value> {
-        let t = lua.create_table()?;
-        t.raw_set("err", lua.create_string(msg)?)?;
-        Ok(Value::Table(t))
-    };
+) -> mlua::Result<Result<Value, Vec<u8>>> {
+    let _unlimited = Unlimited::new(lua);
+    let fail = |msg: &str| Ok(Err(msg.as_bytes().to_vec()));
     if args.is_empty() {
         return fail("ERR Please specify at least one argument for this redis lib call");
     }
-    let mut st = state.borrow_mut();
-    let st = &mut *st;
-    st.args.clear();
+    let mut call_args = current.args.borrow_mut();
+    call_args.clear();
     for arg in args.iter() {
         match arg {
-            Value::String(s) => st.args.push(&s.as_bytes()),
+            Value::String(s) => call_args.push(&s.as_bytes()),
             // A number argument reaches the command as Redis prints it: %.17g.
-            Value::Number(n) => st.args.push(format_double(*n).as_bytes()),
-            Value::Integer(n) => st.args.push(n.to_string().as_bytes()),
+            Value::Number(n) => call_args.push(format_double(*n).as_bytes()),
+            Value::Integer(n) => call_args.push(n.to_string().as_bytes()),
             _ => return fail("ERR Lua redis lib command arguments must be strings or integers"),
         }
     }
-    let converted = match st.runner.run(&st.args, st.resp3) {
-        Ok(reply) => Ok(resp_to_lua(lua, reply)?.0),
-        Err(msg) => Err(msg),
+    let resp3 = current.resp3.get();
+    let converted = current.with_runner(|runner| {
+        let converted = match runner.run(&call_args, resp3) {
+            // The command's error reply: raised by redis.call.
+            Ok([b'-', error @ ..]) => {
+                Ok(Err(error.strip_suffix(b"\r\n").unwrap_or(error).to_vec()))
+            }
+            Ok(reply) => resp_to_lua(lua, reply).map(|(v, _)| Ok(v)),
+            Err(msg) => Ok(Err(msg.as_bytes().to_vec())),
+        };
+        (converted, runner.has_written())
+    });
+    let Some((converted, wrote)) = converted else {
+        return fail("ERR redis.call is only available while a script runs");
     };
-    if st.runner.has_written() {
-        st.guard.wrote.set(true);
+    if wrote {
+        current.wrote.set(true);
     }
-    match converted {
-        Ok(value) => Ok(value),
-        Err(msg) => fail(msg),
-    }
+    converted
+}
+
+/// `{err = message}`, as redis.pcall returns an error.
+fn error_table(lua: &Lua, message: &[u8]) -> mlua::Result<Value> {
+    let t = lua.create_table_with_capacity(0, 1)?;
+    t.raw_set("err", lua.create_string(message)?)?;
+    Ok(Value::Table(t))
 }
 
 fn compile_message(err: &mlua::Error) -> String {
@@ -556,8 +671,49 @@ pub fn sha1_hex(body: &[u8]) -> String {
     sha1_smol::Sha1::from(body).digest().to_string()
 }
 
-/// The `redis` library parts that need no command context.
-fn install_library(lua: &Lua, redis: &Table) -> mlua::Result<()> {
+/// The `redis` library.
+fn install_library(lua: &Lua, redis: &Table, current: &Rc<Current>) -> mlua::Result<()> {
+    // Functions of C, as in Redis: a tail call `return redis.call(...)`
+    // keeps the script's frame, so errors name its line.
+    let cur = current.clone();
+    redis.raw_set(
+        "call",
+        lua.create_function(move |lua, args: Variadic<Value>| {
+            match run_command(lua, &cur, args)? {
+                Ok(value) => Ok(value),
+                Err(msg) => Err(mlua::Error::runtime(String::from_utf8_lossy(&msg))),
+            }
+        })?,
+    )?;
+    let cur = current.clone();
+    redis.raw_set(
+        "pcall",
+        lua.create_function(move |lua, args: Variadic<Value>| {
+            match run_command(lua, &cur, args)? {
+                Ok(value) => Ok(value),
+                Err(msg) => {
+                    let _unlimited = Unlimited::new(lua);
+                    error_table(lua, &msg)
+                }
+            }
+        })?,
+    )?;
+    let cur = current.clone();
+    redis.raw_set(
+        "setresp",
+        lua.create_function(move |_, version: Value| {
+            let v = match version {
+                Value::Number(n) => n as i64,
+                Value::Integer(n) => n,
+                _ => 0,
+            };
+            if v != 2 && v != 3 {
+                return Err(mlua::Error::runtime("RESP version must be 2 or 3."));
+            }
+            cur.resp3.set(v == 3);
+            Ok(())
+        })?,
+    )?;
     redis.raw_set(
         "error_reply",
         lua.create_function(|lua, msg: LuaString| {
@@ -634,7 +790,7 @@ fn resp_to_lua(lua: &Lua, buf: &[u8]) -> mlua::Result<(Value, usize)> {
     let text = std::str::from_utf8(line).map_err(|_| bad())?;
     let after = end + 2;
     let table = |key: &str, v: Value| -> mlua::Result<Value> {
-        let t = lua.create_table()?;
+        let t = lua.create_table_with_capacity(0, 1)?;
         t.raw_set(key, v)?;
         Ok(Value::Table(t))
     };

@@ -19,6 +19,7 @@ use slab::Slab;
 use tracing::{debug, info, warn};
 
 use crate::blocking::{Unblock, Waiter};
+use crate::busy::PeerSocket;
 use crate::clock::{unix_time_ms, SystemClock};
 use crate::commands::{self, Ctx};
 use crate::config::Config;
@@ -81,6 +82,14 @@ impl Sessions for Slab<Connection> {
             // The session being executed is taken out; its place reads id 0.
             if conn.session.id != 0 {
                 f(&conn.session);
+            }
+        }
+    }
+
+    fn for_each_socket(&self, f: &mut dyn FnMut(usize, &Session, &dyn PeerSocket)) {
+        for (token, conn) in self.iter() {
+            if conn.session.id != 0 {
+                f(token, &conn.session, &conn.socket);
             }
         }
     }
@@ -428,6 +437,9 @@ impl Server {
                             peers: &self.conns,
                         };
                         commands::execute(&mut ctx, args);
+                        if self.state.busy.has_leftovers() {
+                            self.take_back_busy_clients();
+                        }
                     }
                     offset += consumed;
                     if self.state.blocking.has_ready() {
@@ -471,6 +483,27 @@ impl Server {
         }
         if conn.session.reply.pending() > 0 || conn.session.close_after_reply {
             conn.queue_write(token, &mut self.pending_writes);
+        }
+    }
+
+    /// Hands back the clients served while a script was busy: answers not
+    /// yet sent, and requests that wait to run now (see `busy`).
+    fn take_back_busy_clients(&mut self) {
+        for (token, left) in self.state.busy.finish() {
+            let Some(conn) = self.conns.get_mut(token) else {
+                continue;
+            };
+            conn.session.reply.sent += left.sent;
+            conn.session.reply.buf.extend_from_slice(&left.output);
+            if left.close {
+                conn.session.close_after_reply = true;
+            } else if !left.input.is_empty() {
+                conn.session.query.extend(&left.input);
+                self.resume.push(token);
+            }
+            if conn.session.reply.pending() > 0 || conn.session.close_after_reply {
+                conn.queue_write(token, &mut self.pending_writes);
+            }
         }
     }
 

@@ -48,6 +48,8 @@ pub struct ServerState {
     pub blocking: Blocking,
     /// The Lua interpreter and script cache, made on first use.
     pub scripting: Option<crate::scripting::Scripting>,
+    /// The other clients while a script is busy.
+    pub busy: crate::busy::Busy,
 }
 
 impl ServerState {
@@ -68,6 +70,7 @@ impl ServerState {
             pubsub: PubSub::default(),
             blocking: Blocking::default(),
             scripting: None,
+            busy: Default::default(),
         };
         state.apply_config();
         state

@@ -213,33 +213,119 @@ fn a_lock_releases_through_a_client_library_script() {
     std::thread::sleep(Duration::from_millis(1));
 }
 
-/// lapse cannot yet answer other clients -BUSY while a script runs, so a
-/// script past `busy-reply-threshold` that has written nothing is stopped
-/// (one that wrote runs on, as Redis never kills it); the server then
-/// serves everyone as before. Replies nested past Lua's stack limit get
-/// Redis's error instead of exhausting the server's stack.
-#[test]
-fn a_runaway_script_cannot_hold_the_server() {
-    let lapse = Server::lapse(&[]);
-    let mut r = lapse.raw();
-    let mut other = lapse.raw();
+const BUSY_EVAL: &str =
+    "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
+
+/// Polls PING from `b` until the script `a` runs is reported busy.
+#[track_caller]
+fn wait_busy(b: &mut Raw) {
+    let busy = common::eventually(Duration::from_secs(10), || {
+        let reply = b.cmd(&["PING"]);
+        assert!(reply == "+PONG\r\n" || reply == BUSY_EVAL, "{reply}");
+        reply == BUSY_EVAL
+    });
+    let port = b
+        .reader
+        .get_ref()
+        .peer_addr()
+        .map(|a| a.port())
+        .unwrap_or(0);
+    assert!(busy, "the script never showed as busy on port {port}");
+}
+
+/// Past `busy-reply-threshold` a script leaves the others answered -BUSY;
+/// SCRIPT KILL stops it (even when it keeps catching errors), unless it
+/// has written; after it the server serves as before.
+fn busy_and_kill(a: &mut Raw, b: &mut Raw) {
     assert_eq!(
-        r.cmd(&["CONFIG", "SET", "lua-time-limit", "200"]),
+        b.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]),
         "+OK\r\n"
     );
+    let spin = "local i = 0 while true do i = i + 1 end";
+    a.send_cmd(&[b"EVAL", spin.as_bytes(), b"0"]);
+    wait_busy(b);
+    assert_eq!(b.cmd(&["FUNCTION", "KILL"]), BUSY_EVAL);
+    assert_eq!(b.cmd(&["SHUTDOWN"]), BUSY_EVAL);
+    assert_eq!(b.cmd(&["GET", "k"]), BUSY_EVAL);
+    assert_eq!(b.cmd(&["SCRIPT", "KILL"]), "+OK\r\n");
     assert_eq!(
-        r.cmd(&["CONFIG", "GET", "busy-reply-threshold"]),
-        "*2\r\n$20\r\nbusy-reply-threshold\r\n$3\r\n200\r\n"
+        String::from_utf8_lossy(&a.reply()),
+        format!(
+            "-ERR Script killed by user with SCRIPT KILL... script: {}, on @user_script:1.\r\n",
+            lapse::scripting::sha1_hex(spin.as_bytes())
+        )
     );
-    let stopped = r.cmd(&["EVAL", "while true do end", "0"]);
+    assert_eq!(b.cmd(&["PING"]), "+PONG\r\n");
+
+    // A pcall around the loop cannot swallow the kill.
+    let stubborn = "while true do pcall(function() while true do end end) end";
+    a.send_cmd(&[b"EVAL", stubborn.as_bytes(), b"0"]);
+    wait_busy(b);
+    assert_eq!(b.cmd(&["SCRIPT", "KILL"]), "+OK\r\n");
+    assert!(String::from_utf8_lossy(&a.reply()).starts_with("-ERR Script killed by user"));
+
+    // One that wrote runs to its end.
+    let wrote = "redis.call('set', 'w', '1')
+        local t0 = redis.call('TIME')
+        repeat local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + t[2] - t0[2] > 1500000
+        return 7";
+    a.send_cmd(&[b"EVAL", wrote.as_bytes(), b"0"]);
+    wait_busy(b);
+    let refused = b.cmd(&["SCRIPT", "KILL"]);
     assert!(
-        stopped.starts_with("-ERR Script ran longer than busy-reply-threshold (200 ms)"),
-        "{stopped}"
+        refused.starts_with("-UNKILLABLE Sorry the script already executed write commands"),
+        "{refused}"
     );
-    assert_eq!(other.cmd(&["PING"]), "+PONG\r\n");
-    let wrote =
-        "redis.call('set', 'w', '1') local i = 0 while i < 20000000 do i = i + 1 end return i";
-    assert_eq!(r.cmd(&["EVAL", wrote, "0"]), ":20000000\r\n");
+    assert_eq!(a.reply(), b":7\r\n");
+    assert_eq!(b.cmd(&["GET", "w"]), "$1\r\n1\r\n");
+    assert_eq!(
+        b.cmd(&["CONFIG", "SET", "busy-reply-threshold", "5000"]),
+        "+OK\r\n"
+    );
+}
+
+#[test]
+fn a_busy_script_answers_others_busy_and_can_be_killed() {
+    let lapse = Server::lapse(&[]);
+    busy_and_kill(&mut lapse.raw(), &mut lapse.raw());
+    if let Some(redis) = Server::redis() {
+        busy_and_kill(&mut redis.raw(), &mut redis.raw());
+    }
+}
+
+/// A transaction sent while a script is busy waits for the script's end
+/// and then runs whole (Redis refuses its commands -BUSY and aborts it at
+/// EXEC instead: either way nothing applies by halves).
+#[test]
+fn a_transaction_sent_while_a_script_is_busy_runs_whole_after_it() {
+    let lapse = Server::lapse(&[]);
+    let (mut a, mut b) = (lapse.raw(), lapse.raw());
+    assert_eq!(
+        b.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]),
+        "+OK\r\n"
+    );
+    let wait = "local t0 = redis.call('TIME')
+        repeat local t = redis.call('TIME') until (t[1] - t0[1]) * 1000000 + t[2] - t0[2] > 1000000
+        return 1";
+    a.send_cmd(&[b"EVAL", wait.as_bytes(), b"0"]);
+    wait_busy(&mut b);
+    b.send(&common::encode(&[b"MULTI"]));
+    b.send(&common::encode(&[b"SET", b"t", b"1"]));
+    b.send(&common::encode(&[b"EXEC"]));
+    assert_eq!(a.reply(), b":1\r\n");
+    let mut got = Vec::new();
+    while got.len() < b"+OK\r\n+QUEUED\r\n*1\r\n+OK\r\n".len() {
+        got.extend(b.reply());
+    }
+    assert_eq!(got, b"+OK\r\n+QUEUED\r\n*1\r\n+OK\r\n");
+}
+
+/// Replies nested past Lua's stack limit get Redis's error instead of
+/// exhausting the server's stack.
+#[test]
+fn a_deeply_nested_reply_is_refused() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
     let deep = "local t = {} local c = t for i = 1, 5000 do c[1] = {} c = c[1] end return t";
     r.send_cmd(&[b"EVAL", deep.as_bytes(), b"0"]);
     let reply = String::from_utf8_lossy(&r.reply()).into_owned();

@@ -8,9 +8,10 @@
 //! MULTI/EXEC unit.
 
 use super::{call_and_reply, cmd, int_arg, is, lookup, CmdError, CmdResult, Command, Ctx, Flags};
+use crate::busy::Verdict;
 use crate::connection::Session;
 use crate::protocol::{Args, OwnedArgs};
-use crate::scripting::{CommandRunner, Scripting};
+use crate::scripting::{CommandRunner, RunningScript, Scripting};
 
 pub static COMMANDS: &[Command] = &[
     cmd!(
@@ -120,6 +121,25 @@ impl CommandRunner for ScriptClient<'_, '_> {
         self.ctx.server.dirty() != self.dirty_at_start
     }
 
+    fn while_busy(&mut self, script: &RunningScript) -> bool {
+        let server = &mut *self.ctx.server;
+        let max_query = server.config.client_query_buffer_limit;
+        let mut verdict = Verdict::Continue;
+        self.ctx
+            .peers
+            .for_each_socket(&mut |token, session, socket| match server
+                .busy
+                .serve(token, session, socket, script, max_query)
+            {
+                Verdict::Continue => {}
+                v => verdict = v,
+            });
+        if verdict == Verdict::Shutdown {
+            server.shutdown_requested = true;
+        }
+        verdict != Verdict::Continue
+    }
+
     fn run(&mut self, owned: &OwnedArgs, resp3: bool) -> Result<&[u8], &'static str> {
         let refuse = Err;
         let args = owned.as_args();
@@ -156,11 +176,9 @@ impl CommandRunner for ScriptClient<'_, '_> {
     }
 }
 
-/// A script's KEYS and ARGV.
-type KeysAndArgv<'a> = (Vec<&'a [u8]>, Vec<&'a [u8]>);
-
-/// `numkeys key... arg...` of the EVAL family: the keys and the args.
-fn keys_and_argv<'a>(args: &Args<'a>) -> Result<KeysAndArgv<'a>, CmdError> {
+/// `numkeys key... arg...` of the EVAL family: the keys and the args,
+/// in one vector split at the returned index.
+fn keys_and_argv<'a>(args: &Args<'a>) -> Result<(Vec<&'a [u8]>, usize), CmdError> {
     let numkeys = int_arg(&args[2])?;
     if numkeys < 0 {
         return Err(CmdError::Static("ERR Number of keys can't be negative"));
@@ -172,8 +190,7 @@ fn keys_and_argv<'a>(args: &Args<'a>) -> Result<KeysAndArgv<'a>, CmdError> {
             "ERR Number of keys can't be greater than number of args",
         ));
     }
-    let all: Vec<&[u8]> = args.iter().skip(3).collect();
-    Ok((all[..numkeys].to_vec(), all[numkeys..].to_vec()))
+    Ok((args.iter().skip(3).collect(), numkeys))
 }
 
 /// The interpreter, created on first use (a server that never runs a
@@ -188,7 +205,8 @@ fn take_scripting(ctx: &mut Ctx) -> Result<Scripting, CmdError> {
 
 /// EVAL and friends: `body_or_sha` is the script (EVAL) or its SHA-1.
 fn eval_generic(ctx: &mut Ctx, args: Args, by_sha: bool, read_only: bool) -> CmdResult {
-    let (keys, argv) = keys_and_argv(&args)?;
+    let (all, numkeys) = keys_and_argv(&args)?;
+    let (keys, argv) = all.split_at(numkeys);
     let mut scripting = take_scripting(ctx)?;
     let sha = if by_sha {
         let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
@@ -226,7 +244,7 @@ fn eval_generic(ctx: &mut Ctx, args: Args, by_sha: bool, read_only: bool) -> Cmd
             read_only,
             dirty_at_start,
         };
-        scripting.run(&sha, &keys, &argv, &mut client, &mut out);
+        scripting.run(&sha, keys, argv, &mut client, &mut out);
     }
     ctx.server.propagate.end_transaction();
     // The script's commands propagated themselves, as one unit.

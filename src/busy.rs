@@ -1,0 +1,237 @@
+//! The other clients while a script runs past `busy-reply-threshold`.
+//!
+//! Redis keeps reading its clients then: each request is refused with
+//! `-BUSY`, except SCRIPT KILL / FUNCTION KILL (which stop a script that
+//! has not written) and SHUTDOWN NOSAVE. The script holds the keyspace
+//! and the caller's session, so this room works beside the connection
+//! table rather than in it: it reads the sockets it is lent, keeps what it
+//! read and what it answered in buffers of its own, and hands both back
+//! when the script ends ([`Busy::finish`]); the server then writes what is
+//! left and executes any request kept for after the script.
+//!
+//! Only clients in a plain state are read (no request half read, not
+//! blocked, not in MULTI or subscribed, logged in); replies queued for
+//! them before the script are written first.
+//! A request Redis would still serve (MULTI, WATCH, AUTH, HELLO, ...)
+//! stops reading that client until the script ends, so no transaction is
+//! half refused; it then runs as if it had just arrived.
+
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+
+use crate::connection::{Session, READ_CHUNK};
+use crate::protocol::{Parsed, RequestParser};
+use crate::scripting::RunningScript;
+
+/// Redis's replies to anything else while a script is busy.
+const BUSY_EVAL: &[u8] =
+    b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
+const BUSY_FUNCTION: &[u8] =
+    b"-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n";
+const UNKILLABLE: &[u8] = b"-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n";
+
+/// Commands Redis serves during a busy script (`allow-busy`) that need the
+/// client's session: they wait for the script's end instead.
+const SERVED_AFTER: &[&str] = &[
+    "auth", "hello", "quit", "reset", "multi", "discard", "exec", "watch", "unwatch", "replconf",
+];
+
+/// What a round of serving decided about the script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Continue,
+    /// SCRIPT KILL or FUNCTION KILL was accepted.
+    Kill,
+    /// SHUTDOWN NOSAVE: stop the script and the server.
+    Shutdown,
+}
+
+/// A client's socket as the server lends it: reads and writes through a
+/// shared reference (as `&TcpStream` does).
+pub trait PeerSocket {
+    fn read_into(&self, buf: &mut [u8]) -> std::io::Result<usize>;
+    fn write_from(&self, buf: &[u8]) -> std::io::Result<usize>;
+}
+
+impl PeerSocket for mio::net::TcpStream {
+    fn read_into(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut s = self;
+        s.read(buf)
+    }
+
+    fn write_from(&self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut s = self;
+        s.write(buf)
+    }
+}
+
+/// What happened to one client while the script ran.
+#[derive(Debug, Default)]
+pub struct Leftover {
+    /// Bytes read and not answered (a partial request, or the requests
+    /// from one that waits for the script's end on).
+    pub input: Vec<u8>,
+    /// Bytes of the client's queued replies written meanwhile.
+    pub sent: usize,
+    /// Answers not yet written.
+    pub output: Vec<u8>,
+    /// The client hung up, broke the protocol or sent too much.
+    pub close: bool,
+    /// A request waits for the script's end.
+    waiting: bool,
+    parser: RequestParser,
+}
+
+#[derive(Debug, Default)]
+pub struct Busy {
+    clients: HashMap<usize, Leftover>,
+}
+
+impl Busy {
+    /// Whether this room has anything to hand back.
+    pub fn has_leftovers(&self) -> bool {
+        !self.clients.is_empty()
+    }
+
+    /// The clients served while the script ran, by connection token.
+    pub fn finish(&mut self) -> Vec<(usize, Leftover)> {
+        self.clients.drain().collect()
+    }
+
+    /// One round: reads every client that may be served and answers its
+    /// complete requests. `max_query` bounds what one client may send.
+    pub fn serve(
+        &mut self,
+        token: usize,
+        session: &Session,
+        socket: &dyn PeerSocket,
+        script: &RunningScript,
+        max_query: u64,
+    ) -> Verdict {
+        let idle = session.blocked.is_none()
+            && session.multi.is_none()
+            && !session.is_subscribed()
+            && session.query.is_empty()
+            && session.authenticated
+            && !session.close_after_reply;
+        if !idle {
+            return Verdict::Continue;
+        }
+        let client = self.clients.entry(token).or_default();
+        if client.close || client.waiting {
+            return Verdict::Continue;
+        }
+        let mut chunk = [0u8; READ_CHUNK];
+        loop {
+            match socket.read_into(&mut chunk) {
+                Ok(0) => {
+                    client.close = true;
+                    break;
+                }
+                Ok(n) => {
+                    client.input.extend_from_slice(&chunk[..n]);
+                    if client.input.len() as u64 > max_query {
+                        client.close = true;
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => {
+                    client.close = true;
+                    break;
+                }
+            }
+        }
+        let verdict = client.answer(script);
+        // What was queued for the client before the script comes first.
+        let queued = &session.reply.buf[session.reply.sent..];
+        while client.sent < queued.len() {
+            match socket.write_from(&queued[client.sent..]) {
+                Ok(0) => return verdict,
+                Ok(n) => client.sent += n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return verdict,
+            }
+        }
+        while !client.output.is_empty() {
+            match socket.write_from(&client.output) {
+                Ok(0) => break,
+                Ok(n) => {
+                    client.output.drain(..n);
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        verdict
+    }
+}
+
+impl Leftover {
+    /// Answers the complete requests read so far.
+    fn answer(&mut self, script: &RunningScript) -> Verdict {
+        let mut verdict = Verdict::Continue;
+        let mut offset = 0;
+        while !self.close && !self.waiting {
+            match self.parser.parse(&self.input[offset..]) {
+                Ok(Parsed::Incomplete) => break,
+                Ok(Parsed::Complete { consumed }) => {
+                    let args = self.parser.args(&self.input[offset..]);
+                    if args.is_empty() {
+                        offset += consumed;
+                        continue;
+                    }
+                    let name = &args[0];
+                    let sub = (args.len() == 2).then(|| &args[1]);
+                    let is = |a: &[u8], b: &str| a.eq_ignore_ascii_case(b.as_bytes());
+                    let kill_by = if sub.is_some_and(|s| is(s, "kill")) {
+                        if is(name, "script") {
+                            Some(true)
+                        } else if is(name, "function") {
+                            Some(false)
+                        } else {
+                            None
+                        }
+                    } else {
+                        None
+                    };
+                    let busy = if script.eval {
+                        BUSY_EVAL
+                    } else {
+                        BUSY_FUNCTION
+                    };
+                    if let Some(by_script_kill) = kill_by {
+                        if script.wrote {
+                            self.output.extend_from_slice(UNKILLABLE);
+                        } else if by_script_kill != script.eval {
+                            // SCRIPT KILL stops only EVAL, FUNCTION KILL only FCALL.
+                            self.output.extend_from_slice(busy);
+                        } else {
+                            self.output.extend_from_slice(b"+OK\r\n");
+                            verdict = Verdict::Kill;
+                        }
+                    } else if is(name, "shutdown") && args.iter().skip(1).any(|a| is(a, "nosave")) {
+                        return Verdict::Shutdown;
+                    } else if SERVED_AFTER.iter().any(|n| is(name, n))
+                        || (is(name, "function") && sub.is_some_and(|s| is(s, "stats")))
+                    {
+                        self.waiting = true;
+                        break;
+                    } else {
+                        self.output.extend_from_slice(busy);
+                    }
+                    offset += consumed;
+                }
+                Err(e) => {
+                    self.output.extend_from_slice(
+                        format!("-ERR Protocol error: {}\r\n", e.message()).as_bytes(),
+                    );
+                    self.close = true;
+                }
+            }
+        }
+        self.input.drain(..offset);
+        verdict
+    }
+}
