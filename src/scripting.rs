@@ -19,7 +19,7 @@
 //! variable"); `loadfile`, `dofile`, `os` and `io` are not there.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ptr::NonNull;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -45,7 +45,7 @@ return function(err)
   for level = 2, 20 do
     local info = dbg.getinfo(level, 'nSl')
     if info == nil then break end
-    if info.source == '@user_script' then i = info break end
+    if info.source == '@user_script' or info.source == '@user_function' then i = info break end
   end
   if type(err) == 'userdata' then
     -- An error raised from Rust, wrapped by the binding (which adds a
@@ -78,8 +78,10 @@ const LAUNCHER: &str = r#"
 local G, xpcall, handler = ...
 return function(f, as_globals, keys, argv)
   if as_globals then
-    rawset(G, 'KEYS', keys)
-    rawset(G, 'ARGV', argv)
+    if keys then
+      rawset(G, 'KEYS', keys)
+      rawset(G, 'ARGV', argv)
+    end
     return xpcall(f, handler)
   end
   return xpcall(function() return f(keys, argv) end, handler)
@@ -91,29 +93,30 @@ end
 /// `redis.call` or `KEYS[1]` costs no function call; only a name found
 /// nowhere reaches the function that raises Redis's error.
 const SANDBOX: &str = r#"
-local real = ...
+local real, load_redis = ...
 local function deny() error('Attempt to modify a readonly table', 2) end
+local function missing(_, name)
+  error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+end
+local function read_only(t) return setmetatable({}, {__index = t, __newindex = deny, __metatable = false}) end
 -- The libraries are read-only too, so no script can change them for the
 -- next one.
 local front = {}
 for name, v in pairs(real) do
-  if type(v) == 'table' and name ~= '_G' then
-    local proxy = {}
-    setmetatable(proxy, {__index = v, __newindex = deny, __metatable = false})
-    front[name] = proxy
-  end
+  if type(v) == 'table' and name ~= '_G' then front[name] = read_only(v) end
 end
-setmetatable(real, {
-  __index = function(_, name)
-    error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
-  end,
-  __metatable = false,
-})
+setmetatable(real, {__index = missing, __metatable = false})
 setmetatable(front, {__index = real})
 local view = {}
 front['_G'] = view
 setmetatable(view, {__index = front, __newindex = deny, __metatable = false})
-return view
+-- Library functions see the same globals when called; while their
+-- library loads, only `redis` with the loading API.
+setmetatable(load_redis, {__index = missing, __metatable = false})
+local load_front = setmetatable({redis = read_only(load_redis)}, {__index = missing})
+local function_meta = {__index = front, __newindex = deny, __metatable = false}
+local function_view = setmetatable({}, function_meta)
+return view, function_view, function_meta, front, load_front
 "#;
 
 /// The most memory the interpreter may hold while a script runs: a script
@@ -175,6 +178,10 @@ struct Current {
     /// Past the threshold: other clients are being told -BUSY.
     timed_out: Cell<bool>,
     killed: Cell<bool>,
+    /// While FUNCTION LOAD runs a library: what it registered so far.
+    registered: RefCell<Option<Vec<LibraryFunction>>>,
+    /// While FUNCTION LOAD runs a library: when it must have finished.
+    load_deadline: Cell<Option<Instant>>,
 }
 
 impl Current {
@@ -229,6 +236,47 @@ pub struct Scripting {
     launcher: Function,
     sandbox: Table,
     current: Rc<Current>,
+    /// Function libraries by name, and each function's library.
+    libraries: BTreeMap<String, Library>,
+    function_library: HashMap<String, String>,
+    /// The globals library functions run in; its metatable's `__index` is
+    /// `front` when they run and `load_front` while their library loads.
+    function_view: Table,
+    function_meta: Table,
+    front: Table,
+    load_front: Table,
+}
+
+/// The flags a function may declare (Redis's `scripts_flags_def`, in its
+/// order; FUNCTION LIST shows them so).
+pub const SCRIPT_FLAGS: [&str; 5] = [
+    "no-writes",
+    "allow-oom",
+    "allow-stale",
+    "no-cluster",
+    "allow-cross-slot-keys",
+];
+/// The bit of `no-writes` in [`LibraryFunction::flags`].
+pub const FLAG_NO_WRITES: u8 = 1;
+/// How long a library's code may run while it loads (Redis: 500 ms).
+const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// A function a library registered.
+#[derive(Debug, Clone)]
+pub struct LibraryFunction {
+    pub name: String,
+    pub description: Option<Vec<u8>>,
+    /// Bits of [`SCRIPT_FLAGS`].
+    pub flags: u8,
+    callback: Function,
+}
+
+/// A library FUNCTION LOAD made: its code and its functions.
+#[derive(Debug)]
+pub struct Library {
+    pub name: String,
+    pub code: Vec<u8>,
+    pub functions: Vec<LibraryFunction>,
 }
 
 impl std::fmt::Debug for Scripting {
@@ -241,6 +289,13 @@ impl std::fmt::Debug for Scripting {
 /// clients be served, and stops a killed script.
 fn hook(current: Rc<Current>) -> impl Fn(&Lua, &mlua::debug::Debug<'_>) -> mlua::Result<VmState> {
     move |lua, _| {
+        if current
+            .load_deadline
+            .get()
+            .is_some_and(|d| Instant::now() > d)
+        {
+            return Err(mlua::Error::runtime("ERR FUNCTION LOAD timeout"));
+        }
         if current.killed.get() {
             return Err(mlua::Error::runtime(KILLED));
         }
@@ -303,7 +358,18 @@ impl Scripting {
         ))?;
         // `debug` is for the error handler only, as in Redis's sandbox.
         globals.raw_set("debug", Value::Nil)?;
-        let sandbox: Table = lua.load(SANDBOX).set_name("=sandbox").call(globals)?;
+        let load_redis = lua.create_table()?;
+        install_load_library(&lua, &load_redis, &current)?;
+        let (sandbox, function_view, function_meta, front, load_front): (
+            Table,
+            Table,
+            Table,
+            Table,
+            Table,
+        ) = lua
+            .load(SANDBOX)
+            .set_name("=sandbox")
+            .call((globals, load_redis))?;
         lua.set_global_hook(count_hook(), hook(current.clone()))?;
         Ok(Scripting {
             lua,
@@ -312,6 +378,12 @@ impl Scripting {
             launcher,
             sandbox,
             current,
+            libraries: BTreeMap::new(),
+            function_library: HashMap::new(),
+            function_view,
+            function_meta,
+            front,
+            load_front,
         })
     }
 
@@ -391,6 +463,143 @@ impl Scripting {
             Err(err) => out.error(format!("ERR Error running script {sha}, {err}").as_bytes()),
         }
         true
+    }
+
+    /// Runs the library function `name` with `keys` and `argv` (FCALL).
+    /// `false` if there is no such function.
+    pub fn call_function(
+        &mut self,
+        name: &str,
+        keys: &[&[u8]],
+        argv: &[&[u8]],
+        runner: &mut dyn CommandRunner,
+        out: &mut Reply,
+    ) -> bool {
+        let Some(function) = self.function(name) else {
+            return false;
+        };
+        match self.launch(&function.callback.clone(), false, keys, argv, runner) {
+            Ok(Ok(value)) => lua_to_reply(&value, out),
+            Ok(Err(failure)) => out.error(failure.reply(name).as_bytes()),
+            Err(err) => out.error(format!("ERR Error running function {name}, {err}").as_bytes()),
+        }
+        true
+    }
+
+    pub fn function(&self, name: &str) -> Option<&LibraryFunction> {
+        let library = self.libraries.get(self.function_library.get(name)?)?;
+        library.functions.iter().find(|f| f.name == name)
+    }
+
+    pub fn libraries(&self) -> impl Iterator<Item = &Library> {
+        self.libraries.values()
+    }
+
+    pub fn function_count(&self) -> usize {
+        self.function_library.len()
+    }
+
+    /// FUNCTION DELETE: `false` if there is no such library.
+    pub fn delete_library(&mut self, name: &str) -> bool {
+        let Some(library) = self.libraries.remove(name) else {
+            return false;
+        };
+        for f in &library.functions {
+            self.function_library.remove(&f.name);
+        }
+        true
+    }
+
+    pub fn flush_functions(&mut self) {
+        self.libraries.clear();
+        self.function_library.clear();
+        self.lua.gc_collect().ok();
+    }
+
+    /// FUNCTION LOAD: runs the library's code so it registers its
+    /// functions; the library's name, or Redis's error.
+    pub fn load_library(&mut self, code: &[u8], replace: bool) -> Result<String, String> {
+        let name = library_name(code)?;
+        if self.libraries.contains_key(&name) && !replace {
+            return Err(format!("ERR Library '{name}' already exists"));
+        }
+        // The shebang line stays (as a comment to Lua it is not: cut it,
+        // keeping the newline so line numbers match Redis's).
+        let body = &code[code.iter().position(|&b| b == b'\n').unwrap_or(code.len())..];
+        let chunk = self
+            .lua
+            .load(body)
+            .set_name("@user_function")
+            .into_function()
+            .map_err(|e| format!("ERR Error compiling function: {}", compile_message(&e)))?;
+        let registered = self.run_library_code(&chunk).map_err(|e| e.to_string())?;
+        let functions = match registered {
+            Ok(functions) => functions,
+            Err(failure) => {
+                return Err(format!(
+                    "ERR Error registering functions: {}",
+                    failure.message
+                ))
+            }
+        };
+        if functions.is_empty() {
+            return Err("ERR No functions registered".into());
+        }
+        for f in &functions {
+            if self
+                .function_library
+                .get(&f.name)
+                .is_some_and(|lib| *lib != name)
+            {
+                return Err(format!("ERR Function {} already exists", f.name));
+            }
+        }
+        self.delete_library(&name);
+        for f in &functions {
+            self.function_library.insert(f.name.clone(), name.clone());
+        }
+        self.libraries.insert(
+            name.clone(),
+            Library {
+                name: name.clone(),
+                code: code.to_vec(),
+                functions,
+            },
+        );
+        Ok(name)
+    }
+
+    /// Runs a library's chunk with the loading API as its globals, under
+    /// the load time limit: the functions it registered.
+    fn run_library_code(
+        &self,
+        chunk: &Function,
+    ) -> mlua::Result<Result<Vec<LibraryFunction>, Failure>> {
+        let setfenv: Function = self.lua.globals().raw_get("setfenv")?;
+        setfenv.call::<()>((chunk.clone(), self.function_view.clone()))?;
+        self.function_meta
+            .raw_set("__index", self.load_front.clone())?;
+        *self.current.registered.borrow_mut() = Some(Vec::new());
+        self.current
+            .load_deadline
+            .set(Some(Instant::now() + LOAD_TIMEOUT));
+        self.lua.set_memory_limit(LUA_MEMORY_LIMIT_BYTES)?;
+        let outcome: mlua::Result<(bool, Value)> =
+            self.launcher
+                .call((chunk.clone(), true, Value::Nil, Value::Nil));
+        self.lua.set_memory_limit(0)?;
+        self.current.load_deadline.set(None);
+        let registered = self
+            .current
+            .registered
+            .borrow_mut()
+            .take()
+            .unwrap_or_default();
+        self.function_meta.raw_set("__index", self.front.clone())?;
+        Ok(match outcome? {
+            (true, _) => Ok(registered),
+            (false, err) => Err(script_failure(&err)),
+        })
     }
 
     /// A Lua array of strings (KEYS, ARGV).
@@ -734,15 +943,7 @@ fn install_library(lua: &Lua, redis: &Table, current: &Rc<Current>) -> mlua::Res
         "sha1hex",
         lua.create_function(|_, s: LuaString| Ok(sha1_hex(&s.as_bytes())))?,
     )?;
-    redis.raw_set("log", lua.create_function(|_, _args: MultiValue| Ok(()))?)?;
-    for (name, level) in [
-        ("LOG_DEBUG", 0),
-        ("LOG_VERBOSE", 1),
-        ("LOG_NOTICE", 2),
-        ("LOG_WARNING", 3),
-    ] {
-        redis.raw_set(name, level)?;
-    }
+    install_common(lua, redis)?;
     for (name, value) in [
         ("REPL_NONE", 0),
         ("REPL_AOF", 1),
@@ -760,12 +961,203 @@ fn install_library(lua: &Lua, redis: &Table, current: &Rc<Current>) -> mlua::Res
     redis.raw_set("replicate_commands", lua.create_function(|_, ()| Ok(true))?)?;
     redis.raw_set("breakpoint", lua.create_function(|_, ()| Ok(false))?)?;
     redis.raw_set("debug", lua.create_function(|_, _args: MultiValue| Ok(()))?)?;
+    Ok(())
+}
+
+/// What both the running API and the loading API of `redis` hold: `log`,
+/// its levels and the version.
+fn install_common(lua: &Lua, redis: &Table) -> mlua::Result<()> {
+    redis.raw_set(
+        "log",
+        lua.create_function(|_, args: Variadic<Value>| {
+            if args.len() < 2 {
+                return Err(mlua::Error::runtime(
+                    "redis.log() requires two arguments or more.",
+                ));
+            }
+            let level = match &args[0] {
+                Value::Integer(n) => *n,
+                Value::Number(n) => *n as i64,
+                _ => {
+                    return Err(mlua::Error::runtime(
+                        "First argument must be a number (log level).",
+                    ))
+                }
+            };
+            let text: Vec<String> = args[1..]
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => s.to_string_lossy(),
+                    Value::Integer(n) => n.to_string(),
+                    Value::Number(n) => format_double(*n),
+                    _ => String::new(),
+                })
+                .collect();
+            let text = text.join(" ");
+            match level {
+                0 => tracing::debug!(target: "lapse::script", "{text}"),
+                1 => tracing::info!(target: "lapse::script", "{text}"),
+                2 => tracing::info!(target: "lapse::script", "{text}"),
+                3 => tracing::warn!(target: "lapse::script", "{text}"),
+                _ => return Err(mlua::Error::runtime("Invalid debug level.")),
+            }
+            Ok(())
+        })?,
+    )?;
+    for (name, level) in [
+        ("LOG_DEBUG", 0),
+        ("LOG_VERBOSE", 1),
+        ("LOG_NOTICE", 2),
+        ("LOG_WARNING", 3),
+    ] {
+        redis.raw_set(name, level)?;
+    }
     redis.raw_set("REDIS_VERSION", crate::info::REDIS_COMPAT_VERSION)?;
     redis.raw_set(
         "REDIS_VERSION_NUM",
         version_num(crate::info::REDIS_COMPAT_VERSION),
     )?;
     Ok(())
+}
+
+/// The `redis` a library sees while it loads: `register_function` and
+/// the common parts.
+fn install_load_library(lua: &Lua, redis: &Table, current: &Rc<Current>) -> mlua::Result<()> {
+    install_common(lua, redis)?;
+    let cur = current.clone();
+    redis.raw_set(
+        "register_function",
+        lua.create_function(move |_, args: Variadic<Value>| {
+            let function =
+                registration(&args).map_err(|e| mlua::Error::runtime(format!("ERR {e}")))?;
+            let mut registered = cur.registered.borrow_mut();
+            let Some(list) = registered.as_mut() else {
+                return Err(mlua::Error::runtime(
+                    "ERR redis.register_function can only be called on FUNCTION LOAD command",
+                ));
+            };
+            if list.iter().any(|f| f.name == function.name) {
+                return Err(mlua::Error::runtime(
+                    "ERR Function already exists in the library",
+                ));
+            }
+            list.push(function);
+            Ok(())
+        })?,
+    )?;
+    Ok(())
+}
+
+const BAD_NAME: &str = "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
+
+fn valid_name(name: &[u8]) -> bool {
+    !name.is_empty() && name.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// `redis.register_function(name, callback)` or its named form
+/// `{function_name=, callback=, flags=, description=}`.
+fn registration(args: &[Value]) -> Result<LibraryFunction, &'static str> {
+    let (name, callback, flags, description) = match args {
+        [Value::Table(t)] => {
+            let (mut name, mut callback, mut flags, mut description) = (None, None, 0u8, None);
+            for pair in t.pairs::<Value, Value>() {
+                let (k, v) = pair.map_err(|_| "unknown argument given to redis.register_function")?;
+                let Value::String(k) = k else {
+                    return Err("named argument key given to redis.register_function is not a string");
+                };
+                let key = k.to_string_lossy().to_ascii_lowercase();
+                match (key.as_str(), v) {
+                    ("function_name", Value::String(s)) => name = Some(s.as_bytes().to_vec()),
+                    ("function_name", _) => {
+                        return Err("function_name argument given to redis.register_function must be a string")
+                    }
+                    ("description", Value::String(s)) => description = Some(s.as_bytes().to_vec()),
+                    ("description", _) => {
+                        return Err("description argument given to redis.register_function must be a string")
+                    }
+                    ("callback", Value::Function(f)) => callback = Some(f),
+                    ("callback", _) => {
+                        return Err("callback argument given to redis.register_function must be a function")
+                    }
+                    ("flags", Value::Table(list)) => {
+                        for flag in list.sequence_values::<Value>() {
+                            let bit = match flag {
+                                Ok(Value::String(f)) => SCRIPT_FLAGS
+                                    .iter()
+                                    .position(|n| n.as_bytes() == &f.as_bytes()[..]),
+                                _ => None,
+                            };
+                            let Some(bit) = bit else {
+                                return Err("unknown flag given");
+                            };
+                            flags |= 1 << bit;
+                        }
+                    }
+                    ("flags", _) => {
+                        return Err("flags argument to redis.register_function must be a table representing function flags")
+                    }
+                    _ => return Err("unknown argument given to redis.register_function"),
+                }
+            }
+            let name = name.ok_or("redis.register_function must get a function name argument")?;
+            let callback = callback.ok_or("redis.register_function must get a callback argument")?;
+            (name, callback, flags, description)
+        }
+        [_] => return Err("calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments)."),
+        [name, callback] => {
+            let Value::Function(callback) = callback else {
+                return Err("second argument to redis.register_function must be a function");
+            };
+            let Value::String(name) = name else {
+                return Err("first argument to redis.register_function must be a string");
+            };
+            (name.as_bytes().to_vec(), callback.clone(), 0, None)
+        }
+        _ => return Err("wrong number of arguments to redis.register_function"),
+    };
+    if !valid_name(&name) {
+        return Err(BAD_NAME);
+    }
+    Ok(LibraryFunction {
+        name: String::from_utf8_lossy(&name).into_owned(),
+        description,
+        flags,
+        callback,
+    })
+}
+
+/// The library name from a library's `#!lua name=<name>` first line.
+fn library_name(code: &[u8]) -> Result<String, String> {
+    if !code.starts_with(b"#!") {
+        return Err("ERR Missing library metadata".into());
+    }
+    let Some(end) = code.iter().position(|&b| b == b'\n') else {
+        return Err("ERR Invalid library metadata".into());
+    };
+    let line = String::from_utf8_lossy(&code[2..end]);
+    let mut parts = line.split_ascii_whitespace();
+    let engine = parts.next().unwrap_or("");
+    let mut name = None;
+    for part in parts {
+        if part.len() >= 5 && part[..5].eq_ignore_ascii_case("name=") {
+            if name.is_some() {
+                return Err(
+                    "ERR Invalid metadata value, name argument was given multiple times".into(),
+                );
+            }
+            name = Some(part[5..].to_string());
+            continue;
+        }
+        return Err(format!("ERR Invalid metadata value given: {part}"));
+    }
+    let name = name.ok_or("ERR Library name was not given")?;
+    if !valid_name(name.as_bytes()) {
+        return Err(format!("ERR {BAD_NAME}"));
+    }
+    if !engine.eq_ignore_ascii_case("lua") {
+        return Err(format!("ERR Engine '{engine}' not found"));
+    }
+    Ok(name)
 }
 
 /// `7.0.15` as 0x00070f.

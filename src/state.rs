@@ -50,6 +50,8 @@ pub struct ServerState {
     pub scripting: Option<crate::scripting::Scripting>,
     /// The other clients while a script is busy.
     pub busy: crate::busy::Busy,
+    /// Changes to the data outside the keyspace (function libraries).
+    changes_outside_keys: u64,
 }
 
 impl ServerState {
@@ -71,6 +73,7 @@ impl ServerState {
             blocking: Blocking::default(),
             scripting: None,
             busy: Default::default(),
+            changes_outside_keys: 0,
         };
         state.apply_config();
         state
@@ -112,7 +115,13 @@ impl ServerState {
 
     /// Changes signalled in all databases since startup (`server.dirty`).
     pub fn dirty(&self) -> u64 {
-        self.dbs.iter().map(|db| db.dirty).sum()
+        self.changes_outside_keys + self.dbs.iter().map(|db| db.dirty).sum::<u64>()
+    }
+
+    /// Counts a change to the data that is not a key's (FUNCTION LOAD):
+    /// the command is then propagated like any write.
+    pub fn mark_changed(&mut self) {
+        self.changes_outside_keys += 1;
     }
 
     /// Hands every key-change event recorded since the last call to its

@@ -1,5 +1,5 @@
-//! Lua scripting over TCP (issue 14, first part): EVAL, EVALSHA,
-//! EVAL_RO, SCRIPT; the `redis` API, the sandbox's errors and the
+//! Lua scripting over TCP (issue 14): EVAL, EVALSHA, EVAL_RO, SCRIPT,
+//! FUNCTION and FCALL; the `redis` API, the sandbox's errors and the
 //! Lua ↔ RESP conversions, recorded from redis-server 7.0.15 reply for
 //! reply (checked against it where it is installed); time frozen for a
 //! whole script; a lock's compare-and-delete release through the `redis`
@@ -112,6 +112,73 @@ const CASES: &[Case] = &[
     (&[b"EVAL", b"redis.call('set','x',42) return redis.call('get','x')", b"0"], b"$2\r\n42\r\n"),
 ];
 
+/// FUNCTION and FCALL, in order on one connection, recorded from
+/// redis-server 7.0.15 (a library's functions are listed in the order
+/// they were registered; Redis lists them in its hash table's order, which
+/// here happens to be the same).
+const FUNCTION_CASES: &[Case] = &[
+    (&[b"FUNCTION", b"FLUSH"], b"+OK\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=lib1\nredis.register_function('f1', function(keys, args) return redis.call('get', keys[1]) end)\nredis.register_function{function_name='f2', callback=function(keys, args) return args[1] end, flags={'no-writes', 'allow-stale'}, description='desc two'}"], b"$4\r\nlib1\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"return 1"], b"-ERR Missing library metadata\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua"], b"-ERR Invalid library metadata\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=lib1\nredis.register_function('f3', function() return 1 end)"], b"-ERR Library 'lib1' already exists\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nredis.register_function('f1', function() return 1 end)"], b"-ERR Function f1 already exists\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nreturn 1"], b"-ERR No functions registered\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nredis.register_function()"], b"-ERR Error registering functions: ERR wrong number of arguments to redis.register_function\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nredis.register_function('a b', function() end)"], b"-ERR Error registering functions: ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nredis.register_function{function_name='a', callback=function() end, flags={'bad'}}"], b"-ERR Error registering functions: ERR unknown flag given\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nredis.call('ping')"], b"-ERR Error registering functions: ERR user_function:2: Script attempted to access nonexistent global variable 'call'\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nerror('boom')"], b"-ERR Error registering functions: ERR user_function:2: Script attempted to access nonexistent global variable 'error'\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nsyntax error"], b"-ERR Error compiling function: user_function:2: '=' expected near 'error'\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x foo=bar\n"], b"-ERR Invalid metadata value given: foo=bar\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!js name=x\n"], b"-ERR Engine 'js' not found\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x name=y\n"], b"-ERR Invalid metadata value, name argument was given multiple times\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=a-b\n"], b"-ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nx = 1"], b"-ERR Error registering functions: ERR user_function:2: Attempt to modify a readonly table\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nredis.register_function(1, 2)"], b"-ERR Error registering functions: ERR second argument to redis.register_function must be a function\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nredis.register_function('f', 2)"], b"-ERR Error registering functions: ERR second argument to redis.register_function must be a function\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nredis.register_function{callback=function() end}"], b"-ERR Error registering functions: ERR redis.register_function must get a function name argument\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nredis.register_function{function_name='z', cb=1}"], b"-ERR Error registering functions: ERR unknown argument given to redis.register_function\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nlocal i = 0 while true do i = i + 1 end"], b"-ERR Error registering functions: ERR FUNCTION LOAD timeout\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=x\nredis.register_function('f1x', function() return 1 end)\nredis.register_function('f1x', function() return 1 end)"], b"-ERR Error registering functions: ERR Function already exists in the library\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"REPLACE", b"#!lua name=e\nredis.register_function('boom', function(keys, args) error('boom') end)"], b"$1\r\ne\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"REPLACE", b"#!lua name=w\nredis.register_function('cw', function(keys, args) return redis.call('incr', keys[1]) end)"], b"$1\r\nw\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"REPLACE", b"#!lua name=r\nredis.register_function{function_name='ro', callback=function(keys, args) return redis.call('set', 'a', 'b') end, flags={'no-writes'}}"], b"$1\r\nr\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"REPLACE", b"#!lua name=g\nredis.register_function('g', function(keys, args) return x end)"], b"$1\r\ng\r\n"),
+    (&[b"SET", b"k", b"v"], b"+OK\r\n"),
+    (&[b"FCALL", b"boom", b"0"], b"-ERR user_function:2: boom script: boom, on @user_function:2.\r\n"),
+    (&[b"FCALL", b"cw", b"1", b"k"], b"-ERR value is not an integer or out of range script: cw, on @user_function:2.\r\n"),
+    (&[b"FCALL", b"cw", b"1", b"n"], b":1\r\n"),
+    (&[b"FCALL", b"ro", b"0"], b"-ERR Write commands are not allowed from read-only scripts. script: ro, on @user_function:2.\r\n"),
+    (&[b"FCALL", b"g", b"0"], b"-ERR user_function:2: Script attempted to access nonexistent global variable 'x' script: g, on @user_function:2.\r\n"),
+    (&[b"FUNCTION", b"DELETE", b"nope"], b"-ERR Library not found\r\n"),
+    (&[b"FUNCTION", b"LIST", b"LIBRARYNAME", b"lib*", b"WITHCODE"], b"*1\r\n*8\r\n$12\r\nlibrary_name\r\n$4\r\nlib1\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*2\r\n*6\r\n$4\r\nname\r\n$2\r\nf1\r\n$11\r\ndescription\r\n$-1\r\n$5\r\nflags\r\n*0\r\n*6\r\n$4\r\nname\r\n$2\r\nf2\r\n$11\r\ndescription\r\n$8\r\ndesc two\r\n$5\r\nflags\r\n*2\r\n+no-writes\r\n+allow-stale\r\n$12\r\nlibrary_code\r\n$259\r\n#!lua name=lib1\nredis.register_function('f1', function(keys, args) return redis.call('get', keys[1]) end)\nredis.register_function{function_name='f2', callback=function(keys, args) return args[1] end, flags={'no-writes', 'allow-stale'}, description='desc two'}\r\n"),
+    (&[b"FUNCTION", b"STATS"], b"*4\r\n$14\r\nrunning_script\r\n$-1\r\n$7\r\nengines\r\n*2\r\n$3\r\nLUA\r\n*4\r\n$15\r\nlibraries_count\r\n:5\r\n$15\r\nfunctions_count\r\n:6\r\n"),
+    (&[b"FUNCTION", b"DELETE", b"e"], b"+OK\r\n"),
+    (&[b"FCALL", b"boom", b"0"], b"-ERR Function not found\r\n"),
+    (&[b"FUNCTION", b"LIST", b"LIBRARYNAME", b"li*"], b"*1\r\n*6\r\n$12\r\nlibrary_name\r\n$4\r\nlib1\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*2\r\n*6\r\n$4\r\nname\r\n$2\r\nf1\r\n$11\r\ndescription\r\n$-1\r\n$5\r\nflags\r\n*0\r\n*6\r\n$4\r\nname\r\n$2\r\nf2\r\n$11\r\ndescription\r\n$8\r\ndesc two\r\n$5\r\nflags\r\n*2\r\n+no-writes\r\n+allow-stale\r\n"),
+    (&[b"FUNCTION", b"LIST", b"foo"], b"-ERR Unknown argument foo\r\n"),
+    (&[b"FUNCTION", b"LIST", b"LIBRARYNAME"], b"-ERR library name argument was not given\r\n"),
+    (&[b"FUNCTION", b"FLUSH", b"bad"], b"-ERR FUNCTION FLUSH only supports SYNC|ASYNC option\r\n"),
+    (&[b"FUNCTION", b"KILL"], b"-NOTBUSY No scripts in execution right now.\r\n"),
+    (&[b"FCALL", b"f1", b"1", b"k"], b"$1\r\nv\r\n"),
+    (&[b"FCALL_RO", b"f1", b"1", b"k"], b"-ERR Can not execute a script with write flag using *_ro command.\r\n"),
+    (&[b"FCALL_RO", b"f2", b"0", b"a"], b"$1\r\na\r\n"),
+    (&[b"FCALL", b"nosuch", b"0"], b"-ERR Function not found\r\n"),
+    (&[b"FCALL", b"f1", b"x"], b"-ERR Bad number of keys provided\r\n"),
+    (&[b"FCALL", b"f1", b"-1"], b"-ERR Number of keys can't be negative\r\n"),
+    (&[b"FCALL", b"f1", b"3", b"a"], b"-ERR Number of keys can't be greater than number of args\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"foo", b"bar"], b"-ERR Unknown option given: foo\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"REPLACE"], b"-ERR Missing library metadata\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!LUA name=up\nredis.register_function('up', function() return redis.REDIS_VERSION end)"], b"$2\r\nup\r\n"),
+    (&[b"FCALL", b"up", b"0"], b"$6\r\n7.0.15\r\n"),
+    (&[b"FUNCTION", b"LOAD", b"#!lua name=lg\nredis.log(redis.LOG_WARNING, 'loading')\nredis.register_function('lg', function() redis.log(redis.LOG_NOTICE, 'x', 1) return redis.setresp ~= nil end)"], b"$2\r\nlg\r\n"),
+    (&[b"FCALL", b"lg", b"0"], b":1\r\n"),
+    (&[b"FUNCTION", b"FLUSH", b"ASYNC"], b"+OK\r\n"),
+    (&[b"FUNCTION", b"STATS"], b"*4\r\n$14\r\nrunning_script\r\n$-1\r\n$7\r\nengines\r\n*2\r\n$3\r\nLUA\r\n*4\r\n$15\r\nlibraries_count\r\n:0\r\n$15\r\nfunctions_count\r\n:0\r\n"),
+    (&[b"FUNCTION", b"LIST"], b"*0\r\n"),
+];
+
 fn replay(r: &mut Raw, who: &str) {
     assert_eq!(r.cmd(&["FLUSHALL"]), "+OK\r\n");
     assert_eq!(r.cmd(&["SCRIPT", "FLUSH"]), "+OK\r\n");
@@ -122,6 +189,15 @@ fn replay(r: &mut Raw, who: &str) {
 fn scripts_answer_as_redis_does() {
     let lapse = Server::lapse(&[]);
     replay(&mut lapse.raw(), "lapse");
+}
+
+#[test]
+fn functions_answer_as_redis_does() {
+    let lapse = Server::lapse(&[]);
+    replay_cases(&mut lapse.raw(), FUNCTION_CASES, "lapse");
+    if let Some(redis) = Server::redis() {
+        replay_cases(&mut redis.raw(), FUNCTION_CASES, "redis-server");
+    }
 }
 
 #[test]
@@ -216,6 +292,9 @@ fn a_lock_releases_through_a_client_library_script() {
 const BUSY_EVAL: &str =
     "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
 
+const BUSY_FUNCTION: &str =
+    "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n";
+
 /// Polls PING from `b` until the script `a` runs is reported busy.
 #[track_caller]
 fn wait_busy(b: &mut Raw) {
@@ -263,6 +342,25 @@ fn busy_and_kill(a: &mut Raw, b: &mut Raw) {
     wait_busy(b);
     assert_eq!(b.cmd(&["SCRIPT", "KILL"]), "+OK\r\n");
     assert!(String::from_utf8_lossy(&a.reply()).starts_with("-ERR Script killed by user"));
+
+    // A function is stopped by FUNCTION KILL, not SCRIPT KILL.
+    let library =
+        "#!lua name=spinner\nredis.register_function('spin', function() while true do end end)";
+    assert_eq!(
+        b.cmd(&["FUNCTION", "LOAD", "REPLACE", library]),
+        "$7\r\nspinner\r\n"
+    );
+    a.send_cmd(&[b"FCALL", b"spin", b"0"]);
+    let busy = common::eventually(Duration::from_secs(10), || {
+        b.cmd(&["PING"]) == BUSY_FUNCTION
+    });
+    assert!(busy, "the function never showed as busy");
+    assert_eq!(b.cmd(&["SCRIPT", "KILL"]), BUSY_FUNCTION);
+    assert_eq!(b.cmd(&["FUNCTION", "KILL"]), "+OK\r\n");
+    assert_eq!(
+        String::from_utf8_lossy(&a.reply()),
+        "-ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.\r\n"
+    );
 
     // One that wrote runs to its end.
     let wrote = "redis.call('set', 'w', '1')

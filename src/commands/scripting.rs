@@ -7,11 +7,17 @@
 //! the caller's time snapshot, with the script's effects propagated as one
 //! MULTI/EXEC unit.
 
-use super::{call_and_reply, cmd, int_arg, is, lookup, CmdError, CmdResult, Command, Ctx, Flags};
+use super::{
+    c_str, call_and_reply, cmd, int_arg, is, lookup, CmdError, CmdResult, Command, Ctx, Flags,
+};
 use crate::busy::Verdict;
 use crate::connection::Session;
+use crate::glob;
+use crate::protocol::request::parse_i64;
 use crate::protocol::{Args, OwnedArgs};
-use crate::scripting::{CommandRunner, RunningScript, Scripting};
+use crate::scripting::{
+    CommandRunner, Library, RunningScript, Scripting, FLAG_NO_WRITES, SCRIPT_FLAGS,
+};
 
 pub static COMMANDS: &[Command] = &[
     cmd!(
@@ -54,6 +60,37 @@ pub static COMMANDS: &[Command] = &[
         "Executes a read-only server-side Lua script by SHA1 digest."
     )
     .with_numkeys(2),
+    cmd!(
+        "fcall",
+        -3,
+        ["noscript", "stale", "skip_monitor"],
+        (0, 0, 0),
+        fcall,
+        "scripting",
+        "Invokes a function."
+    )
+    .with_numkeys(2),
+    cmd!(
+        "fcall_ro",
+        -3,
+        ["readonly", "noscript", "stale", "skip_monitor"],
+        (0, 0, 0),
+        fcall_ro,
+        "scripting",
+        "Invokes a read-only function."
+    )
+    .with_numkeys(2),
+    Command {
+        name: "function",
+        arity: -2,
+        flags: Flags::NONE,
+        keys: (0, 0, 0),
+        numkeys_at: None,
+        handler: |_, _| Ok(()),
+        subcommands: FUNCTION_SUBCOMMANDS,
+        summary: "A container for function commands.",
+        group: "scripting",
+    },
     Command {
         name: "script",
         arity: -2,
@@ -65,6 +102,63 @@ pub static COMMANDS: &[Command] = &[
         summary: "A container for Lua scripts management commands.",
         group: "scripting",
     },
+];
+
+static FUNCTION_SUBCOMMANDS: &[Command] = &[
+    cmd!(
+        "load",
+        -3,
+        ["write", "denyoom", "noscript"],
+        (0, 0, 0),
+        function_load,
+        "scripting",
+        "Creates a library."
+    ),
+    cmd!(
+        "delete",
+        3,
+        ["write", "noscript"],
+        (0, 0, 0),
+        function_delete,
+        "scripting",
+        "Deletes a library and its functions."
+    ),
+    cmd!(
+        "flush",
+        -2,
+        ["write", "noscript"],
+        (0, 0, 0),
+        function_flush,
+        "scripting",
+        "Deletes all libraries and functions."
+    ),
+    cmd!(
+        "list",
+        -2,
+        ["noscript"],
+        (0, 0, 0),
+        function_list,
+        "scripting",
+        "Returns information about all libraries."
+    ),
+    cmd!(
+        "stats",
+        2,
+        ["noscript", "allow_busy"],
+        (0, 0, 0),
+        function_stats,
+        "scripting",
+        "Returns information about a function during execution."
+    ),
+    cmd!(
+        "kill",
+        2,
+        ["noscript", "allow_busy"],
+        (0, 0, 0),
+        script_kill,
+        "scripting",
+        "Terminates a function during execution."
+    ),
 ];
 
 static SCRIPT_SUBCOMMANDS: &[Command] = &[
@@ -206,7 +300,6 @@ fn take_scripting(ctx: &mut Ctx) -> Result<Scripting, CmdError> {
 /// EVAL and friends: `body_or_sha` is the script (EVAL) or its SHA-1.
 fn eval_generic(ctx: &mut Ctx, args: Args, by_sha: bool, read_only: bool) -> CmdResult {
     let (all, numkeys) = keys_and_argv(&args)?;
-    let (keys, argv) = all.split_at(numkeys);
     let mut scripting = take_scripting(ctx)?;
     let sha = if by_sha {
         let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
@@ -226,6 +319,36 @@ fn eval_generic(ctx: &mut Ctx, args: Args, by_sha: bool, read_only: bool) -> Cmd
             }
         }
     };
+    run_script(
+        ctx,
+        scripting,
+        &Target::Script(&sha),
+        &all,
+        numkeys,
+        read_only,
+    );
+    Ok(())
+}
+
+/// What a script run runs.
+enum Target<'a> {
+    /// A cached EVAL script, by SHA-1.
+    Script(&'a str),
+    /// A library function, by name.
+    Function(&'a str),
+}
+
+/// Runs a script on a client of its own, its effects propagated as one
+/// unit, its reply (or error) left in the caller's output.
+fn run_script(
+    ctx: &mut Ctx,
+    mut scripting: Scripting,
+    target: &Target,
+    all: &[&[u8]],
+    numkeys: usize,
+    read_only: bool,
+) {
+    let (keys, argv) = all.split_at(numkeys);
     let session = Session {
         authenticated: true,
         db: ctx.session.db,
@@ -244,13 +367,208 @@ fn eval_generic(ctx: &mut Ctx, args: Args, by_sha: bool, read_only: bool) -> Cmd
             read_only,
             dirty_at_start,
         };
-        scripting.run(&sha, keys, argv, &mut client, &mut out);
+        match target {
+            Target::Script(sha) => scripting.run(sha, keys, argv, &mut client, &mut out),
+            Target::Function(name) => {
+                scripting.call_function(name, keys, argv, &mut client, &mut out)
+            }
+        };
     }
     ctx.server.propagate.end_transaction();
     // The script's commands propagated themselves, as one unit.
     ctx.server.propagate.suppress();
     ctx.session.reply = out;
     ctx.server.scripting = Some(scripting);
+}
+
+/// FCALL and FCALL_RO.
+fn fcall_generic(ctx: &mut Ctx, args: Args, read_only_command: bool) -> CmdResult {
+    let name = String::from_utf8_lossy(&args[1]).into_owned();
+    let flags = match &ctx.server.scripting {
+        Some(s) => s.function(&name).map(|f| f.flags),
+        None => None,
+    };
+    let Some(flags) = flags else {
+        return Err(CmdError::Static("ERR Function not found"));
+    };
+    let numkeys = parse_i64(&args[2]).ok_or(CmdError::Static("ERR Bad number of keys provided"))?;
+    let (all, numkeys) = keys_and_argv(&args).map_err(|e| match numkeys {
+        n if n < 0 => CmdError::Static("ERR Number of keys can't be negative"),
+        _ => e,
+    })?;
+    let no_writes = flags & FLAG_NO_WRITES != 0;
+    if read_only_command && !no_writes {
+        return Err(CmdError::Static(
+            "ERR Can not execute a script with write flag using *_ro command.",
+        ));
+    }
+    let scripting = take_scripting(ctx)?;
+    run_script(
+        ctx,
+        scripting,
+        &Target::Function(&name),
+        &all,
+        numkeys,
+        no_writes,
+    );
+    Ok(())
+}
+
+fn fcall(ctx: &mut Ctx, args: Args) -> CmdResult {
+    fcall_generic(ctx, args, false)
+}
+
+fn fcall_ro(ctx: &mut Ctx, args: Args) -> CmdResult {
+    fcall_generic(ctx, args, true)
+}
+
+fn function_load(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut replace = false;
+    let mut at = 2;
+    while at < args.len() - 1 {
+        if is(&args[at], "REPLACE") {
+            replace = true;
+            at += 1;
+            continue;
+        }
+        return Err(CmdError::owned(format!(
+            "ERR Unknown option given: {}",
+            String::from_utf8_lossy(c_str(&args[at], usize::MAX))
+        )));
+    }
+    if at >= args.len() {
+        return Err(CmdError::Static("ERR Function code is missing"));
+    }
+    let mut scripting = take_scripting(ctx)?;
+    let loaded = scripting.load_library(&args[at], replace);
+    ctx.server.scripting = Some(scripting);
+    let name = loaded.map_err(CmdError::owned)?;
+    ctx.server.mark_changed();
+    ctx.out().bulk(name.as_bytes());
+    Ok(())
+}
+
+fn function_delete(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let name = String::from_utf8_lossy(&args[2]);
+    let deleted = ctx
+        .server
+        .scripting
+        .as_mut()
+        .is_some_and(|s| s.delete_library(&name));
+    if !deleted {
+        return Err(CmdError::Static("ERR Library not found"));
+    }
+    ctx.server.mark_changed();
+    ctx.out().ok();
+    Ok(())
+}
+
+fn function_flush(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 3 {
+        return Err(CmdError::Static(
+            "ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.",
+        ));
+    }
+    if args.len() == 3 && !is(&args[2], "ASYNC") && !is(&args[2], "SYNC") {
+        return Err(CmdError::Static(
+            "ERR FUNCTION FLUSH only supports SYNC|ASYNC option",
+        ));
+    }
+    if let Some(s) = &mut ctx.server.scripting {
+        s.flush_functions();
+    }
+    ctx.server.mark_changed();
+    ctx.out().ok();
+    Ok(())
+}
+
+fn function_list(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut with_code = false;
+    let mut pattern: Option<&[u8]> = None;
+    let mut i = 2;
+    while i < args.len() {
+        if !with_code && is(&args[i], "WITHCODE") {
+            with_code = true;
+        } else if pattern.is_none() && is(&args[i], "LIBRARYNAME") {
+            if i + 1 >= args.len() {
+                return Err(CmdError::Static("ERR library name argument was not given"));
+            }
+            i += 1;
+            pattern = Some(args.get(i));
+        } else {
+            return Err(CmdError::owned(format!(
+                "ERR Unknown argument {}",
+                String::from_utf8_lossy(c_str(&args[i], usize::MAX))
+            )));
+        }
+        i += 1;
+    }
+    let scripting = ctx.server.scripting.take();
+    let libraries: Vec<&Library> = scripting
+        .iter()
+        .flat_map(|s| s.libraries())
+        .filter(|l| pattern.is_none_or(|p| glob::matches(p, l.name.as_bytes(), true)))
+        .collect();
+    let out = ctx.out();
+    out.array(libraries.len());
+    for library in libraries {
+        out.map(if with_code { 4 } else { 3 });
+        out.bulk(b"library_name");
+        out.bulk(library.name.as_bytes());
+        out.bulk(b"engine");
+        out.bulk(b"LUA");
+        out.bulk(b"functions");
+        out.array(library.functions.len());
+        for f in &library.functions {
+            out.map(3);
+            out.bulk(b"name");
+            out.bulk(f.name.as_bytes());
+            out.bulk(b"description");
+            match &f.description {
+                Some(d) => out.bulk(d),
+                None => out.null(),
+            }
+            out.bulk(b"flags");
+            let names: Vec<&str> = SCRIPT_FLAGS
+                .iter()
+                .enumerate()
+                .filter(|(bit, _)| f.flags & (1 << bit) != 0)
+                .map(|(_, n)| *n)
+                .collect();
+            out.set(names.len());
+            for n in names {
+                out.simple(n);
+            }
+        }
+        if with_code {
+            out.bulk(b"library_code");
+            out.bulk(&library.code);
+        }
+    }
+    ctx.server.scripting = scripting;
+    Ok(())
+}
+
+fn function_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let (libraries, functions) = ctx
+        .server
+        .scripting
+        .as_ref()
+        .map_or((0, 0), |s| (s.libraries().count(), s.function_count()));
+    let out = ctx.out();
+    out.map(2);
+    out.bulk(b"running_script");
+    // A running script is never seen here: while one is busy, FUNCTION
+    // STATS waits for its end (see `busy`).
+    out.null();
+    out.bulk(b"engines");
+    out.map(1);
+    out.bulk(b"LUA");
+    out.map(2);
+    out.bulk(b"libraries_count");
+    out.int(libraries as i64);
+    out.bulk(b"functions_count");
+    out.int(functions as i64);
     Ok(())
 }
 
