@@ -113,9 +113,9 @@ const CASES: &[Case] = &[
 ];
 
 /// FUNCTION and FCALL, in order on one connection, recorded from
-/// redis-server 7.0.15 (a library's functions are listed in the order
-/// they were registered; Redis lists them in its hash table's order, which
-/// here happens to be the same).
+/// redis-server 7.0.15. (FUNCTION LIST shows libraries of one function
+/// only: Redis lists a library's functions in its hash table's order,
+/// lapse in the order they were registered.)
 const FUNCTION_CASES: &[Case] = &[
     (&[b"FUNCTION", b"FLUSH"], b"+OK\r\n"),
     (&[b"FUNCTION", b"LOAD", b"#!lua name=lib1\nredis.register_function('f1', function(keys, args) return redis.call('get', keys[1]) end)\nredis.register_function{function_name='f2', callback=function(keys, args) return args[1] end, flags={'no-writes', 'allow-stale'}, description='desc two'}"], b"$4\r\nlib1\r\n"),
@@ -152,11 +152,11 @@ const FUNCTION_CASES: &[Case] = &[
     (&[b"FCALL", b"ro", b"0"], b"-ERR Write commands are not allowed from read-only scripts. script: ro, on @user_function:2.\r\n"),
     (&[b"FCALL", b"g", b"0"], b"-ERR user_function:2: Script attempted to access nonexistent global variable 'x' script: g, on @user_function:2.\r\n"),
     (&[b"FUNCTION", b"DELETE", b"nope"], b"-ERR Library not found\r\n"),
-    (&[b"FUNCTION", b"LIST", b"LIBRARYNAME", b"lib*", b"WITHCODE"], b"*1\r\n*8\r\n$12\r\nlibrary_name\r\n$4\r\nlib1\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*2\r\n*6\r\n$4\r\nname\r\n$2\r\nf1\r\n$11\r\ndescription\r\n$-1\r\n$5\r\nflags\r\n*0\r\n*6\r\n$4\r\nname\r\n$2\r\nf2\r\n$11\r\ndescription\r\n$8\r\ndesc two\r\n$5\r\nflags\r\n*2\r\n+no-writes\r\n+allow-stale\r\n$12\r\nlibrary_code\r\n$259\r\n#!lua name=lib1\nredis.register_function('f1', function(keys, args) return redis.call('get', keys[1]) end)\nredis.register_function{function_name='f2', callback=function(keys, args) return args[1] end, flags={'no-writes', 'allow-stale'}, description='desc two'}\r\n"),
+    (&[b"FUNCTION", b"LIST", b"LIBRARYNAME", b"w", b"WITHCODE"], b"*1\r\n*8\r\n$12\r\nlibrary_name\r\n$1\r\nw\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*1\r\n*6\r\n$4\r\nname\r\n$2\r\ncw\r\n$11\r\ndescription\r\n$-1\r\n$5\r\nflags\r\n*0\r\n$12\r\nlibrary_code\r\n$103\r\n#!lua name=w\nredis.register_function('cw', function(keys, args) return redis.call('incr', keys[1]) end)\r\n"),
     (&[b"FUNCTION", b"STATS"], b"*4\r\n$14\r\nrunning_script\r\n$-1\r\n$7\r\nengines\r\n*2\r\n$3\r\nLUA\r\n*4\r\n$15\r\nlibraries_count\r\n:5\r\n$15\r\nfunctions_count\r\n:6\r\n"),
     (&[b"FUNCTION", b"DELETE", b"e"], b"+OK\r\n"),
     (&[b"FCALL", b"boom", b"0"], b"-ERR Function not found\r\n"),
-    (&[b"FUNCTION", b"LIST", b"LIBRARYNAME", b"li*"], b"*1\r\n*6\r\n$12\r\nlibrary_name\r\n$4\r\nlib1\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*2\r\n*6\r\n$4\r\nname\r\n$2\r\nf1\r\n$11\r\ndescription\r\n$-1\r\n$5\r\nflags\r\n*0\r\n*6\r\n$4\r\nname\r\n$2\r\nf2\r\n$11\r\ndescription\r\n$8\r\ndesc two\r\n$5\r\nflags\r\n*2\r\n+no-writes\r\n+allow-stale\r\n"),
+    (&[b"FUNCTION", b"LIST", b"LIBRARYNAME", b"r*"], b"*1\r\n*6\r\n$12\r\nlibrary_name\r\n$1\r\nr\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*1\r\n*6\r\n$4\r\nname\r\n$2\r\nro\r\n$11\r\ndescription\r\n$-1\r\n$5\r\nflags\r\n*1\r\n+no-writes\r\n"),
     (&[b"FUNCTION", b"LIST", b"foo"], b"-ERR Unknown argument foo\r\n"),
     (&[b"FUNCTION", b"LIST", b"LIBRARYNAME"], b"-ERR library name argument was not given\r\n"),
     (&[b"FUNCTION", b"FLUSH", b"bad"], b"-ERR FUNCTION FLUSH only supports SYNC|ASYNC option\r\n"),
