@@ -193,6 +193,14 @@ fn convert_f64(s: &[u8], sc: Scanned) -> Option<(Double, Status)> {
     Some((Double::from_bits(u128::from(v.to_bits())), status))
 }
 
+/// C's `strtod` on the start of `s`: the value and how many bytes it
+/// consumed, or `None` when no number starts there.
+pub fn strtod_prefix(s: &[u8]) -> Option<(f64, usize)> {
+    let sc = scan(s)?;
+    let (value, _) = convert_f64(s, sc)?;
+    Some((f64::from_bits(value.to_bits() as u64), sc.end))
+}
+
 /// A score range bound as `zslParseRange` reads it with plain `strtod`:
 /// leading space allowed, the text ends at the first NUL (a C string),
 /// overflow is infinity, nothing at all is 0 (`""` and `"("`), NaN refused.

@@ -349,6 +349,8 @@ impl Scripting {
         install_library(&lua, &redis, &current)?;
         globals.raw_set("redis", redis)?;
         globals.raw_set("bit", bit_library(&lua)?)?;
+        globals.raw_set("cjson", crate::script_libs::cjson(&lua)?)?;
+        globals.raw_set("cmsgpack", crate::script_libs::cmsgpack(&lua)?)?;
         let error_handler: Function = lua.load(ERROR_HANDLER).set_name("=handler").eval()?;
         let xpcall: Function = globals.raw_get("xpcall")?;
         let launcher: Function = lua.load(LAUNCHER).set_name("=launcher").call((
@@ -1289,10 +1291,12 @@ fn lua_to_reply_nested(value: &Value, out: &mut Reply, depth: usize) {
     }
 }
 
-/// C's `(long long)` of a Lua number, saturating where C is undefined.
-fn number_to_i64(n: f64) -> i64 {
-    if n.is_nan() {
-        0
+/// C's `(long long)` of a Lua number as redis-server on x86-64 computes it.
+pub(crate) fn number_to_i64(n: f64) -> i64 {
+    // x86-64's conversion gives the "integer indefinite" value for NaN
+    // and anything out of range.
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&n) {
+        i64::MIN
     } else {
         n as i64
     }

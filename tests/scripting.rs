@@ -179,6 +179,93 @@ const FUNCTION_CASES: &[Case] = &[
     (&[b"FUNCTION", b"LIST"], b"*0\r\n"),
 ];
 
+/// The cjson and cmsgpack libraries: encodings, decodings and errors,
+/// recorded from redis-server 7.0.15.
+const LIBRARY_CASES: &[Case] = &[
+    (&[b"EVAL", b"return cjson.encode({1,2,3})", b"0"], b"$7\r\n[1,2,3]\r\n"),
+    (&[b"EVAL", b"return cjson.encode({a=1})", b"0"], b"$7\r\n{\"a\":1}\r\n"),
+    (&[b"EVAL", b"return cjson.encode({})", b"0"], b"$2\r\n{}\r\n"),
+    (&[b"EVAL", b"return cjson.encode('a/b\"c\\\\d\\n\\t\\1\\127')", b"0"], b"$28\r\n\"a\\/b\\\"c\\\\d\\n\\t\\u0001\\u007f\"\r\n"),
+    (&[b"EVAL", b"return cjson.encode({1.5, 1e20, 0.1, 3, -0.5, 1/3, 123456789012345678})", b"0"], b"$59\r\n[1.5,1e+20,0.1,3,-0.5,0.33333333333333,1.2345678901235e+17]\r\n"),
+    (&[b"EVAL", b"return cjson.encode({[1]=1,[3]=3})", b"0"], b"$10\r\n[1,null,3]\r\n"),
+    (&[b"EVAL", b"return cjson.encode({[1]=1,[20]=3})", b"0"], b"-ERR user_script:1: Cannot serialise table: excessively sparse array script: 599049a94af36a079b8c19b2e9635d7951cda076, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.encode({[1]=1, a=2})", b"0"], b"$13\r\n{\"1\":1,\"a\":2}\r\n"),
+    (&[b"EVAL", b"return cjson.encode(function() end)", b"0"], b"-ERR user_script:1: Cannot serialise function: type not supported script: c6600573aa08cdf0af5da6e0ef682db69a3acc00, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.encode(true)", b"0"], b"$4\r\ntrue\r\n"),
+    (&[b"EVAL", b"return cjson.encode(nil)", b"0"], b"$4\r\nnull\r\n"),
+    (&[b"EVAL", b"return cjson.encode({a={b={c={1,{}}}}})", b"0"], b"$24\r\n{\"a\":{\"b\":{\"c\":[1,{}]}}}\r\n"),
+    (&[b"EVAL", b"return cjson.encode(cjson.null)", b"0"], b"$4\r\nnull\r\n"),
+    (&[b"EVAL", b"return cjson.encode({x=cjson.null})", b"0"], b"$10\r\n{\"x\":null}\r\n"),
+    (&[b"EVAL", b"return cjson.encode(1/0)", b"0"], b"-ERR user_script:1: Cannot serialise number: must not be NaN or Inf script: 08ffdaa5e7f117332da21c3b5222c2ede9492c60, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.encode(0/0)", b"0"], b"-ERR user_script:1: Cannot serialise number: must not be NaN or Inf script: d3f8d4e745d6587b04e9dd216e0d4631f0a306d9, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.encode({[1.5]=1})", b"0"], b"$9\r\n{\"1.5\":1}\r\n"),
+    (&[b"EVAL", b"return cjson.encode({[true]=1})", b"0"], b"-ERR user_script:1: Cannot serialise boolean: table key must be a number or string script: 376a640005c8509c694166527ca834359bf69aa8, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"local t = {} local c = t for i=1,1100 do c[1] = {} c = c[1] end return cjson.encode(t)", b"0"], b"-ERR user_script:1: Cannot serialise, excessive nesting (1001) script: 190387e70a4f4ace45e3621ca338fa07002224db, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.encode('\\195\\169')", b"0"], b"$4\r\n\"\xc3\xa9\"\r\n"),
+    (&[b"EVAL", b"return cjson.encode({b=1, a=2, c=3, d=4})", b"0"], b"$25\r\n{\"a\":2,\"d\":4,\"c\":3,\"b\":1}\r\n"),
+    (&[b"EVAL", b"return cjson.encode()", b"0"], b"-ERR user_script:1: bad argument #1 to 'encode' (expected 1 argument) script: fc593ea31f478c7ed65c77495cc63edeb9153530, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.encode(1, 2)", b"0"], b"-ERR user_script:1: bad argument #1 to 'encode' (expected 1 argument) script: e3a38cd8c1bb7de419304607b05108c80af53cbc, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"local t = cjson.decode('{\"a\":[1,2,{\"b\":null}],\"c\":\"x\\\\u00e9\\\\n\"}') return {t.a[1], t.a[2], t.c, tostring(t.a[3].b == cjson.null)}", b"0"], b"*4\r\n:1\r\n:2\r\n$4\r\nx\xc3\xa9\n\r\n$4\r\ntrue\r\n"),
+    (&[b"EVAL", b"return cjson.decode('[1,2.5,-3e2,true,false]')", b"0"], b"*5\r\n:1\r\n:2\r\n:-300\r\n:1\r\n$-1\r\n"),
+    (&[b"EVAL", b"return cjson.decode('\"abc\"')", b"0"], b"$3\r\nabc\r\n"),
+    (&[b"EVAL", b"return cjson.decode('12')", b"0"], b":12\r\n"),
+    (&[b"EVAL", b"return type(cjson.decode('null'))", b"0"], b"$8\r\nuserdata\r\n"),
+    (&[b"EVAL", b"return cjson.decode('')", b"0"], b"-ERR user_script:1: Expected value but found T_END at character 1 script: 7ff8cf86abed928f4d61a01dcc9713f0117b180a, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.decode('[1,2')", b"0"], b"-ERR user_script:1: Expected comma or array end but found T_END at character 5 script: c107001b5ba2ff860ee2557f64da37c4767ef4bd, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.decode('{\"a\" 1}')", b"0"], b"-ERR user_script:1: Expected colon but found T_NUMBER at character 6 script: 3486ee24bfdfc100c738c73355e99954ef01d92f, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.decode('{1:2}')", b"0"], b"-ERR user_script:1: Expected object key string but found T_NUMBER at character 2 script: b7dfc51e0d5bf164c246fe708a2e33743e899be6, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.decode('tru')", b"0"], b"-ERR user_script:1: Expected value but found invalid token at character 1 script: b0ae6f0426d6ff93bdff3364f547baa19aa4171b, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.decode('[1,]')", b"0"], b"-ERR user_script:1: Expected value but found T_ARR_END at character 4 script: d31ab1dd313d99d4ad3dac6e48cdff283bea270c, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.decode('\"\\\\x\"')", b"0"], b"-ERR user_script:1: Expected value but found invalid escape code at character 2 script: e15fa517a0e30bc5ba472a9403d98fe6c88ca8e5, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.decode('[1] x')", b"0"], b"-ERR user_script:1: Expected the end but found invalid token at character 5 script: 90488ed3df43636c96be19291b12cbc738913942, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.decode('\"\\\\ud83d\\\\ude00\"')", b"0"], b"$4\r\n\xf0\x9f\x98\x80\r\n"),
+    (&[b"EVAL", b"return cjson.decode('  [ ]  ')", b"0"], b"*0\r\n"),
+    (&[b"EVAL", b"return cjson.decode(5)", b"0"], b":5\r\n"),
+    (&[b"EVAL", b"return cjson.decode({})", b"0"], b"-ERR user_script:1: bad argument #1 to 'decode' (string expected, got table) script: 10c706d54b3ae7d2bcc169d647405abd961145fa, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.decode('0x10')", b"0"], b":16\r\n"),
+    (&[b"EVAL", b"return cjson.decode('[\"a\\tb\"]')", b"0"], b"*1\r\n$3\r\na\x09b\r\n"),
+    (&[b"EVAL", b"return cjson.decode('{\"a\":1,\"a\":2}').a", b"0"], b":2\r\n"),
+    (&[b"EVAL", b"return cjson.decode('1e400')", b"0"], b":-9223372036854775808\r\n"),
+    (&[b"EVAL", b"return cjson.encode(cjson.decode('[[],{}]'))", b"0"], b"$7\r\n[{},{}]\r\n"),
+    (&[b"EVAL", b"return cjson.encode({1,2,nil,4})", b"0"], b"$12\r\n[1,2,null,4]\r\n"),
+    (&[b"EVAL", b"return cjson.encode({[0]=1})", b"0"], b"$7\r\n{\"0\":1}\r\n"),
+    (&[b"EVAL", b"return cjson.encode({[-1]=1})", b"0"], b"$8\r\n{\"-1\":1}\r\n"),
+    (&[b"EVAL", b"return cjson.encode({[2]=2})", b"0"], b"$8\r\n[null,2]\r\n"),
+    (&[b"EVAL", b"return cjson.encode(-0)", b"0"], b"$2\r\n-0\r\n"),
+    (&[b"EVAL", b"return cjson.encode(100000000000000)", b"0"], b"$5\r\n1e+14\r\n"),
+    (&[b"EVAL", b"return cjson.encode(1e14)", b"0"], b"$5\r\n1e+14\r\n"),
+    (&[b"EVAL", b"return cjson.encode(2^53)", b"0"], b"$18\r\n9.007199254741e+15\r\n"),
+    (&[b"EVAL", b"return cjson.encode(0.000001)", b"0"], b"$5\r\n1e-06\r\n"),
+    (&[b"EVAL", b"return cjson.encode(1e-7)", b"0"], b"$5\r\n1e-07\r\n"),
+    (&[b"EVAL", b"return cjson.decode('-')", b"0"], b"-ERR user_script:1: Expected value but found invalid number at character 1 script: a968c762a4638482bd9ef50dcecdc4504214d87d, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cjson.decode('01')", b"0"], b":1\r\n"),
+    (&[b"EVAL", b"return cjson.decode('[1e5, 1E-2, -0]')", b"0"], b"*3\r\n:100000\r\n:0\r\n:0\r\n"),
+    (&[b"EVAL", b"return cjson.decode('\"\\\\u0041\\\\u00\"')", b"0"], b"-ERR user_script:1: Expected value but found invalid unicode escape code at character 8 script: cd86a412603ed1a37773fa3160ac91e2d6d75b67, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cmsgpack.pack({1,2,3})", b"0"], b"$4\r\n\x93\x01\x02\x03\r\n"),
+    (&[b"EVAL", b"return cmsgpack.pack({a=1,b='x'})", b"0"], b"$8\r\n\x82\xa1a\x01\xa1b\xa1x\r\n"),
+    (&[b"EVAL", b"return cmsgpack.pack({})", b"0"], b"$1\r\n\x90\r\n"),
+    (&[b"EVAL", b"return cmsgpack.pack(nil, true, false)", b"0"], b"$3\r\n\xc0\xc3\xc2\r\n"),
+    (&[b"EVAL", b"return cmsgpack.pack(0, 127, 128, 255, 256, 65535, 65536, 4294967295, 4294967296, -1, -32, -33, -128, -129, -32768, -32769, -2147483648, -2147483649)", b"0"], b"$62\r\n\x00\x7f\xcc\x80\xcc\xff\xcd\x01\x00\xcd\xff\xff\xce\x00\x01\x00\x00\xce\xff\xff\xff\xff\xcf\x00\x00\x00\x01\x00\x00\x00\x00\xff\xe0\xd0\xdf\xd0\x80\xd1\xff\x7f\xd1\x80\x00\xd2\xff\xff\x7f\xff\xd2\x80\x00\x00\x00\xd3\xff\xff\xff\xff\x7f\xff\xff\xff\r\n"),
+    (&[b"EVAL", b"return cmsgpack.pack(1.5, 0.1, 1e300, -2.25, 2^63)", b"0"], b"$33\r\n\xca?\xc0\x00\x00\xcb?\xb9\x99\x99\x99\x99\x99\x9a\xcb~7\xe4<\x88\x00u\x9c\xca\xc0\x10\x00\x00\xca_\x00\x00\x00\r\n"),
+    (&[b"EVAL", b"return cmsgpack.pack(string.rep('a', 31), string.rep('b', 32))", b"0"], b"$66\r\n\xbfaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xd9 bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\r\n"),
+    (&[b"EVAL", b"return #cmsgpack.pack(string.rep('c', 300))", b"0"], b":303\r\n"),
+    (&[b"EVAL", b"return #cmsgpack.pack(string.rep('d', 70000))", b"0"], b":70005\r\n"),
+    (&[b"EVAL", b"local t = {} for i=1,20 do t[i]=i end return cmsgpack.pack(t)", b"0"], b"$23\r\n\xdc\x00\x14\x01\x02\x03\x04\x05\x06\x07\x08\x09\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\r\n"),
+    (&[b"EVAL", b"return cmsgpack.pack({1,2,nil,4})", b"0"], b"$7\r\n\x83\x01\x01\x02\x02\x04\x04\r\n"),
+    (&[b"EVAL", b"local t = {} local c = t for i=1,20 do c[1] = {} c = c[1] end return cmsgpack.pack(t)", b"0"], b"$17\r\n\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\xc0\r\n"),
+    (&[b"EVAL", b"return cmsgpack.pack()", b"0"], b"-ERR user_script:1: bad argument #0 to 'pack' (MessagePack pack needs input.) script: 6bc235afa55de88253e203cc5fe5844792e25209, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cmsgpack.pack(function() end)", b"0"], b"$1\r\n\xc0\r\n"),
+    (&[b"EVAL", b"return {cmsgpack.unpack(cmsgpack.pack(1, 'two', {3, {4}}, -5, 1.5))}", b"0"], b"*5\r\n:1\r\n$3\r\ntwo\r\n*2\r\n:3\r\n*1\r\n:4\r\n:-5\r\n:1\r\n"),
+    (&[b"EVAL", b"local t = cmsgpack.unpack(cmsgpack.pack({a=1,b={c='d'}})) return {t.a, t.b.c}", b"0"], b"*2\r\n:1\r\n$1\r\nd\r\n"),
+    (&[b"EVAL", b"return cmsgpack.unpack('\\145')", b"0"], b"-ERR user_script:1: Missing bytes in input. script: e5a6d131d7141fcb79a9f44b543166f94c2e8503, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cmsgpack.unpack('\\193')", b"0"], b"-ERR user_script:1: Bad data format in input. script: dc135bd7bc2955014f03280e151acf74360378e7, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return {cmsgpack.unpack('')}", b"0"], b"*0\r\n"),
+    (&[b"EVAL", b"return cmsgpack.unpack('\\205\\1')", b"0"], b"-ERR user_script:1: Missing bytes in input. script: 4679240a23ff9735759d614fd4b677cab6fb1b9a, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return cmsgpack.unpack(cmsgpack.pack(-2147483649))", b"0"], b":-2147483649\r\n"),
+    (&[b"EVAL", b"return tostring(cmsgpack.unpack(cmsgpack.pack(0.25)))", b"0"], b"$4\r\n0.25\r\n"),
+    (&[b"EVAL", b"return cmsgpack.unpack('\\217\\3abc')", b"0"], b"$3\r\nabc\r\n"),
+];
+
 fn replay(r: &mut Raw, who: &str) {
     assert_eq!(r.cmd(&["FLUSHALL"]), "+OK\r\n");
     assert_eq!(r.cmd(&["SCRIPT", "FLUSH"]), "+OK\r\n");
@@ -189,6 +276,15 @@ fn replay(r: &mut Raw, who: &str) {
 fn scripts_answer_as_redis_does() {
     let lapse = Server::lapse(&[]);
     replay(&mut lapse.raw(), "lapse");
+}
+
+#[test]
+fn cjson_and_cmsgpack_encode_as_redis_does() {
+    let lapse = Server::lapse(&[]);
+    replay_cases(&mut lapse.raw(), LIBRARY_CASES, "lapse");
+    if let Some(redis) = Server::redis() {
+        replay_cases(&mut redis.raw(), LIBRARY_CASES, "redis-server");
+    }
 }
 
 #[test]

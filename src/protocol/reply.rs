@@ -200,7 +200,12 @@ pub fn format_i64(n: i64, tmp: &mut [u8; 20]) -> &[u8] {
 /// (17 significant digits, trailing zeros dropped, exponent form below
 /// 1e-4 or from 1e17 on), and `inf`/`-inf`/`nan`.
 pub fn format_double(value: f64) -> String {
-    const DIGITS: i32 = 17;
+    format_g(value, 17)
+}
+
+/// C's `%.<digits>g`.
+pub fn format_g(value: f64, digits: usize) -> String {
+    let digits = digits.max(1) as i32;
     if value.is_nan() {
         return "nan".into();
     }
@@ -211,15 +216,15 @@ pub fn format_double(value: f64) -> String {
         return if value.is_sign_negative() { "-0" } else { "0" }.into();
     }
     // Rust rounds the 17 digits exactly as printf does; only the layout differs.
-    let sci = format!("{:.*e}", (DIGITS - 1) as usize, value);
+    let sci = format!("{:.*e}", (digits - 1) as usize, value);
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..DIGITS).contains(&exp) {
+    if !(-4..digits).contains(&exp) {
         let mantissa = trim_fraction(mantissa);
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
     } else {
-        let fixed = format!("{:.*}", (DIGITS - 1 - exp) as usize, value);
+        let fixed = format!("{:.*}", (digits - 1 - exp) as usize, value);
         trim_fraction(&fixed).to_string()
     }
 }

@@ -1,0 +1,691 @@
+//! The libraries Redis gives scripts besides `redis`: `cjson` and
+//! `cmsgpack`, written here to Redis's encodings (lua-cjson 2.1 and
+//! lua-cmsgpack as Redis 7.0 ships them): the same bytes out, the same
+//! values and error messages back.
+//!
+//! Errors are raised with the `\u{1}` mark the scripting room's error
+//! handler turns into `ERR user_script:<line>: <message>`, as Lua's
+//! `luaL_error` from a C library would read.
+
+use mlua::{LightUserData, Lua, LuaString, Table, Value, Variadic};
+
+use crate::float::strtod_prefix;
+use crate::protocol::reply::format_g;
+use crate::scripting::number_to_i64;
+
+/// The deepest nesting either way (lua-cjson's default).
+const JSON_MAX_DEPTH: usize = 1000;
+/// lua-cjson's sparse array rule: an array whose largest index passes
+/// both `ratio` times its item count and `safe` is refused.
+const SPARSE_RATIO: usize = 2;
+const SPARSE_SAFE: usize = 10;
+/// lua-cmsgpack encodes tables nested deeper than this as nil.
+const MSGPACK_MAX_NESTING: usize = 16;
+
+fn lua_error(message: impl std::fmt::Display) -> mlua::Error {
+    mlua::Error::runtime(format!("\u{1}{message}"))
+}
+
+fn json_null() -> Value {
+    Value::LightUserData(LightUserData(std::ptr::null_mut()))
+}
+
+pub fn cjson(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set(
+        "encode",
+        lua.create_function(|lua, args: Variadic<Value>| {
+            if args.len() != 1 {
+                return Err(lua_error(
+                    "bad argument #1 to 'encode' (expected 1 argument)",
+                ));
+            }
+            let mut out = Vec::new();
+            json_encode(&args[0], &mut out, 0)?;
+            lua.create_string(&out)
+        })?,
+    )?;
+    t.raw_set(
+        "decode",
+        lua.create_function(|lua, args: Variadic<Value>| {
+            let text = match args.first() {
+                Some(Value::String(s)) => s.as_bytes().to_vec(),
+                Some(Value::Integer(n)) => n.to_string().into_bytes(),
+                Some(Value::Number(n)) => format_g(*n, 14).into_bytes(),
+                other => {
+                    let got = other.map_or("no value", |v| v.type_name());
+                    return Err(lua_error(format!(
+                        "bad argument #1 to 'decode' (string expected, got {got})"
+                    )));
+                }
+            };
+            if args.len() != 1 {
+                return Err(lua_error(
+                    "bad argument #1 to 'decode' (expected 1 argument)",
+                ));
+            }
+            JsonDecoder {
+                lua,
+                text: &text,
+                at: 0,
+            }
+            .document()
+        })?,
+    )?;
+    t.raw_set("null", json_null())?;
+    Ok(t)
+}
+
+/// A number as lua-cjson prints it (`%.14g`).
+fn json_number(n: f64, out: &mut Vec<u8>) -> mlua::Result<()> {
+    if !n.is_finite() {
+        return Err(lua_error("Cannot serialise number: must not be NaN or Inf"));
+    }
+    out.extend_from_slice(format_g(n, 14).as_bytes());
+    Ok(())
+}
+
+fn json_string(s: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    for &c in s {
+        match c {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'/' => out.extend_from_slice(b"\\/"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            c if c < 0x20 || c == 0x7f => out.extend_from_slice(format!("\\u{c:04x}").as_bytes()),
+            c => out.push(c),
+        }
+    }
+    out.push(b'"');
+}
+
+/// The length of `t` as a JSON array, or `None` for an object.
+fn json_array_length(t: &Table) -> mlua::Result<Option<usize>> {
+    let (mut max, mut items) = (0usize, 0usize);
+    for pair in t.pairs::<Value, Value>() {
+        let (k, _) = pair?;
+        let index = match k {
+            Value::Integer(i) if i >= 1 => i as f64,
+            Value::Number(n) if n >= 1.0 && n.floor() == n => n,
+            _ => return Ok(None),
+        };
+        max = max.max(index as usize);
+        items += 1;
+    }
+    if max > items * SPARSE_RATIO && max > SPARSE_SAFE {
+        return Err(lua_error(
+            "Cannot serialise table: excessively sparse array",
+        ));
+    }
+    Ok((max > 0).then_some(max))
+}
+
+fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
+    match v {
+        Value::Nil => out.extend_from_slice(b"null"),
+        Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Integer(n) => json_number(*n as f64, out)?,
+        Value::Number(n) => json_number(*n, out)?,
+        Value::String(s) => json_string(&s.as_bytes(), out),
+        Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
+        Value::Table(t) => {
+            if depth + 1 > JSON_MAX_DEPTH {
+                return Err(lua_error(format!(
+                    "Cannot serialise, excessive nesting ({})",
+                    depth + 1
+                )));
+            }
+            match json_array_length(t)? {
+                Some(len) => {
+                    out.push(b'[');
+                    for i in 1..=len {
+                        if i > 1 {
+                            out.push(b',');
+                        }
+                        json_encode(&t.raw_get::<Value>(i)?, out, depth + 1)?;
+                    }
+                    out.push(b']');
+                }
+                None => {
+                    out.push(b'{');
+                    let mut first = true;
+                    for pair in t.pairs::<Value, Value>() {
+                        let (k, v) = pair?;
+                        if !first {
+                            out.push(b',');
+                        }
+                        first = false;
+                        match &k {
+                            Value::String(s) => json_string(&s.as_bytes(), out),
+                            Value::Integer(n) => {
+                                json_string(format_g(*n as f64, 14).as_bytes(), out)
+                            }
+                            Value::Number(n) => json_string(format_g(*n, 14).as_bytes(), out),
+                            other => {
+                                return Err(lua_error(format!(
+                                    "Cannot serialise {}: table key must be a number or string",
+                                    other.type_name()
+                                )))
+                            }
+                        }
+                        out.push(b':');
+                        json_encode(&v, out, depth + 1)?;
+                    }
+                    out.push(b'}');
+                }
+            }
+        }
+        other => {
+            return Err(lua_error(format!(
+                "Cannot serialise {}: type not supported",
+                other.type_name()
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// lua-cjson's tokens, by the names its errors use.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Token {
+    ObjBegin,
+    ObjEnd,
+    ArrBegin,
+    ArrEnd,
+    Str,
+    Number(f64),
+    Boolean(bool),
+    Null,
+    Colon,
+    Comma,
+    End,
+    Error(&'static str),
+}
+
+impl Token {
+    fn name(&self) -> &'static str {
+        match self {
+            Token::ObjBegin => "T_OBJ_BEGIN",
+            Token::ObjEnd => "T_OBJ_END",
+            Token::ArrBegin => "T_ARR_BEGIN",
+            Token::ArrEnd => "T_ARR_END",
+            Token::Str => "T_STRING",
+            Token::Number(_) => "T_NUMBER",
+            Token::Boolean(_) => "T_BOOLEAN",
+            Token::Null => "T_NULL",
+            Token::Colon => "T_COLON",
+            Token::Comma => "T_COMMA",
+            Token::End => "T_END",
+            Token::Error(message) => message,
+        }
+    }
+}
+
+struct JsonDecoder<'a> {
+    lua: &'a Lua,
+    text: &'a [u8],
+    at: usize,
+}
+
+impl JsonDecoder<'_> {
+    fn document(&mut self) -> mlua::Result<Value> {
+        let (token, index) = self.next_token();
+        let value = self.value(token, index, 0)?;
+        let (token, index) = self.next_token();
+        if token != Token::End {
+            return Err(self.expected("the end", token, index));
+        }
+        Ok(value)
+    }
+
+    fn expected(&self, what: &str, found: Token, index: usize) -> mlua::Error {
+        lua_error(format!(
+            "Expected {what} but found {} at character {}",
+            found.name(),
+            index + 1
+        ))
+    }
+
+    /// The next token and where it starts (where it failed, for errors).
+    /// A string's bytes are left in `self.string`.
+    fn next_token(&mut self) -> (Token, usize) {
+        while self
+            .text
+            .get(self.at)
+            .is_some_and(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            self.at += 1;
+        }
+        let start = self.at;
+        let Some(&c) = self.text.get(self.at) else {
+            return (Token::End, start);
+        };
+        let single = match c {
+            b'{' => Some(Token::ObjBegin),
+            b'}' => Some(Token::ObjEnd),
+            b'[' => Some(Token::ArrBegin),
+            b']' => Some(Token::ArrEnd),
+            b',' => Some(Token::Comma),
+            b':' => Some(Token::Colon),
+            _ => None,
+        };
+        if let Some(token) = single {
+            self.at += 1;
+            return (token, start);
+        }
+        if c == b'"' {
+            return (Token::Str, start);
+        }
+        if c == b'-' || c.is_ascii_digit() {
+            return match strtod_prefix(&self.text[start..]) {
+                Some((n, used)) if used > 0 => {
+                    self.at += used;
+                    (Token::Number(n), start)
+                }
+                _ => (Token::Error("invalid number"), start),
+            };
+        }
+        for (word, token) in [
+            (&b"true"[..], Token::Boolean(true)),
+            (b"false", Token::Boolean(false)),
+            (b"null", Token::Null),
+        ] {
+            if self.text[start..].starts_with(word) {
+                self.at += word.len();
+                return (token, start);
+            }
+        }
+        (Token::Error("invalid token"), start)
+    }
+
+    /// The string whose opening quote is at `self.at`.
+    fn string(&mut self) -> Result<Vec<u8>, (Token, usize)> {
+        let mut out = Vec::new();
+        self.at += 1;
+        loop {
+            let Some(&c) = self.text.get(self.at) else {
+                return Err((Token::Error("unexpected end of string"), self.at));
+            };
+            match c {
+                b'"' => {
+                    self.at += 1;
+                    return Ok(out);
+                }
+                b'\\' => {
+                    let escape_at = self.at;
+                    let escaped = match self.text.get(self.at + 1) {
+                        Some(b'"') => b'"',
+                        Some(b'\\') => b'\\',
+                        Some(b'/') => b'/',
+                        Some(b'b') => 0x08,
+                        Some(b'f') => 0x0c,
+                        Some(b'n') => b'\n',
+                        Some(b'r') => b'\r',
+                        Some(b't') => b'\t',
+                        Some(b'u') => {
+                            let Some(ch) = self.unicode_escape() else {
+                                return Err((
+                                    Token::Error("invalid unicode escape code"),
+                                    escape_at,
+                                ));
+                            };
+                            let mut buf = [0u8; 4];
+                            out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                            continue;
+                        }
+                        _ => return Err((Token::Error("invalid escape code"), escape_at)),
+                    };
+                    out.push(escaped);
+                    self.at += 2;
+                }
+                c => {
+                    out.push(c);
+                    self.at += 1;
+                }
+            }
+        }
+    }
+
+    fn hex4(&self, at: usize) -> Option<u32> {
+        let digits = self.text.get(at..at + 4)?;
+        let text = std::str::from_utf8(digits).ok()?;
+        if !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        u32::from_str_radix(text, 16).ok()
+    }
+
+    /// `\uXXXX` (with a following low surrogate when this is a high one)
+    /// at `self.at`; moves past it.
+    fn unicode_escape(&mut self) -> Option<char> {
+        let first = self.hex4(self.at + 2)?;
+        if (0xdc00..0xe000).contains(&first) {
+            return None;
+        }
+        if (0xd800..0xdc00).contains(&first) {
+            if self.text.get(self.at + 6..self.at + 8) != Some(b"\\u") {
+                return None;
+            }
+            let second = self.hex4(self.at + 8)?;
+            if !(0xdc00..0xe000).contains(&second) {
+                return None;
+            }
+            self.at += 12;
+            return char::from_u32(0x10000 + ((first - 0xd800) << 10) + (second - 0xdc00));
+        }
+        self.at += 6;
+        char::from_u32(first)
+    }
+
+    fn value(&mut self, token: Token, index: usize, depth: usize) -> mlua::Result<Value> {
+        Ok(match token {
+            Token::Str => match self.string() {
+                Ok(s) => Value::String(self.lua.create_string(&s)?),
+                Err((token, index)) => return Err(self.expected("value", token, index)),
+            },
+            Token::Number(n) => Value::Number(n),
+            Token::Boolean(b) => Value::Boolean(b),
+            Token::Null => json_null(),
+            Token::ObjBegin | Token::ArrBegin => {
+                if depth + 1 > JSON_MAX_DEPTH {
+                    return Err(lua_error(format!(
+                        "Found too many nested data structures ({}) at character {}",
+                        depth + 1,
+                        index + 1
+                    )));
+                }
+                let t = self.lua.create_table()?;
+                if token == Token::ObjBegin {
+                    self.object(&t, depth + 1)?;
+                } else {
+                    self.array(&t, depth + 1)?;
+                }
+                Value::Table(t)
+            }
+            other => return Err(self.expected("value", other, index)),
+        })
+    }
+
+    fn object(&mut self, t: &Table, depth: usize) -> mlua::Result<()> {
+        let (mut token, mut index) = self.next_token();
+        if token == Token::ObjEnd {
+            return Ok(());
+        }
+        loop {
+            if token != Token::Str {
+                return Err(self.expected("object key string", token, index));
+            }
+            let key = match self.string() {
+                Ok(k) => k,
+                Err((token, index)) => {
+                    return Err(self.expected("object key string", token, index))
+                }
+            };
+            let (colon, at) = self.next_token();
+            if colon != Token::Colon {
+                return Err(self.expected("colon", colon, at));
+            }
+            let (vt, vi) = self.next_token();
+            let value = self.value(vt, vi, depth)?;
+            t.raw_set(self.lua.create_string(&key)?, value)?;
+            let (next, at) = self.next_token();
+            match next {
+                Token::ObjEnd => return Ok(()),
+                Token::Comma => (token, index) = self.next_token(),
+                other => return Err(self.expected("comma or object end", other, at)),
+            }
+        }
+    }
+
+    fn array(&mut self, t: &Table, depth: usize) -> mlua::Result<()> {
+        let (mut token, mut index) = self.next_token();
+        if token == Token::ArrEnd {
+            return Ok(());
+        }
+        for i in 1.. {
+            let value = self.value(token, index, depth)?;
+            t.raw_set(i, value)?;
+            let (next, at) = self.next_token();
+            match next {
+                Token::ArrEnd => return Ok(()),
+                Token::Comma => (token, index) = self.next_token(),
+                other => return Err(self.expected("comma or array end", other, at)),
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn cmsgpack(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set(
+        "pack",
+        lua.create_function(|lua, args: Variadic<Value>| {
+            if args.is_empty() {
+                return Err(lua_error(
+                    "bad argument #0 to 'pack' (MessagePack pack needs input.)",
+                ));
+            }
+            let mut out = Vec::new();
+            for v in args.iter() {
+                msgpack_encode(v, &mut out, 0)?;
+            }
+            lua.create_string(&out)
+        })?,
+    )?;
+    t.raw_set(
+        "unpack",
+        lua.create_function(|lua, s: LuaString| {
+            let bytes = s.as_bytes();
+            let mut at = 0;
+            let mut values = Variadic::new();
+            while at < bytes.len() {
+                values.push(msgpack_decode(lua, &bytes, &mut at, 0)?);
+            }
+            Ok(values)
+        })?,
+    )?;
+    Ok(t)
+}
+
+fn msgpack_len(out: &mut Vec<u8>, len: usize, fix: Option<(u8, usize)>, wide: [u8; 3]) {
+    match fix {
+        Some((tag, max)) if len < max => out.push(tag | len as u8),
+        _ if wide[0] != 0 && len <= 0xff => out.extend_from_slice(&[wide[0], len as u8]),
+        _ if len <= 0xffff => {
+            out.push(wide[1]);
+            out.extend_from_slice(&(len as u16).to_be_bytes());
+        }
+        _ => {
+            out.push(wide[2]);
+            out.extend_from_slice(&(len as u32).to_be_bytes());
+        }
+    }
+}
+
+fn msgpack_integer(n: i64, out: &mut Vec<u8>) {
+    if n >= 0 {
+        match n {
+            0..=127 => out.push(n as u8),
+            128..=0xff => out.extend_from_slice(&[0xcc, n as u8]),
+            0x100..=0xffff => {
+                out.push(0xcd);
+                out.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            0x1_0000..=0xffff_ffff => {
+                out.push(0xce);
+                out.extend_from_slice(&(n as u32).to_be_bytes());
+            }
+            _ => {
+                out.push(0xcf);
+                out.extend_from_slice(&(n as u64).to_be_bytes());
+            }
+        }
+    } else if n >= -32 {
+        out.push(n as i8 as u8);
+    } else if n >= -128 {
+        out.extend_from_slice(&[0xd0, n as i8 as u8]);
+    } else if n >= -32768 {
+        out.push(0xd1);
+        out.extend_from_slice(&(n as i16).to_be_bytes());
+    } else if n >= i64::from(i32::MIN) {
+        out.push(0xd2);
+        out.extend_from_slice(&(n as i32).to_be_bytes());
+    } else {
+        out.push(0xd3);
+        out.extend_from_slice(&n.to_be_bytes());
+    }
+}
+
+fn msgpack_number(n: f64, out: &mut Vec<u8>) {
+    // lua-cmsgpack's IS_INT64_EQUIVALENT, with C's conversion.
+    let i = number_to_i64(n);
+    if n.is_finite() && i as f64 == n {
+        return msgpack_integer(i, out);
+    }
+    let f = n as f32;
+    if f64::from(f) == n {
+        out.push(0xca);
+        out.extend_from_slice(&f.to_be_bytes());
+    } else {
+        out.push(0xcb);
+        out.extend_from_slice(&n.to_be_bytes());
+    }
+}
+
+fn msgpack_encode(v: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
+    match v {
+        Value::Boolean(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
+        Value::Integer(n) => msgpack_integer(*n, out),
+        Value::Number(n) => msgpack_number(*n, out),
+        Value::String(s) => {
+            let bytes = s.as_bytes();
+            msgpack_len(out, bytes.len(), Some((0xa0, 32)), [0xd9, 0xda, 0xdb]);
+            out.extend_from_slice(&bytes);
+        }
+        Value::Table(t) if depth < MSGPACK_MAX_NESTING => {
+            // An array when its keys are exactly 1..n (empty included).
+            let (mut count, mut max, mut array) = (0usize, 0usize, true);
+            for pair in t.pairs::<Value, Value>() {
+                let (k, _) = pair?;
+                count += 1;
+                match k {
+                    Value::Integer(i) if i >= 1 => max = max.max(i as usize),
+                    Value::Number(n) if n >= 1.0 && n.floor() == n => max = max.max(n as usize),
+                    _ => array = false,
+                }
+            }
+            if array && max == count {
+                msgpack_len(out, count, Some((0x90, 16)), [0, 0xdc, 0xdd]);
+                for i in 1..=count {
+                    msgpack_encode(&t.raw_get::<Value>(i)?, out, depth + 1)?;
+                }
+            } else {
+                msgpack_len(out, count, Some((0x80, 16)), [0, 0xde, 0xdf]);
+                for pair in t.pairs::<Value, Value>() {
+                    let (k, v) = pair?;
+                    msgpack_encode(&k, out, depth + 1)?;
+                    msgpack_encode(&v, out, depth + 1)?;
+                }
+            }
+        }
+        _ => out.push(0xc0),
+    }
+    Ok(())
+}
+
+fn msgpack_decode(lua: &Lua, b: &[u8], at: &mut usize, depth: usize) -> mlua::Result<Value> {
+    let missing = || lua_error("Missing bytes in input.");
+    let take = |at: &mut usize, n: usize| -> mlua::Result<&[u8]> {
+        let bytes = b.get(*at..*at + n).ok_or_else(missing)?;
+        *at += n;
+        Ok(bytes)
+    };
+    let uint = |bytes: &[u8]| bytes.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x));
+    if depth > JSON_MAX_DEPTH {
+        return Err(lua_error("Bad data format in input."));
+    }
+    let tag = take(at, 1)?[0];
+    let string = |at: &mut usize, len: usize| -> mlua::Result<Value> {
+        let bytes = take(at, len)?;
+        Ok(Value::String(lua.create_string(bytes)?))
+    };
+    let array = |at: &mut usize, len: usize| -> mlua::Result<Value> {
+        let t = lua.create_table()?;
+        for i in 1..=len {
+            t.raw_set(i, msgpack_decode(lua, b, at, depth + 1)?)?;
+        }
+        Ok(Value::Table(t))
+    };
+    let map = |at: &mut usize, len: usize| -> mlua::Result<Value> {
+        let t = lua.create_table()?;
+        for _ in 0..len {
+            let k = msgpack_decode(lua, b, at, depth + 1)?;
+            let v = msgpack_decode(lua, b, at, depth + 1)?;
+            if !matches!(k, Value::Nil) {
+                t.raw_set(k, v)?;
+            }
+        }
+        Ok(Value::Table(t))
+    };
+    Ok(match tag {
+        0x00..=0x7f => Value::Number(f64::from(tag)),
+        0x80..=0x8f => map(at, usize::from(tag & 0x0f))?,
+        0x90..=0x9f => array(at, usize::from(tag & 0x0f))?,
+        0xa0..=0xbf => string(at, usize::from(tag & 0x1f))?,
+        0xc0 => Value::Nil,
+        0xc2 => Value::Boolean(false),
+        0xc3 => Value::Boolean(true),
+        0xc4 | 0xd9 => {
+            let n = uint(take(at, 1)?) as usize;
+            string(at, n)?
+        }
+        0xc5 | 0xda => {
+            let n = uint(take(at, 2)?) as usize;
+            string(at, n)?
+        }
+        0xc6 | 0xdb => {
+            let n = uint(take(at, 4)?) as usize;
+            string(at, n)?
+        }
+        0xca => {
+            let bytes: [u8; 4] = take(at, 4)?.try_into().map_err(|_| missing())?;
+            Value::Number(f64::from(f32::from_be_bytes(bytes)))
+        }
+        0xcb => {
+            let bytes: [u8; 8] = take(at, 8)?.try_into().map_err(|_| missing())?;
+            Value::Number(f64::from_be_bytes(bytes))
+        }
+        0xcc => Value::Number(uint(take(at, 1)?) as f64),
+        0xcd => Value::Number(uint(take(at, 2)?) as f64),
+        0xce => Value::Number(uint(take(at, 4)?) as f64),
+        0xcf => Value::Number(uint(take(at, 8)?) as f64),
+        0xd0 => Value::Number(f64::from(take(at, 1)?[0] as i8)),
+        0xd1 => Value::Number(f64::from(uint(take(at, 2)?) as u16 as i16)),
+        0xd2 => Value::Number(f64::from(uint(take(at, 4)?) as u32 as i32)),
+        0xd3 => Value::Number(uint(take(at, 8)?) as i64 as f64),
+        0xdc => {
+            let n = uint(take(at, 2)?) as usize;
+            array(at, n)?
+        }
+        0xdd => {
+            let n = uint(take(at, 4)?) as usize;
+            array(at, n)?
+        }
+        0xde => {
+            let n = uint(take(at, 2)?) as usize;
+            map(at, n)?
+        }
+        0xdf => {
+            let n = uint(take(at, 4)?) as usize;
+            map(at, n)?
+        }
+        0xe0..=0xff => Value::Number(f64::from(tag as i8)),
+        _ => return Err(lua_error("Bad data format in input.")),
+    })
+}
