@@ -30,6 +30,88 @@ fn json_null() -> Value {
     Value::LightUserData(LightUserData(std::ptr::null_mut()))
 }
 
+/// Redis's `redisLrand48`: the 48-bit linear congruential generator of
+/// POSIX `lrand48`, started where `lrand48` starts, one stream for the
+/// server's life (Redis 7 no longer reseeds it per script).
+#[derive(Debug)]
+struct Rand48(u64);
+
+impl Rand48 {
+    const START: u64 = 0x1234_ABCD_330E;
+
+    fn seed(&mut self, seed: i32) {
+        self.0 = (u64::from(seed as u32) << 16) | 0x330E;
+    }
+
+    fn next(&mut self) -> i32 {
+        self.0 = (self.0.wrapping_mul(0x5_DEEC_E66D).wrapping_add(0xB)) & ((1 << 48) - 1);
+        (self.0 >> 17) as i32
+    }
+}
+
+/// `luaL_checkint`: a number (or numeric string) as C `int`.
+fn check_int(function: &str, i: usize, v: Option<&Value>) -> mlua::Result<i32> {
+    let got = match v {
+        Some(Value::Integer(n)) => return Ok(*n as i32),
+        Some(Value::Number(n)) => return Ok(number_to_i64(*n) as i32),
+        Some(Value::String(s)) => {
+            if let Some((n, used)) = strtod_prefix(&s.as_bytes()) {
+                if used == s.as_bytes().len() {
+                    return Ok(number_to_i64(n) as i32);
+                }
+            }
+            "string"
+        }
+        None => "no value",
+        Some(other) => other.type_name(),
+    };
+    Err(lua_error(format!(
+        "bad argument #{} to '{function}' (number expected, got {got})",
+        i + 1
+    )))
+}
+
+/// `math.random` and `math.randomseed` as Redis replaces them: the same
+/// numbers as redis-server for the same seed and calls.
+pub fn install_random(lua: &Lua, math: &Table) -> mlua::Result<()> {
+    let state = std::rc::Rc::new(std::cell::RefCell::new(Rand48(Rand48::START)));
+    let rng = state.clone();
+    math.raw_set(
+        "random",
+        lua.create_function(move |_, args: Variadic<Value>| {
+            let r = f64::from(rng.borrow_mut().next() % i32::MAX) / f64::from(i32::MAX);
+            match args.len() {
+                0 => Ok(r),
+                1 => {
+                    let u = check_int("random", 0, args.first())?;
+                    if u < 1 {
+                        return Err(lua_error("bad argument #1 to 'random' (interval is empty)"));
+                    }
+                    Ok((r * f64::from(u)).floor() + 1.0)
+                }
+                2 => {
+                    let l = check_int("random", 0, args.first())?;
+                    let u = check_int("random", 1, args.get(1))?;
+                    if l > u {
+                        return Err(lua_error("bad argument #2 to 'random' (interval is empty)"));
+                    }
+                    Ok((r * (f64::from(u) - f64::from(l) + 1.0)).floor() + f64::from(l))
+                }
+                _ => Err(lua_error("wrong number of arguments")),
+            }
+        })?,
+    )?;
+    math.raw_set(
+        "randomseed",
+        lua.create_function(move |_, args: Variadic<Value>| {
+            let seed = check_int("randomseed", 0, args.first())?;
+            state.borrow_mut().seed(seed);
+            Ok(())
+        })?,
+    )?;
+    Ok(())
+}
+
 pub fn cjson(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.raw_set(

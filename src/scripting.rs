@@ -349,6 +349,8 @@ impl Scripting {
         install_library(&lua, &redis, &current)?;
         globals.raw_set("redis", redis)?;
         globals.raw_set("bit", bit_library(&lua)?)?;
+        let math: Table = globals.raw_get("math")?;
+        crate::script_libs::install_random(&lua, &math)?;
         globals.raw_set("cjson", crate::script_libs::cjson(&lua)?)?;
         globals.raw_set("cmsgpack", crate::script_libs::cmsgpack(&lua)?)?;
         let error_handler: Function = lua.load(ERROR_HANDLER).set_name("=handler").eval()?;

@@ -266,6 +266,18 @@ const LIBRARY_CASES: &[Case] = &[
     (&[b"EVAL", b"return cmsgpack.unpack('\\217\\3abc')", b"0"], b"$3\r\nabc\r\n"),
 ];
 
+/// `math.random` on a fresh server: the same numbers as redis-server's
+/// (its lrand48 stream, shared by all scripts, not reseeded per script).
+const RANDOM_CASES: &[Case] = &[
+    (&[b"EVAL", b"return {math.random(100), math.random(1000000), math.random(5,10), tostring(math.random())}", b"0"], b"*4\r\n:40\r\n:840486\r\n:7\r\n$16\r\n0.44658343468168\r\n"),
+    (&[b"EVAL", b"math.randomseed(42) return {math.random(1000000), math.random(1000000)}", b"0"], b"*2\r\n:744526\r\n:342702\r\n"),
+    (&[b"EVAL", b"return math.random(0)", b"0"], b"-ERR user_script:1: bad argument #1 to 'random' (interval is empty) script: 008bcb60f86ee36d26c67b641b46674578d9cba0, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return math.random(3, 1)", b"0"], b"-ERR user_script:1: bad argument #2 to 'random' (interval is empty) script: e7eba8cfa2634198f693e80c6baa2d58a99a9060, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return math.random('x')", b"0"], b"-ERR user_script:1: bad argument #1 to 'random' (number expected, got string) script: d36aee4c433f6d1a257f71070b6a0b37a40bbb04, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return math.random(1, 2, 3)", b"0"], b"-ERR user_script:1: wrong number of arguments script: 07d2fd85ff1e5c39f9bd7d9163eddb0db34f2a7a, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"math.randomseed('7') return math.random(1000)", b"0"], b":267\r\n"),
+];
+
 fn replay(r: &mut Raw, who: &str) {
     assert_eq!(r.cmd(&["FLUSHALL"]), "+OK\r\n");
     assert_eq!(r.cmd(&["SCRIPT", "FLUSH"]), "+OK\r\n");
@@ -284,6 +296,15 @@ fn cjson_and_cmsgpack_encode_as_redis_does() {
     replay_cases(&mut lapse.raw(), LIBRARY_CASES, "lapse");
     if let Some(redis) = Server::redis() {
         replay_cases(&mut redis.raw(), LIBRARY_CASES, "redis-server");
+    }
+}
+
+#[test]
+fn math_random_draws_redis_servers_numbers() {
+    let lapse = Server::lapse(&[]);
+    replay_cases(&mut lapse.raw(), RANDOM_CASES, "lapse");
+    if let Some(redis) = Server::redis() {
+        replay_cases(&mut redis.raw(), RANDOM_CASES, "redis-server");
     }
 }
 
