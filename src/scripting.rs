@@ -38,8 +38,19 @@ const CHUNK_NAME: &str = "@user_script";
 /// Builds the table an error becomes in Lua (`{err = "..."}`), with where
 /// it was raised added by the error handler.
 const ERROR_HANDLER: &str = r#"
-local dbg = debug
-return function(err)
+local dbg, raw_pcall = debug, pcall
+-- An error raised from Rust, wrapped by the binding (which adds a prefix
+-- and a traceback): redis.call's (the command's own error reply), or a
+-- library's argument error (marked), which Lua would have prefixed with
+-- the script's position. Its text, and whether it was marked.
+local function rust_error(err)
+  local text = tostring(err):gsub('^runtime error: ', '')
+  local cut = text:find('\nstack traceback:', 1, true)
+  if cut then text = text:sub(1, cut - 1) end
+  if text:sub(1, 1) == '\1' then return text:sub(2), true end
+  return text, false
+end
+local function handler(err)
   -- The innermost frame of the script itself: where Redis reports it.
   local i
   for level = 2, 20 do
@@ -48,16 +59,10 @@ return function(err)
     if info.source == '@user_script' or info.source == '@user_function' then i = info break end
   end
   if type(err) == 'userdata' then
-    -- An error raised from Rust, wrapped by the binding (which adds a
-    -- prefix and a traceback): redis.call's (the command's own error
-    -- reply), or a library's argument error (marked), which Lua would
-    -- have prefixed with the script's position.
-    local text = tostring(err):gsub('^runtime error: ', '')
-    local cut = text:find('\nstack traceback:', 1, true)
-    if cut then text = text:sub(1, cut - 1) end
-    if text:sub(1, 1) == '\1' then
+    local text, marked = rust_error(err)
+    if marked then
       local where = i and (i.short_src .. ':' .. i.currentline .. ': ') or ''
-      text = 'ERR ' .. where .. text:sub(2)
+      text = 'ERR ' .. where .. text
     end
     err = {err = text}
   elseif type(err) ~= 'table' then
@@ -69,6 +74,16 @@ return function(err)
   end
   return err
 end
+-- pcall as scripts see it: an error from Rust comes back as its text, as
+-- Redis 7.0's C functions raise strings.
+local function caught(ok, ...)
+  if ok then return ok, ... end
+  local err = ...
+  if type(err) == 'userdata' then err = rust_error(err) end
+  return false, err
+end
+local function script_pcall(f, ...) return caught(raw_pcall(f, ...)) end
+return handler, script_pcall
 "#;
 
 /// Starts a script: sets KEYS and ARGV (EVAL) or passes them as the
@@ -353,7 +368,8 @@ impl Scripting {
         crate::script_libs::install_random(&lua, &math)?;
         globals.raw_set("cjson", crate::script_libs::cjson(&lua)?)?;
         globals.raw_set("cmsgpack", crate::script_libs::cmsgpack(&lua)?)?;
-        let error_handler: Function = lua.load(ERROR_HANDLER).set_name("=handler").eval()?;
+        let (error_handler, script_pcall): (Function, Function) =
+            lua.load(ERROR_HANDLER).set_name("=handler").eval()?;
         let xpcall: Function = globals.raw_get("xpcall")?;
         let launcher: Function = lua.load(LAUNCHER).set_name("=launcher").call((
             globals.clone(),
@@ -362,6 +378,7 @@ impl Scripting {
         ))?;
         // `debug` is for the error handler only, as in Redis's sandbox.
         globals.raw_set("debug", Value::Nil)?;
+        globals.raw_set("pcall", script_pcall)?;
         let load_redis = lua.create_table()?;
         install_load_library(&lua, &load_redis, &current)?;
         let (sandbox, function_view, function_meta, front, load_front): (

@@ -179,9 +179,18 @@ const FUNCTION_CASES: &[Case] = &[
     (&[b"FUNCTION", b"LIST"], b"*0\r\n"),
 ];
 
-/// The cjson and cmsgpack libraries: encodings, decodings and errors,
-/// recorded from redis-server 7.0.15.
+/// The cjson and cmsgpack libraries: encodings, decodings and errors;
+/// then what `pcall` catches (Redis 7.0 hands a command's error or a
+/// library's back as a string). Recorded from redis-server 7.0.15.
 const LIBRARY_CASES: &[Case] = &[
+    (&[b"SET", b"pk", b"v"], b"+OK\r\n"),
+    (&[b"EVAL", b"local ok, e = pcall(redis.call, 'incr', 'pk') return {tostring(ok), type(e), e}", b"0"], b"*3\r\n$5\r\nfalse\r\n$6\r\nstring\r\n$43\r\nERR value is not an integer or out of range\r\n"),
+    (&[b"EVAL", b"local ok, e = pcall(cjson.decode, 'x') return {tostring(ok), type(e), e}", b"0"], b"*3\r\n$5\r\nfalse\r\n$6\r\nstring\r\n$53\r\nExpected value but found invalid token at character 1\r\n"),
+    (&[b"EVAL", b"local ok, e = pcall(redis.call) return e", b"0"], b"$64\r\nERR Please specify at least one argument for this redis lib call\r\n"),
+    (&[b"EVAL", b"local ok, e = pcall(error, 'x') return e", b"0"], b"$1\r\nx\r\n"),
+    (&[b"EVAL", b"return {pcall(function() return 1, 2 end)}", b"0"], b"*3\r\n:1\r\n:1\r\n:2\r\n"),
+    (&[b"EVAL", b"return pcall(redis.call, 'nosuch')", b"0"], b"$-1\r\n"),
+    (&[b"EVAL", b"local ok, e = pcall(function() return redis.call('incr', 'pk') end) return e", b"0"], b"$43\r\nERR value is not an integer or out of range\r\n"),
     (&[b"EVAL", b"return cjson.encode({1,2,3})", b"0"], b"$7\r\n[1,2,3]\r\n"),
     (&[b"EVAL", b"return cjson.encode({a=1})", b"0"], b"$7\r\n{\"a\":1}\r\n"),
     (&[b"EVAL", b"return cjson.encode({})", b"0"], b"$2\r\n{}\r\n"),
