@@ -26,6 +26,7 @@ pub mod notify;
 pub mod propagate;
 pub mod protocol;
 pub mod pubsub;
+pub mod rdb;
 pub mod script_libs;
 pub mod scripting;
 pub mod server;

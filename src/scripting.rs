@@ -262,6 +262,14 @@ pub struct Scripting {
     load_front: Table,
 }
 
+/// What FUNCTION RESTORE does with the libraries already there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Restore {
+    Flush,
+    Append,
+    Replace,
+}
+
 /// The flags a function may declare (Redis's `scripts_flags_def`, in its
 /// order; FUNCTION LIST shows them so).
 pub const SCRIPT_FLAGS: [&str; 5] = [
@@ -287,7 +295,7 @@ pub struct LibraryFunction {
 }
 
 /// A library FUNCTION LOAD made: its code and its functions.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Library {
     pub name: String,
     pub code: Vec<u8>,
@@ -535,6 +543,64 @@ impl Scripting {
         self.libraries.clear();
         self.function_library.clear();
         self.lua.gc_collect().ok();
+    }
+
+    /// FUNCTION DUMP: every library's code in Redis's payload.
+    pub fn dump_functions(&self) -> Vec<u8> {
+        let mut body = Vec::new();
+        for library in self.libraries.values() {
+            body.push(crate::rdb::OPCODE_FUNCTION2);
+            crate::rdb::write_string(&mut body, &library.code);
+        }
+        crate::rdb::dump_payload(body)
+    }
+
+    /// FUNCTION RESTORE: loads the libraries of a DUMP payload, after
+    /// dropping every library (`Restore::Flush`), or beside them (failing
+    /// on a name taken, or replacing it). All or nothing.
+    pub fn restore_functions(&mut self, payload: &[u8], how: Restore) -> Result<(), String> {
+        let body = crate::rdb::payload_body(payload)
+            .ok_or("ERR DUMP payload version or checksum are wrong")?;
+        let mut reader = crate::rdb::Reader::new(body);
+        let mut codes = Vec::new();
+        while reader.remaining() > 0 {
+            if reader.byte() != Some(crate::rdb::OPCODE_FUNCTION2) {
+                return Err("ERR given type is not a function".into());
+            }
+            let code = reader
+                .string(payload.len().saturating_mul(256))
+                .ok_or("ERR Failed loading library payload")?;
+            codes.push(code);
+        }
+        let saved = (self.libraries.clone(), self.function_library.clone());
+        let outcome = self.restore_libraries(&codes, how);
+        if outcome.is_err() {
+            (self.libraries, self.function_library) = saved;
+        }
+        outcome
+    }
+
+    fn restore_libraries(&mut self, codes: &[Vec<u8>], how: Restore) -> Result<(), String> {
+        if how == Restore::Flush {
+            self.libraries.clear();
+            self.function_library.clear();
+        }
+        let mut restored = Vec::new();
+        for code in codes {
+            let name = library_name(code)?;
+            if restored.contains(&name) {
+                return Err(format!("ERR Library '{name}' already exists"));
+            }
+            if self.libraries.contains_key(&name) {
+                if how == Restore::Append {
+                    return Err(format!("ERR Library {name} already exists"));
+                }
+                self.delete_library(&name);
+            }
+            self.load_library(code, false)?;
+            restored.push(name);
+        }
+        Ok(())
     }
 
     /// FUNCTION LOAD: runs the library's code so it registers its

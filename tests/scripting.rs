@@ -559,3 +559,76 @@ fn a_deeply_nested_reply_is_refused() {
     );
     assert_eq!(r.cmd(&["PING"]), "+PONG\r\n");
 }
+
+/// The bulk payload of a raw `$n\r\n...\r\n` reply.
+fn bulk_body(reply: &[u8]) -> Vec<u8> {
+    let start = reply
+        .iter()
+        .position(|&b| b == b'\n')
+        .expect("a bulk reply")
+        + 1;
+    reply[start..reply.len() - 2].to_vec()
+}
+
+/// FUNCTION DUMP / RESTORE: each server restores the other's payload
+/// (Redis's strings LZF-compressed), with Redis's policies and errors.
+#[test]
+fn function_dump_and_restore_interoperate_with_redis() {
+    let lapse = Server::lapse(&[]);
+    let mut l = lapse.raw();
+    let library = "#!lua name=mylib\n-- long enough a line for Redis to compress it with LZF, LZF, LZF\nredis.register_function('hello', function(keys, args) return 'hello ' .. (args[1] or 'world') end)";
+    assert_eq!(l.cmd(&["FUNCTION", "LOAD", library]), "$5\r\nmylib\r\n");
+    l.send_cmd(&[b"FUNCTION", b"DUMP"]);
+    let payload = bulk_body(&l.reply());
+    let restore = |r: &mut Raw, payload: &[u8], policy: &[u8]| -> String {
+        let mut args: Vec<&[u8]> = vec![b"FUNCTION", b"RESTORE", payload];
+        if !policy.is_empty() {
+            args.push(policy);
+        }
+        r.send_cmd(&args);
+        String::from_utf8_lossy(&r.reply()).into_owned()
+    };
+    let policies = |r: &mut Raw, payload: &[u8]| {
+        assert_eq!(
+            restore(r, payload, b""),
+            "-ERR Library mylib already exists\r\n"
+        );
+        assert_eq!(restore(r, payload, b"REPLACE"), "+OK\r\n");
+        assert_eq!(
+            restore(r, payload, b"bad"),
+            "-ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.\r\n"
+        );
+        assert_eq!(
+            restore(r, b"not a payload at all", b""),
+            "-ERR DUMP payload version or checksum are wrong\r\n"
+        );
+        assert_eq!(restore(r, payload, b"FLUSH"), "+OK\r\n");
+        assert_eq!(
+            r.cmd(&["FCALL", "hello", "0", "you"]),
+            "$9\r\nhello you\r\n"
+        );
+    };
+    policies(&mut l, &payload);
+    assert_eq!(l.cmd(&["FUNCTION", "FLUSH"]), "+OK\r\n");
+    assert_eq!(restore(&mut l, &payload, b""), "+OK\r\n");
+    assert_eq!(l.cmd(&["FCALL", "hello", "0"]), "$11\r\nhello world\r\n");
+
+    let Some(redis) = Server::redis() else {
+        return;
+    };
+    let mut r = redis.raw();
+    // Redis restores lapse's payload ...
+    assert_eq!(restore(&mut r, &payload, b""), "+OK\r\n");
+    policies(&mut r, &payload);
+    // ... and lapse Redis's, whose strings are compressed.
+    r.send_cmd(&[b"FUNCTION", b"DUMP"]);
+    let from_redis = bulk_body(&r.reply());
+    assert_ne!(from_redis, payload, "Redis compresses the code");
+    assert_eq!(restore(&mut l, &from_redis, b"FLUSH"), "+OK\r\n");
+    assert_eq!(
+        l.cmd(&["FCALL", "hello", "0", "again"]),
+        "$11\r\nhello again\r\n"
+    );
+    l.send_cmd(&[b"FUNCTION", b"LIST", b"WITHCODE"]);
+    assert!(String::from_utf8_lossy(&l.reply()).contains("LZF, LZF, LZF"));
+}

@@ -16,7 +16,7 @@ use crate::glob;
 use crate::protocol::request::parse_i64;
 use crate::protocol::{Args, OwnedArgs};
 use crate::scripting::{
-    CommandRunner, Library, RunningScript, Scripting, FLAG_NO_WRITES, SCRIPT_FLAGS,
+    CommandRunner, Library, Restore, RunningScript, Scripting, FLAG_NO_WRITES, SCRIPT_FLAGS,
 };
 
 pub static COMMANDS: &[Command] = &[
@@ -140,6 +140,24 @@ static FUNCTION_SUBCOMMANDS: &[Command] = &[
         function_list,
         "scripting",
         "Returns information about all libraries."
+    ),
+    cmd!(
+        "dump",
+        2,
+        ["noscript"],
+        (0, 0, 0),
+        function_dump,
+        "scripting",
+        "Dumps all libraries into a serialized binary payload."
+    ),
+    cmd!(
+        "restore",
+        -3,
+        ["write", "denyoom", "noscript"],
+        (0, 0, 0),
+        function_restore,
+        "scripting",
+        "Restores all libraries from a payload."
     ),
     cmd!(
         "stats",
@@ -546,6 +564,40 @@ fn function_list(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     }
     ctx.server.scripting = scripting;
+    Ok(())
+}
+
+fn function_dump(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let payload = match &ctx.server.scripting {
+        Some(s) => s.dump_functions(),
+        None => crate::rdb::dump_payload(Vec::new()),
+    };
+    ctx.out().bulk(&payload);
+    Ok(())
+}
+
+fn function_restore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 4 {
+        return Err(CmdError::Static(
+            "ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP.",
+        ));
+    }
+    let how =
+        match args.iter().nth(3) {
+            None => Restore::Append,
+            Some(p) if is(p, "APPEND") => Restore::Append,
+            Some(p) if is(p, "REPLACE") => Restore::Replace,
+            Some(p) if is(p, "FLUSH") => Restore::Flush,
+            Some(_) => return Err(CmdError::Static(
+                "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+            )),
+        };
+    let mut scripting = take_scripting(ctx)?;
+    let restored = scripting.restore_functions(&args[2], how);
+    ctx.server.scripting = Some(scripting);
+    restored.map_err(CmdError::owned)?;
+    ctx.server.mark_changed();
+    ctx.out().ok();
     Ok(())
 }
 

@@ -1,0 +1,206 @@
+//! Pieces of Redis's RDB serialization: lengths, strings (plain, integer
+//! and LZF-compressed), the CRC-64 Redis checks them with, and the DUMP
+//! payload frame (body, RDB version, checksum) that FUNCTION DUMP and
+//! FUNCTION RESTORE exchange. Pure functions over bytes.
+//!
+//! CRC-64 is Redis's (Jones polynomial, reflected), from the `crc` crate's
+//! catalogue (`CRC_64_REDIS`); LZF from the `lzf` crate: both maintained
+//! and made for exactly these formats.
+
+use crc::{Crc, CRC_64_REDIS};
+
+/// The RDB format version Redis 7.0 writes (and the newest it reads).
+pub const RDB_VERSION: u16 = 10;
+/// A function library in an RDB stream or DUMP payload (7.0 GA form).
+pub const OPCODE_FUNCTION2: u8 = 245;
+
+const ENC_INT8: u8 = 0;
+const ENC_INT16: u8 = 1;
+const ENC_INT32: u8 = 2;
+const ENC_LZF: u8 = 3;
+
+pub fn crc64(bytes: &[u8]) -> u64 {
+    Crc::<u64>::new(&CRC_64_REDIS).checksum(bytes)
+}
+
+/// `rdbSaveLen`.
+pub fn write_len(out: &mut Vec<u8>, len: u64) {
+    if len < 1 << 6 {
+        out.push(len as u8);
+    } else if len < 1 << 14 {
+        out.extend_from_slice(&[0x40 | (len >> 8) as u8, len as u8]);
+    } else if len <= u64::from(u32::MAX) {
+        out.push(0x80);
+        out.extend_from_slice(&(len as u32).to_be_bytes());
+    } else {
+        out.push(0x81);
+        out.extend_from_slice(&len.to_be_bytes());
+    }
+}
+
+/// A string as `rdbSaveRawString` writes it uncompressed.
+pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
+    write_len(out, s.len() as u64);
+    out.extend_from_slice(s);
+}
+
+/// Reads RDB data from a byte slice; every read checks its bounds.
+#[derive(Debug)]
+pub struct Reader<'a> {
+    data: &'a [u8],
+    pub at: usize,
+}
+
+/// A length, or a special string encoding.
+enum Len {
+    Plain(u64),
+    Encoded(u8),
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(data: &'a [u8]) -> Reader<'a> {
+        Reader { data, at: 0 }
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.data.len() - self.at
+    }
+
+    pub fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n)?;
+        let slice = self.data.get(self.at..end)?;
+        self.at = end;
+        Some(slice)
+    }
+
+    pub fn byte(&mut self) -> Option<u8> {
+        Some(self.bytes(1)?[0])
+    }
+
+    fn len_or_encoding(&mut self) -> Option<Len> {
+        let first = self.byte()?;
+        Some(match first >> 6 {
+            0 => Len::Plain(u64::from(first & 0x3f)),
+            1 => Len::Plain((u64::from(first & 0x3f) << 8) | u64::from(self.byte()?)),
+            2 if first == 0x80 => Len::Plain(u64::from(u32::from_be_bytes(
+                self.bytes(4)?.try_into().ok()?,
+            ))),
+            2 if first == 0x81 => Len::Plain(u64::from_be_bytes(self.bytes(8)?.try_into().ok()?)),
+            2 => return None,
+            _ => Len::Encoded(first & 0x3f),
+        })
+    }
+
+    pub fn length(&mut self) -> Option<u64> {
+        match self.len_or_encoding()? {
+            Len::Plain(n) => Some(n),
+            Len::Encoded(_) => None,
+        }
+    }
+
+    /// A string in any of its encodings. `max_len` bounds what an LZF
+    /// header may ask to allocate.
+    pub fn string(&mut self, max_len: usize) -> Option<Vec<u8>> {
+        match self.len_or_encoding()? {
+            Len::Plain(n) => Some(self.bytes(usize::try_from(n).ok()?)?.to_vec()),
+            Len::Encoded(ENC_INT8) => Some((self.byte()? as i8).to_string().into_bytes()),
+            Len::Encoded(ENC_INT16) => Some(
+                i16::from_le_bytes(self.bytes(2)?.try_into().ok()?)
+                    .to_string()
+                    .into_bytes(),
+            ),
+            Len::Encoded(ENC_INT32) => Some(
+                i32::from_le_bytes(self.bytes(4)?.try_into().ok()?)
+                    .to_string()
+                    .into_bytes(),
+            ),
+            Len::Encoded(ENC_LZF) => {
+                let compressed = usize::try_from(self.length()?).ok()?;
+                let plain = usize::try_from(self.length()?).ok()?;
+                if plain > max_len {
+                    return None;
+                }
+                let data = self.bytes(compressed)?;
+                let out = lzf::decompress(data, plain).ok()?;
+                (out.len() == plain).then_some(out)
+            }
+            Len::Encoded(_) => None,
+        }
+    }
+}
+
+/// Frames a DUMP payload: `body`, the RDB version, the CRC-64 of both.
+pub fn dump_payload(mut body: Vec<u8>) -> Vec<u8> {
+    body.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = crc64(&body);
+    body.extend_from_slice(&crc.to_le_bytes());
+    body
+}
+
+/// The body of a DUMP payload whose version this server reads and whose
+/// checksum matches (`verifyDumpPayload`).
+pub fn payload_body(payload: &[u8]) -> Option<&[u8]> {
+    if payload.len() < 10 {
+        return None;
+    }
+    let (framed, crc) = payload.split_at(payload.len() - 8);
+    let version = u16::from_le_bytes([framed[framed.len() - 2], framed[framed.len() - 1]]);
+    if version > RDB_VERSION || crc64(framed).to_le_bytes() != crc {
+        return None;
+    }
+    Some(&framed[..framed.len() - 2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc64_is_redis_check_value() {
+        // Redis's own crc64 test vector.
+        assert_eq!(crc64(b"123456789"), 0xe9c6_d914_c4b8_d9ca);
+    }
+
+    #[test]
+    fn lengths_and_strings_round_trip() {
+        for n in [
+            0u64,
+            63,
+            64,
+            16383,
+            16384,
+            u64::from(u32::MAX),
+            u64::from(u32::MAX) + 1,
+        ] {
+            let mut out = Vec::new();
+            write_len(&mut out, n);
+            assert_eq!(Reader::new(&out).length(), Some(n));
+        }
+        let mut out = Vec::new();
+        write_string(&mut out, b"hello");
+        assert_eq!(
+            Reader::new(&out).string(100).as_deref(),
+            Some(&b"hello"[..])
+        );
+        assert_eq!(
+            Reader::new(&[0xc0, 0xfe]).string(10).as_deref(),
+            Some(&b"-2"[..])
+        );
+        assert!(Reader::new(&[0x80, 0, 0, 0, 9]).string(100).is_none());
+    }
+
+    #[test]
+    fn a_payload_with_a_bad_checksum_or_version_is_refused() {
+        let payload = dump_payload(b"body".to_vec());
+        assert_eq!(payload_body(&payload), Some(&b"body"[..]));
+        let mut bad = payload.clone();
+        bad[0] ^= 1;
+        assert_eq!(payload_body(&bad), None);
+        let mut newer = b"body".to_vec();
+        newer.extend_from_slice(&11u16.to_le_bytes());
+        let crc = crc64(&newer);
+        newer.extend_from_slice(&crc.to_le_bytes());
+        assert_eq!(payload_body(&newer), None);
+        assert_eq!(payload_body(b"short"), None);
+    }
+}
