@@ -1,6 +1,7 @@
-//! The libraries Redis gives scripts besides `redis`: `cjson` and
-//! `cmsgpack`, written here to Redis's encodings (lua-cjson 2.1 and
-//! lua-cmsgpack as Redis 7.0 ships them): the same bytes out, the same
+//! The libraries Redis gives scripts besides `redis` and `bit`: `cjson`,
+//! `cmsgpack`, `struct` and its `math.random`, written here to Redis's
+//! encodings (lua-cjson 2.1, lua-cmsgpack and lua_struct as Redis 7.0
+//! ships them): the same bytes out, the same
 //! values and error messages back.
 //!
 //! Errors are raised with the `\u{1}` mark the scripting room's error
@@ -770,4 +771,335 @@ fn msgpack_decode(lua: &Lua, b: &[u8], at: &mut usize, depth: usize) -> mlua::Re
         0xe0..=0xff => Value::Number(f64::from(tag as i8)),
         _ => return Err(lua_error("Bad data format in input.")),
     })
+}
+
+/// lua_struct's limits: the widest integer and the native alignment.
+const STRUCT_MAX_INT_SIZE: usize = 32;
+const STRUCT_MAX_ALIGN: usize = 8;
+
+/// The format state: byte order and largest alignment.
+struct StructHeader {
+    little: bool,
+    align: usize,
+}
+
+/// A number in a format (`i4`, `!8`, `c10`), or `default` when none.
+fn struct_number(fmt: &[u8], at: &mut usize, default: usize) -> mlua::Result<usize> {
+    if !fmt.get(*at).is_some_and(u8::is_ascii_digit) {
+        return Ok(default);
+    }
+    let mut n: usize = 0;
+    while let Some(&d) = fmt.get(*at).filter(|d| d.is_ascii_digit()) {
+        n = n
+            .checked_mul(10)
+            .and_then(|n| n.checked_add(usize::from(d - b'0')))
+            .filter(|&n| n <= i32::MAX as usize)
+            .ok_or_else(|| lua_error("integral size overflow"))?;
+        *at += 1;
+    }
+    Ok(n)
+}
+
+/// The size of option `opt` (0 for the options that are not items).
+fn struct_size(opt: u8, fmt: &[u8], at: &mut usize) -> mlua::Result<usize> {
+    Ok(match opt {
+        b'b' | b'B' | b'x' => 1,
+        b'h' | b'H' => 2,
+        b'l' | b'L' | b'T' | b'd' => 8,
+        b'f' => 4,
+        b'c' => struct_number(fmt, at, 1)?,
+        b'i' | b'I' => {
+            let size = struct_number(fmt, at, 4)?;
+            if size > STRUCT_MAX_INT_SIZE {
+                return Err(lua_error(format!(
+                    "integral size {size} is larger than limit of {STRUCT_MAX_INT_SIZE}"
+                )));
+            }
+            size
+        }
+        _ => 0,
+    })
+}
+
+fn struct_padding(len: usize, h: &StructHeader, opt: u8, size: usize) -> usize {
+    if size == 0 || opt == b'c' {
+        return 0;
+    }
+    let size = size.min(h.align);
+    (size - (len & (size - 1))) & (size - 1)
+}
+
+/// The options that change the header rather than add an item.
+fn struct_control(
+    function: &str,
+    opt: u8,
+    fmt: &[u8],
+    at: &mut usize,
+    h: &mut StructHeader,
+) -> mlua::Result<()> {
+    match opt {
+        b' ' => {}
+        b'>' => h.little = false,
+        b'<' | b'=' => h.little = true,
+        b'!' => {
+            let a = struct_number(fmt, at, STRUCT_MAX_ALIGN)?;
+            if !a.is_power_of_two() {
+                return Err(lua_error(format!("alignment {a} is not a power of 2")));
+            }
+            h.align = a;
+        }
+        other => {
+            return Err(lua_error(format!(
+                "bad argument #1 to '{function}' (invalid format option '{}')",
+                other as char
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// `luaL_checknumber` for struct's arguments.
+fn struct_arg_number(function: &str, args: &[Value], i: usize) -> mlua::Result<f64> {
+    let got = match args.get(i) {
+        Some(Value::Integer(n)) => return Ok(*n as f64),
+        Some(Value::Number(n)) => return Ok(*n),
+        Some(Value::String(s)) => match strtod_prefix(&s.as_bytes()) {
+            Some((n, used)) if used == s.as_bytes().len() => return Ok(n),
+            _ => "string",
+        },
+        Some(other) => other.type_name(),
+        None => "no value",
+    };
+    Err(lua_error(format!(
+        "bad argument #{} to '{function}' (number expected, got {got})",
+        i + 1
+    )))
+}
+
+fn struct_arg_bytes(function: &str, args: &[Value], i: usize) -> mlua::Result<Vec<u8>> {
+    match args.get(i) {
+        Some(Value::String(s)) => Ok(s.as_bytes().to_vec()),
+        Some(Value::Integer(n)) => Ok(n.to_string().into_bytes()),
+        Some(Value::Number(n)) => Ok(format_g(*n, 14).into_bytes()),
+        other => Err(lua_error(format!(
+            "bad argument #{} to '{function}' (string expected, got {})",
+            i + 1,
+            other.map_or("no value", |v| v.type_name())
+        ))),
+    }
+}
+
+fn struct_pack(args: &[Value]) -> mlua::Result<Vec<u8>> {
+    let fmt = struct_arg_bytes("pack", args, 0)?;
+    let mut h = StructHeader {
+        little: true,
+        align: 1,
+    };
+    let (mut out, mut at, mut arg) = (Vec::new(), 0, 1);
+    while let Some(&opt) = fmt.get(at) {
+        at += 1;
+        let mut size = struct_size(opt, &fmt, &mut at)?;
+        let pad = struct_padding(out.len(), &h, opt, size);
+        out.resize(out.len() + pad, 0);
+        match opt {
+            b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
+                let n = struct_arg_number("pack", args, arg)?;
+                arg += 1;
+                let value = if n < 0.0 {
+                    number_to_i64(n) as u64
+                } else {
+                    n as u64
+                };
+                let mut bytes: Vec<u8> = (0..size)
+                    .map(|i| if i < 8 { (value >> (8 * i)) as u8 } else { 0 })
+                    .collect();
+                if !h.little {
+                    bytes.reverse();
+                }
+                out.extend_from_slice(&bytes);
+            }
+            b'x' => out.push(0),
+            b'f' | b'd' => {
+                let n = struct_arg_number("pack", args, arg)?;
+                arg += 1;
+                let bytes = if opt == b'f' {
+                    let b = (n as f32).to_le_bytes();
+                    if h.little {
+                        b.to_vec()
+                    } else {
+                        (n as f32).to_be_bytes().to_vec()
+                    }
+                } else if h.little {
+                    n.to_le_bytes().to_vec()
+                } else {
+                    n.to_be_bytes().to_vec()
+                };
+                out.extend_from_slice(&bytes);
+            }
+            b'c' | b's' => {
+                let s = struct_arg_bytes("pack", args, arg)?;
+                arg += 1;
+                if size == 0 || opt == b's' {
+                    size = s.len();
+                }
+                if s.len() < size {
+                    return Err(lua_error(format!(
+                        "bad argument #{} to 'pack' (string too short)",
+                        arg + 1
+                    )));
+                }
+                out.extend_from_slice(&s[..size]);
+                if opt == b's' {
+                    out.push(0);
+                }
+            }
+            _ => struct_control("pack", opt, &fmt, &mut at, &mut h)?,
+        }
+    }
+    Ok(out)
+}
+
+fn struct_unpack(lua: &Lua, args: &[Value]) -> mlua::Result<Variadic<Value>> {
+    let fmt = struct_arg_bytes("unpack", args, 0)?;
+    let data = struct_arg_bytes("unpack", args, 1)?;
+    let start = match args.get(2) {
+        None | Some(Value::Nil) => 1.0,
+        Some(_) => struct_arg_number("unpack", args, 2)?,
+    };
+    if start < 1.0 {
+        return Err(lua_error(
+            "bad argument #3 to 'unpack' (offset must be 1 or greater)",
+        ));
+    }
+    let mut pos = start as usize - 1;
+    let mut h = StructHeader {
+        little: true,
+        align: 1,
+    };
+    let mut values = Variadic::new();
+    let mut at = 0;
+    let short = || lua_error("bad argument #2 to 'unpack' (data string too short)");
+    while let Some(&opt) = fmt.get(at) {
+        at += 1;
+        let mut size = struct_size(opt, &fmt, &mut at)?;
+        pos += struct_padding(pos, &h, opt, size);
+        if size > data.len() || pos > data.len() - size {
+            return Err(short());
+        }
+        match opt {
+            b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
+                let bytes = &data[pos..pos + size];
+                let mut v: u64 = 0;
+                let ordered: Vec<u8> = if h.little {
+                    bytes.iter().rev().copied().collect()
+                } else {
+                    bytes.to_vec()
+                };
+                for b in ordered {
+                    v = (v << 8) | u64::from(b);
+                }
+                let n = if opt.is_ascii_lowercase() {
+                    let bits = (size * 8).min(64);
+                    let mask = if bits == 0 { 0 } else { u64::MAX << (bits - 1) };
+                    if bits > 0 && v & mask != 0 {
+                        v |= mask;
+                    }
+                    v as i64 as f64
+                } else {
+                    v as f64
+                };
+                values.push(Value::Number(n));
+            }
+            b'x' => {}
+            b'f' => {
+                let b: [u8; 4] = data[pos..pos + 4].try_into().map_err(|_| short())?;
+                let f = if h.little {
+                    f32::from_le_bytes(b)
+                } else {
+                    f32::from_be_bytes(b)
+                };
+                values.push(Value::Number(f64::from(f)));
+            }
+            b'd' => {
+                let b: [u8; 8] = data[pos..pos + 8].try_into().map_err(|_| short())?;
+                let d = if h.little {
+                    f64::from_le_bytes(b)
+                } else {
+                    f64::from_be_bytes(b)
+                };
+                values.push(Value::Number(d));
+            }
+            b'c' => {
+                if size == 0 {
+                    let Some(Value::Number(n)) = values.pop() else {
+                        return Err(lua_error("format 'c0' needs a previous size"));
+                    };
+                    size = n as usize;
+                    if size > data.len() || pos > data.len() - size {
+                        return Err(short());
+                    }
+                }
+                values.push(Value::String(lua.create_string(&data[pos..pos + size])?));
+            }
+            b's' => {
+                let Some(end) = data[pos..].iter().position(|&b| b == 0) else {
+                    return Err(lua_error("unfinished string in data"));
+                };
+                values.push(Value::String(lua.create_string(&data[pos..pos + end])?));
+                size = end + 1;
+            }
+            _ => struct_control("unpack", opt, &fmt, &mut at, &mut h)?,
+        }
+        pos += size;
+    }
+    values.push(Value::Number((pos + 1) as f64));
+    Ok(values)
+}
+
+fn struct_fixed_size(args: &[Value]) -> mlua::Result<usize> {
+    let fmt = struct_arg_bytes("size", args, 0)?;
+    let mut h = StructHeader {
+        little: true,
+        align: 1,
+    };
+    let (mut pos, mut at) = (0usize, 0);
+    while let Some(&opt) = fmt.get(at) {
+        at += 1;
+        let size = struct_size(opt, &fmt, &mut at)?;
+        pos += struct_padding(pos, &h, opt, size);
+        if opt == b's' {
+            return Err(lua_error(
+                "bad argument #1 to 'size' (option 's' has no fixed size)",
+            ));
+        }
+        if opt == b'c' && size == 0 {
+            return Err(lua_error(
+                "bad argument #1 to 'size' (option 'c0' has no fixed size)",
+            ));
+        }
+        if !opt.is_ascii_alphanumeric() {
+            struct_control("size", opt, &fmt, &mut at, &mut h)?;
+        }
+        pos += size;
+    }
+    Ok(pos)
+}
+
+/// The `struct` library (Roberto Ierusalimschy's, as Redis ships it):
+/// pack, unpack and size over binary formats.
+pub fn struct_library(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set(
+        "pack",
+        lua.create_function(|lua, args: Variadic<Value>| lua.create_string(struct_pack(&args)?))?,
+    )?;
+    t.raw_set(
+        "unpack",
+        lua.create_function(|lua, args: Variadic<Value>| struct_unpack(lua, &args))?,
+    )?;
+    t.raw_set(
+        "size",
+        lua.create_function(|_, args: Variadic<Value>| Ok(struct_fixed_size(&args)? as f64))?,
+    )?;
+    Ok(t)
 }

@@ -376,6 +376,7 @@ impl Scripting {
         crate::script_libs::install_random(&lua, &math)?;
         globals.raw_set("cjson", crate::script_libs::cjson(&lua)?)?;
         globals.raw_set("cmsgpack", crate::script_libs::cmsgpack(&lua)?)?;
+        globals.raw_set("struct", crate::script_libs::struct_library(&lua)?)?;
         let (error_handler, script_pcall): (Function, Function) =
             lua.load(ERROR_HANDLER).set_name("=handler").eval()?;
         let xpcall: Function = globals.raw_get("xpcall")?;

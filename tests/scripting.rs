@@ -179,10 +179,42 @@ const FUNCTION_CASES: &[Case] = &[
     (&[b"FUNCTION", b"LIST"], b"*0\r\n"),
 ];
 
-/// The cjson and cmsgpack libraries: encodings, decodings and errors;
+/// The cjson, cmsgpack and struct libraries: encodings, decodings and errors;
 /// then what `pcall` catches (Redis 7.0 hands a command's error or a
 /// library's back as a string). Recorded from redis-server 7.0.15.
 const LIBRARY_CASES: &[Case] = &[
+    (&[b"EVAL", b"return struct.pack('>i', 1)", b"0"], b"$4\r\n\x00\x00\x00\x01\r\n"),
+    (&[b"EVAL", b"return struct.pack('<h', -2)", b"0"], b"$2\r\n\xfe\xff\r\n"),
+    (&[b"EVAL", b"return struct.pack('B b', 255, -1)", b"0"], b"$2\r\n\xff\xff\r\n"),
+    (&[b"EVAL", b"return struct.pack('>I8', 2^40)", b"0"], b"$8\r\n\x00\x00\x01\x00\x00\x00\x00\x00\r\n"),
+    (&[b"EVAL", b"return struct.pack('>d', 1.5)", b"0"], b"$8\r\n?\xf8\x00\x00\x00\x00\x00\x00\r\n"),
+    (&[b"EVAL", b"return struct.pack('<f', 0.25)", b"0"], b"$4\r\n\x00\x00\x80>\r\n"),
+    (&[b"EVAL", b"return struct.pack('s', 'ab')", b"0"], b"$3\r\nab\x00\r\n"),
+    (&[b"EVAL", b"return struct.pack('c3', 'abcd')", b"0"], b"$3\r\nabc\r\n"),
+    (&[b"EVAL", b"return struct.pack('c0', 'abc')", b"0"], b"$3\r\nabc\r\n"),
+    (&[b"EVAL", b"return struct.pack('c5', 'ab')", b"0"], b"-ERR user_script:1: bad argument #3 to 'pack' (string too short) script: cec53901ab5000b5eccda51f64e59e716bdfd4ba, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return struct.pack('!4 b i', 1, 2)", b"0"], b"$8\r\n\x01\x00\x00\x00\x02\x00\x00\x00\r\n"),
+    (&[b"EVAL", b"return struct.pack('!3 i', 1)", b"0"], b"-ERR user_script:1: alignment 3 is not a power of 2 script: ceba564af1ec234f144dd411387773dddb742900, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return struct.pack('z', 1)", b"0"], b"-ERR user_script:1: bad argument #1 to 'pack' (invalid format option 'z') script: b1a49a62278d772f47cfca6a679bc33c0fa64430, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return struct.pack('i40', 1)", b"0"], b"-ERR user_script:1: integral size 40 is larger than limit of 32 script: 652cabace7a9fdbd8e0c2489b1b804d19185ddc8, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return struct.pack('>i', 'x')", b"0"], b"-ERR user_script:1: bad argument #2 to 'pack' (number expected, got string) script: 0bbd4465433429810e32c950a66413f210d901e6, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return {struct.unpack('>i', struct.pack('>i', -7))}", b"0"], b"*2\r\n:-7\r\n:5\r\n"),
+    (&[b"EVAL", b"return {struct.unpack('<HHs', struct.pack('<HHs', 1, 2, 'hi'))}", b"0"], b"*4\r\n:1\r\n:2\r\n$2\r\nhi\r\n:8\r\n"),
+    (&[b"EVAL", b"return {struct.unpack('>I', 'ab')}", b"0"], b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: dcdfc454e19eed3d2a10e3d45225bf794a68f888, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return {struct.unpack('b c0', struct.pack('b', 3) .. 'xyz')}", b"0"], b"*2\r\n$3\r\nxyz\r\n:5\r\n"),
+    (&[b"EVAL", b"return {struct.unpack('s', 'abc')}", b"0"], b"-ERR user_script:1: unfinished string in data script: 492b42cd22537e0bb82c111843dde3f2c69bafe9, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return {struct.unpack('>d', struct.pack('>d', 2.5))}", b"0"], b"*2\r\n:2\r\n:9\r\n"),
+    (&[b"EVAL", b"return {struct.unpack('i', struct.pack('i', 5) .. struct.pack('i', 6), 5)}", b"0"], b"*2\r\n:6\r\n:9\r\n"),
+    (&[b"EVAL", b"return {struct.unpack('i', 'abcd', 0)}", b"0"], b"-ERR user_script:1: bad argument #3 to 'unpack' (offset must be 1 or greater) script: b75b006a2f3f6e8d842a94e5f3579ac1cd346c4f, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return {struct.unpack('>i3', '\\255\\255\\254')}", b"0"], b"*2\r\n:-2\r\n:4\r\n"),
+    (&[b"EVAL", b"return struct.size('>iihd')", b"0"], b":18\r\n"),
+    (&[b"EVAL", b"return struct.size('!8 b d')", b"0"], b":16\r\n"),
+    (&[b"EVAL", b"return struct.size('s')", b"0"], b"-ERR user_script:1: bad argument #1 to 'size' (option 's' has no fixed size) script: a2a0525826ab7939ccd3f54427a862205642f28f, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return struct.size('c0')", b"0"], b"-ERR user_script:1: bad argument #1 to 'size' (option 'c0' has no fixed size) script: 18f217e7d560de92703dc71e9797e043b536e0e6, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return struct.size('i40')", b"0"], b"-ERR user_script:1: integral size 40 is larger than limit of 32 script: 3e540f3a08223d82bf92ec251944ff434d9bae0b, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return struct.pack('>l', 1) .. struct.pack('<L', 2^32)", b"0"], b"$16\r\n\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x01\x00\x00\x00\r\n"),
+    (&[b"EVAL", b"return {struct.unpack('>Hx', 'ab')}", b"0"], b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: 8dc7264ff5e11e234e759f198243542cf1ef3865, on @user_script:1.\r\n"),
+    (&[b"EVAL", b"return struct.pack('>i2', 70000)", b"0"], b"$2\r\n\x11p\r\n"),
     (&[b"SET", b"pk", b"v"], b"+OK\r\n"),
     (&[b"EVAL", b"local ok, e = pcall(redis.call, 'incr', 'pk') return {tostring(ok), type(e), e}", b"0"], b"*3\r\n$5\r\nfalse\r\n$6\r\nstring\r\n$43\r\nERR value is not an integer or out of range\r\n"),
     (&[b"EVAL", b"local ok, e = pcall(cjson.decode, 'x') return {tostring(ok), type(e), e}", b"0"], b"*3\r\n$5\r\nfalse\r\n$6\r\nstring\r\n$53\r\nExpected value but found invalid token at character 1\r\n"),
@@ -300,7 +332,7 @@ fn scripts_answer_as_redis_does() {
 }
 
 #[test]
-fn cjson_and_cmsgpack_encode_as_redis_does() {
+fn cjson_cmsgpack_and_struct_encode_as_redis_does() {
     let lapse = Server::lapse(&[]);
     replay_cases(&mut lapse.raw(), LIBRARY_CASES, "lapse");
     if let Some(redis) = Server::redis() {
