@@ -244,7 +244,7 @@ impl Drop for Lend<'_> {
 pub struct Scripting {
     lua: Lua,
     /// Compiled script functions by SHA-1 (hex), with their source size.
-    scripts: HashMap<String, (Function, usize)>,
+    scripts: HashMap<String, CachedScript>,
     /// The body and SHA-1 of the last script EVAL ran: a client repeating
     /// one script is spared hashing it each time.
     last_eval: (Vec<u8>, String),
@@ -260,6 +260,59 @@ pub struct Scripting {
     function_meta: Table,
     front: Table,
     load_front: Table,
+}
+
+/// A compiled EVAL script.
+#[derive(Debug, Clone)]
+struct CachedScript {
+    function: Function,
+    /// Bytes of its source (INFO's `used_memory_scripts`).
+    size: usize,
+    /// The flags of its `#!lua flags=...` line; `None` without one (Redis's
+    /// compatibility mode: EVAL_RO refuses only the writes it tries).
+    flags: Option<u8>,
+}
+
+/// Bits of [`SCRIPT_FLAGS`] named in a comma-separated list, or the first
+/// unknown name.
+fn parse_flags(list: &str) -> Result<u8, String> {
+    let mut flags = 0;
+    for name in list.split(',') {
+        let bit = SCRIPT_FLAGS
+            .iter()
+            .position(|n| *n == name)
+            .ok_or_else(|| name.to_string())?;
+        flags |= 1 << bit;
+    }
+    Ok(flags)
+}
+
+/// An EVAL script's `#!lua [flags=...]` first line: its flags and length
+/// (the line is skipped, its newline kept, so line numbers stay), or
+/// `None` when the script has none.
+fn eval_shebang(body: &[u8]) -> Result<Option<(u8, usize)>, String> {
+    if !body.starts_with(b"#!") {
+        return Ok(None);
+    }
+    let end = body
+        .iter()
+        .position(|&b| b == b'\n')
+        .ok_or("ERR Invalid script shebang")?;
+    let line = String::from_utf8_lossy(&body[..end]);
+    let mut parts = line.split_ascii_whitespace();
+    let engine = parts.next().ok_or("ERR Invalid engine in script shebang")?;
+    if engine != "#!lua" {
+        return Err(format!("ERR Unexpected engine in script shebang: {engine}"));
+    }
+    let mut flags = 0;
+    for part in parts {
+        let Some(list) = part.strip_prefix("flags=") else {
+            return Err(format!("ERR Unknown lua shebang option: {part}"));
+        };
+        flags |= parse_flags(list)
+            .map_err(|name| format!("ERR Unexpected flag in script shebang: {name}"))?;
+    }
+    Ok(Some((flags, end)))
 }
 
 /// What FUNCTION RESTORE does with the libraries already there.
@@ -424,9 +477,11 @@ impl Scripting {
         }
         let sha = sha1_hex(body);
         if !self.scripts.contains_key(&sha) {
+            let shebang = eval_shebang(body)?;
+            let skip = shebang.map_or(0, |(_, len)| len);
             let function = self
                 .lua
-                .load(body)
+                .load(&body[skip..])
                 .set_name(CHUNK_NAME)
                 .into_function()
                 .map_err(|e| {
@@ -444,7 +499,14 @@ impl Scripting {
             setfenv
                 .call::<()>((function.clone(), env))
                 .map_err(|e| e.to_string())?;
-            self.scripts.insert(sha.clone(), (function, body.len()));
+            self.scripts.insert(
+                sha.clone(),
+                CachedScript {
+                    function,
+                    size: body.len(),
+                    flags: shebang.map(|(flags, _)| flags),
+                },
+            );
         }
         self.last_eval = (body.to_vec(), sha.clone());
         Ok(sha)
@@ -453,6 +515,11 @@ impl Scripting {
     /// `busy-reply-threshold` in ms (0: never busy).
     pub fn set_time_limit_ms(&self, ms: u64) {
         self.current.limit.set(Duration::from_millis(ms));
+    }
+
+    /// The flags a cached script declared (`None`: no shebang line).
+    pub fn script_flags(&self, sha: &str) -> Option<u8> {
+        self.scripts.get(sha).and_then(|s| s.flags)
     }
 
     pub fn exists(&self, sha: &[u8]) -> bool {
@@ -469,7 +536,7 @@ impl Scripting {
     pub fn cache_stats(&self) -> (usize, usize) {
         (
             self.scripts.len(),
-            self.scripts.values().map(|(_, n)| n).sum(),
+            self.scripts.values().map(|s| s.size).sum(),
         )
     }
 
@@ -484,7 +551,7 @@ impl Scripting {
         runner: &mut dyn CommandRunner,
         out: &mut Reply,
     ) -> bool {
-        let Some((function, _)) = self.scripts.get(sha).cloned() else {
+        let Some(function) = self.scripts.get(sha).map(|s| s.function.clone()) else {
             return false;
         };
         match self.launch(&function, true, keys, argv, runner) {

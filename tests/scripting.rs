@@ -319,10 +319,28 @@ const RANDOM_CASES: &[Case] = &[
     (&[b"EVAL", b"math.randomseed('7') return math.random(1000)", b"0"], b":267\r\n"),
 ];
 
+/// EVAL scripts with a `#!lua flags=...` first line (Redis 7.0): the
+/// flags, EVAL_RO's check, the errors, line numbers kept. Recorded from
+/// redis-server 7.0.15.
+const SHEBANG_CASES: &[Case] = &[
+    (&[b"EVAL", b"#!lua\nreturn redis.call('set', KEYS[1], 'v')", b"1", b"sk"], b"+OK\r\n"),
+    (&[b"EVAL", b"#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])", b"1", b"sk"], b"$1\r\nv\r\n"),
+    (&[b"EVAL", b"#!lua flags=no-writes\nreturn redis.call('set', KEYS[1], 'w')", b"1", b"sk"], b"-ERR Write commands are not allowed from read-only scripts. script: 78d396c3c7e27bd2b3fe76e052babcd5c864076c, on @user_script:2.\r\n"),
+    (&[b"EVAL_RO", b"#!lua\nreturn redis.call('get', KEYS[1])", b"1", b"sk"], b"-ERR Can not execute a script with write flag using *_ro command.\r\n"),
+    (&[b"EVAL_RO", b"#!lua flags=no-writes,allow-stale\nreturn redis.call('get', KEYS[1])", b"1", b"sk"], b"$1\r\nv\r\n"),
+    (&[b"EVAL", b"#!lua flags=bogus\nreturn 1", b"0"], b"-ERR Unexpected flag in script shebang: bogus\r\n"),
+    (&[b"EVAL", b"#!lua foo=bar\nreturn 1", b"0"], b"-ERR Unknown lua shebang option: foo=bar\r\n"),
+    (&[b"EVAL", b"#!python\nreturn 1", b"0"], b"-ERR Unexpected engine in script shebang: #!python\r\n"),
+    (&[b"EVAL", b"#!lua", b"0"], b"-ERR Invalid script shebang\r\n"),
+    (&[b"EVAL", b"#!lua\n\nerror('line three')", b"0"], b"-ERR user_script:3: line three script: e0d075f41e0c89d0d607faea2c428f060fe0051e, on @user_script:3.\r\n"),
+    (&[b"SCRIPT", b"LOAD", b"#!lua flags=nope\nreturn 1"], b"-ERR Unexpected flag in script shebang: nope\r\n"),
+];
+
 fn replay(r: &mut Raw, who: &str) {
     assert_eq!(r.cmd(&["FLUSHALL"]), "+OK\r\n");
     assert_eq!(r.cmd(&["SCRIPT", "FLUSH"]), "+OK\r\n");
     replay_cases(r, CASES, who);
+    replay_cases(r, SHEBANG_CASES, who);
 }
 
 #[test]

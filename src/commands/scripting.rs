@@ -337,6 +337,19 @@ fn eval_generic(ctx: &mut Ctx, args: Args, by_sha: bool, read_only: bool) -> Cmd
             }
         }
     };
+    let read_only = match scripting.script_flags(&sha) {
+        None => read_only,
+        Some(flags) => {
+            let no_writes = flags & FLAG_NO_WRITES != 0;
+            if read_only && !no_writes {
+                ctx.server.scripting = Some(scripting);
+                return Err(CmdError::Static(
+                    "ERR Can not execute a script with write flag using *_ro command.",
+                ));
+            }
+            no_writes
+        }
+    };
     run_script(
         ctx,
         scripting,
