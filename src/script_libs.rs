@@ -1,7 +1,7 @@
-//! The libraries Redis gives scripts besides `redis` and `bit`: `cjson`,
+//! The libraries Redis gives scripts besides `redis`: `bit`, `cjson`,
 //! `cmsgpack`, `struct` and its `math.random`, written here to Redis's
-//! encodings (lua-cjson 2.1, lua-cmsgpack and lua_struct as Redis 7.0
-//! ships them): the same bytes out, the same
+//! encodings (LuaBitOp, lua-cjson 2.1, lua-cmsgpack and lua_struct as
+//! Redis 7.0 ships them): the same bytes out, the same
 //! values and error messages back.
 //!
 //! Errors are raised with the `\u{1}` mark the scripting room's error
@@ -50,26 +50,38 @@ impl Rand48 {
     }
 }
 
-/// `luaL_checkint`: a number (or numeric string) as C `int`.
-fn check_int(function: &str, i: usize, v: Option<&Value>) -> mlua::Result<i32> {
-    let got = match v {
-        Some(Value::Integer(n)) => return Ok(*n as i32),
-        Some(Value::Number(n)) => return Ok(number_to_i64(*n) as i32),
-        Some(Value::String(s)) => {
-            if let Some((n, used)) = strtod_prefix(&s.as_bytes()) {
-                if used == s.as_bytes().len() {
-                    return Ok(number_to_i64(n) as i32);
-                }
-            }
-            "string"
-        }
-        None => "no value",
+/// Lua's string-to-number conversion (`luaO_str2d`): `strtod`, then
+/// nothing but white space.
+fn lua_str_number(s: &[u8]) -> Option<f64> {
+    let (n, used) = strtod_prefix(s)?;
+    s[used..]
+        .iter()
+        .all(|c| c.is_ascii_whitespace())
+        .then_some(n)
+}
+
+/// `luaL_checknumber` on argument `i` (0-based) of `function`: the
+/// number, or Lua's message.
+pub(crate) fn check_number(function: &str, args: &[Value], i: usize) -> mlua::Result<f64> {
+    let got = match args.get(i) {
+        Some(Value::Integer(n)) => return Ok(*n as f64),
+        Some(Value::Number(n)) => return Ok(*n),
+        Some(Value::String(s)) => match lua_str_number(&s.as_bytes()) {
+            Some(n) => return Ok(n),
+            None => "string",
+        },
         Some(other) => other.type_name(),
+        None => "no value",
     };
     Err(lua_error(format!(
         "bad argument #{} to '{function}' (number expected, got {got})",
         i + 1
     )))
+}
+
+/// `luaL_checkint`: a number (or numeric string) as C `int`.
+fn check_int(function: &str, args: &[Value], i: usize) -> mlua::Result<i32> {
+    Ok(number_to_i64(check_number(function, args, i)?) as i32)
 }
 
 /// `math.random` and `math.randomseed` as Redis replaces them: the same
@@ -84,15 +96,15 @@ pub fn install_random(lua: &Lua, math: &Table) -> mlua::Result<()> {
             match args.len() {
                 0 => Ok(r),
                 1 => {
-                    let u = check_int("random", 0, args.first())?;
+                    let u = check_int("random", &args, 0)?;
                     if u < 1 {
                         return Err(lua_error("bad argument #1 to 'random' (interval is empty)"));
                     }
                     Ok((r * f64::from(u)).floor() + 1.0)
                 }
                 2 => {
-                    let l = check_int("random", 0, args.first())?;
-                    let u = check_int("random", 1, args.get(1))?;
+                    let l = check_int("random", &args, 0)?;
+                    let u = check_int("random", &args, 1)?;
                     if l > u {
                         return Err(lua_error("bad argument #2 to 'random' (interval is empty)"));
                     }
@@ -105,7 +117,7 @@ pub fn install_random(lua: &Lua, math: &Table) -> mlua::Result<()> {
     math.raw_set(
         "randomseed",
         lua.create_function(move |_, args: Variadic<Value>| {
-            let seed = check_int("randomseed", 0, args.first())?;
+            let seed = check_int("randomseed", &args, 0)?;
             state.borrow_mut().seed(seed);
             Ok(())
         })?,
@@ -858,24 +870,6 @@ fn struct_control(
     Ok(())
 }
 
-/// `luaL_checknumber` for struct's arguments.
-fn struct_arg_number(function: &str, args: &[Value], i: usize) -> mlua::Result<f64> {
-    let got = match args.get(i) {
-        Some(Value::Integer(n)) => return Ok(*n as f64),
-        Some(Value::Number(n)) => return Ok(*n),
-        Some(Value::String(s)) => match strtod_prefix(&s.as_bytes()) {
-            Some((n, used)) if used == s.as_bytes().len() => return Ok(n),
-            _ => "string",
-        },
-        Some(other) => other.type_name(),
-        None => "no value",
-    };
-    Err(lua_error(format!(
-        "bad argument #{} to '{function}' (number expected, got {got})",
-        i + 1
-    )))
-}
-
 fn struct_arg_bytes(function: &str, args: &[Value], i: usize) -> mlua::Result<Vec<u8>> {
     match args.get(i) {
         Some(Value::String(s)) => Ok(s.as_bytes().to_vec()),
@@ -903,7 +897,7 @@ fn struct_pack(args: &[Value]) -> mlua::Result<Vec<u8>> {
         out.resize(out.len() + pad, 0);
         match opt {
             b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
-                let n = struct_arg_number("pack", args, arg)?;
+                let n = check_number("pack", args, arg)?;
                 arg += 1;
                 let value = if n < 0.0 {
                     number_to_i64(n) as u64
@@ -920,7 +914,7 @@ fn struct_pack(args: &[Value]) -> mlua::Result<Vec<u8>> {
             }
             b'x' => out.push(0),
             b'f' | b'd' => {
-                let n = struct_arg_number("pack", args, arg)?;
+                let n = check_number("pack", args, arg)?;
                 arg += 1;
                 let bytes = if opt == b'f' {
                     let b = (n as f32).to_le_bytes();
@@ -964,7 +958,7 @@ fn struct_unpack(lua: &Lua, args: &[Value]) -> mlua::Result<Variadic<Value>> {
     let data = struct_arg_bytes("unpack", args, 1)?;
     let start = match args.get(2) {
         None | Some(Value::Nil) => 1.0,
-        Some(_) => struct_arg_number("unpack", args, 2)?,
+        Some(_) => check_number("unpack", args, 2)?,
     };
     if start < 1.0 {
         return Err(lua_error(
@@ -1102,4 +1096,88 @@ pub fn struct_library(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|_, args: Variadic<Value>| Ok(struct_fixed_size(&args)? as f64))?,
     )?;
     Ok(t)
+}
+
+/// The `bit` library (LuaBitOp's API, as Redis ships it), in Rust so a
+/// tail call keeps the script's frame for error positions. Arguments are
+/// checked as `luaL_checknumber` does (numbers, and strings that convert).
+pub fn bit_library(lua: &Lua) -> mlua::Result<Table> {
+    let bit = lua.create_table()?;
+    let arity: &[(&'static str, usize)] = &[
+        ("tobit", 1),
+        ("bnot", 1),
+        ("bswap", 1),
+        ("tohex", 1),
+        ("lshift", 2),
+        ("rshift", 2),
+        ("arshift", 2),
+        ("rol", 2),
+        ("ror", 2),
+        ("band", 1),
+        ("bor", 1),
+        ("bxor", 1),
+    ];
+    for &(name, required) in arity {
+        let f = lua.create_function(move |lua, args: Variadic<Value>| {
+            let mut numbers = Vec::with_capacity(args.len());
+            for i in 0..args.len().max(required) {
+                numbers.push(check_number(name, &args, i)?);
+            }
+            match name {
+                "band" | "bor" | "bxor" => {
+                    let acc = numbers[1..]
+                        .iter()
+                        .fold(tobit(numbers[0]), |acc, &n| bit_value(name, acc, tobit(n)));
+                    Ok(Value::Number(f64::from(acc)))
+                }
+                "tohex" => {
+                    let digits = numbers.get(1).map_or(8, |&n| tobit(n));
+                    let upper = digits < 0;
+                    let count = digits.unsigned_abs().min(8) as usize;
+                    let x = tobit(numbers[0]) as u32;
+                    let hex = if upper {
+                        format!("{x:08X}")
+                    } else {
+                        format!("{x:08x}")
+                    };
+                    Ok(Value::String(lua.create_string(&hex[8 - count..])?))
+                }
+                _ => {
+                    let b = numbers.get(1).map_or(0, |&n| tobit(n));
+                    Ok(Value::Number(f64::from(bit_value(
+                        name,
+                        tobit(numbers[0]),
+                        b,
+                    ))))
+                }
+            }
+        })?;
+        bit.raw_set(name, f)?;
+    }
+    Ok(bit)
+}
+
+/// One 32-bit operation of the `bit` library on normalised operands.
+fn bit_value(name: &str, a: i32, b: i32) -> i32 {
+    let (x, y) = (a as u32, b as u32);
+    let n = y & 31;
+    match name {
+        "bnot" => !a,
+        "bswap" => x.swap_bytes() as i32,
+        "lshift" => (x << n) as i32,
+        "rshift" => (x >> n) as i32,
+        "arshift" => a >> n,
+        "rol" => x.rotate_left(n) as i32,
+        "ror" => x.rotate_right(n) as i32,
+        "band" => a & b,
+        "bor" => a | b,
+        "bxor" => a ^ b,
+        _ => a,
+    }
+}
+
+/// LuaBitOp's normalisation: the low 32 bits of `x + 2^52 + 2^51`, which
+/// rounds to the nearest integer and wraps modulo 2^32.
+fn tobit(x: f64) -> i32 {
+    (x + 6_755_399_441_055_744.0).to_bits() as u32 as i32
 }

@@ -424,7 +424,7 @@ impl Scripting {
         let redis = lua.create_table()?;
         install_library(&lua, &redis, &current)?;
         globals.raw_set("redis", redis)?;
-        globals.raw_set("bit", bit_library(&lua)?)?;
+        globals.raw_set("bit", crate::script_libs::bit_library(&lua)?)?;
         let math: Table = globals.raw_get("math")?;
         crate::script_libs::install_random(&lua, &math)?;
         globals.raw_set("cjson", crate::script_libs::cjson(&lua)?)?;
@@ -921,111 +921,6 @@ fn compile_message(err: &mlua::Error) -> String {
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         other => other.to_string(),
     }
-}
-
-/// The `bit` library (LuaBitOp's API, as Redis ships it), in Rust so a
-/// tail call keeps the script's frame for error positions. Arguments are
-/// checked as `luaL_checknumber` does (numbers, and strings that convert).
-fn bit_library(lua: &Lua) -> mlua::Result<Table> {
-    let bit = lua.create_table()?;
-    let arity: &[(&'static str, usize)] = &[
-        ("tobit", 1),
-        ("bnot", 1),
-        ("bswap", 1),
-        ("tohex", 1),
-        ("lshift", 2),
-        ("rshift", 2),
-        ("arshift", 2),
-        ("rol", 2),
-        ("ror", 2),
-        ("band", 1),
-        ("bor", 1),
-        ("bxor", 1),
-    ];
-    for &(name, required) in arity {
-        let f = lua.create_function(move |lua, args: Variadic<Value>| {
-            let mut numbers = Vec::with_capacity(args.len());
-            for i in 0..args.len().max(required) {
-                numbers.push(check_number(name, i, args.get(i))?);
-            }
-            match name {
-                "band" | "bor" | "bxor" => {
-                    let acc = numbers[1..]
-                        .iter()
-                        .fold(tobit(numbers[0]), |acc, &n| bit_value(name, acc, tobit(n)));
-                    Ok(Value::Number(f64::from(acc)))
-                }
-                "tohex" => {
-                    let digits = numbers.get(1).map_or(8, |&n| tobit(n));
-                    let upper = digits < 0;
-                    let count = digits.unsigned_abs().min(8) as usize;
-                    let x = tobit(numbers[0]) as u32;
-                    let hex = if upper {
-                        format!("{x:08X}")
-                    } else {
-                        format!("{x:08x}")
-                    };
-                    Ok(Value::String(lua.create_string(&hex[8 - count..])?))
-                }
-                _ => {
-                    let b = numbers.get(1).map_or(0, |&n| tobit(n));
-                    Ok(Value::Number(f64::from(bit_value(
-                        name,
-                        tobit(numbers[0]),
-                        b,
-                    ))))
-                }
-            }
-        })?;
-        bit.raw_set(name, f)?;
-    }
-    Ok(bit)
-}
-
-/// `luaL_checknumber`: the number, or Lua's message (marked for the error
-/// handler to add the script's position).
-fn check_number(function: &str, i: usize, v: Option<&Value>) -> mlua::Result<f64> {
-    let got = match v {
-        None => "no value",
-        Some(Value::Number(n)) => return Ok(*n),
-        Some(Value::Integer(n)) => return Ok(*n as f64),
-        Some(Value::String(s)) => {
-            if let Some(n) = s.to_str().ok().and_then(|t| t.trim().parse::<f64>().ok()) {
-                return Ok(n);
-            }
-            "string"
-        }
-        Some(other) => other.type_name(),
-    };
-    Err(mlua::Error::runtime(format!(
-        "\u{1}bad argument #{} to '{function}' (number expected, got {got})",
-        i + 1
-    )))
-}
-
-/// One 32-bit operation of the `bit` library on normalised operands.
-fn bit_value(name: &str, a: i32, b: i32) -> i32 {
-    let (x, y) = (a as u32, b as u32);
-    let n = y & 31;
-    match name {
-        "bnot" => !a,
-        "bswap" => x.swap_bytes() as i32,
-        "lshift" => (x << n) as i32,
-        "rshift" => (x >> n) as i32,
-        "arshift" => a >> n,
-        "rol" => x.rotate_left(n) as i32,
-        "ror" => x.rotate_right(n) as i32,
-        "band" => a & b,
-        "bor" => a | b,
-        "bxor" => a ^ b,
-        _ => a,
-    }
-}
-
-/// LuaBitOp's normalisation: the low 32 bits of `x + 2^52 + 2^51`, which
-/// rounds to the nearest integer and wraps modulo 2^32.
-fn tobit(x: f64) -> i32 {
-    (x + 6_755_399_441_055_744.0).to_bits() as u32 as i32
 }
 
 /// The SHA-1 of a script, lower-case hex (Redis's script names).
