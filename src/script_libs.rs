@@ -916,18 +916,14 @@ fn struct_pack(args: &[Value]) -> mlua::Result<Vec<u8>> {
             b'f' | b'd' => {
                 let n = check_number("pack", args, arg)?;
                 arg += 1;
-                let bytes = if opt == b'f' {
-                    let b = (n as f32).to_le_bytes();
-                    if h.little {
-                        b.to_vec()
-                    } else {
-                        (n as f32).to_be_bytes().to_vec()
-                    }
-                } else if h.little {
-                    n.to_le_bytes().to_vec()
+                let mut bytes = if opt == b'f' {
+                    (n as f32).to_le_bytes().to_vec()
                 } else {
-                    n.to_be_bytes().to_vec()
+                    n.to_le_bytes().to_vec()
                 };
+                if !h.little {
+                    bytes.reverse();
+                }
                 out.extend_from_slice(&bytes);
             }
             b'c' | b's' => {
@@ -983,15 +979,12 @@ fn struct_unpack(lua: &Lua, args: &[Value]) -> mlua::Result<Variadic<Value>> {
         match opt {
             b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
                 let bytes = &data[pos..pos + size];
-                let mut v: u64 = 0;
-                let ordered: Vec<u8> = if h.little {
-                    bytes.iter().rev().copied().collect()
+                let fold = |acc: u64, b: &u8| (acc << 8) | u64::from(*b);
+                let mut v = if h.little {
+                    bytes.iter().rev().fold(0, fold)
                 } else {
-                    bytes.to_vec()
+                    bytes.iter().fold(0, fold)
                 };
-                for b in ordered {
-                    v = (v << 8) | u64::from(b);
-                }
                 let n = if opt.is_ascii_lowercase() {
                     let bits = (size * 8).min(64);
                     let mask = if bits == 0 { 0 } else { u64::MAX << (bits - 1) };

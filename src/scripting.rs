@@ -273,18 +273,22 @@ struct CachedScript {
     flags: Option<u8>,
 }
 
+/// The bit of a flag's name in [`SCRIPT_FLAGS`] order.
+fn flag_bit(name: &[u8]) -> Option<u8> {
+    SCRIPT_FLAGS
+        .iter()
+        .position(|n| n.as_bytes() == name)
+        .map(|i| 1 << i)
+}
+
 /// Bits of [`SCRIPT_FLAGS`] named in a comma-separated list, or the first
 /// unknown name.
 fn parse_flags(list: &str) -> Result<u8, String> {
-    let mut flags = 0;
-    for name in list.split(',') {
-        let bit = SCRIPT_FLAGS
-            .iter()
-            .position(|n| *n == name)
-            .ok_or_else(|| name.to_string())?;
-        flags |= 1 << bit;
-    }
-    Ok(flags)
+    list.split(',').try_fold(0, |flags, name| {
+        flag_bit(name.as_bytes())
+            .map(|bit| flags | bit)
+            .ok_or_else(|| name.to_string())
+    })
 }
 
 /// An EVAL script's `#!lua [flags=...]` first line: its flags and length
@@ -490,14 +494,7 @@ impl Scripting {
                         compile_message(&e)
                     )
                 })?;
-            let env = self.sandbox.clone();
-            let setfenv: Function = self
-                .lua
-                .globals()
-                .raw_get("setfenv")
-                .map_err(|e| e.to_string())?;
-            setfenv
-                .call::<()>((function.clone(), env))
+            self.set_env(&function, &self.sandbox)
                 .map_err(|e| e.to_string())?;
             self.scripts.insert(
                 sha.clone(),
@@ -554,11 +551,8 @@ impl Scripting {
         let Some(function) = self.scripts.get(sha).map(|s| s.function.clone()) else {
             return false;
         };
-        match self.launch(&function, true, keys, argv, runner) {
-            Ok(Ok(value)) => lua_to_reply(&value, out),
-            Ok(Err(failure)) => out.error(failure.reply(sha).as_bytes()),
-            Err(err) => out.error(format!("ERR Error running script {sha}, {err}").as_bytes()),
-        }
+        let outcome = self.launch(&function, true, keys, argv, runner);
+        reply_outcome(outcome, "script", sha, out);
         true
     }
 
@@ -575,11 +569,8 @@ impl Scripting {
         let Some(function) = self.function(name) else {
             return false;
         };
-        match self.launch(&function.callback.clone(), false, keys, argv, runner) {
-            Ok(Ok(value)) => lua_to_reply(&value, out),
-            Ok(Err(failure)) => out.error(failure.reply(name).as_bytes()),
-            Err(err) => out.error(format!("ERR Error running function {name}, {err}").as_bytes()),
-        }
+        let outcome = self.launch(&function.callback.clone(), false, keys, argv, runner);
+        reply_outcome(outcome, "function", name, out);
         true
     }
 
@@ -678,8 +669,8 @@ impl Scripting {
         if self.libraries.contains_key(&name) && !replace {
             return Err(format!("ERR Library '{name}' already exists"));
         }
-        // The shebang line stays (as a comment to Lua it is not: cut it,
-        // keeping the newline so line numbers match Redis's).
+        // The shebang line is not Lua: it is cut, its newline kept so line
+        // numbers match Redis's.
         let body = &code[code.iter().position(|&b| b == b'\n').unwrap_or(code.len())..];
         let chunk = self
             .lua
@@ -730,19 +721,14 @@ impl Scripting {
         &self,
         chunk: &Function,
     ) -> mlua::Result<Result<Vec<LibraryFunction>, Failure>> {
-        let setfenv: Function = self.lua.globals().raw_get("setfenv")?;
-        setfenv.call::<()>((chunk.clone(), self.function_view.clone()))?;
+        self.set_env(chunk, &self.function_view)?;
         self.function_meta
             .raw_set("__index", self.load_front.clone())?;
         *self.current.registered.borrow_mut() = Some(Vec::new());
         self.current
             .load_deadline
             .set(Some(Instant::now() + LOAD_TIMEOUT));
-        self.lua.set_memory_limit(LUA_MEMORY_LIMIT_BYTES)?;
-        let outcome: mlua::Result<(bool, Value)> =
-            self.launcher
-                .call((chunk.clone(), true, Value::Nil, Value::Nil));
-        self.lua.set_memory_limit(0)?;
+        let outcome = self.call_armed((chunk.clone(), true, Value::Nil, Value::Nil));
         self.current.load_deadline.set(None);
         let registered = self
             .current
@@ -751,8 +737,23 @@ impl Scripting {
             .take()
             .unwrap_or_default();
         self.function_meta.raw_set("__index", self.front.clone())?;
+        Ok(outcome?.map(|_| registered))
+    }
+
+    /// Gives a compiled chunk the globals it runs with.
+    fn set_env(&self, function: &Function, env: &Table) -> mlua::Result<()> {
+        let setfenv: Function = self.lua.globals().raw_get("setfenv")?;
+        setfenv.call::<()>((function.clone(), env.clone()))
+    }
+
+    /// Calls the launcher, the memory limit armed only meanwhile (see
+    /// `LUA_MEMORY_LIMIT_BYTES`): the script's value or its failure.
+    fn call_armed(&self, args: impl mlua::IntoLuaMulti) -> mlua::Result<Result<Value, Failure>> {
+        self.lua.set_memory_limit(LUA_MEMORY_LIMIT_BYTES)?;
+        let outcome: mlua::Result<(bool, Value)> = self.launcher.call(args);
+        self.lua.set_memory_limit(0)?;
         Ok(match outcome? {
-            (true, _) => Ok(registered),
+            (true, value) => Ok(value),
             (false, err) => Err(script_failure(&err)),
         })
     }
@@ -792,19 +793,27 @@ impl Scripting {
         current.started.set(Some(Instant::now()));
         let keys = self.string_array(keys)?;
         let argv = self.string_array(argv)?;
-        self.lua.set_memory_limit(LUA_MEMORY_LIMIT_BYTES)?;
-        let outcome: mlua::Result<(bool, Value)> =
-            self.launcher
-                .call((function.clone(), as_globals, keys, argv));
-        self.lua.set_memory_limit(0)?;
+        let outcome = self.call_armed((function.clone(), as_globals, keys, argv));
         if current.killed.get() {
             self.lua
                 .set_global_hook(count_hook(), hook(self.current.clone()))?;
         }
-        match outcome? {
-            (true, value) => Ok(Ok(value)),
-            (false, err) => Ok(Err(script_failure(&err))),
-        }
+        outcome
+    }
+}
+
+/// A script's result (or failure) as the reply to its caller; `what`
+/// and `name` say which script, for a failure of the interpreter itself.
+fn reply_outcome(
+    outcome: mlua::Result<Result<Value, Failure>>,
+    what: &str,
+    name: &str,
+    out: &mut Reply,
+) {
+    match outcome {
+        Ok(Ok(value)) => lua_to_reply(&value, out),
+        Ok(Err(failure)) => out.error(failure.reply(name).as_bytes()),
+        Err(err) => out.error(format!("ERR Error running {what} {name}, {err}").as_bytes()),
     }
 }
 
@@ -1132,15 +1141,10 @@ fn registration(args: &[Value]) -> Result<LibraryFunction, &'static str> {
                     ("flags", Value::Table(list)) => {
                         for flag in list.sequence_values::<Value>() {
                             let bit = match flag {
-                                Ok(Value::String(f)) => SCRIPT_FLAGS
-                                    .iter()
-                                    .position(|n| n.as_bytes() == &f.as_bytes()[..]),
+                                Ok(Value::String(f)) => flag_bit(&f.as_bytes()),
                                 _ => None,
                             };
-                            let Some(bit) = bit else {
-                                return Err("unknown flag given");
-                            };
-                            flags |= 1 << bit;
+                            flags |= bit.ok_or("unknown flag given")?;
                         }
                     }
                     ("flags", _) => {

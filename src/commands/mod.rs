@@ -209,7 +209,14 @@ impl Command {
         Some(keys)
     }
 
-    fn arity_ok(&self, argc: usize) -> bool {
+    /// The subcommand `name` names (ASCII case ignored).
+    pub fn subcommand(&self, name: &[u8]) -> Option<&'static Command> {
+        self.subcommands
+            .iter()
+            .find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
+    }
+
+    pub fn arity_ok(&self, argc: usize) -> bool {
         let argc = argc as i64;
         let arity = i64::from(self.arity);
         if arity >= 0 {
@@ -303,11 +310,7 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
         return Err(CmdError::Static("NOAUTH Authentication required."));
     }
     if !cmd.subcommands.is_empty() && args.len() >= 2 {
-        let sub = cmd
-            .subcommands
-            .iter()
-            .find(|s| s.name.as_bytes().eq_ignore_ascii_case(&args[1]));
-        let Some(sub) = sub else {
+        let Some(sub) = cmd.subcommand(&args[1]) else {
             return Err(CmdError::with_arg(
                 "ERR unknown subcommand '",
                 c_str(&args[1], 128),

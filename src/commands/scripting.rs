@@ -259,7 +259,7 @@ impl CommandRunner for ScriptClient<'_, '_> {
             return refuse("ERR Unknown Redis command called from script");
         };
         if !cmd.subcommands.is_empty() && args.len() >= 2 {
-            match cmd.subcommands.iter().find(|s| is(&args[1], s.name)) {
+            match cmd.subcommand(&args[1]) {
                 Some(sub) => cmd = sub,
                 None => return refuse("ERR Unknown Redis command called from script"),
             }
@@ -267,9 +267,7 @@ impl CommandRunner for ScriptClient<'_, '_> {
         if cmd.flags.has(Flags::NOSCRIPT) {
             return refuse("ERR This Redis command is not allowed from script");
         }
-        let arity = i64::from(cmd.arity);
-        let argc = args.len() as i64;
-        if (arity > 0 && argc != arity) || argc < -arity {
+        if !cmd.arity_ok(args.len()) {
             return refuse("ERR Wrong number of args calling Redis command from script");
         }
         if self.read_only && cmd.flags.has(Flags::WRITE) {
@@ -288,10 +286,10 @@ impl CommandRunner for ScriptClient<'_, '_> {
     }
 }
 
-/// `numkeys key... arg...` of the EVAL family: the keys and the args,
-/// in one vector split at the returned index.
-fn keys_and_argv<'a>(args: &Args<'a>) -> Result<(Vec<&'a [u8]>, usize), CmdError> {
-    let numkeys = int_arg(&args[2])?;
+/// `numkeys key... arg...` of the EVAL and FCALL families (`numkeys`
+/// already read from `args[2]`): the keys and the args, in one vector
+/// split at the returned index.
+fn keys_and_argv<'a>(args: &Args<'a>, numkeys: i64) -> Result<(Vec<&'a [u8]>, usize), CmdError> {
     if numkeys < 0 {
         return Err(CmdError::Static("ERR Number of keys can't be negative"));
     }
@@ -305,60 +303,54 @@ fn keys_and_argv<'a>(args: &Args<'a>) -> Result<(Vec<&'a [u8]>, usize), CmdError
     Ok((args.iter().skip(3).collect(), numkeys))
 }
 
-/// The interpreter, created on first use (a server that never runs a
-/// script never pays for one), taken out of the state while it runs so
-/// the script's commands can borrow the state.
-fn take_scripting(ctx: &mut Ctx) -> Result<Scripting, CmdError> {
-    match ctx.server.scripting.take() {
-        Some(s) => Ok(s),
-        None => Scripting::new().map_err(|e| CmdError::owned(format!("ERR Lua: {e}"))),
-    }
+/// Lends the interpreter to `f` (created on first use: a server that
+/// never runs a script never pays for one), out of the state so the
+/// script's commands can borrow the state meanwhile; it goes back however
+/// `f` ends.
+fn with_scripting<R>(
+    ctx: &mut Ctx,
+    f: impl FnOnce(&mut Scripting, &mut Ctx) -> Result<R, CmdError>,
+) -> Result<R, CmdError> {
+    let mut scripting = match ctx.server.scripting.take() {
+        Some(s) => s,
+        None => Scripting::new().map_err(|e| CmdError::owned(format!("ERR Lua: {e}")))?,
+    };
+    let result = f(&mut scripting, ctx);
+    ctx.server.scripting = Some(scripting);
+    result
 }
 
-/// EVAL and friends: `body_or_sha` is the script (EVAL) or its SHA-1.
+/// EVAL and friends: `args[1]` is the script (EVAL) or its SHA-1.
 fn eval_generic(ctx: &mut Ctx, args: Args, by_sha: bool, read_only: bool) -> CmdResult {
-    let (all, numkeys) = keys_and_argv(&args)?;
-    let mut scripting = take_scripting(ctx)?;
-    let sha = if by_sha {
-        let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
-        if !scripting.exists(sha.as_bytes()) {
-            ctx.server.scripting = Some(scripting);
-            return Err(CmdError::Static(
-                "NOSCRIPT No matching script. Please use EVAL.",
-            ));
-        }
-        sha
-    } else {
-        match scripting.load(&args[1]) {
-            Ok(sha) => sha,
-            Err(msg) => {
-                ctx.server.scripting = Some(scripting);
-                return Err(CmdError::owned(msg));
-            }
-        }
-    };
-    let read_only = match scripting.script_flags(&sha) {
-        None => read_only,
-        Some(flags) => {
-            let no_writes = flags & FLAG_NO_WRITES != 0;
-            if read_only && !no_writes {
-                ctx.server.scripting = Some(scripting);
+    let (all, numkeys) = keys_and_argv(&args, int_arg(&args[2])?)?;
+    with_scripting(ctx, |scripting, ctx| {
+        let sha = if by_sha {
+            let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+            if !scripting.exists(sha.as_bytes()) {
                 return Err(CmdError::Static(
-                    "ERR Can not execute a script with write flag using *_ro command.",
+                    "NOSCRIPT No matching script. Please use EVAL.",
                 ));
             }
-            no_writes
-        }
-    };
-    run_script(
-        ctx,
-        scripting,
-        &Target::Script(&sha),
-        &all,
-        numkeys,
-        read_only,
-    );
-    Ok(())
+            sha
+        } else {
+            scripting.load(&args[1]).map_err(CmdError::owned)?
+        };
+        let read_only = match scripting.script_flags(&sha) {
+            None => read_only,
+            Some(flags) => {
+                let no_writes = flags & FLAG_NO_WRITES != 0;
+                if read_only && !no_writes {
+                    return Err(CmdError::Static(
+                        "ERR Can not execute a script with write flag using *_ro command.",
+                    ));
+                }
+                no_writes
+            }
+        };
+        let target = Target::Script(&sha);
+        run_script(ctx, scripting, &target, &all, numkeys, read_only);
+        Ok(())
+    })
 }
 
 /// What a script run runs.
@@ -373,7 +365,7 @@ enum Target<'a> {
 /// unit, its reply (or error) left in the caller's output.
 fn run_script(
     ctx: &mut Ctx,
-    mut scripting: Scripting,
+    scripting: &mut Scripting,
     target: &Target,
     all: &[&[u8]],
     numkeys: usize,
@@ -409,7 +401,6 @@ fn run_script(
     // The script's commands propagated themselves, as one unit.
     ctx.server.propagate.suppress();
     ctx.session.reply = out;
-    ctx.server.scripting = Some(scripting);
 }
 
 /// FCALL and FCALL_RO.
@@ -423,26 +414,18 @@ fn fcall_generic(ctx: &mut Ctx, args: Args, read_only_command: bool) -> CmdResul
         return Err(CmdError::Static("ERR Function not found"));
     };
     let numkeys = parse_i64(&args[2]).ok_or(CmdError::Static("ERR Bad number of keys provided"))?;
-    let (all, numkeys) = keys_and_argv(&args).map_err(|e| match numkeys {
-        n if n < 0 => CmdError::Static("ERR Number of keys can't be negative"),
-        _ => e,
-    })?;
+    let (all, numkeys) = keys_and_argv(&args, numkeys)?;
     let no_writes = flags & FLAG_NO_WRITES != 0;
     if read_only_command && !no_writes {
         return Err(CmdError::Static(
             "ERR Can not execute a script with write flag using *_ro command.",
         ));
     }
-    let scripting = take_scripting(ctx)?;
-    run_script(
-        ctx,
-        scripting,
-        &Target::Function(&name),
-        &all,
-        numkeys,
-        no_writes,
-    );
-    Ok(())
+    with_scripting(ctx, |scripting, ctx| {
+        let target = Target::Function(&name);
+        run_script(ctx, scripting, &target, &all, numkeys, no_writes);
+        Ok(())
+    })
 }
 
 fn fcall(ctx: &mut Ctx, args: Args) -> CmdResult {
@@ -470,10 +453,11 @@ fn function_load(ctx: &mut Ctx, args: Args) -> CmdResult {
     if at >= args.len() {
         return Err(CmdError::Static("ERR Function code is missing"));
     }
-    let mut scripting = take_scripting(ctx)?;
-    let loaded = scripting.load_library(&args[at], replace);
-    ctx.server.scripting = Some(scripting);
-    let name = loaded.map_err(CmdError::owned)?;
+    let name = with_scripting(ctx, |scripting, _| {
+        scripting
+            .load_library(&args[at], replace)
+            .map_err(CmdError::owned)
+    })?;
     ctx.server.mark_changed();
     ctx.out().bulk(name.as_bytes());
     Ok(())
@@ -605,10 +589,11 @@ fn function_restore(ctx: &mut Ctx, args: Args) -> CmdResult {
                 "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
             )),
         };
-    let mut scripting = take_scripting(ctx)?;
-    let restored = scripting.restore_functions(&args[2], how);
-    ctx.server.scripting = Some(scripting);
-    restored.map_err(CmdError::owned)?;
+    with_scripting(ctx, |scripting, _| {
+        scripting
+            .restore_functions(&args[2], how)
+            .map_err(CmdError::owned)
+    })?;
     ctx.server.mark_changed();
     ctx.out().ok();
     Ok(())
@@ -654,10 +639,9 @@ fn evalsha_ro(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn script_load(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let mut scripting = take_scripting(ctx)?;
-    let loaded = scripting.load(&args[2]);
-    ctx.server.scripting = Some(scripting);
-    let sha = loaded.map_err(CmdError::owned)?;
+    let sha = with_scripting(ctx, |scripting, _| {
+        scripting.load(&args[2]).map_err(CmdError::owned)
+    })?;
     ctx.out().bulk(sha.as_bytes());
     Ok(())
 }
