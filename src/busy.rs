@@ -2,7 +2,8 @@
 //!
 //! Redis keeps reading its clients then: each request is refused with
 //! `-BUSY`, except SCRIPT KILL / FUNCTION KILL (which stop a script that
-//! has not written) and SHUTDOWN NOSAVE. The script holds the keyspace
+//! has not written) and SHUTDOWN NOSAVE; what may be served is what the
+//! command table marks `allow_busy`. The script holds the keyspace
 //! and the caller's session, so this room works beside the connection
 //! table rather than in it: it reads the sockets it is lent, keeps what it
 //! read and what it answered in buffers of its own, and hands both back
@@ -12,13 +13,14 @@
 //! Only clients in a plain state are read (no request half read, not
 //! blocked, not in MULTI or subscribed, logged in); replies queued for
 //! them before the script are written first.
-//! A request Redis would still serve (MULTI, WATCH, AUTH, HELLO, ...)
-//! stops reading that client until the script ends, so no transaction is
-//! half refused; it then runs as if it had just arrived.
+//! Any other `allow_busy` request (MULTI, WATCH, AUTH, HELLO, ...) stops
+//! reading that client until the script ends, so no transaction is half
+//! refused; it then runs as if it had just arrived.
 
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
 
+use crate::commands::{self, Flags};
 use crate::connection::{Session, READ_CHUNK};
 use crate::protocol::{Parsed, RequestParser};
 use crate::scripting::RunningScript;
@@ -29,12 +31,6 @@ const BUSY_EVAL: &[u8] =
 const BUSY_FUNCTION: &[u8] =
     b"-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n";
 const UNKILLABLE: &[u8] = b"-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n";
-
-/// Commands Redis serves during a busy script (`allow-busy`) that need the
-/// client's session: they wait for the script's end instead.
-const SERVED_AFTER: &[&str] = &[
-    "auth", "hello", "quit", "reset", "multi", "discard", "exec", "watch", "unwatch", "replconf",
-];
 
 /// What a round of serving decided about the script.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,6 +164,50 @@ impl Busy {
     }
 }
 
+/// What one request read while a script is busy gets.
+enum Answer {
+    Reply(&'static [u8]),
+    /// +OK, and the script is stopped.
+    Kill,
+    Shutdown,
+    /// It waits (with what follows it) for the script's end.
+    AfterScript,
+}
+
+fn decide(args: &crate::protocol::Args, script: &RunningScript) -> Answer {
+    let is = |a: &[u8], b: &str| a.eq_ignore_ascii_case(b.as_bytes());
+    let busy = if script.eval {
+        BUSY_EVAL
+    } else {
+        BUSY_FUNCTION
+    };
+    let Some(top) = commands::lookup(&args[0]) else {
+        return Answer::Reply(busy);
+    };
+    let cmd = match args.len() {
+        2.. if !top.subcommands.is_empty() => top.subcommand(&args[1]).unwrap_or(top),
+        _ => top,
+    };
+    if !cmd.flags.has(Flags::ALLOW_BUSY) {
+        return Answer::Reply(busy);
+    }
+    match (top.name, cmd.name) {
+        (_, "kill") => {
+            if script.wrote {
+                Answer::Reply(UNKILLABLE)
+            } else if (top.name == "script") != script.eval {
+                // SCRIPT KILL stops only EVAL, FUNCTION KILL only FCALL.
+                Answer::Reply(busy)
+            } else {
+                Answer::Kill
+            }
+        }
+        ("shutdown", _) if args.iter().skip(1).any(|a| is(a, "nosave")) => Answer::Shutdown,
+        ("shutdown", _) => Answer::Reply(busy),
+        _ => Answer::AfterScript,
+    }
+}
+
 impl Leftover {
     /// Answers the complete requests read so far.
     fn answer(&mut self, script: &RunningScript) -> Verdict {
@@ -182,44 +222,17 @@ impl Leftover {
                         offset += consumed;
                         continue;
                     }
-                    let name = &args[0];
-                    let sub = (args.len() == 2).then(|| &args[1]);
-                    let is = |a: &[u8], b: &str| a.eq_ignore_ascii_case(b.as_bytes());
-                    let kill_by = if sub.is_some_and(|s| is(s, "kill")) {
-                        if is(name, "script") {
-                            Some(true)
-                        } else if is(name, "function") {
-                            Some(false)
-                        } else {
-                            None
-                        }
-                    } else {
-                        None
-                    };
-                    let busy = if script.eval {
-                        BUSY_EVAL
-                    } else {
-                        BUSY_FUNCTION
-                    };
-                    if let Some(by_script_kill) = kill_by {
-                        if script.wrote {
-                            self.output.extend_from_slice(UNKILLABLE);
-                        } else if by_script_kill != script.eval {
-                            // SCRIPT KILL stops only EVAL, FUNCTION KILL only FCALL.
-                            self.output.extend_from_slice(busy);
-                        } else {
+                    match decide(&args, script) {
+                        Answer::Reply(reply) => self.output.extend_from_slice(reply),
+                        Answer::Kill => {
                             self.output.extend_from_slice(b"+OK\r\n");
                             verdict = Verdict::Kill;
                         }
-                    } else if is(name, "shutdown") && args.iter().skip(1).any(|a| is(a, "nosave")) {
-                        return Verdict::Shutdown;
-                    } else if SERVED_AFTER.iter().any(|n| is(name, n))
-                        || (is(name, "function") && sub.is_some_and(|s| is(s, "stats")))
-                    {
-                        self.waiting = true;
-                        break;
-                    } else {
-                        self.output.extend_from_slice(busy);
+                        Answer::Shutdown => return Verdict::Shutdown,
+                        Answer::AfterScript => {
+                            self.waiting = true;
+                            break;
+                        }
                     }
                     offset += consumed;
                 }

@@ -28,7 +28,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "quit",
         -1,
-        ["fast", "noauth"],
+        ["fast", "noauth", "allow_busy"],
         (0, 0, 0),
         quit,
         "connection",
@@ -46,7 +46,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "hello",
         -1,
-        ["fast", "noauth"],
+        ["fast", "noauth", "allow_busy"],
         (0, 0, 0),
         hello,
         "connection",
@@ -55,7 +55,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "reset",
         1,
-        ["fast", "noauth"],
+        ["fast", "noauth", "allow_busy"],
         (0, 0, 0),
         reset,
         "connection",
@@ -64,7 +64,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "auth",
         -2,
-        ["fast", "noauth"],
+        ["fast", "noauth", "allow_busy"],
         (0, 0, 0),
         auth,
         "connection",

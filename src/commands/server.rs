@@ -61,7 +61,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "shutdown",
         -1,
-        ["admin", "noscript"],
+        ["admin", "noscript", "allow_busy"],
         (0, 0, 0),
         shutdown,
         "server",
