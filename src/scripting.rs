@@ -16,8 +16,12 @@
 //! The sandbox: the script runs with a read-only view of the globals
 //! (assignments fail with Redis's "Attempt to modify a readonly table",
 //! unknown names with "Script attempted to access nonexistent global
-//! variable"); `loadfile`, `dofile`, `os` and `io` are not there.
+//! variable"); `loadfile`, `dofile`, `os`, `io`, `newproxy`, `getfenv`,
+//! `setfenv` and `print` are not there.
 
+mod call;
+
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::ptr::NonNull;
@@ -79,7 +83,12 @@ end
 local function caught(ok, ...)
   if ok then return ok, ... end
   local err = ...
-  if type(err) == 'userdata' then err = rust_error(err) end
+  if type(err) == 'userdata' then
+    err = rust_error(err)
+  elseif type(err) == 'table' and (type(err.err) == 'string' or type(err.err) == 'number') then
+    -- As Redis 7.0's pcall: an error table (redis.call's) gives its text.
+    err = err.err
+  end
   return false, err
 end
 local function script_pcall(f, ...) return caught(raw_pcall(f, ...)) end
@@ -197,6 +206,9 @@ struct Current {
     registered: RefCell<Option<Vec<LibraryFunction>>>,
     /// While FUNCTION LOAD runs a library: when it must have finished.
     load_deadline: Cell<Option<Instant>>,
+    /// A panic inside `redis.call`, raised into Lua as an error there and
+    /// resumed once the script has returned.
+    panic: RefCell<Option<Box<dyn Any + Send>>>,
 }
 
 impl Current {
@@ -244,13 +256,15 @@ impl Drop for Lend<'_> {
 pub struct Scripting {
     lua: Lua,
     /// Compiled script functions by SHA-1 (hex), with their source size.
-    scripts: HashMap<String, CachedScript>,
+    scripts: HashMap<String, CachedScript, foldhash::fast::RandomState>,
     /// The body and SHA-1 of the last script EVAL ran: a client repeating
     /// one script is spared hashing it each time.
     last_eval: (Vec<u8>, String),
     launcher: Function,
     sandbox: Table,
     current: Rc<Current>,
+    /// What `redis.call` and `redis.pcall` reach (they hold its address).
+    _call_context: Box<call::CallContext>,
     /// Function libraries by name, and each function's library.
     libraries: BTreeMap<String, Library>,
     function_library: HashMap<String, String>,
@@ -419,14 +433,23 @@ impl Scripting {
         // before any script can see it. No C module loader is enabled.
         let lua = unsafe { Lua::unsafe_new_with(libs, LuaOptions::default()) };
         let globals = lua.globals();
+        // As redis-server 7.0.15 as Debian ships it (whose Lua lacks
+        // `newproxy`, `getfenv`, `setfenv` and `print` too). Without
+        // `newproxy` a script cannot make a finalizer (`__gc`), so no Lua
+        // code runs inside an allocation (see `call`).
         for name in [
-            "loadfile", "dofile", "os", "io", "require", "module", "package",
+            "loadfile", "dofile", "os", "io", "require", "module", "package", "newproxy",
+            "getfenv", "setfenv", "print",
         ] {
             globals.raw_set(name, Value::Nil)?;
         }
         let current = Rc::new(Current::default());
+        let call_context = Box::new(call::CallContext {
+            current: current.clone(),
+            lua: lua.clone(),
+        });
         let redis = lua.create_table()?;
-        install_library(&lua, &redis, &current)?;
+        install_library(&lua, &redis, &current, &call_context)?;
         globals.raw_set("redis", redis)?;
         globals.raw_set("bit", crate::script_libs::bit_library(&lua)?)?;
         let math: Table = globals.raw_get("math")?;
@@ -460,11 +483,12 @@ impl Scripting {
         lua.set_global_hook(count_hook(), hook(current.clone()))?;
         Ok(Scripting {
             lua,
-            scripts: HashMap::new(),
+            scripts: HashMap::default(),
             last_eval: (Vec::new(), String::new()),
             launcher,
             sandbox,
             current,
+            _call_context: call_context,
             libraries: BTreeMap::new(),
             function_library: HashMap::new(),
             function_view,
@@ -742,8 +766,7 @@ impl Scripting {
 
     /// Gives a compiled chunk the globals it runs with.
     fn set_env(&self, function: &Function, env: &Table) -> mlua::Result<()> {
-        let setfenv: Function = self.lua.globals().raw_get("setfenv")?;
-        setfenv.call::<()>((function.clone(), env.clone()))
+        function.set_environment(env.clone()).map(|_| ())
     }
 
     /// Calls the launcher, the memory limit armed only meanwhile (see
@@ -752,6 +775,9 @@ impl Scripting {
         self.lua.set_memory_limit(LUA_MEMORY_LIMIT_BYTES)?;
         let outcome: mlua::Result<(bool, Value)> = self.launcher.call(args);
         self.lua.set_memory_limit(0)?;
+        if let Some(panic) = self.current.panic.take() {
+            std::panic::resume_unwind(panic);
+        }
         Ok(match outcome? {
             (true, value) => Ok(value),
             (false, err) => Err(script_failure(&err)),
@@ -873,58 +899,6 @@ impl Drop for Unlimited<'_> {
     }
 }
 
-/// What `redis.call` and `redis.pcall` share: runs a command
-/// and converts its reply; an error (the command's, or about the call
-/// itself) comes back as an `{err = ...}` table.
-fn run_command(
-    lua: &Lua,
-    current: &Current,
-    args: Variadic<Value>,
-) -> mlua::Result<Result<Value, Vec<u8>>> {
-    let _unlimited = Unlimited::new(lua);
-    let fail = |msg: &str| Ok(Err(msg.as_bytes().to_vec()));
-    if args.is_empty() {
-        return fail("ERR Please specify at least one argument for this redis lib call");
-    }
-    let mut call_args = current.args.borrow_mut();
-    call_args.clear();
-    for arg in args.iter() {
-        match arg {
-            Value::String(s) => call_args.push(&s.as_bytes()),
-            // A number argument reaches the command as Redis prints it: %.17g.
-            Value::Number(n) => call_args.push(format_double(*n).as_bytes()),
-            Value::Integer(n) => call_args.push(n.to_string().as_bytes()),
-            _ => return fail("ERR Lua redis lib command arguments must be strings or integers"),
-        }
-    }
-    let resp3 = current.resp3.get();
-    let converted = current.with_runner(|runner| {
-        let converted = match runner.run(&call_args, resp3) {
-            // The command's error reply: raised by redis.call.
-            Ok([b'-', error @ ..]) => {
-                Ok(Err(error.strip_suffix(b"\r\n").unwrap_or(error).to_vec()))
-            }
-            Ok(reply) => resp_to_lua(lua, reply).map(|(v, _)| Ok(v)),
-            Err(msg) => Ok(Err(msg.as_bytes().to_vec())),
-        };
-        (converted, runner.has_written())
-    });
-    let Some((converted, wrote)) = converted else {
-        return fail("ERR redis.call is only available while a script runs");
-    };
-    if wrote {
-        current.wrote.set(true);
-    }
-    converted
-}
-
-/// `{err = message}`, as redis.pcall returns an error.
-fn error_table(lua: &Lua, message: &[u8]) -> mlua::Result<Value> {
-    let t = lua.create_table_with_capacity(0, 1)?;
-    t.raw_set("err", lua.create_string(message)?)?;
-    Ok(Value::Table(t))
-}
-
 fn compile_message(err: &mlua::Error) -> String {
     match err {
         mlua::Error::SyntaxError { message, .. } => message.clone(),
@@ -938,32 +912,16 @@ pub fn sha1_hex(body: &[u8]) -> String {
 }
 
 /// The `redis` library.
-fn install_library(lua: &Lua, redis: &Table, current: &Rc<Current>) -> mlua::Result<()> {
+fn install_library(
+    lua: &Lua,
+    redis: &Table,
+    current: &Rc<Current>,
+    call_context: &call::CallContext,
+) -> mlua::Result<()> {
     // Functions of C, as in Redis: a tail call `return redis.call(...)`
     // keeps the script's frame, so errors name its line.
-    let cur = current.clone();
-    redis.raw_set(
-        "call",
-        lua.create_function(move |lua, args: Variadic<Value>| {
-            match run_command(lua, &cur, args)? {
-                Ok(value) => Ok(value),
-                Err(msg) => Err(mlua::Error::runtime(String::from_utf8_lossy(&msg))),
-            }
-        })?,
-    )?;
-    let cur = current.clone();
-    redis.raw_set(
-        "pcall",
-        lua.create_function(move |lua, args: Variadic<Value>| {
-            match run_command(lua, &cur, args)? {
-                Ok(value) => Ok(value),
-                Err(msg) => {
-                    let _unlimited = Unlimited::new(lua);
-                    error_table(lua, &msg)
-                }
-            }
-        })?,
-    )?;
+    redis.raw_set("call", call::create(lua, call_context, true)?)?;
+    redis.raw_set("pcall", call::create(lua, call_context, false)?)?;
     let cur = current.clone();
     redis.raw_set(
         "setresp",
@@ -1223,100 +1181,6 @@ fn version_num(v: &str) -> i64 {
         parts.next().unwrap_or(0),
     );
     (a << 16) | (b << 8) | c
-}
-
-/// One RESP reply as a Lua value (Redis's RESP to Lua conversion) and the
-/// bytes it took.
-fn resp_to_lua(lua: &Lua, buf: &[u8]) -> mlua::Result<(Value, usize)> {
-    let bad = || mlua::Error::external("bad reply from command");
-    let end = buf.windows(2).position(|w| w == b"\r\n").ok_or_else(bad)?;
-    let line = &buf[1..end];
-    let text = std::str::from_utf8(line).map_err(|_| bad())?;
-    let after = end + 2;
-    let table = |key: &str, v: Value| -> mlua::Result<Value> {
-        let t = lua.create_table_with_capacity(0, 1)?;
-        t.raw_set(key, v)?;
-        Ok(Value::Table(t))
-    };
-    Ok(match buf.first() {
-        Some(b'+') => (table("ok", Value::String(lua.create_string(line)?))?, after),
-        Some(b'-') => (
-            table("err", Value::String(lua.create_string(line)?))?,
-            after,
-        ),
-        Some(b':') => (
-            Value::Number(text.parse::<i64>().map_err(|_| bad())? as f64),
-            after,
-        ),
-        Some(b'$') | Some(b'=') => {
-            let n: i64 = text.parse().map_err(|_| bad())?;
-            if n < 0 {
-                return Ok((Value::Boolean(false), after));
-            }
-            let body = buf.get(after..after + n as usize).ok_or_else(bad)?;
-            let value = if buf[0] == b'=' {
-                let t = lua.create_table()?;
-                t.raw_set("format", lua.create_string(&body[..3.min(body.len())])?)?;
-                t.raw_set(
-                    "string",
-                    lua.create_string(body.get(4..).unwrap_or_default())?,
-                )?;
-                let outer = lua.create_table()?;
-                outer.raw_set("verbatim_string", t)?;
-                Value::Table(outer)
-            } else {
-                Value::String(lua.create_string(body)?)
-            };
-            (value, after + n as usize + 2)
-        }
-        Some(b'*') | Some(b'~') | Some(b'>') => {
-            let n: i64 = text.parse().map_err(|_| bad())?;
-            if n < 0 {
-                return Ok((Value::Boolean(false), after));
-            }
-            let items = lua.create_table()?;
-            let mut at = after;
-            for i in 1..=n {
-                let (v, used) = resp_to_lua(lua, &buf[at..])?;
-                at += used;
-                if buf[0] == b'~' {
-                    items.raw_set(v, true)?;
-                } else {
-                    items.raw_set(i, v)?;
-                }
-            }
-            let value = if buf[0] == b'~' {
-                table("set", Value::Table(items))?
-            } else {
-                Value::Table(items)
-            };
-            (value, at)
-        }
-        Some(b'%') => {
-            let n: i64 = text.parse().map_err(|_| bad())?;
-            let map = lua.create_table()?;
-            let mut at = after;
-            for _ in 0..n {
-                let (k, used) = resp_to_lua(lua, &buf[at..])?;
-                at += used;
-                let (v, used) = resp_to_lua(lua, &buf[at..])?;
-                at += used;
-                map.raw_set(k, v)?;
-            }
-            (table("map", Value::Table(map))?, at)
-        }
-        Some(b'_') => (Value::Nil, after),
-        Some(b'#') => (Value::Boolean(line == b"t"), after),
-        Some(b',') => (
-            table("double", Value::Number(text.parse().unwrap_or(0.0)))?,
-            after,
-        ),
-        Some(b'(') => (
-            table("big_number", Value::String(lua.create_string(line)?))?,
-            after,
-        ),
-        _ => return Err(bad()),
-    })
 }
 
 /// A script's result as the reply to its caller (Redis's Lua to RESP
