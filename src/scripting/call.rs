@@ -165,14 +165,17 @@ unsafe fn push_reply(state: *mut ffi::lua_State, buf: &[u8]) -> Option<usize> {
         return None;
     }
     let used = match buf.first()? {
-        b'+' => {
+        // Status, error and big number: their line, in a table.
+        kind @ (b'+' | b'-' | b'(') => {
             push_bytes(state, line);
-            wrap(state, b"ok");
-            after
-        }
-        b'-' => {
-            push_bytes(state, line);
-            wrap(state, b"err");
+            wrap(
+                state,
+                match kind {
+                    b'+' => b"ok",
+                    b'-' => b"err",
+                    _ => b"big_number",
+                },
+            );
             after
         }
         b':' => {
@@ -265,11 +268,6 @@ unsafe fn push_reply(state: *mut ffi::lua_State, buf: &[u8]) -> Option<usize> {
             let value = std::str::from_utf8(line).ok()?.parse().unwrap_or(0.0);
             ffi::lua_pushnumber(state, value);
             wrap(state, b"double");
-            after
-        }
-        b'(' => {
-            push_bytes(state, line);
-            wrap(state, b"big_number");
             after
         }
         _ => return None,
