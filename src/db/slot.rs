@@ -2,13 +2,17 @@
 //!
 //! Most keys in a cache are short strings with short values. Those are kept
 //! inline in the slot itself, key and value side by side, so such a key costs
-//! no allocation at all. Anything bigger keeps its key and value on the heap.
+//! no allocation at all. A short key with any other value keeps the key
+//! inline beside the value (a small aggregate then costs its own allocation
+//! and nothing more). Anything bigger keeps its key and value on the heap.
 //! The slot is 40 bytes either way.
 
 use crate::value::{Value, ValueRef};
 
 /// Key plus value bytes that fit inline.
 pub const INLINE_CAP: usize = 37;
+/// Key bytes that fit inline beside a value.
+pub const SHORT_KEY_CAP: usize = 14;
 
 pub enum Slot {
     /// A string value whose key and value together fit in `INLINE_CAP` bytes.
@@ -16,6 +20,12 @@ pub enum Slot {
         klen: u8,
         vlen: u8,
         buf: [u8; INLINE_CAP],
+    },
+    /// Any value whose key fits in `SHORT_KEY_CAP` bytes.
+    Short {
+        klen: u8,
+        key: [u8; SHORT_KEY_CAP],
+        value: Value,
     },
     /// Everything else.
     Heap(Box<HeapSlot>),
@@ -29,12 +39,7 @@ pub struct HeapSlot {
 impl Slot {
     /// A slot for a string value, inline when it fits.
     pub fn new_str(key: &[u8], value: &[u8]) -> Slot {
-        Self::try_inline(key, value).unwrap_or_else(|| {
-            Slot::Heap(Box::new(HeapSlot {
-                key: key.into(),
-                value: Value::Str(value.to_vec()),
-            }))
-        })
+        Self::try_inline(key, value).unwrap_or_else(|| Self::boxed(key, Value::Str(value.to_vec())))
     }
 
     pub fn new(key: &[u8], value: Value) -> Slot {
@@ -42,6 +47,20 @@ impl Slot {
             if let Some(inline) = Self::try_inline(key, s) {
                 return inline;
             }
+        }
+        Self::boxed(key, value)
+    }
+
+    /// A slot holding `value` itself: the key beside it if short enough.
+    fn boxed(key: &[u8], value: Value) -> Slot {
+        if key.len() <= SHORT_KEY_CAP {
+            let mut buf = [0u8; SHORT_KEY_CAP];
+            buf[..key.len()].copy_from_slice(key);
+            return Slot::Short {
+                klen: key.len() as u8,
+                key: buf,
+                value,
+            };
         }
         Slot::Heap(Box::new(HeapSlot {
             key: key.into(),
@@ -54,6 +73,7 @@ impl Slot {
     pub fn value_mut(&mut self) -> Option<&mut Value> {
         match self {
             Slot::Heap(h) => Some(&mut h.value),
+            Slot::Short { value, .. } => Some(value),
             Slot::Inline { .. } => None,
         }
     }
@@ -75,6 +95,7 @@ impl Slot {
     pub fn key(&self) -> &[u8] {
         match self {
             Slot::Inline { klen, buf, .. } => &buf[..*klen as usize],
+            Slot::Short { klen, key, .. } => &key[..*klen as usize],
             Slot::Heap(h) => &h.key,
         }
     }
@@ -85,22 +106,20 @@ impl Slot {
                 let k = *klen as usize;
                 ValueRef::Str(&buf[k..k + *vlen as usize])
             }
+            Slot::Short { value, .. } => value.as_ref(),
             Slot::Heap(h) => h.value.as_ref(),
         }
     }
 
     /// Replaces the value with a string, reusing the slot.
     pub fn set_str(&mut self, value: &[u8]) {
-        if let Slot::Heap(h) = self {
-            let stays_big = h.key.len() + value.len() > INLINE_CAP;
-            match &mut h.value {
-                // Reuse the allocation for a big string replaced by a big string.
-                Value::Str(s) if stays_big => {
-                    s.clear();
-                    s.extend_from_slice(value);
-                    return;
-                }
-                _ => {}
+        let stays_big = self.key().len() + value.len() > INLINE_CAP;
+        // Reuse the allocation for a big string replaced by a big string.
+        if let Some(Value::Str(s)) = self.value_mut() {
+            if stays_big {
+                s.clear();
+                s.extend_from_slice(value);
+                return;
             }
         }
         *self = Slot::new_str(self.key(), value);
@@ -116,9 +135,9 @@ impl Slot {
     /// Takes out a value big enough for the lazyfree thread, leaving an
     /// empty string in its place. `None` (and nothing changed) otherwise.
     pub fn take_big_value(&mut self) -> Option<Value> {
-        match self {
-            Slot::Heap(h) if crate::lazyfree::is_big(&h.value) => {
-                Some(std::mem::replace(&mut h.value, Value::Str(Vec::new())))
+        match self.value_mut() {
+            Some(value) if crate::lazyfree::is_big(value) => {
+                Some(std::mem::replace(value, Value::Str(Vec::new())))
             }
             _ => None,
         }
@@ -128,6 +147,7 @@ impl Slot {
     pub fn to_value(&self) -> Value {
         match self {
             Slot::Inline { .. } => self.value().to_owned(),
+            Slot::Short { value, .. } => value.clone(),
             Slot::Heap(h) => h.value.clone(),
         }
     }
@@ -136,6 +156,7 @@ impl Slot {
     pub fn into_value(self) -> Value {
         match self {
             Slot::Heap(h) => h.value,
+            Slot::Short { value, .. } => value,
             inline => inline.to_value(),
         }
     }
@@ -144,15 +165,15 @@ impl Slot {
     /// result (inline again if it fits). `None` if the value is not a string.
     /// Heap strings are edited in place, so appends stay amortised O(1).
     pub fn update_str<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> Option<R> {
-        if let Slot::Heap(h) = self {
-            let Value::Str(s) = &mut h.value else {
+        let klen = self.key().len();
+        if let Some(value) = self.value_mut() {
+            let Value::Str(s) = value else {
                 return None;
             };
             let result = f(s);
-            if h.key.len() + s.len() <= INLINE_CAP {
+            if klen + s.len() <= INLINE_CAP {
                 let shrunk = std::mem::take(s);
-                let key = std::mem::take(&mut h.key);
-                *self = Slot::new_str(&key, &shrunk);
+                *self = Slot::new_str(self.key(), &shrunk);
             }
             return Some(result);
         }
@@ -183,7 +204,7 @@ mod tests {
         assert_eq!(small.value(), ValueRef::Str(b"0123456789abcdef"));
         let big_value = vec![7u8; 100];
         let mut big = Slot::new_str(b"key:2", &big_value);
-        assert!(matches!(big, Slot::Heap(_)));
+        assert!(matches!(big, Slot::Short { .. }));
         assert_eq!(big.value(), ValueRef::Str(&big_value));
         big.set_str(b"tiny");
         assert!(matches!(big, Slot::Inline { .. }));
@@ -194,7 +215,7 @@ mod tests {
     fn update_moves_between_inline_and_heap() {
         let mut s = Slot::new_str(b"k", b"abc");
         s.update_str(|v| v.extend_from_slice(&[b'x'; 50]));
-        assert!(matches!(s, Slot::Heap(_)));
+        assert!(matches!(s, Slot::Short { .. }));
         assert_eq!(
             s.value(),
             ValueRef::Str(&[&b"abc"[..], &[b'x'; 50]].concat())
@@ -208,5 +229,20 @@ mod tests {
             Value::Str(b"ab".to_vec())
         );
         assert_eq!(s.into_value(), Value::Str(b"new".to_vec()));
+    }
+
+    #[test]
+    fn a_long_key_goes_to_the_heap_with_its_value() {
+        let key = [b'k'; SHORT_KEY_CAP + 1];
+        let mut s = Slot::new_str(&key, &[b'v'; 40]);
+        assert!(matches!(s, Slot::Heap(_)));
+        assert_eq!(s.key(), &key);
+        s.update_str(|v| v.truncate(3));
+        assert!(matches!(s, Slot::Inline { .. }));
+        assert_eq!(s.key(), &key);
+        let short = Slot::new(&key[..SHORT_KEY_CAP], Value::Str(vec![b'v'; 40]));
+        assert!(matches!(short, Slot::Short { .. }));
+        assert_eq!(short.key(), &key[..SHORT_KEY_CAP]);
+        assert_eq!(short.into_value(), Value::Str(vec![b'v'; 40]));
     }
 }
