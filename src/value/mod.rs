@@ -6,6 +6,7 @@
 
 pub mod elem;
 pub mod list;
+pub mod packed;
 pub mod zset;
 
 use crate::dict::Dict;
