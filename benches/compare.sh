@@ -70,6 +70,11 @@ run() {
         eval1) args+=(EVAL "$EVAL1" 1 "key:__rand_int__" v) ;;
         eval10) args+=(EVAL "$EVAL10" 1 "key:__rand_int__" v) ;;
         lock) args+=(EVALSHA "$LOCK_SHA" 1 "lock:__rand_int__" token) ;;
+        # Small values (issue 23): 10-field hashes on KEYSPACE keys; run
+        # hset10 first, it fills them for hget and hgetall.
+        hset10) args+=(HSET "h:__rand_int__" $(for j in $(seq 0 9); do printf 'field%d value%04d ' "$j" "$((j * 37))"; done)) ;;
+        hget) args+=(HGET "h:__rand_int__" field5) ;;
+        hgetall) args+=(HGETALL "h:__rand_int__") ;;
         *) args+=(-t "$test") ;;
     esac
     redis-benchmark "${args[@]}" 2>/dev/null | tail -1 |

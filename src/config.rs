@@ -50,6 +50,12 @@ pub struct Config {
     /// `busy-reply-threshold` (alias `lua-time-limit`), ms: a script that
     /// runs longer without writing is stopped (0: never).
     pub busy_reply_threshold_ms: u64,
+    /// `hash-max-listpack-entries` (alias `hash-max-ziplist-entries`): a
+    /// packed hash with more fields becomes a table.
+    pub hash_max_listpack_entries: usize,
+    /// `hash-max-listpack-value` (alias `hash-max-ziplist-value`): a packed
+    /// hash given a longer field or value becomes a table.
+    pub hash_max_listpack_value: usize,
 }
 
 /// Which deletions may free big values on the lazyfree thread (all `no`
@@ -116,6 +122,8 @@ impl Default for Config {
             output_limit_pubsub: OutputLimit::new(32 * 1024 * 1024, 8 * 1024 * 1024, 60),
             notify_keyspace_events: 0,
             busy_reply_threshold_ms: 5000,
+            hash_max_listpack_entries: crate::value::PackLimits::HASH.entries,
+            hash_max_listpack_value: crate::value::PackLimits::HASH.value,
         }
     }
 }
@@ -391,6 +399,34 @@ pub static SETTINGS: &[Setting] = &[
         true
     ),
     int_setting!("lua-time-limit", busy_reply_threshold_ms, 0, i64::MAX, true),
+    int_setting!(
+        "hash-max-listpack-entries",
+        hash_max_listpack_entries,
+        0,
+        i64::MAX,
+        true
+    ),
+    int_setting!(
+        "hash-max-ziplist-entries",
+        hash_max_listpack_entries,
+        0,
+        i64::MAX,
+        true
+    ),
+    int_setting!(
+        "hash-max-listpack-value",
+        hash_max_listpack_value,
+        0,
+        i64::MAX,
+        true
+    ),
+    int_setting!(
+        "hash-max-ziplist-value",
+        hash_max_listpack_value,
+        0,
+        i64::MAX,
+        true
+    ),
     Setting {
         name: "notify-keyspace-events",
         get: |c| crate::notify::format_flags(c.notify_keyspace_events),
@@ -445,6 +481,14 @@ impl Setting {
 }
 
 impl Config {
+    /// When a packed hash becomes a table.
+    pub fn hash_limits(&self) -> crate::value::PackLimits {
+        crate::value::PackLimits {
+            entries: self.hash_max_listpack_entries,
+            value: self.hash_max_listpack_value,
+        }
+    }
+
     /// Applies a redis.conf-style file on top of `self`.
     pub fn load_file(&mut self, path: &Path) -> Result<(), ConfigFileError> {
         let shown = path.display().to_string();

@@ -60,10 +60,10 @@ fn mix_value(digest: &mut Digest, value: ValueRef<'_>, has_ttl: bool) {
             }
         }
         ValueRef::Hash(hash) => {
-            for (_, pair) in hash.iter() {
+            for (field, value) in hash.iter() {
                 let mut element = [0u8; 20];
-                mix_digest(&mut element, pair.field.as_bytes());
-                mix_digest(&mut element, pair.value.as_bytes());
+                field.with_bytes(|f| mix_digest(&mut element, f));
+                value.with_bytes(|v| mix_digest(&mut element, v));
                 xor_digest(digest, &element);
             }
         }

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::value::Value;
+use crate::value::{Hash, Value};
 
 /// Values with more free effort than this are freed on the background
 /// thread (Redis's `LAZYFREE_THRESHOLD`).
@@ -41,7 +41,9 @@ pub fn free_effort(value: &Value) -> usize {
     match value {
         Value::Str(s) => 1 + s.len() / STRING_EFFORT_UNIT_BYTES,
         Value::List(l) => l.chunk_count(),
-        Value::Hash(h) => h.len(),
+        // One allocation, as Redis counts a listpack.
+        Value::Hash(Hash::Packed(_)) => 1,
+        Value::Hash(Hash::Table(h)) => h.len(),
         Value::Set(s) => s.len(),
         Value::ZSet(z) => z.len(),
     }
@@ -151,7 +153,8 @@ fn clear_value(value: &mut Value, pacer: &mut Pacer) {
     match value {
         Value::Str(s) => release(s.as_mut_ptr(), s.capacity()),
         Value::List(l) => l.clear_paced(&mut tick),
-        Value::Hash(h) => h.clear_paced(&mut tick, &mut release),
+        Value::Hash(Hash::Table(h)) => h.clear_paced(&mut tick, &mut release),
+        Value::Hash(Hash::Packed(_)) => {}
         Value::Set(s) => s.clear_paced(&mut tick, &mut release),
         Value::ZSet(z) => z.clear_paced(&mut tick, &mut release),
     }
@@ -278,15 +281,13 @@ mod tests {
         let mut lazy = LazyFree::start();
         lazy.free_async(Value::Str(vec![0; 8 * 1024 * 1024]));
         lazy.free_async_counted(vec![Value::Str(vec![0; 16]); 10], 10);
-        let mut hash = crate::value::Hash::default();
+        let mut hash = Hash::default();
         for i in 0..5000 {
             let field = format!("field-long-enough-for-the-heap-{i}");
-            hash.insert_new(crate::value::Pair {
-                field: crate::value::Elem::new(field.as_bytes()),
-                value: crate::value::Elem::new(b"v"),
-            });
+            hash.set(field.as_bytes(), b"v", crate::value::PackLimits::HASH);
         }
-        lazy.free_async(Value::Hash(Box::new(hash)));
+        assert_eq!(hash.encoding(), "hashtable");
+        lazy.free_async(Value::Hash(hash));
         let mut list = crate::value::List::default();
         (0..50_000)
             .for_each(|i| list.push(crate::value::list::End::Left, format!("{i}").as_bytes()));

@@ -507,7 +507,7 @@ macro_rules! kind {
 }
 
 kind!(LIST, List, List, Box::default());
-kind!(HASH, Hash, Hash, Box::default());
+kind!(HASH, Hash, Hash, Hash::default());
 kind!(SET, Set, Set, Box::default());
 kind!(ZSET, ZSet, ZSet, Box::default());
 

@@ -12,8 +12,9 @@ use super::{cmd, int_arg, CmdError, CmdResult, Command, Ctx};
 use crate::db::EventClass;
 use crate::float::LongDouble;
 use crate::protocol::request::parse_i64;
-use crate::protocol::Args;
-use crate::value::{Elem, Hash, Pair};
+use crate::protocol::{Args, Reply};
+use crate::value::packed::Item;
+use crate::value::Hash;
 
 pub static COMMANDS: &[Command] = &[
     cmd!("hset", -4, ["write", "denyoom", "fast"], (1, 1, 1), hset, "hash", "Creates or modifies the value of a field in a hash."),
@@ -34,28 +35,12 @@ pub static COMMANDS: &[Command] = &[
     cmd!("hscan", -3, ["readonly"], (1, 1, 1), hscan, "hash", "Iterates over fields and values of a hash."),
 ];
 
-/// Sets `field` to `value`; true if the field is new.
-fn set_field(hash: &mut Hash, field: &[u8], value: &[u8]) -> bool {
-    match hash.find(field) {
-        Some(i) => {
-            hash.entry_mut(i).value = Elem::new(value);
-            false
-        }
-        None => {
-            hash.insert_new(Pair {
-                field: Elem::new(field),
-                value: Elem::new(value),
-            });
-            true
-        }
-    }
-}
-
 /// What an absent key reads as.
 static EMPTY: std::sync::LazyLock<Hash> = std::sync::LazyLock::new(Hash::default);
 
-fn get_field<'a>(hash: &'a Hash, field: &[u8]) -> Option<&'a [u8]> {
-    hash.find(field).map(|i| hash.entry(i).value.as_bytes())
+/// Writes a hash element as a bulk string.
+fn bulk(out: &mut Reply, item: Item<'_>) {
+    item.with_bytes(|b| out.bulk(b));
 }
 
 /// HSET and HMSET: sets every pair; returns how many fields were new.
@@ -64,13 +49,14 @@ fn hset_generic(ctx: &mut Ctx, args: &Args) -> Result<i64, CmdError> {
         let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
         return Err(CmdError::wrong_arity(&name));
     }
-    let hash = write_or_create(ctx, &args[1], &HASH)?;
-    let mut added = 0;
-    for pair in (2..args.len()).step_by(2) {
-        added += i64::from(set_field(hash, &args[pair], &args[pair + 1]));
-    }
+    let limits = ctx.server.config.hash_limits();
+    let pairs: Vec<(&[u8], &[u8])> = (2..args.len())
+        .step_by(2)
+        .map(|i| (&args[i], &args[i + 1]))
+        .collect();
+    let added = write_or_create(ctx, &args[1], &HASH)?.set_pairs(&pairs, limits);
     ctx.signal(EventClass::HASH, "hset", &args[1]);
-    Ok(added)
+    Ok(added as i64)
 }
 
 fn hset(ctx: &mut Ctx, args: Args) -> CmdResult {
@@ -86,9 +72,10 @@ fn hmset(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn hsetnx(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let exists = read_for_write(ctx, &args[1], &HASH)?.is_some_and(|h| h.find(&args[2]).is_some());
+    let exists = read_for_write(ctx, &args[1], &HASH)?.is_some_and(|h| h.contains(&args[2]));
     if !exists {
-        set_field(write_or_create(ctx, &args[1], &HASH)?, &args[2], &args[3]);
+        let limits = ctx.server.config.hash_limits();
+        write_or_create(ctx, &args[1], &HASH)?.set(&args[2], &args[3], limits);
         ctx.signal(EventClass::HASH, "hset", &args[1]);
     }
     ctx.out().int(i64::from(!exists));
@@ -97,8 +84,8 @@ fn hsetnx(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn hget(ctx: &mut Ctx, args: Args) -> CmdResult {
     let view = view(ctx, &args[1], &HASH)?;
-    match view.value.and_then(|h| get_field(h, &args[2])) {
-        Some(value) => view.out.bulk(value),
+    match view.value.and_then(|h| h.get(&args[2])) {
+        Some(value) => bulk(view.out, value),
         None => view.out.null(),
     }
     Ok(())
@@ -108,8 +95,8 @@ fn hmget(ctx: &mut Ctx, args: Args) -> CmdResult {
     let view = view(ctx, &args[1], &HASH)?;
     view.out.array(args.len() - 2);
     for field in args.iter().skip(2) {
-        match view.value.and_then(|h| get_field(h, field)) {
-            Some(value) => view.out.bulk(value),
+        match view.value.and_then(|h| h.get(field)) {
+            Some(value) => bulk(view.out, value),
             None => view.out.null(),
         }
     }
@@ -117,15 +104,10 @@ fn hmget(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn hdel(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let mut removed = 0;
-    if let Some(hash) = write(ctx, &args[1], &HASH)? {
-        for field in args.iter().skip(2) {
-            if let Some(i) = hash.find(field) {
-                hash.remove_at(i);
-                removed += 1;
-            }
-        }
-    }
+    let removed = match write(ctx, &args[1], &HASH)? {
+        Some(hash) => hash.remove(args.iter().skip(2)) as i64,
+        None => 0,
+    };
     if removed > 0 {
         ctx.signal(EventClass::HASH, "hdel", &args[1]);
     }
@@ -141,15 +123,15 @@ fn hlen(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn hexists(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let found = read(ctx, &args[1], &HASH)?.is_some_and(|h| h.find(&args[2]).is_some());
+    let found = read(ctx, &args[1], &HASH)?.is_some_and(|h| h.contains(&args[2]));
     ctx.out().int(i64::from(found));
     Ok(())
 }
 
 fn hstrlen(ctx: &mut Ctx, args: Args) -> CmdResult {
     let len = read(ctx, &args[1], &HASH)?
-        .and_then(|h| get_field(h, &args[2]))
-        .map_or(0, <[u8]>::len);
+        .and_then(|h| h.get(&args[2]))
+        .map_or(0, |v| v.len());
     ctx.out().int(len as i64);
     Ok(())
 }
@@ -169,12 +151,12 @@ fn hgetall_generic(ctx: &mut Ctx, args: &Args, part: Part) -> CmdResult {
         Part::Both => view.out.map(len),
         _ => view.out.array(len),
     }
-    for (_, pair) in view.value.into_iter().flat_map(Hash::iter) {
+    for (field, value) in view.value.into_iter().flat_map(Hash::iter) {
         if part != Part::Values {
-            view.out.bulk(pair.field.as_bytes());
+            bulk(view.out, field);
         }
         if part != Part::Fields {
-            view.out.bulk(pair.value.as_bytes());
+            bulk(view.out, value);
         }
     }
     Ok(())
@@ -200,9 +182,12 @@ fn update_field(
     event: &'static str,
     f: impl FnOnce(Option<&[u8]>) -> Result<Vec<u8>, CmdError>,
 ) -> Result<Vec<u8>, CmdError> {
-    let current = read_for_write(ctx, &args[1], &HASH)?.and_then(|h| get_field(h, &args[2]));
-    let next = f(current)?;
-    set_field(write_or_create(ctx, &args[1], &HASH)?, &args[2], &next);
+    let current = read_for_write(ctx, &args[1], &HASH)?
+        .and_then(|h| h.get(&args[2]))
+        .map(|v| v.to_vec());
+    let next = f(current.as_deref())?;
+    let limits = ctx.server.config.hash_limits();
+    write_or_create(ctx, &args[1], &HASH)?.set(&args[2], &next, limits);
     ctx.signal(EventClass::HASH, event, &args[1]);
     Ok(next)
 }
@@ -252,15 +237,35 @@ fn hrandfield(ctx: &mut Ctx, args: Args) -> CmdResult {
     let Some((count, _)) = count else {
         match hash.len() {
             0 => view.out.null(),
-            len => view.out.bulk(hash.key(view.rng.gen_range(0..len) as u32)),
+            len => {
+                let pick = view.rng.gen_range(0..len);
+                if let Some((field, _)) = hash.iter().nth(pick) {
+                    bulk(view.out, field);
+                }
+            }
         }
         return Ok(());
     };
+    // Picks by index: a table answers directly, a packed hash from its
+    // pairs read once.
+    let packed: Vec<(Item, Item)> = match hash {
+        Hash::Packed(_) => hash.iter().collect(),
+        Hash::Table(_) => Vec::new(),
+    };
     reply_picks(&mut view, hash.len(), count, with_values, |out, i| {
-        let pair = hash.entry(i);
-        out.bulk(pair.field.as_bytes());
+        let (field, value) = match hash {
+            Hash::Table(d) => {
+                let pair = d.entry(i);
+                (
+                    Item::bytes(pair.field.as_bytes()),
+                    Item::bytes(pair.value.as_bytes()),
+                )
+            }
+            Hash::Packed(_) => packed[i as usize],
+        };
+        bulk(out, field);
         if with_values {
-            out.bulk(pair.value.as_bytes());
+            bulk(out, value);
         }
     });
     Ok(())
@@ -272,12 +277,26 @@ fn hscan(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Ok(());
     };
     let mut found = Vec::new();
-    let next = opts.scan_dict(hash, 2, &mut found, |pair, found| {
-        if opts.matches(pair.field.as_bytes()) {
-            found.push(pair.field.as_bytes().to_vec());
-            found.push(pair.value.as_bytes().to_vec());
+    let emit = |field: Item, value: Item, found: &mut Vec<Vec<u8>>| {
+        if field.with_bytes(|f| opts.matches(f)) {
+            found.push(field.to_vec());
+            found.push(value.to_vec());
         }
-    });
+    };
+    let next = match hash {
+        Hash::Table(d) => opts.scan_dict(d, 2, &mut found, |pair, found| {
+            emit(
+                Item::bytes(pair.field.as_bytes()),
+                Item::bytes(pair.value.as_bytes()),
+                found,
+            )
+        }),
+        // A packed hash answers whole in one call, as Redis's listpacks.
+        Hash::Packed(_) => {
+            hash.iter().for_each(|(f, v)| emit(f, v, &mut found));
+            0
+        }
+    };
     reply_scan(ctx.out(), next, &found);
     Ok(())
 }

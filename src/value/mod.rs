@@ -5,17 +5,17 @@
 //! values in a keyspace are strings.
 
 pub mod elem;
+pub mod hash;
 pub mod list;
 pub mod packed;
 pub mod zset;
 
 use crate::dict::Dict;
 pub use elem::{Elem, Pair};
+pub use hash::{Hash, PackLimits};
 pub use list::List;
 pub use zset::ZSet;
 
-/// A hash: field → value, with O(1) random choice and a SCAN cursor.
-pub type Hash = Dict<Pair>;
 /// A set of members, with O(1) random choice and a SCAN cursor.
 pub type Set = Dict<Elem>;
 
@@ -28,7 +28,7 @@ pub enum Value {
     Str(Vec<u8>),
     /// A list: elements in order, pushes and pops at both ends O(1).
     List(Box<List>),
-    Hash(Box<Hash>),
+    Hash(Hash),
     Set(Box<Set>),
     ZSet(Box<ZSet>),
 }
@@ -103,7 +103,8 @@ impl ValueRef<'_> {
                 }
             }
             ValueRef::List(_) => "quicklist",
-            ValueRef::Hash(_) | ValueRef::Set(_) => "hashtable",
+            ValueRef::Hash(h) => h.encoding(),
+            ValueRef::Set(_) => "hashtable",
             ValueRef::ZSet(_) => "skiplist",
         }
     }
@@ -112,7 +113,7 @@ impl ValueRef<'_> {
         match self {
             ValueRef::Str(s) => Value::Str(s.to_vec()),
             ValueRef::List(l) => Value::List(Box::new((*l).clone())),
-            ValueRef::Hash(h) => Value::Hash(Box::new((*h).clone())),
+            ValueRef::Hash(h) => Value::Hash((*h).clone()),
             ValueRef::Set(s) => Value::Set(Box::new((*s).clone())),
             ValueRef::ZSet(z) => Value::ZSet(Box::new((*z).clone())),
         }
@@ -144,11 +145,7 @@ impl PartialEq for ValueRef<'_> {
             (ValueRef::Str(a), ValueRef::Str(b)) => a == b,
             (ValueRef::List(a), ValueRef::List(b)) => a == b,
             (ValueRef::Hash(a), ValueRef::Hash(b)) => {
-                a.len() == b.len()
-                    && a.iter().all(|(_, p)| {
-                        b.find(p.field.as_bytes())
-                            .is_some_and(|i| b.entry(i).value == p.value)
-                    })
+                a.len() == b.len() && a.iter().all(|(f, v)| f.with_bytes(|f| b.get(f) == Some(v)))
             }
             (ValueRef::Set(a), ValueRef::Set(b)) => {
                 a.len() == b.len() && a.iter().all(|(_, m)| b.find(m.as_bytes()).is_some())

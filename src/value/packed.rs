@@ -420,9 +420,16 @@ mod tests {
         let p = Packed::from_items(stride, elements.iter().map(|e| Item::bytes(e)));
         assert_eq!(p.len(), elements.len());
         let back = texts(&p, stride);
-        assert_eq!(back, elements.iter().map(|e| e.to_vec()).collect::<Vec<_>>());
+        assert_eq!(
+            back,
+            elements.iter().map(|e| e.to_vec()).collect::<Vec<_>>()
+        );
         for (item, e) in p.items(stride).zip(elements) {
-            assert!(item.eq_bytes(e), "{item:?} vs {:?}", String::from_utf8_lossy(e));
+            assert!(
+                item.eq_bytes(e),
+                "{item:?} vs {:?}",
+                String::from_utf8_lossy(e)
+            );
             assert_eq!(item.len(), e.len());
         }
         // Rebuilt from its own items (front-coded ones arrive split).
@@ -434,7 +441,19 @@ mod tests {
     #[test]
     fn integers_round_trip_as_their_text() {
         let ints: Vec<String> = [
-            0, 1, 127, 128, -1, -128, -129, 255, 32767, -32768, 1 << 40, i64::MAX, i64::MIN,
+            0,
+            1,
+            127,
+            128,
+            -1,
+            -128,
+            -129,
+            255,
+            32767,
+            -32768,
+            1 << 40,
+            i64::MAX,
+            i64::MIN,
         ]
         .iter()
         .map(|n| n.to_string())
@@ -449,8 +468,16 @@ mod tests {
     #[test]
     fn integer_like_strings_that_are_not_canonical_stay_strings() {
         let odd: &[&[u8]] = &[
-            b"007", b"-0", b"+1", b"1.0", b" 1", b"", b"-", b"9223372036854775808",
-            b"-9223372036854775809", b"12345678901234567890",
+            b"007",
+            b"-0",
+            b"+1",
+            b"1.0",
+            b" 1",
+            b"",
+            b"-",
+            b"9223372036854775808",
+            b"-9223372036854775809",
+            b"12345678901234567890",
         ];
         let p = round_trip(1, odd);
         assert!(p.items(1).all(|i| matches!(i, Item::Str(..))));
@@ -459,7 +486,12 @@ mod tests {
     #[test]
     fn front_coding_shares_prefixes_per_column() {
         let fields: Vec<Vec<u8>> = (0..10)
-            .flat_map(|j| [format!("field{j}").into_bytes(), format!("value{:04}", j * 37).into_bytes()])
+            .flat_map(|j| {
+                [
+                    format!("field{j}").into_bytes(),
+                    format!("value{:04}", j * 37).into_bytes(),
+                ]
+            })
             .collect();
         let refs: Vec<&[u8]> = fields.iter().map(|f| &f[..]).collect();
         let p = round_trip(2, &refs);
@@ -470,9 +502,30 @@ mod tests {
         let long2 = [&long[..], b"y"].concat();
         round_trip(
             1,
-            &[b"", b"\x00\xff", b"ab", b"abc", b"zz", b"zzz", &long, &long2, b"a", b"ab"],
+            &[
+                b"",
+                b"\x00\xff",
+                b"ab",
+                b"abc",
+                b"zz",
+                b"zzz",
+                &long,
+                &long2,
+                b"a",
+                b"ab",
+            ],
         );
-        round_trip(2, &[b"member:1", b"1.5", b"member:2", b"-2.5e10", b"member:10", b"x"]);
+        round_trip(
+            2,
+            &[
+                b"member:1",
+                b"1.5",
+                b"member:2",
+                b"-2.5e10",
+                b"member:10",
+                b"x",
+            ],
+        );
     }
 
     #[test]
@@ -514,8 +567,21 @@ mod tests {
         assert_eq!(canonical_int(b"0"), Some(0));
         assert_eq!(canonical_int(b"-9223372036854775808"), Some(i64::MIN));
         assert_eq!(canonical_int(b"9223372036854775807"), Some(i64::MAX));
-        for bad in [&b"-0"[..], b"01", b"", b"-", b"1a", b"+5", b"9223372036854775808"] {
-            assert_eq!(canonical_int(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        for bad in [
+            &b"-0"[..],
+            b"01",
+            b"",
+            b"-",
+            b"1a",
+            b"+5",
+            b"9223372036854775808",
+        ] {
+            assert_eq!(
+                canonical_int(bad),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 }

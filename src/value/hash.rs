@@ -1,0 +1,315 @@
+//! `Hash`: a hash's two representations behind one interface. Small
+//! hashes are packed (`value::packed`, Redis's `listpack`: fields and
+//! values alternating, in insertion order); a hash that passes the limits
+//! (`hash-max-listpack-entries`, `hash-max-listpack-value`) becomes a
+//! `Dict` of pairs (`hashtable`) once, and stays one, as in Redis.
+//!
+//! Commands see elements as `Item`s (a packed element may be stored as an
+//! integer or front coded; a table's are plain bytes).
+
+use super::packed::{Builder, Item, Items, Packed};
+use super::{Elem, Pair};
+use crate::dict::Dict;
+
+/// When a packed aggregate becomes a table: more elements than
+/// `entries`, or an element longer than `value` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PackLimits {
+    pub entries: usize,
+    pub value: usize,
+}
+
+impl PackLimits {
+    /// Redis's defaults for hashes (`hash-max-listpack-*`).
+    pub const HASH: PackLimits = PackLimits {
+        entries: 512,
+        value: 64,
+    };
+}
+
+#[derive(Clone)]
+pub enum Hash {
+    Packed(Packed),
+    Table(Box<Dict<Pair>>),
+}
+
+impl Default for Hash {
+    fn default() -> Hash {
+        Hash::Packed(Packed::default())
+    }
+}
+
+impl Hash {
+    pub fn len(&self) -> usize {
+        match self {
+            Hash::Packed(p) => p.len() / 2,
+            Hash::Table(d) => d.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// OBJECT ENCODING's name for it.
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            Hash::Packed(_) => "listpack",
+            Hash::Table(_) => "hashtable",
+        }
+    }
+
+    /// The value of `field`.
+    pub fn get(&self, field: &[u8]) -> Option<Item<'_>> {
+        match self {
+            Hash::Packed(_) => self.iter().find(|(f, _)| f.eq_bytes(field)).map(|(_, v)| v),
+            Hash::Table(d) => d
+                .find(field)
+                .map(|i| Item::bytes(d.entry(i).value.as_bytes())),
+        }
+    }
+
+    pub fn contains(&self, field: &[u8]) -> bool {
+        self.get(field).is_some()
+    }
+
+    /// Field and value pairs, in the representation's order.
+    pub fn iter(&self) -> HashIter<'_> {
+        match self {
+            Hash::Packed(p) => HashIter::Packed(p.items(2)),
+            Hash::Table(d) => HashIter::Table(d, 0),
+        }
+    }
+
+    /// Sets each pair in turn, as that many HSETs would; how many fields
+    /// were new. Becomes a table first if any field or value is longer
+    /// than the limit, and after if it has more fields than the limit.
+    pub fn set_pairs(&mut self, pairs: &[(&[u8], &[u8])], limits: PackLimits) -> usize {
+        if pairs
+            .iter()
+            .any(|(f, v)| f.len() > limits.value || v.len() > limits.value)
+        {
+            self.convert();
+        }
+        let added = match self {
+            Hash::Packed(p) => set_packed(p, pairs),
+            Hash::Table(d) => pairs.iter().filter(|(f, v)| set_in_table(d, f, v)).count(),
+        };
+        if self.len() > limits.entries {
+            self.convert();
+        }
+        added
+    }
+
+    /// Sets one field; true if it is new.
+    pub fn set(&mut self, field: &[u8], value: &[u8], limits: PackLimits) -> bool {
+        self.set_pairs(&[(field, value)], limits) == 1
+    }
+
+    /// Removes these fields; how many were there.
+    pub fn remove<'f>(&mut self, fields: impl IntoIterator<Item = &'f [u8]>) -> usize {
+        match self {
+            Hash::Packed(p) => {
+                let fields: Vec<&[u8]> = fields.into_iter().collect();
+                let mut removed = 0;
+                let mut b = Builder::new(2);
+                let mut items = p.items(2);
+                while let (Some(f), Some(v)) = (items.next(), items.next()) {
+                    if fields.iter().any(|x| f.eq_bytes(x)) {
+                        removed += 1;
+                    } else {
+                        b.push(f);
+                        b.push(v);
+                    }
+                }
+                if removed > 0 {
+                    *p = b.finish();
+                }
+                removed
+            }
+            Hash::Table(d) => fields
+                .into_iter()
+                .filter(|f| d.find(f).map(|i| d.remove_at(i)).is_some())
+                .count(),
+        }
+    }
+
+    /// Makes it a table (a no-op if it is one).
+    fn convert(&mut self) {
+        if let Hash::Packed(p) = self {
+            let mut d = Dict::default();
+            let mut items = p.items(2);
+            while let (Some(f), Some(v)) = (items.next(), items.next()) {
+                d.insert_new(Pair {
+                    field: f.with_bytes(Elem::new),
+                    value: v.with_bytes(Elem::new),
+                });
+            }
+            *self = Hash::Table(Box::new(d));
+        }
+    }
+}
+
+/// `set_pairs` on a packed hash: one rebuild for all the pairs.
+fn set_packed(p: &mut Packed, pairs: &[(&[u8], &[u8])]) -> usize {
+    // The value each field ends with: its last pair's.
+    let last_value = |field: &[u8]| {
+        pairs
+            .iter()
+            .rev()
+            .find(|(f, _)| *f == field)
+            .map(|(_, v)| *v)
+    };
+    let mut b = Builder::new(2);
+    let mut present: Vec<&[u8]> = Vec::new();
+    let mut items = p.items(2);
+    while let (Some(f), Some(v)) = (items.next(), items.next()) {
+        b.push(f);
+        match pairs.iter().rev().find(|(x, _)| f.eq_bytes(x)) {
+            Some((x, value)) => {
+                present.push(x);
+                b.push_bytes(value);
+            }
+            None => b.push(v),
+        }
+    }
+    let mut added = 0;
+    for (i, (field, _)) in pairs.iter().enumerate() {
+        let seen = present.contains(field) || pairs[..i].iter().any(|(f, _)| f == field);
+        if !seen {
+            added += 1;
+            b.push_bytes(field);
+            b.push_bytes(last_value(field).unwrap_or_default());
+        }
+    }
+    *p = b.finish();
+    added
+}
+
+fn set_in_table(d: &mut Dict<Pair>, field: &[u8], value: &[u8]) -> bool {
+    match d.find(field) {
+        Some(i) => {
+            d.entry_mut(i).value = Elem::new(value);
+            false
+        }
+        None => {
+            d.insert_new(Pair {
+                field: Elem::new(field),
+                value: Elem::new(value),
+            });
+            true
+        }
+    }
+}
+
+/// A hash's pairs (see `Hash::iter`).
+pub enum HashIter<'a> {
+    Packed(Items<'a>),
+    /// The table and the next entry index.
+    Table(&'a Dict<Pair>, u32),
+}
+
+impl<'a> Iterator for HashIter<'a> {
+    type Item = (Item<'a>, Item<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            HashIter::Packed(items) => Some((items.next()?, items.next()?)),
+            HashIter::Table(d, next) => {
+                let p = (*next < d.len() as u32).then(|| d.entry(*next))?;
+                *next += 1;
+                Some((
+                    Item::bytes(p.field.as_bytes()),
+                    Item::bytes(p.value.as_bytes()),
+                ))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: PackLimits = PackLimits {
+        entries: 4,
+        value: 8,
+    };
+
+    fn contents(h: &Hash) -> Vec<(Vec<u8>, Vec<u8>)> {
+        h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect()
+    }
+
+    #[test]
+    fn packed_hash_sets_replaces_and_removes_in_order() {
+        let mut h = Hash::default();
+        assert_eq!(
+            h.set_pairs(&[(b"a", b"1"), (b"b", b"x"), (b"a", b"2")], SMALL),
+            2
+        );
+        assert_eq!(h.encoding(), "listpack");
+        assert_eq!(
+            contents(&h),
+            vec![
+                (b"a".to_vec(), b"2".to_vec()),
+                (b"b".to_vec(), b"x".to_vec())
+            ]
+        );
+        assert!(!h.set(b"b", b"y", SMALL));
+        assert_eq!(h.get(b"b").map(|v| v.to_vec()), Some(b"y".to_vec()));
+        assert!(h.get(b"c").is_none());
+        assert_eq!(h.remove([&b"a"[..], b"zz", b"a"]), 1);
+        assert_eq!(h.len(), 1);
+        assert_eq!(h.remove([&b"b"[..]]), 1);
+        assert!(h.is_empty());
+    }
+
+    #[test]
+    fn limits_convert_once_and_for_good() {
+        // Entries: the fifth field converts.
+        let mut h = Hash::default();
+        for i in 0..4 {
+            h.set(format!("f{i}").as_bytes(), b"v", SMALL);
+        }
+        assert_eq!(h.encoding(), "listpack");
+        h.set(b"f4", b"v", SMALL);
+        assert_eq!(h.encoding(), "hashtable");
+        assert_eq!(h.len(), 5);
+        h.remove([&b"f4"[..], b"f3", b"f2"]);
+        assert_eq!(h.encoding(), "hashtable");
+        // Length: a value one byte over the limit converts; at it does not.
+        let mut h = Hash::default();
+        h.set(b"f", &[b'x'; 8], SMALL);
+        assert_eq!(h.encoding(), "listpack");
+        h.set(b"g", &[b'x'; 9], SMALL);
+        assert_eq!(h.encoding(), "hashtable");
+        assert_eq!(h.get(b"f").map(|v| v.to_vec()), Some(vec![b'x'; 8]));
+        // A long field converts too, before it is stored.
+        let mut h = Hash::default();
+        h.set(&[b'k'; 9], b"v", SMALL);
+        assert_eq!(h.encoding(), "hashtable");
+    }
+
+    #[test]
+    fn binary_and_integer_like_fields_keep_their_bytes() {
+        let mut h = Hash::default();
+        let fields: [&[u8]; 6] = [
+            b"1",
+            b"01",
+            b"-1",
+            b"\x00\xff",
+            b"",
+            b"18446744073709551616",
+        ];
+        for f in fields {
+            h.set(f, f, PackLimits::HASH);
+        }
+        assert_eq!(h.len(), fields.len());
+        for f in fields {
+            assert_eq!(h.get(f).map(|v| v.to_vec()), Some(f.to_vec()));
+        }
+        let packed = contents(&h);
+        h.convert();
+        assert_eq!(contents(&h), packed);
+    }
+}
