@@ -1,0 +1,153 @@
+//! Small aggregates held packed: OBJECT ENCODING after every step of random
+//! histories must be redis-server's, and while a value is packed its
+//! elements come back in Redis's order (a listpack's), so whole replies
+//! are compared exactly; once a value is a table, as a multiset.
+//!
+//! Both servers run with small limits (CONFIG SET on each) so histories
+//! cross them often. Needs `redis-server` (see `Server::redis`).
+//! `ENC_SEED` and `ENC_STEPS` override the seed and the length.
+
+mod common;
+
+use common::{Raw, Server};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+const LIMITS: &[(&str, &str)] = &[
+    ("hash-max-listpack-entries", "6"),
+    ("hash-max-listpack-value", "8"),
+];
+
+const KEYS: &[&str] = &["h0", "h1", "h2"];
+/// Short, at the limit (8), integer-like, binary and empty.
+const ELEMENTS: &[&str] = &[
+    "a", "b", "c", "d", "e", "f", "g", "1", "-7", "007", "12345678", "eightchr", "", "\u{e9}x",
+];
+/// Past the value limit: drawn now and then.
+const LONG: &[&str] = &["123456789", "ninechars"];
+
+fn pick<'a>(rng: &mut SmallRng, from: &[&'a str]) -> &'a str {
+    from[rng.gen_range(0..from.len())]
+}
+
+fn element(rng: &mut SmallRng) -> &'static str {
+    if rng.gen_bool(0.02) {
+        pick(rng, LONG)
+    } else {
+        pick(rng, ELEMENTS)
+    }
+}
+
+fn hash_command(rng: &mut SmallRng, key: &str) -> Vec<String> {
+    let mut c: Vec<String> = match rng.gen_range(0..10) {
+        0..=3 => vec!["HSET".into(), key.into()],
+        4 => vec!["HSETNX".into(), key.into()],
+        5 | 6 => vec!["HDEL".into(), key.into()],
+        7 => vec![
+            "HINCRBY".into(),
+            key.into(),
+            pick(rng, &["n", "m"]).into(),
+            "1".into(),
+        ],
+        8 => vec!["HINCRBYFLOAT".into(), key.into(), "fl".into(), "0.1".into()],
+        _ => vec!["HGET".into(), key.into(), element(rng).into()],
+    };
+    match c[0].as_str() {
+        "HSET" => {
+            for _ in 0..rng.gen_range(1..4) {
+                c.push(element(rng).into());
+                c.push(element(rng).into());
+            }
+        }
+        "HSETNX" => {
+            c.push(element(rng).into());
+            c.push(element(rng).into());
+        }
+        "HDEL" => {
+            for _ in 0..rng.gen_range(1..4) {
+                c.push(element(rng).into());
+            }
+        }
+        _ => {}
+    }
+    c
+}
+
+/// The items of an array reply, sorted (for tables, whose order differs).
+fn sorted_items(reply: &str) -> Vec<&str> {
+    let mut items: Vec<&str> = reply.split("\r\n").skip(1).collect();
+    items.sort_unstable();
+    items
+}
+
+fn run(ours: &mut Raw, theirs: &mut Raw, cmd: &[String], whole: bool, context: &str) {
+    let args: Vec<&str> = cmd.iter().map(String::as_str).collect();
+    let (a, b) = (ours.cmd(&args), theirs.cmd(&args));
+    if whole {
+        assert_eq!(a, b, "{context}: {cmd:?}");
+    } else {
+        assert_eq!(sorted_items(&a), sorted_items(&b), "{context}: {cmd:?}");
+    }
+}
+
+#[test]
+fn encodings_and_packed_order_follow_redis_across_random_histories() {
+    let Some(redis) = Server::redis() else {
+        return;
+    };
+    let lapse = Server::lapse(&[]);
+    let seed: u64 = std::env::var("ENC_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20261123);
+    let steps: usize = std::env::var("ENC_STEPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3000);
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let (mut ours, mut theirs) = (lapse.raw(), redis.raw());
+    for raw in [&mut ours, &mut theirs] {
+        for (name, value) in LIMITS {
+            assert_eq!(raw.cmd(&["CONFIG", "SET", name, value]), "+OK\r\n");
+        }
+    }
+    let mut seen = std::collections::HashMap::new();
+    for step in 0..steps {
+        let key = pick(&mut rng, KEYS);
+        let cmd = hash_command(&mut rng, key);
+        let context = format!("seed {seed} step {step}");
+        run(&mut ours, &mut theirs, &cmd, true, &context);
+        let encoding = vec!["OBJECT".to_string(), "ENCODING".into(), key.into()];
+        run(&mut ours, &mut theirs, &encoding, true, &context);
+        // Packed (or absent): the same elements in the same order.
+        let encoding = theirs.cmd(&["OBJECT", "ENCODING", key]);
+        let packed = encoding != "$9\r\nhashtable\r\n";
+        *seen.entry(encoding).or_insert(0) += 1;
+        for read in ["HGETALL", "HKEYS", "HVALS", "HLEN"] {
+            run(
+                &mut ours,
+                &mut theirs,
+                &[read.into(), key.into()],
+                packed,
+                &context,
+            );
+        }
+        let scan = ["HSCAN", key, "0", "COUNT", "1000"].map(String::from);
+        run(&mut ours, &mut theirs, &scan, packed, &context);
+        // Now and then a fresh start, so that new values are packed again.
+        if rng.gen_bool(0.08) {
+            run(
+                &mut ours,
+                &mut theirs,
+                &["DEL".into(), key.into()],
+                true,
+                &context,
+            );
+        }
+    }
+    // The histories did cross the limits: both forms were compared often.
+    for encoding in ["$8\r\nlistpack\r\n", "$9\r\nhashtable\r\n"] {
+        let n = seen.get(encoding).copied().unwrap_or(0);
+        assert!(n > steps / 10, "{encoding:?} seen {n} times: {seen:?}");
+    }
+}
