@@ -75,6 +75,10 @@ run() {
         hset10) args+=(HSET "h:__rand_int__" $(for j in $(seq 0 9); do printf 'field%d value%04d ' "$j" "$((j * 37))"; done)) ;;
         hget) args+=(HGET "h:__rand_int__" field5) ;;
         hgetall) args+=(HGETALL "h:__rand_int__") ;;
+        # 10-integer sets (intsets), filled by sadd10.
+        sadd10) args+=(SADD "s:__rand_int__" 0 1 2 3 4 5 6 7 8 9) ;;
+        sismember) args+=(SISMEMBER "s:__rand_int__" 5) ;;
+        smembers) args+=(SMEMBERS "s:__rand_int__") ;;
         *) args+=(-t "$test") ;;
     esac
     redis-benchmark "${args[@]}" 2>/dev/null | tail -1 |

@@ -56,6 +56,13 @@ pub struct Config {
     /// `hash-max-listpack-value` (alias `hash-max-ziplist-value`): a packed
     /// hash given a longer field or value becomes a table.
     pub hash_max_listpack_value: usize,
+    /// `set-max-intset-entries`: an integer set with more members becomes
+    /// a table.
+    pub set_max_intset_entries: usize,
+    /// `set-max-listpack-entries` / `-value`: when a packed set of strings
+    /// becomes a table.
+    pub set_max_listpack_entries: usize,
+    pub set_max_listpack_value: usize,
 }
 
 /// Which deletions may free big values on the lazyfree thread (all `no`
@@ -124,6 +131,9 @@ impl Default for Config {
             busy_reply_threshold_ms: 5000,
             hash_max_listpack_entries: crate::value::PackLimits::HASH.entries,
             hash_max_listpack_value: crate::value::PackLimits::HASH.value,
+            set_max_intset_entries: crate::value::SetLimits::DEFAULT.intset_entries,
+            set_max_listpack_entries: crate::value::SetLimits::DEFAULT.listpack_entries,
+            set_max_listpack_value: crate::value::SetLimits::DEFAULT.listpack_value,
         }
     }
 }
@@ -427,6 +437,27 @@ pub static SETTINGS: &[Setting] = &[
         i64::MAX,
         true
     ),
+    int_setting!(
+        "set-max-intset-entries",
+        set_max_intset_entries,
+        0,
+        i64::MAX,
+        true
+    ),
+    int_setting!(
+        "set-max-listpack-entries",
+        set_max_listpack_entries,
+        0,
+        i64::MAX,
+        true
+    ),
+    int_setting!(
+        "set-max-listpack-value",
+        set_max_listpack_value,
+        0,
+        i64::MAX,
+        true
+    ),
     Setting {
         name: "notify-keyspace-events",
         get: |c| crate::notify::format_flags(c.notify_keyspace_events),
@@ -486,6 +517,15 @@ impl Config {
         crate::value::PackLimits {
             entries: self.hash_max_listpack_entries,
             value: self.hash_max_listpack_value,
+        }
+    }
+
+    /// When a set changes representation.
+    pub fn set_limits(&self) -> crate::value::SetLimits {
+        crate::value::SetLimits {
+            intset_entries: self.set_max_intset_entries,
+            listpack_entries: self.set_max_listpack_entries,
+            listpack_value: self.set_max_listpack_value,
         }
     }
 

@@ -50,7 +50,7 @@ fn mix_value(digest: &mut Digest, value: ValueRef<'_>, has_ttl: bool) {
         ValueRef::List(list) => list.iter().for_each(|e| mix_digest(digest, e)),
         ValueRef::Set(set) => set
             .iter()
-            .for_each(|(_, m)| xor_digest(digest, m.as_bytes())),
+            .for_each(|m| m.with_bytes(|m| xor_digest(digest, m))),
         ValueRef::ZSet(z) => {
             for node in z.nodes() {
                 let mut element = [0u8; 20];

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::value::{Hash, Value};
+use crate::value::{Hash, Set, Value};
 
 /// Values with more free effort than this are freed on the background
 /// thread (Redis's `LAZYFREE_THRESHOLD`).
@@ -44,7 +44,8 @@ pub fn free_effort(value: &Value) -> usize {
         // One allocation, as Redis counts a listpack.
         Value::Hash(Hash::Packed(_)) => 1,
         Value::Hash(Hash::Table(h)) => h.len(),
-        Value::Set(s) => s.len(),
+        Value::Set(Set::Table(s)) => s.len(),
+        Value::Set(_) => 1,
         Value::ZSet(z) => z.len(),
     }
 }
@@ -155,7 +156,8 @@ fn clear_value(value: &mut Value, pacer: &mut Pacer) {
         Value::List(l) => l.clear_paced(&mut tick),
         Value::Hash(Hash::Table(h)) => h.clear_paced(&mut tick, &mut release),
         Value::Hash(Hash::Packed(_)) => {}
-        Value::Set(s) => s.clear_paced(&mut tick, &mut release),
+        Value::Set(Set::Table(s)) => s.clear_paced(&mut tick, &mut release),
+        Value::Set(_) => {}
         Value::ZSet(z) => z.clear_paced(&mut tick, &mut release),
     }
 }
@@ -262,12 +264,18 @@ mod tests {
     #[test]
     fn effort_counts_aggregate_elements_and_list_chunks() {
         use crate::value::list::{End, List};
-        use crate::value::{Elem, Set};
+        use crate::value::SetLimits;
+        // Packed: one unit, as Redis counts a listpack.
         let mut set = Set::default();
         for i in 0..65 {
-            set.insert_new(Elem::new(format!("m{i}").as_bytes()));
+            set.add(format!("m{i}").as_bytes(), SetLimits::DEFAULT);
         }
-        assert!(is_big(&Value::Set(Box::new(set))));
+        assert!(!is_big(&Value::Set(set.clone())));
+        for i in 65..200 {
+            set.add(format!("m{i}").as_bytes(), SetLimits::DEFAULT);
+        }
+        assert_eq!(set.encoding(), "hashtable");
+        assert!(is_big(&Value::Set(set)));
         // Short elements pack hundreds to a chunk: 10,000 fit in few chunks.
         let mut list = List::default();
         (0..10_000).for_each(|i| list.push(End::Right, format!("e{i}").as_bytes()));

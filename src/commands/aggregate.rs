@@ -79,9 +79,20 @@ pub fn write_or_create<'a, T: ?Sized>(
     key: &[u8],
     kind: &Kind<T>,
 ) -> Result<&'a mut T, CmdError> {
+    write_or_create_with(ctx, key, kind, kind.empty)
+}
+
+/// `write_or_create`, creating the value with `empty` (for a type whose
+/// first form depends on what is about to be added).
+pub fn write_or_create_with<'a, T: ?Sized>(
+    ctx: &'a mut Ctx,
+    key: &[u8],
+    kind: &Kind<T>,
+    empty: impl FnOnce() -> Value,
+) -> Result<&'a mut T, CmdError> {
     if read_for_write(ctx, key, kind)?.is_none() {
         let now_ms = ctx.now_ms;
-        ctx.db().set(key, (kind.empty)(), Ttl::Clear, now_ms);
+        ctx.db().set(key, empty(), Ttl::Clear, now_ms);
     }
     write(ctx, key, kind)?.ok_or(CmdError::WrongType)
 }
@@ -508,7 +519,7 @@ macro_rules! kind {
 
 kind!(LIST, List, List, Box::default());
 kind!(HASH, Hash, Hash, Hash::default());
-kind!(SET, Set, Set, Box::default());
+kind!(SET, Set, Set, Set::default());
 kind!(ZSET, ZSet, ZSet, Box::default());
 
 /// The reply of SRANDMEMBER/HRANDFIELD/ZRANDMEMBER with a count: `emit`

@@ -5,13 +5,18 @@
 use rand::Rng;
 
 use super::aggregate::{
-    delete_if_empty, distinct_indices, pop_count, rand_args, read, reply_picks, reply_scan,
-    scan_target, view, write, write_or_create, SET,
+    delete_if_empty, distinct_indices, pop_count, rand_args, read, read_for_write, reply_picks,
+    reply_scan, scan_target, view, write, write_or_create_with, SET,
 };
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::{EventClass, Ttl};
-use crate::protocol::Args;
-use crate::value::{Elem, Set, Value};
+use crate::protocol::{Args, Reply};
+use crate::value::packed::{canonical_int, Item};
+use crate::value::set::empty_listpack;
+use crate::value::{Set, Value};
+
+/// What an absent key reads as.
+static EMPTY: std::sync::LazyLock<Set> = std::sync::LazyLock::new(Set::default);
 
 pub static COMMANDS: &[Command] = &[
     cmd!("sadd", -3, ["write", "denyoom", "fast"], (1, 1, 1), sadd, "set", "Adds one or more members to a set. Creates the key if it doesn't exist."),
@@ -33,29 +38,35 @@ pub static COMMANDS: &[Command] = &[
     cmd!("sscan", -3, ["readonly"], (1, 1, 1), sscan, "set", "Iterates over members of a set."),
 ];
 
-/// Adds `member`; true if it was new.
-fn add(set: &mut Set, member: &[u8]) -> bool {
-    if set.find(member).is_some() {
-        return false;
-    }
-    set.insert_new(Elem::new(member));
-    true
+/// Writes a set member as a bulk string.
+fn bulk(out: &mut Reply, item: Item<'_>) {
+    item.with_bytes(|b| out.bulk(b));
 }
 
-/// Removes `member`; true if it was there.
-fn remove(set: &mut Set, member: &[u8]) -> bool {
-    match set.find(member) {
-        Some(i) => {
-            set.remove_at(i);
-            true
-        }
-        None => false,
+/// Members by index: a table answers directly, a packed set from its
+/// members read once.
+fn by_index<'a>(set: &'a Set) -> impl Fn(u32) -> Option<Item<'a>> + 'a {
+    let read: Vec<Item> = match set {
+        Set::Table(_) => Vec::new(),
+        _ => set.iter().collect(),
+    };
+    move |i| match set {
+        Set::Table(d) => (i < d.len() as u32).then(|| Item::bytes(d.entry(i).as_bytes())),
+        _ => read.get(i as usize).copied(),
     }
 }
 
 fn sadd(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let set = write_or_create(ctx, &args[1], &SET)?;
-    let added = args.iter().skip(2).filter(|m| add(set, m)).count();
+    let limits = ctx.server.config.set_limits();
+    let hint = args.len() - 2;
+    let existed = read_for_write(ctx, &args[1], &SET)?.is_some();
+    let set = write_or_create_with(ctx, &args[1], &SET, || {
+        Value::Set(Set::create(&args[2], hint, limits))
+    })?;
+    if existed {
+        set.make_room(hint, limits);
+    }
+    let added = args.iter().skip(2).filter(|m| set.add(m, limits)).count();
     if added > 0 {
         ctx.signal(EventClass::SET, "sadd", &args[1]);
     }
@@ -65,7 +76,7 @@ fn sadd(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn srem(ctx: &mut Ctx, args: Args) -> CmdResult {
     let removed = match write(ctx, &args[1], &SET)? {
-        Some(set) => args.iter().skip(2).filter(|m| remove(set, m)).count(),
+        Some(set) => args.iter().skip(2).filter(|m| set.remove(m)).count(),
         None => 0,
     };
     if removed > 0 {
@@ -79,14 +90,14 @@ fn srem(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn smembers(ctx: &mut Ctx, args: Args) -> CmdResult {
     let view = view(ctx, &args[1], &SET)?;
     view.out.set(view.value.map_or(0, Set::len));
-    for (_, member) in view.value.into_iter().flat_map(Set::iter) {
-        view.out.bulk(member.as_bytes());
+    for member in view.value.into_iter().flat_map(Set::iter) {
+        bulk(view.out, member);
     }
     Ok(())
 }
 
 fn sismember(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let found = read(ctx, &args[1], &SET)?.is_some_and(|s| s.find(&args[2]).is_some());
+    let found = read(ctx, &args[1], &SET)?.is_some_and(|s| s.contains(&args[2]));
     ctx.out().int(i64::from(found));
     Ok(())
 }
@@ -95,7 +106,7 @@ fn smismember(ctx: &mut Ctx, args: Args) -> CmdResult {
     let view = view(ctx, &args[1], &SET)?;
     view.out.array(args.len() - 2);
     for member in args.iter().skip(2) {
-        let found = view.value.is_some_and(|s| s.find(member).is_some());
+        let found = view.value.is_some_and(|s| s.contains(member));
         view.out.int(i64::from(found));
     }
     Ok(())
@@ -112,17 +123,19 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
     let server = &mut *ctx.server;
     let db = &mut server.dbs[ctx.session.db];
-    let popped: Vec<Elem> = match db.value_mut(&args[1], now_ms) {
+    let popped: Vec<Vec<u8>> = match db.value_mut(&args[1], now_ms) {
         None => Vec::new(),
         Some(Some(Value::Set(set))) => {
             let want = count.map_or(1, |n| n.min(set.len() as i64) as usize);
             // Indices shift as members leave: pick members first, then remove.
-            let picked: Vec<Elem> = distinct_indices(&mut server.rng, set.len(), want)
+            let member_at = by_index(set);
+            let picked: Vec<Vec<u8>> = distinct_indices(&mut server.rng, set.len(), want)
                 .into_iter()
-                .map(|i| set.entry(i).clone())
+                .filter_map(|i| member_at(i).map(|m| m.to_vec()))
                 .collect();
+            drop(member_at);
             for member in &picked {
-                remove(set, member.as_bytes());
+                set.remove(member);
             }
             picked
         }
@@ -132,20 +145,20 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.signal(EventClass::SET, "spop", &args[1]);
         // The members actually taken, not the random choice, go out.
         let mut effect: Vec<&[u8]> = vec![b"SREM", &args[1]];
-        effect.extend(popped.iter().map(Elem::as_bytes));
+        effect.extend(popped.iter().map(Vec::as_slice));
         ctx.propagate_as(&effect);
     }
     delete_if_empty(ctx, &args[1]);
     let out = ctx.out();
     match count {
         None => match popped.first() {
-            Some(member) => out.bulk(member.as_bytes()),
+            Some(member) => out.bulk(member),
             None => out.null(),
         },
         Some(_) => {
             out.set(popped.len());
             for member in &popped {
-                out.bulk(member.as_bytes());
+                out.bulk(member);
             }
         }
     }
@@ -157,16 +170,18 @@ fn srandmember(ctx: &mut Ctx, args: Args) -> CmdResult {
     let mut view = view(ctx, &args[1], &SET)?;
     let set = view.value;
     let len = set.map_or(0, Set::len);
+    let member_at = by_index(set.unwrap_or(&EMPTY));
     let Some(count) = count else {
-        match set.filter(|s| !s.is_empty()) {
-            Some(set) => view.out.bulk(set.key(view.rng.gen_range(0..len) as u32)),
+        let pick = (len > 0).then(|| view.rng.gen_range(0..len) as u32);
+        match pick.and_then(&member_at) {
+            Some(member) => bulk(view.out, member),
             None => view.out.null(),
         }
         return Ok(());
     };
     reply_picks(&mut view, len, count, false, |out, i| {
-        if let Some(set) = set {
-            out.bulk(set.key(i));
+        if let Some(member) = member_at(i) {
+            bulk(out, member);
         }
     });
     Ok(())
@@ -180,7 +195,7 @@ fn smove(ctx: &mut Ctx, args: Args) -> CmdResult {
     let db = ctx.db();
     let src_kind = db
         .get_for_write(src, now_ms)
-        .map(|v| (SET.get)(v).map(|s| s.find(member).is_some()));
+        .map(|v| (SET.get)(v).map(|s| s.contains(member)));
     let dst_ok = db
         .get_for_write(dst, now_ms)
         .is_none_or(|v| (SET.get)(v).is_some());
@@ -197,11 +212,15 @@ fn smove(ctx: &mut Ctx, args: Args) -> CmdResult {
         true if src == dst => true,
         true => {
             if let Some(set) = write(ctx, src, &SET)? {
-                remove(set, member);
+                set.remove(member);
             }
             ctx.signal(EventClass::SET, "srem", src);
             delete_if_empty(ctx, src);
-            if add(write_or_create(ctx, dst, &SET)?, member) {
+            let limits = ctx.server.config.set_limits();
+            let dst_set = write_or_create_with(ctx, dst, &SET, || {
+                Value::Set(Set::create(member, 1, limits))
+            })?;
+            if dst_set.add(member, limits) {
                 ctx.signal(EventClass::SET, "sadd", dst);
             }
             true
@@ -218,11 +237,22 @@ enum Op {
     Diff,
 }
 
-/// The members of the combination of `keys` (every key type-checked first,
-/// as in Redis; a missing key is an empty set). `limit` stops an
-/// intersection early (SINTERCARD; 0 = no limit).
-fn combine(ctx: &mut Ctx, keys: &[&[u8]], op: Op, limit: usize) -> Result<Vec<Elem>, CmdError> {
+/// The combination of `keys` (every key type-checked first, as in Redis;
+/// a missing key is an empty set), built as Redis 7.2 builds it, member
+/// by member into a set that starts as an intset (an intersection: the
+/// form of the smallest set, packed if that is a table), so its form and
+/// order are Redis's. `limit` stops an intersection early (SINTERCARD;
+/// 0 = no limit). For a store, an intersection of integers ends as an
+/// intset if it fits.
+fn combine(
+    ctx: &mut Ctx,
+    keys: &[&[u8]],
+    op: Op,
+    limit: usize,
+    store: bool,
+) -> Result<Set, CmdError> {
     let now_ms = ctx.now_ms;
+    let limits = ctx.server.config.set_limits();
     let sets: Vec<Option<&Set>> = ctx
         .db()
         .get_many(keys, now_ms, |v| (SET.get)(v).is_some())
@@ -230,7 +260,7 @@ fn combine(ctx: &mut Ctx, keys: &[&[u8]], op: Op, limit: usize) -> Result<Vec<El
         .into_iter()
         .map(|v| v.and_then(SET.get))
         .collect();
-    let mut out = Vec::new();
+    let mut out = Set::default();
     match op {
         Op::Inter => {
             if sets.iter().any(Option::is_none) {
@@ -238,52 +268,51 @@ fn combine(ctx: &mut Ctx, keys: &[&[u8]], op: Op, limit: usize) -> Result<Vec<El
             }
             let mut sets: Vec<&Set> = sets.into_iter().flatten().collect();
             sets.sort_by_key(|s| s.len());
-            for (_, m) in sets[0].iter() {
-                if sets[1..].iter().all(|s| s.find(m.as_bytes()).is_some()) {
-                    out.push(m.clone());
-                    if out.len() == limit {
-                        break;
+            if sets[0].encoding() != "intset" {
+                out = empty_listpack();
+            }
+            let mut only_integers = true;
+            for m in sets[0].iter() {
+                m.with_bytes(|m| {
+                    if sets[1..].iter().all(|s| s.contains(m)) {
+                        only_integers &= canonical_int(m).is_some();
+                        out.add(m, limits);
                     }
+                });
+                if limit > 0 && out.len() == limit {
+                    break;
                 }
+            }
+            if store && only_integers {
+                out.ints_if_fit(limits);
             }
         }
         Op::Union => {
-            let mut seen = Set::default();
-            for (_, m) in sets.iter().flatten().flat_map(|s| s.iter()) {
-                if add(&mut seen, m.as_bytes()) {
-                    out.push(m.clone());
-                }
+            for m in sets.iter().flatten().flat_map(|s| s.iter()) {
+                m.with_bytes(|m| out.add(m, limits));
             }
         }
         Op::Diff => {
-            if let Some(first) = sets[0] {
-                for (_, m) in first.iter() {
-                    if !sets[1..]
-                        .iter()
-                        .flatten()
-                        .any(|s| s.find(m.as_bytes()).is_some())
-                    {
-                        out.push(m.clone());
+            // A later key naming the first one empties the difference.
+            let same = keys[1..].contains(&keys[0]);
+            for m in sets[0].filter(|_| !same).into_iter().flat_map(Set::iter) {
+                m.with_bytes(|m| {
+                    if !sets[1..].iter().flatten().any(|s| s.contains(m)) {
+                        out.add(m, limits);
                     }
-                }
+                });
             }
         }
     }
     Ok(out)
 }
 
-fn reply_members(ctx: &mut Ctx, members: &[Elem]) {
-    let out = ctx.out();
-    out.set(members.len());
-    for m in members {
-        out.bulk(m.as_bytes());
-    }
-}
-
 fn combine_generic(ctx: &mut Ctx, args: &Args, op: Op) -> CmdResult {
     let keys: Vec<&[u8]> = args.iter().skip(1).collect();
-    let members = combine(ctx, &keys, op, 0)?;
-    reply_members(ctx, &members);
+    let members = combine(ctx, &keys, op, 0, false)?;
+    let out = ctx.out();
+    out.set(members.len());
+    members.iter().for_each(|m| bulk(out, m));
     Ok(())
 }
 
@@ -291,7 +320,7 @@ fn combine_generic(ctx: &mut Ctx, args: &Args, op: Op) -> CmdResult {
 /// it held (and its TTL); an empty result deletes `dst`.
 fn store_generic(ctx: &mut Ctx, args: &Args, op: Op) -> CmdResult {
     let keys: Vec<&[u8]> = args.iter().skip(2).collect();
-    let members = combine(ctx, &keys, op, 0)?;
+    let members = combine(ctx, &keys, op, 0, true)?;
     let len = members.len();
     let now_ms = ctx.now_ms;
     let db = ctx.db();
@@ -300,11 +329,7 @@ fn store_generic(ctx: &mut Ctx, args: &Args, op: Op) -> CmdResult {
             db.signal(EventClass::GENERIC, "del", &args[1]);
         }
     } else {
-        let mut set = Set::default();
-        for m in members {
-            set.insert_new(m);
-        }
-        db.set(&args[1], Value::Set(Box::new(set)), Ttl::Clear, now_ms);
+        db.set(&args[1], Value::Set(members), Ttl::Clear, now_ms);
         let event = match op {
             Op::Inter => "sinterstore",
             Op::Union => "sunionstore",
@@ -372,7 +397,7 @@ pub fn numkeys_and_limit<'a>(args: &'a Args) -> Result<(Vec<&'a [u8]>, usize), C
 
 fn sintercard(ctx: &mut Ctx, args: Args) -> CmdResult {
     let (keys, limit) = numkeys_and_limit(&args)?;
-    let members = combine(ctx, &keys, Op::Inter, limit)?;
+    let members = combine(ctx, &keys, Op::Inter, limit, false)?;
     ctx.out().int(members.len() as i64);
     Ok(())
 }
@@ -383,11 +408,22 @@ fn sscan(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Ok(());
     };
     let mut found = Vec::new();
-    let next = opts.scan_dict(set, 1, &mut found, |m, found| {
-        if opts.matches(m.as_bytes()) {
-            found.push(m.as_bytes().to_vec());
+    let next = match set {
+        Set::Table(d) => opts.scan_dict(d, 1, &mut found, |m, found| {
+            if opts.matches(m.as_bytes()) {
+                found.push(m.as_bytes().to_vec());
+            }
+        }),
+        // A packed set answers whole in one call, as Redis's do.
+        _ => {
+            for m in set.iter() {
+                if m.with_bytes(|m| opts.matches(m)) {
+                    found.push(m.to_vec());
+                }
+            }
+            0
         }
-    });
+    };
     reply_scan(ctx.out(), next, &found);
     Ok(())
 }

@@ -7,6 +7,7 @@
 //! Every range command turns its range (ranks, scores or members) into a
 //! span of ascending ranks and walks it with `ZSet::iter_from`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::aggregate::{
@@ -18,6 +19,7 @@ use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::{EventClass, Ttl};
 use crate::protocol::reply::format_double;
 use crate::protocol::{Args, Reply};
+use crate::value::packed::Item;
 use crate::value::zset::ZNode;
 use crate::value::{Elem, Value, ValueRef, ZSet};
 
@@ -854,14 +856,21 @@ impl<'a> Source<'a> {
     fn score(&self, member: &[u8]) -> Option<f64> {
         match self {
             Source::ZSet(z) => z.score(member),
-            Source::Set(s) => s.find(member).map(|_| 1.0),
+            Source::Set(s) => s.contains(member).then_some(1.0),
         }
     }
 
-    fn each(&self, mut f: impl FnMut(&'a [u8], f64)) {
+    /// Each member with its score (a set's members score 1), borrowed
+    /// where the value holds it whole.
+    fn each(&self, mut f: impl FnMut(Cow<'a, [u8]>, f64)) {
         match self {
-            Source::ZSet(z) => z.nodes().for_each(|n| f(n.member.as_bytes(), n.score)),
-            Source::Set(s) => s.iter().for_each(|(_, m)| f(m.as_bytes(), 1.0)),
+            Source::ZSet(z) => z
+                .nodes()
+                .for_each(|n| f(Cow::Borrowed(n.member.as_bytes()), n.score)),
+            Source::Set(s) => s.iter().for_each(|m| match m {
+                Item::Str(&[], whole) => f(Cow::Borrowed(whole), 1.0),
+                other => f(Cow::Owned(other.to_vec()), 1.0),
+            }),
         }
     }
 }
@@ -955,7 +964,7 @@ fn combine<'a>(
     op: SetOp,
 ) -> ZSet {
     let weigh = |score: f64, w: f64| Some(score * w).filter(|s| !s.is_nan()).unwrap_or(0.0);
-    let mut scores: HashMap<&'a [u8], f64> = HashMap::new();
+    let mut scores: HashMap<Cow<'a, [u8]>, f64> = HashMap::new();
     match op {
         SetOp::Union => {
             for (source, &w) in sources.iter().zip(weights) {
@@ -980,7 +989,7 @@ fn combine<'a>(
                 all[smallest].each(|member, _| {
                     let mut acc = None;
                     for (source, &w) in all.iter().zip(weights) {
-                        let Some(score) = source.score(member) else {
+                        let Some(score) = source.score(&member) else {
                             return;
                         };
                         let score = weigh(score, w);
@@ -998,7 +1007,7 @@ fn combine<'a>(
                     let elsewhere = sources[1..]
                         .iter()
                         .flatten()
-                        .any(|s| s.score(member).is_some());
+                        .any(|s| s.score(&member).is_some());
                     if !elsewhere {
                         scores.insert(member, score);
                     }
@@ -1008,7 +1017,7 @@ fn combine<'a>(
     }
     let mut result = ZSet::default();
     for (member, score) in scores {
-        result.insert(member, score);
+        result.insert(&member, score);
     }
     result
 }

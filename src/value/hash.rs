@@ -9,6 +9,8 @@
 
 use super::packed::{Builder, Item, Items, Packed};
 use super::{Elem, Pair};
+use std::collections::HashMap;
+
 use crate::dict::Dict;
 
 /// When a packed aggregate becomes a table: more elements than
@@ -152,39 +154,57 @@ impl Hash {
 
 /// `set_pairs` on a packed hash: one rebuild for all the pairs.
 fn set_packed(p: &mut Packed, pairs: &[(&[u8], &[u8])]) -> usize {
-    // The value each field ends with: its last pair's.
-    let last_value = |field: &[u8]| {
-        pairs
-            .iter()
-            .rev()
-            .find(|(f, _)| *f == field)
-            .map(|(_, v)| *v)
+    // Each field once, in order of first appearance, with its last value
+    // and whether the hash has it already.
+    let mut latest: Vec<(&[u8], &[u8], bool)> = Vec::with_capacity(pairs.len());
+    let mut index: HashMap<&[u8], usize, foldhash::fast::RandomState> = HashMap::default();
+    let many = pairs.len() > FEW_FIELDS;
+    let position = |latest: &[(&[u8], &[u8], bool)], index: &HashMap<_, usize, _>, field: &[u8]| {
+        if many {
+            index.get(field).copied()
+        } else {
+            latest.iter().position(|(f, _, _)| *f == field)
+        }
     };
-    let mut b = Builder::new(2);
-    let mut present: Vec<&[u8]> = Vec::new();
+    for &(field, value) in pairs {
+        match position(&latest, &index, field) {
+            Some(i) => latest[i].1 = value,
+            None => {
+                if many {
+                    index.insert(field, latest.len());
+                }
+                latest.push((field, value, false));
+            }
+        }
+    }
+    let new_bytes: usize = pairs.iter().map(|(f, v)| f.len() + v.len() + 2).sum();
+    let mut b = Builder::with_capacity(2, p.allocated() + new_bytes);
     let mut items = p.items(2);
     while let (Some(f), Some(v)) = (items.next(), items.next()) {
         b.push(f);
-        match pairs.iter().rev().find(|(x, _)| f.eq_bytes(x)) {
-            Some((x, value)) => {
-                present.push(x);
-                b.push_bytes(value);
+        match f.with_bytes(|f| position(&latest, &index, f)) {
+            Some(i) => {
+                latest[i].2 = true;
+                b.push_bytes(latest[i].1);
             }
             None => b.push(v),
         }
     }
     let mut added = 0;
-    for (i, (field, _)) in pairs.iter().enumerate() {
-        let seen = present.contains(field) || pairs[..i].iter().any(|(f, _)| f == field);
-        if !seen {
+    for &(field, value, present) in &latest {
+        if !present {
             added += 1;
             b.push_bytes(field);
-            b.push_bytes(last_value(field).unwrap_or_default());
+            b.push_bytes(value);
         }
     }
     *p = b.finish();
     added
 }
+
+/// Up to this many fields in one HSET are matched by comparing; more, by
+/// hashing.
+const FEW_FIELDS: usize = 8;
 
 fn set_in_table(d: &mut Dict<Pair>, field: &[u8], value: &[u8]) -> bool {
     match d.find(field) {

@@ -8,16 +8,14 @@ pub mod elem;
 pub mod hash;
 pub mod list;
 pub mod packed;
+pub mod set;
 pub mod zset;
 
-use crate::dict::Dict;
 pub use elem::{Elem, Pair};
 pub use hash::{Hash, PackLimits};
 pub use list::List;
+pub use set::{Set, SetLimits};
 pub use zset::ZSet;
-
-/// A set of members, with O(1) random choice and a SCAN cursor.
-pub type Set = Dict<Elem>;
 
 /// A stored value. Strings are binary-safe bytes, copied out of the read
 /// buffer so a stored value never pins a client's buffer. Aggregates are
@@ -29,7 +27,7 @@ pub enum Value {
     /// A list: elements in order, pushes and pops at both ends O(1).
     List(Box<List>),
     Hash(Hash),
-    Set(Box<Set>),
+    Set(Set),
     ZSet(Box<ZSet>),
 }
 
@@ -104,7 +102,7 @@ impl ValueRef<'_> {
             }
             ValueRef::List(_) => "quicklist",
             ValueRef::Hash(h) => h.encoding(),
-            ValueRef::Set(_) => "hashtable",
+            ValueRef::Set(s) => s.encoding(),
             ValueRef::ZSet(_) => "skiplist",
         }
     }
@@ -114,7 +112,7 @@ impl ValueRef<'_> {
             ValueRef::Str(s) => Value::Str(s.to_vec()),
             ValueRef::List(l) => Value::List(Box::new((*l).clone())),
             ValueRef::Hash(h) => Value::Hash((*h).clone()),
-            ValueRef::Set(s) => Value::Set(Box::new((*s).clone())),
+            ValueRef::Set(s) => Value::Set((*s).clone()),
             ValueRef::ZSet(z) => Value::ZSet(Box::new((*z).clone())),
         }
     }
@@ -148,7 +146,7 @@ impl PartialEq for ValueRef<'_> {
                 a.len() == b.len() && a.iter().all(|(f, v)| f.with_bytes(|f| b.get(f) == Some(v)))
             }
             (ValueRef::Set(a), ValueRef::Set(b)) => {
-                a.len() == b.len() && a.iter().all(|(_, m)| b.find(m.as_bytes()).is_some())
+                a.len() == b.len() && a.iter().all(|m| m.with_bytes(|m| b.contains(m)))
             }
             (ValueRef::ZSet(a), ValueRef::ZSet(b)) => {
                 a.len() == b.len()

@@ -2,8 +2,9 @@
 //! Redis's listpack and intset play, in a layout of our own that is
 //! smaller for the values keyspaces are full of.
 //!
-//! The block is the element count (LEB128) followed by the elements in
-//! order, each a header byte and its payload:
+//! The block is a header (LEB128 of the element count times two, plus a
+//! flag bit its owner may use: a set marks itself integers-only) followed
+//! by the elements in order, each a header byte and its payload:
 //!
 //! | header | element |
 //! |---|---|
@@ -168,7 +169,12 @@ impl fmt::Debug for Packed {
 
 impl Packed {
     pub fn len(&self) -> usize {
-        read_varint(&self.0, &mut 0).unwrap_or(0) as usize
+        (read_varint(&self.0, &mut 0).unwrap_or(0) >> 1) as usize
+    }
+
+    /// The owner's flag bit (see the module's documentation).
+    pub fn flag(&self) -> bool {
+        read_varint(&self.0, &mut 0).unwrap_or(0) & 1 == 1
     }
 
     pub fn is_empty(&self) -> bool {
@@ -183,7 +189,7 @@ impl Packed {
     /// The elements in order; `stride`: how many columns alternate.
     pub fn items(&self, stride: usize) -> Items<'_> {
         let mut pos = 0;
-        let remaining = read_varint(&self.0, &mut pos).unwrap_or(0) as usize;
+        let remaining = (read_varint(&self.0, &mut pos).unwrap_or(0) >> 1) as usize;
         Items {
             data: &self.0,
             pos,
@@ -277,6 +283,7 @@ impl<'a> Iterator for Items<'a> {
 pub struct Builder {
     body: Vec<u8>,
     count: usize,
+    flag: bool,
     column: usize,
     stride: usize,
     anchors: [(usize, usize); 2],
@@ -284,13 +291,29 @@ pub struct Builder {
 
 impl Builder {
     pub fn new(stride: usize) -> Builder {
+        Builder::with_capacity(stride, 0)
+    }
+
+    /// A builder expecting about `bytes` of block.
+    pub fn with_capacity(stride: usize, bytes: usize) -> Builder {
+        // The body starts with room for a one-byte header (fewer than 64
+        // elements), which `finish` fills in or widens.
+        let mut body = Vec::with_capacity(bytes.max(1));
+        body.push(0);
         Builder {
-            body: Vec::new(),
+            body,
             count: 0,
+            flag: false,
             column: 0,
             stride: stride.clamp(1, 2),
             anchors: [(0, 0); 2],
         }
+    }
+
+    /// Sets the block's flag bit.
+    pub fn flagged(mut self, flag: bool) -> Builder {
+        self.flag = flag;
+        self
     }
 
     /// Appends a string, stored as an integer if it reads as one.
@@ -371,10 +394,9 @@ impl Builder {
 
     pub fn finish(self) -> Packed {
         let mut header = Vec::with_capacity(10);
-        write_varint(&mut header, self.count as u64);
-        let mut block = Vec::with_capacity(header.len() + self.body.len());
-        block.extend_from_slice(&header);
-        block.extend_from_slice(&self.body);
+        write_varint(&mut header, (self.count as u64) << 1 | u64::from(self.flag));
+        let mut block = self.body;
+        block.splice(0..1, header);
         Packed(block.into_boxed_slice())
     }
 }

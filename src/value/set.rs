@@ -1,0 +1,380 @@
+//! `Set`: a set's three representations behind one interface, with Redis
+//! 7.2's rules for moving between them (7.2 rather than 7.0: small sets
+//! of strings are packed too; see the README).
+//!
+//! - an intset: only integers, ascending, at most `set-max-intset-entries`
+//!   of them;
+//! - a listpack: in insertion order, at most `set-max-listpack-entries`
+//!   members of at most `set-max-listpack-value` bytes;
+//! - a hashtable: a `Dict` of members, for good.
+//!
+//! Both packed forms are `value::packed` blocks of one column, an intset's
+//! flagged (so that `Value` stays 24 bytes: two variants, not three).
+
+use super::packed::{canonical_int, Builder, Item, Items, Packed};
+use super::Elem;
+use crate::dict::Dict;
+
+/// When a set changes representation (Redis's `set-max-*` settings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetLimits {
+    pub intset_entries: usize,
+    pub listpack_entries: usize,
+    pub listpack_value: usize,
+}
+
+impl SetLimits {
+    /// Redis's defaults.
+    pub const DEFAULT: SetLimits = SetLimits {
+        intset_entries: 512,
+        listpack_entries: 128,
+        listpack_value: 64,
+    };
+
+    /// Redis caps an intset at 2^30 members whatever the setting says.
+    fn intset_max(&self) -> usize {
+        self.intset_entries.min(1 << 30)
+    }
+}
+
+#[derive(Clone)]
+pub enum Set {
+    /// An intset when the block is flagged, else a listpack.
+    Packed(Packed),
+    Table(Box<Dict<Elem>>),
+}
+
+impl Default for Set {
+    /// An empty intset.
+    fn default() -> Set {
+        Set::Packed(ints(&[]))
+    }
+}
+
+/// An intset block of `sorted` integers.
+fn ints(sorted: &[i64]) -> Packed {
+    let mut b = Builder::new(1).flagged(true);
+    sorted.iter().for_each(|&n| b.push(Item::Int(n)));
+    b.finish()
+}
+
+impl Set {
+    /// An empty set fit for `first` and about `size_hint` members
+    /// (Redis's `setTypeCreate`).
+    pub fn create(first: &[u8], size_hint: usize, limits: SetLimits) -> Set {
+        if canonical_int(first).is_some() && size_hint <= limits.intset_max() {
+            Set::default()
+        } else if size_hint <= limits.listpack_entries {
+            Set::Packed(Packed::default())
+        } else {
+            Set::Table(Box::default())
+        }
+    }
+
+    /// Becomes a table now if `size_hint` members could not stay packed
+    /// (Redis's `setTypeMaybeConvert`, before adding that many).
+    pub fn make_room(&mut self, size_hint: usize, limits: SetLimits) {
+        let too_many = match self {
+            Set::Packed(p) if p.flag() => size_hint > limits.intset_entries,
+            Set::Packed(_) => size_hint > limits.listpack_entries,
+            Set::Table(_) => false,
+        };
+        if too_many {
+            self.make_table();
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Set::Packed(p) => p.len(),
+            Set::Table(d) => d.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// OBJECT ENCODING's name for it.
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            Set::Packed(p) if p.flag() => "intset",
+            Set::Packed(_) => "listpack",
+            Set::Table(_) => "hashtable",
+        }
+    }
+
+    pub fn contains(&self, member: &[u8]) -> bool {
+        match self {
+            Set::Packed(p) if p.flag() => canonical_int(member)
+                .is_some_and(|n| p.items(1).any(|i| matches!(i, Item::Int(m) if m == n))),
+            Set::Packed(p) => p.items(1).any(|i| i.eq_bytes(member)),
+            Set::Table(d) => d.find(member).is_some(),
+        }
+    }
+
+    /// The members, in the representation's order (ascending for `Ints`).
+    pub fn iter(&self) -> SetIter<'_> {
+        match self {
+            Set::Packed(p) => SetIter::Packed(p.items(1)),
+            Set::Table(d) => SetIter::Table(d, 0),
+        }
+    }
+
+    /// Adds `member`; true if it was new (Redis 7.2's `setTypeAdd`,
+    /// changing representation as it does).
+    pub fn add(&mut self, member: &[u8], limits: SetLimits) -> bool {
+        match self {
+            Set::Packed(p) if p.flag() => match canonical_int(member) {
+                Some(n) => {
+                    let Some(ints) = insert_sorted(p, n) else {
+                        return false;
+                    };
+                    *p = ints;
+                    if p.len() > limits.intset_max() {
+                        self.make_table();
+                    }
+                    true
+                }
+                None => {
+                    // Every member as text within the value limit: the
+                    // widest integers are the smallest and the largest.
+                    let width = |i: Option<Item>| i.map_or(0, |i| i.len());
+                    let widest = width(p.items(1).next()).max(width(p.items(1).last()));
+                    if p.len() < limits.listpack_entries
+                        && member.len() <= limits.listpack_value
+                        && widest <= limits.listpack_value
+                    {
+                        *self = Set::Packed(appended(p, member));
+                    } else {
+                        self.make_table();
+                        self.add(member, limits);
+                    }
+                    true
+                }
+            },
+            Set::Packed(p) => {
+                if p.items(1).any(|i| i.eq_bytes(member)) {
+                    return false;
+                }
+                if p.len() < limits.listpack_entries && member.len() <= limits.listpack_value {
+                    *p = appended(p, member);
+                } else {
+                    self.make_table();
+                    self.add(member, limits);
+                }
+                true
+            }
+            Set::Table(d) => {
+                if d.find(member).is_some() {
+                    return false;
+                }
+                d.insert_new(Elem::new(member));
+                true
+            }
+        }
+    }
+
+    /// Removes `member`; true if it was there. The representation stays.
+    pub fn remove(&mut self, member: &[u8]) -> bool {
+        match self {
+            Set::Packed(p) => {
+                let Some(at) = p.items(1).position(|i| i.eq_bytes(member)) else {
+                    return false;
+                };
+                let mut b = Builder::new(1).flagged(p.flag());
+                for (i, item) in p.items(1).enumerate() {
+                    if i != at {
+                        b.push(item);
+                    }
+                }
+                *p = b.finish();
+                true
+            }
+            Set::Table(d) => d.find(member).map(|i| d.remove_at(i)).is_some(),
+        }
+    }
+
+    /// Makes it a table (a no-op if it is one).
+    fn make_table(&mut self) {
+        if let Set::Packed(p) = self {
+            let mut d = Dict::default();
+            for item in p.items(1) {
+                d.insert_new(item.with_bytes(Elem::new));
+            }
+            *self = Set::Table(Box::new(d));
+        }
+    }
+
+    /// Becomes `Ints` if every member is an integer and they fit (Redis's
+    /// `maybeConvertToIntset`, for SINTERSTORE's result).
+    pub fn ints_if_fit(&mut self, limits: SetLimits) {
+        if self.encoding() == "intset" || self.len() > limits.intset_max() {
+            return;
+        }
+        let mut values = Vec::with_capacity(self.len());
+        for item in self.iter() {
+            match item {
+                Item::Int(n) => values.push(n),
+                other => match other.with_bytes(canonical_int) {
+                    Some(n) => values.push(n),
+                    None => return,
+                },
+            }
+        }
+        values.sort_unstable();
+        *self = Set::Packed(ints(&values));
+    }
+}
+
+/// `p` (ascending integers) with `n` in its place; `None` if it is there.
+fn insert_sorted(p: &Packed, n: i64) -> Option<Packed> {
+    let mut b = Builder::new(1).flagged(true);
+    let mut placed = false;
+    for item in p.items(1) {
+        let Item::Int(m) = item else { continue };
+        if m == n {
+            return None;
+        }
+        if !placed && m > n {
+            b.push(Item::Int(n));
+            placed = true;
+        }
+        b.push(item);
+    }
+    if !placed {
+        b.push(Item::Int(n));
+    }
+    Some(b.finish())
+}
+
+/// `p` with `member` appended, as a listpack.
+fn appended(p: &Packed, member: &[u8]) -> Packed {
+    Packed::from_items(1, p.items(1).chain([Item::bytes(member)]))
+}
+
+/// An empty listpack set.
+pub fn empty_listpack() -> Set {
+    Set::Packed(Packed::default())
+}
+
+/// A set's members (see `Set::iter`).
+pub enum SetIter<'a> {
+    Packed(Items<'a>),
+    /// The table and the next entry index.
+    Table(&'a Dict<Elem>, u32),
+}
+
+impl<'a> Iterator for SetIter<'a> {
+    type Item = Item<'a>;
+
+    fn next(&mut self) -> Option<Item<'a>> {
+        match self {
+            SetIter::Packed(items) => items.next(),
+            SetIter::Table(d, next) => {
+                let m = (*next < d.len() as u32).then(|| d.entry(*next))?;
+                *next += 1;
+                Some(Item::bytes(m.as_bytes()))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: SetLimits = SetLimits {
+        intset_entries: 4,
+        listpack_entries: 3,
+        listpack_value: 5,
+    };
+
+    fn members(s: &Set) -> Vec<String> {
+        s.iter()
+            .map(|i| String::from_utf8(i.to_vec()).unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn integers_stay_sorted_in_an_intset_until_the_limit() {
+        let mut s = Set::create(b"5", 1, SMALL);
+        for m in ["5", "-3", "10", "0", "5"] {
+            s.add(m.as_bytes(), SMALL);
+        }
+        assert_eq!(
+            (s.encoding(), members(&s)),
+            (
+                "intset",
+                vec!["-3".into(), "0".into(), "5".into(), "10".into()]
+            )
+        );
+        assert!(s.contains(b"10") && !s.contains(b"010") && !s.contains(b"x"));
+        s.add(b"11", SMALL);
+        assert_eq!(s.encoding(), "hashtable");
+        assert_eq!(s.len(), 5);
+    }
+
+    #[test]
+    fn a_string_turns_an_intset_into_a_listpack_in_its_order() {
+        let mut s = Set::create(b"2", 1, SMALL);
+        s.add(b"2", SMALL);
+        s.add(b"1", SMALL);
+        assert!(s.add(b"ab", SMALL));
+        assert_eq!(
+            (s.encoding(), members(&s)),
+            ("listpack", vec!["1".into(), "2".into(), "ab".into()])
+        );
+        // Full listpack: the next member converts.
+        assert!(!s.add(b"ab", SMALL));
+        s.add(b"cd", SMALL);
+        assert_eq!(s.encoding(), "hashtable");
+        // An intset whose widest integer is past the value limit, or that
+        // is already as long as a listpack may be, goes to a table.
+        let mut wide = Set::create(b"123456", 1, SMALL);
+        wide.add(b"123456", SMALL);
+        wide.add(b"x", SMALL);
+        assert_eq!(wide.encoding(), "hashtable");
+    }
+
+    #[test]
+    fn strings_are_packed_in_insertion_order_and_removal_keeps_the_form() {
+        let mut s = Set::create(b"b", 2, SMALL);
+        for m in ["b", "a", "007"] {
+            s.add(m.as_bytes(), SMALL);
+        }
+        assert_eq!(
+            (s.encoding(), members(&s)),
+            ("listpack", vec!["b".into(), "a".into(), "007".into()])
+        );
+        assert!(s.remove(b"a") && !s.remove(b"a"));
+        assert_eq!(members(&s), vec!["b", "007"]);
+        // Too long a member converts.
+        s.add(b"sixchr", SMALL);
+        assert_eq!(s.encoding(), "hashtable");
+        assert!(s.remove(b"b") && s.contains(b"007"));
+        assert_eq!(s.encoding(), "hashtable");
+        // The size hint decides the first form.
+        let roomy = SetLimits {
+            listpack_entries: 8,
+            ..SMALL
+        };
+        assert_eq!(Set::create(b"1", 5, roomy).encoding(), "listpack");
+        assert_eq!(Set::create(b"1", 4, roomy).encoding(), "intset");
+        assert_eq!(Set::create(b"x", 4, SMALL).encoding(), "hashtable");
+    }
+
+    #[test]
+    fn ints_if_fit_sorts_integer_members() {
+        let mut s = Set::create(b"x", 3, SMALL);
+        for m in ["3", "-1", "2"] {
+            s.add(m.as_bytes(), SMALL);
+        }
+        assert_eq!(s.encoding(), "listpack");
+        s.ints_if_fit(SMALL);
+        assert_eq!(
+            (s.encoding(), members(&s)),
+            ("intset", vec!["-1".into(), "2".into(), "3".into()])
+        );
+    }
+}
