@@ -63,6 +63,10 @@ pub struct Config {
     /// becomes a table.
     pub set_max_listpack_entries: usize,
     pub set_max_listpack_value: usize,
+    /// `zset-max-listpack-entries` / `-value` (aliases `zset-max-ziplist-*`):
+    /// when a packed sorted set becomes a tree.
+    pub zset_max_listpack_entries: usize,
+    pub zset_max_listpack_value: usize,
 }
 
 /// Which deletions may free big values on the lazyfree thread (all `no`
@@ -134,6 +138,8 @@ impl Default for Config {
             set_max_intset_entries: crate::value::SetLimits::DEFAULT.intset_entries,
             set_max_listpack_entries: crate::value::SetLimits::DEFAULT.listpack_entries,
             set_max_listpack_value: crate::value::SetLimits::DEFAULT.listpack_value,
+            zset_max_listpack_entries: crate::value::ZLimits::DEFAULT.entries,
+            zset_max_listpack_value: crate::value::ZLimits::DEFAULT.value,
         }
     }
 }
@@ -458,6 +464,34 @@ pub static SETTINGS: &[Setting] = &[
         i64::MAX,
         true
     ),
+    int_setting!(
+        "zset-max-listpack-entries",
+        zset_max_listpack_entries,
+        0,
+        i64::MAX,
+        true
+    ),
+    int_setting!(
+        "zset-max-ziplist-entries",
+        zset_max_listpack_entries,
+        0,
+        i64::MAX,
+        true
+    ),
+    int_setting!(
+        "zset-max-listpack-value",
+        zset_max_listpack_value,
+        0,
+        i64::MAX,
+        true
+    ),
+    int_setting!(
+        "zset-max-ziplist-value",
+        zset_max_listpack_value,
+        0,
+        i64::MAX,
+        true
+    ),
     Setting {
         name: "notify-keyspace-events",
         get: |c| crate::notify::format_flags(c.notify_keyspace_events),
@@ -517,6 +551,14 @@ impl Config {
         crate::value::PackLimits {
             entries: self.hash_max_listpack_entries,
             value: self.hash_max_listpack_value,
+        }
+    }
+
+    /// When a packed sorted set becomes a tree.
+    pub fn zset_limits(&self) -> crate::value::ZLimits {
+        crate::value::ZLimits {
+            entries: self.zset_max_listpack_entries,
+            value: self.zset_max_listpack_value,
         }
     }
 

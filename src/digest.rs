@@ -52,10 +52,10 @@ fn mix_value(digest: &mut Digest, value: ValueRef<'_>, has_ttl: bool) {
             .iter()
             .for_each(|m| m.with_bytes(|m| xor_digest(digest, m))),
         ValueRef::ZSet(z) => {
-            for node in z.nodes() {
+            for entry in z.iter_from(0, false) {
                 let mut element = [0u8; 20];
-                mix_digest(&mut element, node.member.as_bytes());
-                mix_digest(&mut element, format_double(node.score).as_bytes());
+                entry.member.with_bytes(|m| mix_digest(&mut element, m));
+                mix_digest(&mut element, format_double(entry.score).as_bytes());
                 xor_digest(digest, &element);
             }
         }

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::value::{Hash, Set, Value};
+use crate::value::{Hash, Set, Value, ZSet};
 
 /// Values with more free effort than this are freed on the background
 /// thread (Redis's `LAZYFREE_THRESHOLD`).
@@ -46,7 +46,8 @@ pub fn free_effort(value: &Value) -> usize {
         Value::Hash(Hash::Table(h)) => h.len(),
         Value::Set(Set::Table(s)) => s.len(),
         Value::Set(_) => 1,
-        Value::ZSet(z) => z.len(),
+        Value::ZSet(ZSet::Tree(z)) => z.len(),
+        Value::ZSet(ZSet::Packed(_)) => 1,
     }
 }
 
@@ -158,7 +159,8 @@ fn clear_value(value: &mut Value, pacer: &mut Pacer) {
         Value::Hash(Hash::Packed(_)) => {}
         Value::Set(Set::Table(s)) => s.clear_paced(&mut tick, &mut release),
         Value::Set(_) => {}
-        Value::ZSet(z) => z.clear_paced(&mut tick, &mut release),
+        Value::ZSet(ZSet::Tree(z)) => z.clear_paced(&mut tick, &mut release),
+        Value::ZSet(ZSet::Packed(_)) => {}
     }
 }
 

@@ -17,10 +17,16 @@ const LIMITS: &[(&str, &str)] = &[
     ("hash-max-listpack-entries", "6"),
     ("hash-max-listpack-value", "8"),
     ("set-max-intset-entries", "6"),
+    ("zset-max-listpack-entries", "6"),
+    ("zset-max-listpack-value", "8"),
 ];
 
 const KEYS: &[&str] = &["h0", "h1", "h2"];
 const SET_KEYS: &[&str] = &["s0", "s1", "s2"];
+const ZSET_KEYS: &[&str] = &["z0", "z1", "z2"];
+const SCORES: &[&str] = &[
+    "0", "1", "1", "2.5", "-3", "1e20", "-inf", "+inf", "0.1", "7",
+];
 /// Mostly integers. redis-server 7.0 has no listpack sets (a set of
 /// strings is a hashtable); lapse follows 7.2, which packs them. With
 /// `set-max-listpack-entries 0` (lapse only) 7.2's rules are 7.0's, so
@@ -114,6 +120,44 @@ fn set_command(rng: &mut SmallRng, key: &str) -> Vec<String> {
     c
 }
 
+fn zset_command(rng: &mut SmallRng, key: &str) -> Vec<String> {
+    let a = pick(rng, ZSET_KEYS).to_string();
+    let b = pick(rng, ZSET_KEYS).to_string();
+    let mut c: Vec<String> = match rng.gen_range(0..14) {
+        0..=5 => vec!["ZADD".into(), key.into()],
+        6 => vec![
+            "ZINCRBY".into(),
+            key.into(),
+            pick(rng, SCORES).into(),
+            element(rng).into(),
+        ],
+        7 | 8 => vec!["ZREM".into(), key.into()],
+        9 => vec![pick(rng, &["ZPOPMIN", "ZPOPMAX"]).into(), key.into()],
+        10 => vec!["ZREMRANGEBYRANK".into(), key.into(), "0".into(), "0".into()],
+        11 => vec!["ZUNIONSTORE".into(), key.into(), "2".into(), a, b],
+        12 => vec!["ZINTERSTORE".into(), key.into(), "2".into(), a, b],
+        _ => vec!["ZDIFFSTORE".into(), key.into(), "2".into(), a, b],
+    };
+    match c[0].as_str() {
+        "ZADD" => {
+            if rng.gen_bool(0.2) {
+                c.push(pick(rng, &["NX", "XX", "GT", "LT", "CH"]).into());
+            }
+            for _ in 0..rng.gen_range(1..4) {
+                c.push(pick(rng, SCORES).into());
+                c.push(element(rng).into());
+            }
+        }
+        "ZREM" => {
+            for _ in 0..rng.gen_range(1..3) {
+                c.push(element(rng).into());
+            }
+        }
+        _ => {}
+    }
+    c
+}
+
 /// The items of an array reply, sorted (for tables, whose order differs).
 fn sorted_items(reply: &str) -> Vec<&str> {
     let mut items: Vec<&str> = reply.split("\r\n").skip(1).collect();
@@ -156,12 +200,12 @@ fn encodings_and_packed_order_follow_redis_across_random_histories() {
     assert_eq!(ours.cmd(&config), "+OK\r\n");
     let mut seen = std::collections::HashMap::new();
     for step in 0..steps {
-        let set = rng.gen_bool(0.5);
-        let key = pick(&mut rng, if set { SET_KEYS } else { KEYS });
-        let cmd = if set {
-            set_command(&mut rng, key)
-        } else {
-            hash_command(&mut rng, key)
+        let kind = rng.gen_range(0..3);
+        let key = pick(&mut rng, [KEYS, SET_KEYS, ZSET_KEYS][kind]);
+        let cmd = match kind {
+            0 => hash_command(&mut rng, key),
+            1 => set_command(&mut rng, key),
+            _ => zset_command(&mut rng, key),
         };
         let context = format!("seed {seed} step {step}");
         run(&mut ours, &mut theirs, &cmd, true, &context);
@@ -169,16 +213,21 @@ fn encodings_and_packed_order_follow_redis_across_random_histories() {
         run(&mut ours, &mut theirs, &encoding, true, &context);
         // Packed (or absent): the same elements in the same order.
         let encoding = theirs.cmd(&["OBJECT", "ENCODING", key]);
-        let packed = encoding != "$9\r\nhashtable\r\n";
+        let packed = !["$9\r\nhashtable\r\n", "$8\r\nskiplist\r\n"].contains(&encoding.as_str());
         *seen.entry(encoding).or_insert(0) += 1;
-        let (reads, scan): (&[&str], &str) = if set {
-            (&["SMEMBERS", "SCARD"], "SSCAN")
-        } else {
-            (&["HGETALL", "HKEYS", "HVALS", "HLEN"], "HSCAN")
+        let (reads, scan): (&[&str], &str) = match kind {
+            0 => (&["HGETALL", "HKEYS", "HVALS", "HLEN"], "HSCAN"),
+            1 => (&["SMEMBERS", "SCARD"], "SSCAN"),
+            _ => (&["ZCARD"], "ZSCAN"),
         };
         for read in reads {
             let read = [read.to_string(), key.into()];
             run(&mut ours, &mut theirs, &read, packed, &context);
+        }
+        if kind == 2 {
+            // A sorted set's order is the same in both forms.
+            let range = ["ZRANGE", key, "0", "-1", "WITHSCORES"].map(String::from);
+            run(&mut ours, &mut theirs, &range, true, &context);
         }
         let scan = [scan, key, "0", "COUNT", "1000"].map(String::from);
         run(&mut ours, &mut theirs, &scan, packed, &context);

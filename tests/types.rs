@@ -357,7 +357,7 @@ fn aggregates_expire_and_move_with_their_ttl() {
             ("OBJECT ENCODING h3", "$8\r\nlistpack\r\n"),
             // Redis 7.2's listpack set (7.0 says hashtable; see README).
             ("OBJECT ENCODING s", "$8\r\nlistpack\r\n"),
-            ("OBJECT ENCODING z", "$8\r\nskiplist\r\n"),
+            ("OBJECT ENCODING z", "$8\r\nlistpack\r\n"),
             ("OBJECT ENCODING l", "$9\r\nquicklist\r\n"),
             ("SET n 12345", "+OK\r\n"),
             ("OBJECT ENCODING n", "$3\r\nint\r\n"),

@@ -520,7 +520,7 @@ macro_rules! kind {
 kind!(LIST, List, List, Box::default());
 kind!(HASH, Hash, Hash, Hash::default());
 kind!(SET, Set, Set, Set::default());
-kind!(ZSET, ZSet, ZSet, Box::default());
+kind!(ZSET, ZSet, ZSet, ZSet::default());
 
 /// The reply of SRANDMEMBER/HRANDFIELD/ZRANDMEMBER with a count: `emit`
 /// writes one picked element (one item, or two with `pairs`: in RESP3 each

@@ -8,11 +8,13 @@
 //! span of ascending ranks and walks it with `ZSet::iter_from`.
 
 use std::borrow::Cow;
+
+use rand::Rng;
 use std::collections::HashMap;
 
 use super::aggregate::{
     delete_if_empty, index_range, mpop_parse, pop_count, rand_args, read, read_for_write,
-    reply_picks, reply_scan, scan_target, view, write, write_or_create, ZSET,
+    reply_picks, reply_scan, scan_target, view, write, write_or_create_with, ZSET,
 };
 use super::blocking::{self, timeout_arg, wait_for_keys};
 use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
@@ -20,8 +22,8 @@ use crate::db::{EventClass, Ttl};
 use crate::protocol::reply::format_double;
 use crate::protocol::{Args, Reply};
 use crate::value::packed::Item;
-use crate::value::zset::ZNode;
-use crate::value::{Elem, Value, ValueRef, ZSet};
+use crate::value::zset::ZEntry;
+use crate::value::{Value, ValueRef, ZSet};
 
 pub static COMMANDS: &[Command] = &[
     cmd!("zadd", -4, ["write", "denyoom", "fast"], (1, 1, 1), zadd, "sorted-set", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."),
@@ -81,7 +83,11 @@ fn zadd_generic(ctx: &mut Ctx, key: &[u8], flags: AddFlags, pairs: &[(f64, &[u8]
         }
         return Ok(());
     }
-    let z = write_or_create(ctx, key, &ZSET)?;
+    let limits = ctx.server.config.zset_limits();
+    let first_len = pairs.first().map_or(0, |(_, m)| m.len());
+    let z = write_or_create_with(ctx, key, &ZSET, || {
+        Value::ZSet(ZSet::create(first_len, limits))
+    })?;
     let (mut added, mut updated) = (0, 0);
     let mut result = None;
     for &(score, member) in pairs {
@@ -97,9 +103,12 @@ fn zadd_generic(ctx: &mut Ctx, key: &[u8], flags: AddFlags, pairs: &[(f64, &[u8]
                 if (flags.gt && new <= current) || (flags.lt && new >= current) {
                     continue;
                 }
-                if new != current {
-                    updated += 1;
+                if new == current {
+                    // Nothing moves (a changed sign of zero included).
+                    result = Some(new);
+                    continue;
                 }
+                updated += 1;
                 new
             }
             None if flags.xx => continue,
@@ -108,7 +117,7 @@ fn zadd_generic(ctx: &mut Ctx, key: &[u8], flags: AddFlags, pairs: &[(f64, &[u8]
                 score
             }
         };
-        z.insert(member, new);
+        z.insert(member, new, limits);
         result = Some(new);
     }
     if added + updated > 0 {
@@ -296,38 +305,32 @@ impl Range {
     }
 
     /// Whether `node` comes before the range's start.
-    fn before_start(&self, node: &ZNode) -> bool {
+    fn before_start(&self, node: ZEntry) -> bool {
         match self {
             Range::Score { min, min_ex, .. } => {
                 node.score < *min || (*min_ex && node.score == *min)
             }
-            Range::Lex { min, .. } => {
-                let m = node.member.as_bytes();
-                match min {
-                    LexBound::Least => false,
-                    LexBound::Greatest => true,
-                    LexBound::Incl(b) => m < b.as_slice(),
-                    LexBound::Excl(b) => m <= b.as_slice(),
-                }
-            }
+            Range::Lex { min, .. } => node.member.with_bytes(|m| match min {
+                LexBound::Least => false,
+                LexBound::Greatest => true,
+                LexBound::Incl(b) => m < b.as_slice(),
+                LexBound::Excl(b) => m <= b.as_slice(),
+            }),
         }
     }
 
     /// Whether `node` comes at or before the range's end.
-    fn upto_end(&self, node: &ZNode) -> bool {
+    fn upto_end(&self, node: ZEntry) -> bool {
         match self {
             Range::Score { max, max_ex, .. } => {
                 node.score < *max || (!*max_ex && node.score == *max)
             }
-            Range::Lex { max, .. } => {
-                let m = node.member.as_bytes();
-                match max {
-                    LexBound::Least => false,
-                    LexBound::Greatest => true,
-                    LexBound::Incl(b) => m <= b.as_slice(),
-                    LexBound::Excl(b) => m < b.as_slice(),
-                }
-            }
+            Range::Lex { max, .. } => node.member.with_bytes(|m| match max {
+                LexBound::Least => false,
+                LexBound::Greatest => true,
+                LexBound::Incl(b) => m <= b.as_slice(),
+                LexBound::Excl(b) => m < b.as_slice(),
+            }),
         }
     }
 
@@ -516,7 +519,7 @@ fn reply_scored<'a>(
     out: &mut Reply,
     len: usize,
     with_scores: bool,
-    items: impl Iterator<Item = (&'a [u8], f64)>,
+    items: impl Iterator<Item = (Item<'a>, f64)>,
 ) {
     let pair_arrays = with_scores && out.resp3;
     out.array(if with_scores && !pair_arrays {
@@ -528,7 +531,7 @@ fn reply_scored<'a>(
         if pair_arrays {
             out.array(2);
         }
-        out.bulk(member);
+        member.with_bytes(|m| out.bulk(m));
         if with_scores {
             out.double(score);
         }
@@ -543,7 +546,7 @@ fn range_generic(ctx: &mut Ctx, args: &Args, by: By, rev: bool) -> CmdResult {
     let items = z
         .iter_from(start, query.rev)
         .take(end - start)
-        .map(|n| (n.member.as_bytes(), n.score));
+        .map(|e| (e.member, e.score));
     reply_scored(view.out, end - start, query.with_scores, items);
     Ok(())
 }
@@ -586,13 +589,13 @@ fn zremrange_generic(
         None => 0,
         Some(z) => {
             let (lo, hi) = span(z);
-            let doomed: Vec<Elem> = z
+            let doomed: Vec<Vec<u8>> = z
                 .iter_from(lo, false)
                 .take(hi - lo)
-                .map(|n| n.member.clone())
+                .map(|e| e.member.to_vec())
                 .collect();
             for member in &doomed {
-                z.remove(member.as_bytes());
+                z.remove(member);
             }
             doomed.len()
         }
@@ -631,13 +634,13 @@ fn zpop_generic(ctx: &mut Ctx, args: &Args, max: bool) -> CmdResult {
     let want = count.map_or(1, |n| usize::try_from(n).unwrap_or(usize::MAX));
     let popped = zpop_first(ctx, &[&args[1]], max, want)?.map_or_else(Vec::new, |(_, p)| p);
     let out = ctx.out();
-    let items = popped.iter().map(|(m, s)| (m.as_bytes(), *s));
+    let items = popped.iter().map(|(m, s)| (Item::bytes(m), *s));
     match count {
         None => {
             out.array(popped.len() * 2);
-            for (member, score) in items {
+            for (member, score) in &popped {
                 out.bulk(member);
-                out.double(score);
+                out.double(*score);
             }
         }
         Some(_) => reply_scored(out, popped.len(), true, items),
@@ -646,7 +649,7 @@ fn zpop_generic(ctx: &mut Ctx, args: &Args, max: bool) -> CmdResult {
 }
 
 /// A key and the members popped from it, with their scores.
-type ZPopped = (Vec<u8>, Vec<(Elem, f64)>);
+type ZPopped = (Vec<u8>, Vec<(Vec<u8>, f64)>);
 
 /// Pops up to `count` members (lowest, or highest with `max`) from the
 /// first of `keys` holding a non-empty sorted set, as `pop_first` does for
@@ -665,7 +668,7 @@ fn zpop_first(
             Err(_) if retrying => continue,
             Err(e) => return Err(e),
         };
-        let popped: Vec<(Elem, f64)> = (0..count).map_while(|_| z.pop(max)).collect();
+        let popped: Vec<(Vec<u8>, f64)> = (0..count).map_while(|_| z.pop(max)).collect();
         if !popped.is_empty() {
             ctx.signal(
                 EventClass::ZSET,
@@ -695,7 +698,7 @@ fn zmpop_args<'a>(args: &Args<'a>, at: usize) -> Result<(Vec<&'a [u8]>, bool, us
 
 /// `[key, [[member, score], ...]]` (ZMPOP, BZMPOP), propagated as the
 /// plain pop.
-fn reply_zmpop(ctx: &mut Ctx, key: &[u8], popped: &[(Elem, f64)], max: bool) {
+fn reply_zmpop(ctx: &mut Ctx, key: &[u8], popped: &[(Vec<u8>, f64)], max: bool) {
     propagate_zpop(ctx, key, max, popped.len());
     let out = ctx.out();
     out.array(2);
@@ -703,7 +706,7 @@ fn reply_zmpop(ctx: &mut Ctx, key: &[u8], popped: &[(Elem, f64)], max: bool) {
     out.array(popped.len());
     for (member, score) in popped {
         out.array(2);
-        out.bulk(member.as_bytes());
+        out.bulk(member);
         out.double(*score);
     }
 }
@@ -738,7 +741,7 @@ fn bzpop_generic(ctx: &mut Ctx, args: Args, max: bool) -> CmdResult {
             let out = ctx.out();
             out.array(3);
             out.bulk(&key);
-            out.bulk(popped[0].0.as_bytes());
+            out.bulk(&popped[0].0);
             out.double(popped[0].1);
         }
         None => wait_for_keys(ctx, args, &keys, deadline),
@@ -767,18 +770,21 @@ fn zrandmember(ctx: &mut Ctx, args: Args) -> CmdResult {
     let with_scores = count.is_some_and(|(_, with)| with);
     let mut view = view(ctx, &args[1], &ZSET)?;
     let z = view.value.unwrap_or(&EMPTY);
+    let entry_at = z.by_index();
     let Some((count, _)) = count else {
-        match z.random(view.rng) {
-            Some(node) => view.out.bulk(node.member.as_bytes()),
+        let pick = (!z.is_empty()).then(|| view.rng.gen_range(0..z.len()) as u32);
+        match pick.and_then(&entry_at) {
+            Some(e) => e.member.with_bytes(|m| view.out.bulk(m)),
             None => view.out.null(),
         }
         return Ok(());
     };
     reply_picks(&mut view, z.len(), count, with_scores, |out, i| {
-        let node = z.node_at(i);
-        out.bulk(node.member.as_bytes());
-        if with_scores {
-            out.double(node.score);
+        if let Some(e) = entry_at(i) {
+            e.member.with_bytes(|m| out.bulk(m));
+            if with_scores {
+                out.double(e.score);
+            }
         }
     });
     Ok(())
@@ -790,14 +796,24 @@ fn zscan(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Ok(());
     };
     let mut found = Vec::new();
-    let next = opts.collect(2, &mut found, |cursor, found| {
-        z.scan_step(cursor, |node| {
-            if opts.matches(node.member.as_bytes()) {
-                found.push(node.member.as_bytes().to_vec());
-                found.push(format_double(node.score).into_bytes());
+    let emit = |member: &[u8], score: f64, found: &mut Vec<Vec<u8>>| {
+        if opts.matches(member) {
+            found.push(member.to_vec());
+            found.push(format_double(score).into_bytes());
+        }
+    };
+    let next = match z {
+        ZSet::Tree(t) => opts.collect(2, &mut found, |cursor, found| {
+            t.scan_step(cursor, |n| emit(n.member.as_bytes(), n.score, found))
+        }),
+        // A packed sorted set answers whole in one call, as Redis's do.
+        ZSet::Packed(_) => {
+            for e in z.iter_from(0, false) {
+                e.member.with_bytes(|m| emit(m, e.score, &mut found));
             }
-        })
-    });
+            0
+        }
+    };
     reply_scan(ctx.out(), next, &found);
     Ok(())
 }
@@ -865,12 +881,9 @@ impl<'a> Source<'a> {
     fn each(&self, mut f: impl FnMut(Cow<'a, [u8]>, f64)) {
         match self {
             Source::ZSet(z) => z
-                .nodes()
-                .for_each(|n| f(Cow::Borrowed(n.member.as_bytes()), n.score)),
-            Source::Set(s) => s.iter().for_each(|m| match m {
-                Item::Str(&[], whole) => f(Cow::Borrowed(whole), 1.0),
-                other => f(Cow::Owned(other.to_vec()), 1.0),
-            }),
+                .iter_from(0, false)
+                .for_each(|e| f(cow(e.member), e.score)),
+            Source::Set(s) => s.iter().for_each(|m| f(cow(m), 1.0)),
         }
     }
 }
@@ -907,7 +920,9 @@ fn store_generic(ctx: &mut Ctx, args: &Args, op: SetOp) -> CmdResult {
         .map(|v| v.and_then(Source::of))
         .collect();
     let (weights, aggregate) = options?;
-    let result = combine(&sources, &weights, aggregate, op);
+    let mut result = combine(&sources, &weights, aggregate, op);
+    // Built as a tree, then packed if it fits, as Redis does.
+    result.pack_if_fit(ctx.server.config.zset_limits());
     let len = result.len();
     let db = ctx.db();
     if result.is_empty() {
@@ -915,7 +930,7 @@ fn store_generic(ctx: &mut Ctx, args: &Args, op: SetOp) -> CmdResult {
             db.signal(EventClass::GENERIC, "del", &args[1]);
         }
     } else {
-        db.set(&args[1], Value::ZSet(Box::new(result)), Ttl::Clear, now_ms);
+        db.set(&args[1], Value::ZSet(result), Ttl::Clear, now_ms);
         db.signal(EventClass::ZSET, name, &args[1]);
     }
     ctx.out().int(len as i64);
@@ -954,6 +969,14 @@ fn store_options(
         }
     }
     Ok((weights, aggregate))
+}
+
+/// A member borrowed where the value holds it whole.
+fn cow(member: Item<'_>) -> Cow<'_, [u8]> {
+    match member {
+        Item::Str(&[], whole) => Cow::Borrowed(whole),
+        other => Cow::Owned(other.to_vec()),
+    }
 }
 
 /// The combined sorted set (a missing source is empty).
@@ -1015,9 +1038,9 @@ fn combine<'a>(
             }
         }
     }
-    let mut result = ZSet::default();
+    let mut result = ZSet::Tree(Box::default());
     for (member, score) in scores {
-        result.insert(&member, score);
+        result.insert(&member, score, crate::value::ZLimits::DEFAULT);
     }
     result
 }

@@ -200,6 +200,11 @@ pub fn format_i64(n: i64, tmp: &mut [u8; 20]) -> &[u8] {
 /// (17 significant digits, trailing zeros dropped, exponent form below
 /// 1e-4 or from 1e17 on), and `inf`/`-inf`/`nan`.
 pub fn format_double(value: f64) -> String {
+    // Whole numbers below 1e17 print as their digits (`-0` keeps its
+    // sign): the common case of scores, without the general algorithm.
+    if value.fract() == 0.0 && value.abs() < 1e17 && !(value == 0.0 && value.is_sign_negative()) {
+        return (value as i64).to_string();
+    }
     format_g(value, 17)
 }
 
@@ -286,6 +291,10 @@ mod tests {
             (1e16, "10000000000000000"),
             (-2.5e-4, "-0.00025000000000000001"),
             (0.0, "0"),
+            (-0.0, "-0"),
+            (-7.0, "-7"),
+            (99999999999999984.0, "99999999999999984"),
+            (1e17, "1e+17"),
             (f64::INFINITY, "inf"),
             (f64::NEG_INFINITY, "-inf"),
         ] {

@@ -10,12 +10,13 @@ pub mod list;
 pub mod packed;
 pub mod set;
 pub mod zset;
+pub mod ztree;
 
 pub use elem::{Elem, Pair};
 pub use hash::{Hash, PackLimits};
 pub use list::List;
 pub use set::{Set, SetLimits};
-pub use zset::ZSet;
+pub use zset::{ZLimits, ZSet};
 
 /// A stored value. Strings are binary-safe bytes, copied out of the read
 /// buffer so a stored value never pins a client's buffer. Aggregates are
@@ -28,7 +29,7 @@ pub enum Value {
     List(Box<List>),
     Hash(Hash),
     Set(Set),
-    ZSet(Box<ZSet>),
+    ZSet(ZSet),
 }
 
 /// A value borrowed from the keyspace.
@@ -103,7 +104,7 @@ impl ValueRef<'_> {
             ValueRef::List(_) => "quicklist",
             ValueRef::Hash(h) => h.encoding(),
             ValueRef::Set(s) => s.encoding(),
-            ValueRef::ZSet(_) => "skiplist",
+            ValueRef::ZSet(z) => z.encoding(),
         }
     }
 
@@ -113,7 +114,7 @@ impl ValueRef<'_> {
             ValueRef::List(l) => Value::List(Box::new((*l).clone())),
             ValueRef::Hash(h) => Value::Hash((*h).clone()),
             ValueRef::Set(s) => Value::Set((*s).clone()),
-            ValueRef::ZSet(z) => Value::ZSet(Box::new((*z).clone())),
+            ValueRef::ZSet(z) => Value::ZSet((*z).clone()),
         }
     }
 }
@@ -150,8 +151,8 @@ impl PartialEq for ValueRef<'_> {
             }
             (ValueRef::ZSet(a), ValueRef::ZSet(b)) => {
                 a.len() == b.len()
-                    && a.nodes()
-                        .all(|n| b.score(n.member.as_bytes()) == Some(n.score))
+                    && a.iter_from(0, false)
+                        .all(|e| e.member.with_bytes(|m| b.score(m)) == Some(e.score))
             }
             _ => false,
         }

@@ -59,9 +59,17 @@ impl<'a> Item<'a> {
     pub fn eq_bytes(&self, needle: &[u8]) -> bool {
         match *self {
             Item::Str(prefix, rest) => {
-                needle.len() == prefix.len() + rest.len()
-                    && needle.starts_with(prefix)
-                    && &needle[prefix.len()..] == rest
+                if needle.len() != prefix.len() + rest.len() {
+                    return false;
+                }
+                // Members alike (`member:1`, `member:2`) differ at the end:
+                // one byte tells most of them apart before the full compare.
+                if let (Some(a), Some(b)) = (rest.last(), needle.last()) {
+                    if a != b {
+                        return false;
+                    }
+                }
+                needle[..prefix.len()] == *prefix && needle[prefix.len()..] == *rest
             }
             Item::Int(n) => canonical_int(needle) == Some(n),
             Item::Double(d) => parse_f64(needle).is_some_and(|x| x.to_bits() == d.to_bits()),

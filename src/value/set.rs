@@ -229,20 +229,23 @@ impl Set {
 
 /// `p` (ascending integers) with `n` in its place; `None` if it is there.
 fn insert_sorted(p: &Packed, n: i64) -> Option<Packed> {
-    let mut b = Builder::new(1).flagged(true);
-    let mut placed = false;
+    // Where it goes, found before anything is built (usually it is there).
+    let mut at = 0;
     for item in p.items(1) {
-        let Item::Int(m) = item else { continue };
-        if m == n {
-            return None;
+        match item {
+            Item::Int(m) if m == n => return None,
+            Item::Int(m) if m > n => break,
+            _ => at += 1,
         }
-        if !placed && m > n {
+    }
+    let mut b = Builder::with_capacity(1, p.allocated() + 9).flagged(true);
+    for (i, item) in p.items(1).enumerate() {
+        if i == at {
             b.push(Item::Int(n));
-            placed = true;
         }
         b.push(item);
     }
-    if !placed {
+    if at == p.len() {
         b.push(Item::Int(n));
     }
     Some(b.finish())

@@ -1,70 +1,57 @@
-//! `ZSet`: a sorted set. Members are unique; the order is (score, member),
-//! members compared bytewise, as in Redis.
+//! `ZSet`: a sorted set's two representations behind one interface, with
+//! Redis 7.0's rules for moving between them. Small sorted sets are packed
+//! (`value::packed`, Redis's `listpack`: member and score alternating, in
+//! (score, member) order); one that passes `zset-max-listpack-entries` or
+//! `zset-max-listpack-value` becomes a `ZTree` (`skiplist`) for good.
 //!
-//! One storage serves both of Redis's structures: a `Dict<ZNode>` finds a
-//! member in O(1) (ZSCORE, ZADD's existence check), and its nodes are also
-//! the nodes of a treap, a binary search tree kept balanced by random
-//! priorities, whose subtree sizes give O(log n) rank, select, counts and
-//! the start of any range. A skiplist would do the same with pointers; a
-//! treap over dict indices needs no `unsafe` and no second copy of members.
-//!
-//! Child links are dict indices. The dict keeps its entries dense by moving
-//! the last entry into a removed one's place; `remove` repairs the single
-//! link that pointed at the moved entry.
-//!
-//! Scores are never NaN (commands reject it) and -0 is stored as 0, so
-//! `f64::total_cmp` is the order Redis uses.
+//! A packed score is an integer element when it is one (within 2^53, as
+//! Redis's listpack stores whole scores), else a double.
 
 use std::cmp::Ordering;
 
-use super::elem::Elem;
-use crate::dict::{Dict, DictEntry, Moved};
+use super::packed::{Builder, Item, Items, Packed};
+use super::ztree::{TreeIter, ZTree};
 
-const NIL: u32 = u32::MAX;
+/// When a packed sorted set becomes a tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZLimits {
+    pub entries: usize,
+    pub value: usize,
+}
 
-#[derive(Clone, Debug)]
-pub struct ZNode {
-    pub member: Elem,
+impl ZLimits {
+    /// Redis's defaults (`zset-max-listpack-*`).
+    pub const DEFAULT: ZLimits = ZLimits {
+        entries: 128,
+        value: 64,
+    };
+}
+
+/// One member with its score, as read from either representation.
+#[derive(Clone, Copy, Debug)]
+pub struct ZEntry<'a> {
+    pub member: Item<'a>,
     pub score: f64,
-    left: u32,
-    right: u32,
-    /// Nodes in this subtree, this one included.
-    size: u32,
-    /// Heap priority: a parent's is at least its children's.
-    prio: u32,
 }
 
-impl DictEntry for ZNode {
-    fn key(&self) -> &[u8] {
-        self.member.as_bytes()
-    }
-}
-
-impl ZNode {
-    /// This node's place relative to (`score`, `member`).
+impl ZEntry<'_> {
+    /// This entry's place relative to (`score`, `member`).
     pub fn cmp_to(&self, score: f64, member: &[u8]) -> Ordering {
         self.score
             .total_cmp(&score)
-            .then_with(|| self.member.as_bytes().cmp(member))
+            .then_with(|| self.member.with_bytes(|m| m.cmp(member)))
     }
 }
 
 #[derive(Clone)]
-pub struct ZSet {
-    dict: Dict<ZNode>,
-    root: u32,
-    /// xorshift state for node priorities, seeded randomly per set so a
-    /// client cannot choose members that unbalance the tree.
-    rng: u64,
+pub enum ZSet {
+    Packed(Packed),
+    Tree(Box<ZTree>),
 }
 
 impl Default for ZSet {
-    fn default() -> Self {
-        Self {
-            dict: Dict::default(),
-            root: NIL,
-            rng: rand::random::<u64>() | 1,
-        }
+    fn default() -> ZSet {
+        ZSet::Packed(Packed::default())
     }
 }
 
@@ -74,433 +61,368 @@ impl std::fmt::Debug for ZSet {
     }
 }
 
+/// A score as a packed element: an integer when it is one exactly.
+fn score_item(score: f64) -> Item<'static> {
+    const EXACT: f64 = (1u64 << 53) as f64;
+    if score.fract() == 0.0 && score.abs() <= EXACT && !(score == 0.0 && score.is_sign_negative()) {
+        Item::Int(score as i64)
+    } else {
+        Item::Double(score)
+    }
+}
+
+fn item_score(item: Item<'_>) -> f64 {
+    match item {
+        Item::Int(n) => n as f64,
+        Item::Double(d) => d,
+        Item::Str(..) => item.with_bytes(|b| crate::float::parse_f64_lenient(b).unwrap_or(0.0)),
+    }
+}
+
 impl ZSet {
+    /// An empty sorted set for a first member of `len` bytes (ZADD's rule).
+    pub fn create(len: usize, limits: ZLimits) -> ZSet {
+        if limits.entries == 0 || len > limits.value {
+            ZSet::Tree(Box::default())
+        } else {
+            ZSet::default()
+        }
+    }
+
     pub fn len(&self) -> usize {
-        self.dict.len()
+        match self {
+            ZSet::Packed(p) => p.len() / 2,
+            ZSet::Tree(t) => t.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.dict.is_empty()
+        self.len() == 0
+    }
+
+    /// OBJECT ENCODING's name for it.
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            ZSet::Packed(_) => "listpack",
+            ZSet::Tree(_) => "skiplist",
+        }
     }
 
     pub fn score(&self, member: &[u8]) -> Option<f64> {
-        self.dict.find(member).map(|i| self.node(i).score)
+        match self {
+            ZSet::Packed(_) => self
+                .iter_from(0, false)
+                .find(|e| e.member.eq_bytes(member))
+                .map(|e| e.score),
+            ZSet::Tree(t) => t.score(member),
+        }
     }
 
-    /// Adds `member` or moves it to `score`. Returns true if it was new.
-    pub fn insert(&mut self, member: &[u8], score: f64) -> bool {
+    /// Adds `member` or moves it to `score`; true if it was new. A new
+    /// member that would pass the limits makes it a tree first.
+    pub fn insert(&mut self, member: &[u8], score: f64, limits: ZLimits) -> bool {
         let score = score + 0.0; // -0 becomes 0
-        if let Some(x) = self.dict.find(member) {
-            if self.node(x).score.total_cmp(&score) != Ordering::Equal {
-                self.root = self.detach(self.root, x);
-                let node = self.dict.entry_mut(x);
-                node.score = score;
-                (node.left, node.right, node.size) = (NIL, NIL, 1);
-                self.root = self.attach(self.root, x);
+        if matches!(self, ZSet::Packed(_)) {
+            let existing = self.score(member);
+            let grows_past = existing.is_none()
+                && (self.len() + 1 > limits.entries || member.len() > limits.value);
+            if grows_past {
+                self.make_tree();
+            } else if let ZSet::Packed(p) = self {
+                if existing.is_some_and(|s| s.total_cmp(&score) == Ordering::Equal) {
+                    return false;
+                }
+                let mut b = Builder::with_capacity(2, p.allocated() + member.len() + 10);
+                let mut placed = false;
+                let mut items = p.items(2);
+                while let (Some(m), Some(s)) = (items.next(), items.next()) {
+                    if m.eq_bytes(member) {
+                        continue;
+                    }
+                    let entry = ZEntry {
+                        member: m,
+                        score: item_score(s),
+                    };
+                    if !placed && entry.cmp_to(score, member) == Ordering::Greater {
+                        b.push_bytes(member);
+                        b.push(score_item(score));
+                        placed = true;
+                    }
+                    b.push(m);
+                    b.push(s);
+                }
+                if !placed {
+                    b.push_bytes(member);
+                    b.push(score_item(score));
+                }
+                *p = b.finish();
+                return existing.is_none();
             }
-            return false;
         }
-        let prio = self.next_prio();
-        let x = self.dict.insert_new(ZNode {
-            member: Elem::new(member),
-            score,
-            left: NIL,
-            right: NIL,
-            size: 1,
-            prio,
-        });
-        self.root = self.attach(self.root, x);
-        true
+        match self {
+            ZSet::Tree(t) => t.insert(member, score),
+            ZSet::Packed(_) => false,
+        }
     }
 
     /// Removes `member`, returning its score.
     pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
-        let x = self.dict.find(member)?;
-        Some(self.remove_at(x).score)
+        match self {
+            ZSet::Packed(p) => {
+                let mut removed = None;
+                let mut b = Builder::with_capacity(2, p.allocated());
+                let mut items = p.items(2);
+                while let (Some(m), Some(s)) = (items.next(), items.next()) {
+                    if removed.is_none() && m.eq_bytes(member) {
+                        removed = Some(item_score(s));
+                    } else {
+                        b.push(m);
+                        b.push(s);
+                    }
+                }
+                if removed.is_some() {
+                    *p = b.finish();
+                }
+                removed
+            }
+            ZSet::Tree(t) => t.remove(member),
+        }
     }
 
     /// Rank (0-based, ascending) of `member`.
     pub fn rank(&self, member: &[u8]) -> Option<usize> {
-        let x = self.dict.find(member)?;
-        let mut rank = 0;
-        let mut t = self.root;
-        while t != x && t != NIL {
-            if self.before(x, t) {
-                t = self.node(t).left;
-            } else {
-                rank += self.size(self.node(t).left) + 1;
-                t = self.node(t).right;
-            }
+        match self {
+            ZSet::Packed(_) => self
+                .iter_from(0, false)
+                .position(|e| e.member.eq_bytes(member)),
+            ZSet::Tree(t) => t.rank(member),
         }
-        Some(rank + self.size(self.node(x).left))
     }
 
-    /// How many members come before a bound, given as `before(node)`: true
-    /// for every node strictly before it (a prefix of the order).
-    pub fn count_before(&self, before: impl Fn(&ZNode) -> bool) -> usize {
-        let mut n = 0;
-        let mut t = self.root;
-        while t != NIL {
-            let node = self.node(t);
-            if before(node) {
-                n += self.size(node.left) + 1;
-                t = node.right;
-            } else {
-                t = node.left;
-            }
+    /// How many members come before a bound, given as `before(entry)`:
+    /// true for every entry strictly before it (a prefix of the order).
+    pub fn count_before(&self, before: impl Fn(ZEntry<'_>) -> bool) -> usize {
+        match self {
+            ZSet::Packed(_) => self.iter_from(0, false).take_while(|e| before(*e)).count(),
+            ZSet::Tree(t) => t.count_before(|n| {
+                before(ZEntry {
+                    member: Item::bytes(n.member.as_bytes()),
+                    score: n.score,
+                })
+            }),
         }
-        n
     }
 
-    /// The members from position `start` on, in ascending order, or in
-    /// descending order when `rev` (then position 0 is the last member).
-    /// O(log n) to start, then O(1) amortised per member; use `take` to stop.
+    /// The members from position `start` on, ascending, or descending
+    /// when `rev` (then position 0 is the last member).
     pub fn iter_from(&self, start: usize, rev: bool) -> ZIter<'_> {
-        let mut iter = ZIter {
-            set: self,
-            stack: Vec::new(),
-            remaining: self.len().saturating_sub(start),
-            rev,
-        };
-        let mut k = start;
-        let mut t = if iter.remaining > 0 { self.root } else { NIL };
-        while t != NIL {
-            let (near, far) = iter.children(t);
-            let near_size = self.size(near);
-            if k <= near_size {
-                iter.stack.push(t);
-                if k == near_size {
-                    break;
-                }
-                t = near;
-            } else {
-                k -= near_size + 1;
-                t = far;
+        match self {
+            ZSet::Packed(p) if rev => {
+                // A block reads forwards only: read it, then walk back.
+                let mut all: Vec<ZEntry> = entries(p.items(2)).collect();
+                all.truncate(all.len().saturating_sub(start));
+                ZIter::Back(all)
             }
+            ZSet::Packed(p) => {
+                let mut forward = entries(p.items(2));
+                for _ in 0..start {
+                    forward.next();
+                }
+                ZIter::Forward(forward)
+            }
+            ZSet::Tree(t) => ZIter::Tree(t.iter_from(start, rev)),
         }
-        iter
     }
 
     /// Removes and returns the first (`max` false) or last member.
-    pub fn pop(&mut self, max: bool) -> Option<(Elem, f64)> {
-        let x = self.iter_from(0, max).next_index()?;
-        let node = self.remove_at(x);
-        Some((node.member, node.score))
-    }
-
-    /// A uniformly random member. O(1).
-    pub fn random(&self, rng: &mut impl rand::Rng) -> Option<&ZNode> {
-        (!self.is_empty()).then(|| self.node(rng.gen_range(0..self.len()) as u32))
-    }
-
-    /// The node at dict index `i` (`i < len`): with `len`, a way to pick
-    /// members at random.
-    pub fn node_at(&self, i: u32) -> &ZNode {
-        self.node(i)
-    }
-
-    pub fn nodes(&self) -> impl Iterator<Item = &ZNode> {
-        self.dict.iter().map(|(_, n)| n)
-    }
-
-    /// One SCAN step over the members (see `Dict::scan_step`).
-    pub fn scan_step(&mut self, cursor: u64, mut visit: impl FnMut(&ZNode)) -> u64 {
-        self.dict.finish_rehash();
-        let dict = &self.dict;
-        dict.scan_step(cursor, |i| visit(dict.entry(i)))
-    }
-
-    /// Empties the set in slices (see `Dict::clear_paced`).
-    pub fn clear_paced(&mut self, tick: &mut dyn FnMut(), release: &mut dyn FnMut(*mut u8, usize)) {
-        self.dict.clear_paced(tick, release);
-        self.root = NIL;
-    }
-
-    fn node(&self, i: u32) -> &ZNode {
-        self.dict.entry(i)
-    }
-
-    fn size(&self, t: u32) -> usize {
-        if t == NIL {
-            0
-        } else {
-            self.node(t).size as usize
+    pub fn pop(&mut self, max: bool) -> Option<(Vec<u8>, f64)> {
+        match self {
+            ZSet::Packed(_) => {
+                let first = self.iter_from(0, max).next()?;
+                let member = first.member.to_vec();
+                self.remove(&member).map(|score| (member, score))
+            }
+            ZSet::Tree(t) => t.pop(max).map(|(m, s)| (m.as_bytes().to_vec(), s)),
         }
     }
 
-    fn update_size(&mut self, t: u32) {
-        let node = self.node(t);
-        let size = 1 + self.size(node.left) + self.size(node.right);
-        self.dict.entry_mut(t).size = size as u32;
-    }
-
-    /// Whether node `a` comes before node `b`.
-    fn before(&self, a: u32, b: u32) -> bool {
-        let b = self.node(b);
-        self.node(a).cmp_to(b.score, b.member.as_bytes()) == Ordering::Less
-    }
-
-    fn next_prio(&mut self) -> u32 {
-        // xorshift64*
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as u32
-    }
-
-    /// Inserts the detached node `x` into subtree `t`; returns the new root.
-    fn attach(&mut self, t: u32, x: u32) -> u32 {
-        if t == NIL {
-            return x;
-        }
-        if self.node(x).prio > self.node(t).prio {
-            let (l, r) = self.split(t, x);
-            let node = self.dict.entry_mut(x);
-            (node.left, node.right) = (l, r);
-            self.update_size(x);
-            return x;
-        }
-        if self.before(x, t) {
-            let l = self.attach(self.node(t).left, x);
-            self.dict.entry_mut(t).left = l;
-        } else {
-            let r = self.attach(self.node(t).right, x);
-            self.dict.entry_mut(t).right = r;
-        }
-        self.update_size(t);
-        t
-    }
-
-    /// Splits subtree `t` into the nodes before `x` and those after it.
-    fn split(&mut self, t: u32, x: u32) -> (u32, u32) {
-        if t == NIL {
-            return (NIL, NIL);
-        }
-        if self.before(t, x) {
-            let (l, r) = self.split(self.node(t).right, x);
-            self.dict.entry_mut(t).right = l;
-            self.update_size(t);
-            (t, r)
-        } else {
-            let (l, r) = self.split(self.node(t).left, x);
-            self.dict.entry_mut(t).left = r;
-            self.update_size(t);
-            (l, t)
+    /// Members by index, for random picks: a tree answers directly, a
+    /// packed set from its entries read once.
+    pub fn by_index<'a>(&'a self) -> impl Fn(u32) -> Option<ZEntry<'a>> + 'a {
+        let read: Vec<ZEntry> = match self {
+            ZSet::Packed(_) => self.iter_from(0, false).collect(),
+            ZSet::Tree(_) => Vec::new(),
+        };
+        move |i| match self {
+            ZSet::Tree(t) => (i < t.len() as u32).then(|| {
+                let n = t.node_at(i);
+                ZEntry {
+                    member: Item::bytes(n.member.as_bytes()),
+                    score: n.score,
+                }
+            }),
+            ZSet::Packed(_) => read.get(i as usize).copied(),
         }
     }
 
-    /// Joins subtrees `a` and `b`, every node of `a` before every node of `b`.
-    fn merge(&mut self, a: u32, b: u32) -> u32 {
-        if a == NIL {
-            return b;
-        }
-        if b == NIL {
-            return a;
-        }
-        if self.node(a).prio > self.node(b).prio {
-            let r = self.merge(self.node(a).right, b);
-            self.dict.entry_mut(a).right = r;
-            self.update_size(a);
-            a
-        } else {
-            let l = self.merge(a, self.node(b).left);
-            self.dict.entry_mut(b).left = l;
-            self.update_size(b);
-            b
+    /// Makes it a tree (a no-op if it is one).
+    fn make_tree(&mut self) {
+        if let ZSet::Packed(p) = self {
+            let mut t = ZTree::default();
+            for e in entries(p.items(2)) {
+                e.member.with_bytes(|m| t.insert(m, e.score));
+            }
+            *self = ZSet::Tree(Box::new(t));
         }
     }
 
-    /// Takes node `x` out of subtree `t` (the node stays in the dict);
-    /// returns the new root.
-    fn detach(&mut self, t: u32, x: u32) -> u32 {
-        if t == NIL {
-            return NIL;
-        }
-        if t == x {
-            let node = self.node(x);
-            return self.merge(node.left, node.right);
-        }
-        if self.before(x, t) {
-            let l = self.detach(self.node(t).left, x);
-            self.dict.entry_mut(t).left = l;
-        } else {
-            let r = self.detach(self.node(t).right, x);
-            self.dict.entry_mut(t).right = r;
-        }
-        self.update_size(t);
-        t
-    }
-
-    fn remove_at(&mut self, x: u32) -> ZNode {
-        self.root = self.detach(self.root, x);
-        let (node, moved) = self.dict.remove_at(x);
-        if let Some(Moved { from, to }) = moved {
-            self.relink(from, to);
-        }
-        node
-    }
-
-    /// Points the link that referred to `from` at `to`, where the dict has
-    /// just moved that node.
-    fn relink(&mut self, from: u32, to: u32) {
-        if self.root == from {
-            self.root = to;
+    /// Becomes packed if it is within the limits (Redis's
+    /// `zsetConvertToListpackIfNeeded`, for the *STORE commands' results).
+    pub fn pack_if_fit(&mut self, limits: ZLimits) {
+        let ZSet::Tree(t) = self else { return };
+        if t.len() > limits.entries || t.nodes().any(|n| n.member.as_bytes().len() > limits.value) {
             return;
         }
-        let mut t = self.root;
-        while t != NIL {
-            let node = self.node(t);
-            let go_left = self.before(to, t);
-            let child = if go_left { node.left } else { node.right };
-            if child == from {
-                let node = self.dict.entry_mut(t);
-                if go_left {
-                    node.left = to;
-                } else {
-                    node.right = to;
-                }
-                return;
-            }
-            t = child;
+        let mut b = Builder::new(2);
+        for n in t.iter_from(0, false) {
+            b.push_bytes(n.member.as_bytes());
+            b.push(score_item(n.score));
         }
-    }
-
-    #[cfg(test)]
-    fn check(&self) {
-        fn walk(s: &ZSet, t: u32, out: &mut Vec<u32>) -> usize {
-            if t == NIL {
-                return 0;
-            }
-            let n = s.node(t);
-            for c in [n.left, n.right] {
-                assert!(c == NIL || s.node(c).prio <= n.prio);
-            }
-            let l = walk(s, n.left, out);
-            out.push(t);
-            let r = walk(s, n.right, out);
-            assert_eq!(n.size as usize, l + r + 1);
-            l + r + 1
-        }
-        let mut order = Vec::new();
-        assert_eq!(walk(self, self.root, &mut order), self.len());
-        for w in order.windows(2) {
-            assert!(self.before(w[0], w[1]));
-        }
+        *self = ZSet::Packed(b.finish());
     }
 }
 
-/// In-order iterator over a rank range (see `ZSet::iter_range`).
-pub struct ZIter<'a> {
-    set: &'a ZSet,
-    /// Nodes still to visit, next on top, each with its far subtree pending.
-    stack: Vec<u32>,
-    remaining: usize,
-    rev: bool,
+/// A packed block's (member, score) pairs as entries.
+fn entries(items: Items<'_>) -> Entries<'_> {
+    Entries(items)
 }
 
-impl ZIter<'_> {
-    /// (near, far) children in the walking direction.
-    fn children(&self, t: u32) -> (u32, u32) {
-        let node = self.set.node(t);
-        if self.rev {
-            (node.right, node.left)
-        } else {
-            (node.left, node.right)
-        }
-    }
+pub struct Entries<'a>(Items<'a>);
 
-    fn next_index(&mut self) -> Option<u32> {
-        if self.remaining == 0 {
-            return None;
-        }
-        let t = self.stack.pop()?;
-        self.remaining -= 1;
-        let mut c = self.children(t).1;
-        while c != NIL {
-            self.stack.push(c);
-            c = self.children(c).0;
-        }
-        Some(t)
+impl<'a> Iterator for Entries<'a> {
+    type Item = ZEntry<'a>;
+
+    fn next(&mut self) -> Option<ZEntry<'a>> {
+        let member = self.0.next()?;
+        let score = item_score(self.0.next()?);
+        Some(ZEntry { member, score })
     }
+}
+
+/// Entries in rank order (see `ZSet::iter_from`).
+pub enum ZIter<'a> {
+    Forward(Entries<'a>),
+    Back(Vec<ZEntry<'a>>),
+    Tree(TreeIter<'a>),
 }
 
 impl<'a> Iterator for ZIter<'a> {
-    type Item = &'a ZNode;
+    type Item = ZEntry<'a>;
 
-    fn next(&mut self) -> Option<&'a ZNode> {
-        let set = self.set;
-        self.next_index().map(|t| set.node(t))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.remaining, Some(self.remaining))
+    fn next(&mut self) -> Option<ZEntry<'a>> {
+        match self {
+            ZIter::Forward(it) => it.next(),
+            ZIter::Back(v) => v.pop(),
+            ZIter::Tree(t) => t.next().map(|n| ZEntry {
+                member: Item::bytes(n.member.as_bytes()),
+                score: n.score,
+            }),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{Rng, SeedableRng};
-    use std::collections::BTreeMap;
 
-    fn members(z: &ZSet, from: usize, to: usize, rev: bool) -> Vec<String> {
-        z.iter_from(from, rev)
-            .take(to - from)
-            .map(|n| String::from_utf8_lossy(n.member.as_bytes()).into_owned())
+    const SMALL: ZLimits = ZLimits {
+        entries: 4,
+        value: 6,
+    };
+
+    fn contents(z: &ZSet, rev: bool) -> Vec<(String, f64)> {
+        z.iter_from(0, rev)
+            .map(|e| {
+                (
+                    String::from_utf8(e.member.to_vec()).unwrap_or_default(),
+                    e.score,
+                )
+            })
             .collect()
     }
 
     #[test]
-    fn matches_a_sorted_model_under_random_edits() {
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+    fn packed_keeps_score_then_member_order() {
         let mut z = ZSet::default();
-        // model: member -> score
-        let mut model: BTreeMap<String, i64> = BTreeMap::new();
-        for step in 0..20_000 {
-            let m = format!("m{}", rng.gen_range(0..500));
-            match rng.gen_range(0..3) {
-                0 | 1 => {
-                    let score = rng.gen_range(-20..20);
-                    assert_eq!(
-                        z.insert(m.as_bytes(), score as f64),
-                        !model.contains_key(&m)
-                    );
-                    model.insert(m, score);
-                }
-                _ => {
-                    assert_eq!(z.remove(m.as_bytes()), model.remove(&m).map(|s| s as f64));
-                }
-            }
-            if step % 1000 == 0 {
-                z.check();
-            }
-            let mut sorted: Vec<(i64, &String)> = model.iter().map(|(m, s)| (*s, m)).collect();
-            sorted.sort();
-            if step % 97 == 0 {
-                let all: Vec<String> = sorted.iter().map(|(_, m)| (*m).clone()).collect();
-                assert_eq!(members(&z, 0, z.len(), false), all);
-                let mut rev = all.clone();
-                rev.reverse();
-                assert_eq!(members(&z, 0, z.len(), true), rev);
-                if all.len() > 10 {
-                    assert_eq!(members(&z, 3, 8, false), all[3..8].to_vec());
-                    assert_eq!(members(&z, 3, 8, true), rev[3..8].to_vec());
-                }
-                for (rank, (_, m)) in sorted.iter().enumerate().step_by(7) {
-                    assert_eq!(z.rank(m.as_bytes()), Some(rank));
-                }
-                let below_zero = sorted.iter().filter(|(s, _)| *s < 0).count();
-                assert_eq!(z.count_before(|n| n.score < 0.0), below_zero);
-            }
+        assert!(z.insert(b"b", 2.0, SMALL));
+        assert!(z.insert(b"a", 2.0, SMALL));
+        assert!(z.insert(b"c", -1.5, SMALL));
+        assert!(!z.insert(b"b", 0.5, SMALL));
+        assert_eq!(z.encoding(), "listpack");
+        let want = vec![
+            ("c".to_string(), -1.5),
+            ("b".into(), 0.5),
+            ("a".into(), 2.0),
+        ];
+        assert_eq!(contents(&z, false), want);
+        assert_eq!(
+            contents(&z, true),
+            want.iter().rev().cloned().collect::<Vec<_>>()
+        );
+        assert_eq!(z.rank(b"a"), Some(2));
+        assert_eq!(z.score(b"b"), Some(0.5));
+        assert_eq!(z.count_before(|e| e.score < 1.0), 2);
+        assert_eq!(
+            z.iter_from(1, true).map(|e| e.score).collect::<Vec<_>>(),
+            vec![0.5, -1.5]
+        );
+        assert_eq!(z.pop(true), Some((b"a".to_vec(), 2.0)));
+        assert_eq!(z.remove(b"c"), Some(-1.5));
+        assert_eq!(z.len(), 1);
+    }
+
+    #[test]
+    fn scores_round_trip_exactly() {
+        let mut z = ZSet::default();
+        let scores = [
+            0.0,
+            -0.0,
+            1e300,
+            -7.0,
+            0.1,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            9007199254740993.0,
+        ];
+        for (i, s) in scores.iter().enumerate() {
+            z.insert(format!("m{i}").as_bytes(), *s, ZLimits::DEFAULT);
         }
-        z.check();
-        while let Some((m, _)) = z.pop(false) {
-            let first = model.iter().map(|(m, s)| (*s, m.clone())).min().unwrap();
-            assert_eq!(m.as_bytes(), first.1.as_bytes());
-            model.remove(&first.1);
+        for (i, s) in scores.iter().enumerate() {
+            let got = z.score(format!("m{i}").as_bytes());
+            assert_eq!(got.map(f64::to_bits), Some((s + 0.0).to_bits()));
         }
-        assert!(model.is_empty());
+    }
+
+    #[test]
+    fn limits_make_a_tree_for_good_and_stores_pack_again() {
+        let mut z = ZSet::create(1, SMALL);
+        for (i, m) in ["a", "b", "c", "d"].iter().enumerate() {
+            z.insert(m.as_bytes(), i as f64, SMALL);
+        }
+        assert_eq!(z.encoding(), "listpack");
+        // An existing member's new score does not count as growth.
+        z.insert(b"a", 10.0, SMALL);
+        assert_eq!(z.encoding(), "listpack");
+        z.insert(b"e", 5.0, SMALL);
+        assert_eq!(z.encoding(), "skiplist");
+        z.remove(b"e");
+        assert_eq!(z.encoding(), "skiplist");
+        let before = contents(&z, false);
+        z.pack_if_fit(SMALL);
+        assert_eq!((z.encoding(), contents(&z, false)), ("listpack", before));
+        // A long member converts, and a long first member starts a tree.
+        z.insert(b"sevench", 1.0, SMALL);
+        assert_eq!(z.encoding(), "skiplist");
+        assert_eq!(ZSet::create(7, SMALL).encoding(), "skiplist");
     }
 }
