@@ -79,6 +79,10 @@ run() {
         sadd10) args+=(SADD "s:__rand_int__" 0 1 2 3 4 5 6 7 8 9) ;;
         sismember) args+=(SISMEMBER "s:__rand_int__" 5) ;;
         smembers) args+=(SMEMBERS "s:__rand_int__") ;;
+        # Lists on KEYSPACE keys, 10 elements per LPUSH (they grow by 10 per
+        # keyspace's worth of requests); lrange10 reads the first 10.
+        lpush10) args+=(LPUSH "l:__rand_int__" $(for j in $(seq 0 9); do printf 'item:%d ' "$j"; done)) ;;
+        lrange10) args+=(LRANGE "l:__rand_int__" 0 9) ;;
         # 10-member sorted sets, filled by zadd10.
         zadd10) args+=(ZADD "z:__rand_int__" $(for j in $(seq 0 9); do printf '%d member:%d ' "$j" "$j"; done)) ;;
         zscore) args+=(ZSCORE "z:__rand_int__" member:5) ;;

@@ -67,6 +67,11 @@ pub struct Config {
     /// when a packed sorted set becomes a tree.
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
+    /// `list-max-listpack-size` (alias `list-max-ziplist-size`) and
+    /// `list-compress-depth`: kept and reported; lapse's list chunks are
+    /// always 8 KiB (Redis's default, -2) and never compressed.
+    pub list_max_listpack_size: i64,
+    pub list_compress_depth: i64,
 }
 
 /// Which deletions may free big values on the lazyfree thread (all `no`
@@ -140,6 +145,8 @@ impl Default for Config {
             set_max_listpack_value: crate::value::SetLimits::DEFAULT.listpack_value,
             zset_max_listpack_entries: crate::value::ZLimits::DEFAULT.entries,
             zset_max_listpack_value: crate::value::ZLimits::DEFAULT.value,
+            list_max_listpack_size: -2,
+            list_compress_depth: 0,
         }
     }
 }
@@ -462,6 +469,27 @@ pub static SETTINGS: &[Setting] = &[
         set_max_listpack_value,
         0,
         i64::MAX,
+        true
+    ),
+    int_setting!(
+        "list-max-listpack-size",
+        list_max_listpack_size,
+        i32::MIN.into(),
+        i32::MAX.into(),
+        true
+    ),
+    int_setting!(
+        "list-max-ziplist-size",
+        list_max_listpack_size,
+        i32::MIN.into(),
+        i32::MAX.into(),
+        true
+    ),
+    int_setting!(
+        "list-compress-depth",
+        list_compress_depth,
+        0,
+        i32::MAX.into(),
         true
     ),
     int_setting!(

@@ -281,9 +281,9 @@ mod tests {
         // Short elements pack hundreds to a chunk: 10,000 fit in few chunks.
         let mut list = List::default();
         (0..10_000).for_each(|i| list.push(End::Right, format!("e{i}").as_bytes()));
-        assert!(!is_big(&Value::List(Box::new(list.clone()))));
+        assert!(!is_big(&Value::List(list.clone())));
         (0..100_000).for_each(|i| list.push(End::Right, format!("e{i}").as_bytes()));
-        assert!(is_big(&Value::List(Box::new(list))));
+        assert!(is_big(&Value::List(list)));
     }
 
     #[test]
@@ -301,7 +301,7 @@ mod tests {
         let mut list = crate::value::List::default();
         (0..50_000)
             .for_each(|i| list.push(crate::value::list::End::Left, format!("{i}").as_bytes()));
-        lazy.free_async(Value::List(Box::new(list)));
+        lazy.free_async(Value::List(list));
         lazy.shutdown();
         assert_eq!(lazy.freed_objects(), 13);
         assert_eq!(lazy.pending_objects(), 0);

@@ -517,7 +517,7 @@ macro_rules! kind {
     };
 }
 
-kind!(LIST, List, List, Box::default());
+kind!(LIST, List, List, List::default());
 kind!(HASH, Hash, Hash, Hash::default());
 kind!(SET, Set, Set, Set::default());
 kind!(ZSET, ZSet, ZSet, ZSet::default());

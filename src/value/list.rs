@@ -1,5 +1,11 @@
-//! `List`: a list of byte strings packed into chunks, like Redis's
-//! quicklist of listpacks.
+//! `List`: a list of byte strings. A short list is one block (`Small`:
+//! the element count, then each element after its length, no more); a
+//! list past `SMALL_MAX_BYTES` becomes `Chunks` for good, chunks packed
+//! like Redis's quicklist of listpacks. Redis 7.0 calls both `quicklist`.
+//!
+//! A small list's push or pop moves the block's bytes (at most
+//! `SMALL_MAX_BYTES`, as a listpack node's insert does); reading it
+//! backwards first notes where its elements start.
 //!
 //! One allocation per element (a `Vec<u8>` each) cost 56 bytes for an
 //! 8-byte element; Redis needs about 10. Here elements sit back to back in
@@ -25,8 +31,9 @@ struct Chunk {
     bytes: Vec<u8>,
 }
 
+/// A list of chunks (a list past `SMALL_MAX_BYTES`).
 #[derive(Clone, Default)]
-pub struct List {
+pub struct Chunks {
     chunks: VecDeque<Chunk>,
     len: usize,
 }
@@ -119,7 +126,7 @@ impl Chunk {
     }
 }
 
-impl List {
+impl Chunks {
     pub fn len(&self) -> usize {
         self.len
     }
@@ -284,7 +291,7 @@ impl List {
     /// everything if `keep` is None.
     pub fn trim(&mut self, keep: Option<(usize, usize)>) {
         let Some((from, to)) = keep else {
-            *self = List::default();
+            *self = Chunks::default();
             return;
         };
         for _ in to + 1..self.len {
@@ -292,6 +299,318 @@ impl List {
         }
         for _ in 0..from {
             self.pop(End::Left);
+        }
+    }
+
+    /// Empties the list a few chunks at a time, with `tick()` between (for
+    /// the lazy-free thread, which pauses there).
+    pub fn clear_paced(&mut self, tick: &mut dyn FnMut()) {
+        const CHUNKS_PER_TICK: usize = 16;
+        while !self.chunks.is_empty() {
+            let keep = self.chunks.len().saturating_sub(CHUNKS_PER_TICK);
+            self.chunks.truncate(keep);
+            tick();
+        }
+        self.len = 0;
+    }
+
+    /// Elements from the left (`rev()` for the right).
+    pub fn iter(&self) -> ChunkIter<'_> {
+        ChunkIter {
+            list: self,
+            front: (0, 0),
+            back: (
+                self.chunks.len(),
+                self.chunks.back().map_or(0, |c| c.bytes.len()),
+            ),
+            remaining: self.len,
+        }
+    }
+
+    /// Elements `from..` from the left.
+    pub fn iter_from(&self, from: usize) -> ChunkIter<'_> {
+        let mut iter = self.iter();
+        if let Some((c, k)) = self.locate(from) {
+            iter.front = (c, self.chunks[c].offset_of(k));
+            iter.remaining = self.len - from;
+        } else {
+            iter.remaining = 0;
+        }
+        iter
+    }
+}
+
+/// Iterates a chunk list's elements; both ends work.
+pub struct ChunkIter<'a> {
+    list: &'a Chunks,
+    /// (chunk, byte offset) of the next element from the left.
+    front: (usize, usize),
+    /// (chunk + 1, byte end) of the next element from the right; a byte
+    /// end of 0 means: continue at the end of the chunk before.
+    back: (usize, usize),
+    remaining: usize,
+}
+
+impl<'a> Iterator for ChunkIter<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let chunks = &self.list.chunks;
+        while self.front.1 >= chunks.get(self.front.0)?.bytes.len() {
+            self.front = (self.front.0 + 1, 0);
+        }
+        let bytes = &chunks[self.front.0].bytes;
+        let (range, next) = decode_forward(bytes, self.front.1);
+        self.front.1 = next;
+        self.remaining -= 1;
+        Some(&bytes[range])
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl DoubleEndedIterator for ChunkIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let chunks = &self.list.chunks;
+        while self.back.1 == 0 {
+            self.back.0 = self.back.0.checked_sub(1)?;
+            self.back.1 = chunks.get(self.back.0.checked_sub(1)?)?.bytes.len();
+        }
+        let bytes = &chunks[self.back.0 - 1].bytes;
+        let (range, start) = decode_backward(bytes, self.back.1);
+        self.back.1 = start;
+        self.remaining -= 1;
+        Some(&bytes[range])
+    }
+}
+
+/// A short list's bytes past which it becomes chunks (Redis's listpack
+/// node size, as `CHUNK_BYTES`).
+const SMALL_MAX_BYTES: usize = CHUNK_BYTES;
+
+/// A short list in one block: `[count varint]([len varint][element])*`.
+#[derive(Clone)]
+pub struct Small(Box<[u8]>);
+
+impl Default for Small {
+    fn default() -> Small {
+        Small(Box::new([0]))
+    }
+}
+
+/// A varint at `at`: (value, bytes it took).
+fn read_len(bytes: &[u8], at: usize) -> (usize, usize) {
+    let (mut n, mut shift, mut i) = (0usize, 0, at);
+    while let Some(&b) = bytes.get(i) {
+        n |= usize::from(b & 0x7f) << shift.min(63);
+        shift += 7;
+        i += 1;
+        if b & 0x80 == 0 {
+            break;
+        }
+    }
+    (n, i - at)
+}
+
+impl Small {
+    fn header(&self) -> (usize, usize) {
+        read_len(&self.0, 0)
+    }
+
+    fn len(&self) -> usize {
+        self.header().0
+    }
+
+    /// The block with element `at..at_end` (byte range of whole framed
+    /// elements) replaced by `insert` framed elements, and the count
+    /// changed by `delta`.
+    fn rebuilt(&self, at: usize, at_end: usize, insert: &[&[u8]], count: usize) -> Small {
+        let (_, head) = self.header();
+        let mut len = [0u8; 10];
+        let added: usize = insert.iter().map(|e| e.len() + 2).sum();
+        let mut out = Vec::with_capacity(self.0.len() + added + 2);
+        let n = varint(count, &mut len);
+        out.extend_from_slice(&len[..n]);
+        out.extend_from_slice(&self.0[head..at]);
+        for e in insert {
+            let n = varint(e.len(), &mut len);
+            out.extend_from_slice(&len[..n]);
+            out.extend_from_slice(e);
+        }
+        out.extend_from_slice(&self.0[at_end..]);
+        Small(out.into_boxed_slice())
+    }
+
+    /// Where framed element `i` starts (`i == len`: the end).
+    fn offset_of(&self, i: usize) -> usize {
+        let (_, mut at) = self.header();
+        for _ in 0..i {
+            let (len, n) = read_len(&self.0, at);
+            at += n + len;
+        }
+        at.min(self.0.len())
+    }
+
+    fn fits(&self, extra: usize) -> bool {
+        self.0.len() + extra + 2 <= SMALL_MAX_BYTES
+    }
+
+    fn insert(&mut self, i: usize, elem: &[u8]) {
+        let at = self.offset_of(i);
+        *self = self.rebuilt(at, at, &[elem], self.len() + 1);
+    }
+
+    fn remove(&mut self, i: usize) -> Vec<u8> {
+        let at = self.offset_of(i);
+        let (len, n) = read_len(&self.0, at);
+        let end = (at + n + len).min(self.0.len());
+        let elem = self.0[at + n..end].to_vec();
+        *self = self.rebuilt(at, end, &[], self.len().saturating_sub(1));
+        elem
+    }
+
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        if i >= self.len() {
+            return None;
+        }
+        let at = self.offset_of(i);
+        let (len, n) = read_len(&self.0, at);
+        self.0.get(at + n..at + n + len)
+    }
+}
+
+/// A list (see the module's documentation).
+#[derive(Clone)]
+pub enum List {
+    Small(Small),
+    Chunks(Box<Chunks>),
+}
+
+impl Default for List {
+    fn default() -> List {
+        List::Small(Small::default())
+    }
+}
+
+impl List {
+    pub fn len(&self) -> usize {
+        match self {
+            List::Small(s) => s.len(),
+            List::Chunks(c) => c.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Allocations holding the elements (what freeing the list costs).
+    pub fn chunk_count(&self) -> usize {
+        match self {
+            List::Small(_) => 1,
+            List::Chunks(c) => c.chunk_count(),
+        }
+    }
+
+    /// Makes room for `extra` more bytes: a small list too big for them
+    /// becomes chunks. Returns the small form if it stays small.
+    fn small_for(&mut self, extra: usize) -> Option<&mut Small> {
+        if let List::Small(s) = self {
+            if !s.fits(extra) {
+                let mut chunks = Chunks::default();
+                for e in self.iter() {
+                    chunks.push(End::Right, e);
+                }
+                *self = List::Chunks(Box::new(chunks));
+            }
+        }
+        match self {
+            List::Small(s) => Some(s),
+            List::Chunks(_) => None,
+        }
+    }
+
+    pub fn push(&mut self, end: End, elem: &[u8]) {
+        if let Some(s) = self.small_for(elem.len()) {
+            let at = if end == End::Left { 0 } else { s.len() };
+            return s.insert(at, elem);
+        }
+        if let List::Chunks(c) = self {
+            c.push(end, elem);
+        }
+    }
+
+    pub fn pop(&mut self, end: End) -> Option<Vec<u8>> {
+        match self {
+            List::Small(s) => {
+                let len = s.len();
+                (len > 0).then(|| s.remove(if end == End::Left { 0 } else { len - 1 }))
+            }
+            List::Chunks(c) => c.pop(end),
+        }
+    }
+
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        match self {
+            List::Small(s) => s.get(i),
+            List::Chunks(c) => c.get(i),
+        }
+    }
+
+    /// Replaces element `i`; false if out of range.
+    pub fn set(&mut self, i: usize, elem: &[u8]) -> bool {
+        if i >= self.len() {
+            return false;
+        }
+        if let Some(s) = self.small_for(elem.len()) {
+            let at = s.offset_of(i);
+            let end = s.offset_of(i + 1);
+            *s = s.rebuilt(at, end, &[elem], s.len());
+            return true;
+        }
+        match self {
+            List::Chunks(c) => c.set(i, elem),
+            List::Small(_) => false,
+        }
+    }
+
+    /// Inserts `elem` so that it becomes element `i` (`i <= len`).
+    pub fn insert(&mut self, i: usize, elem: &[u8]) {
+        if let Some(s) = self.small_for(elem.len()) {
+            return s.insert(i.min(s.len()), elem);
+        }
+        if let List::Chunks(c) = self {
+            c.insert(i, elem);
+        }
+    }
+
+    /// Keeps elements `from..=to` only (`to < len`, `from <= to`); drops
+    /// everything if `keep` is None.
+    pub fn trim(&mut self, keep: Option<(usize, usize)>) {
+        match self {
+            List::Small(s) => {
+                *s = match keep {
+                    None => Small::default(),
+                    Some((from, to)) => {
+                        // The kept run, whole: one copy.
+                        let (at, end) = (s.offset_of(from), s.offset_of(to + 1));
+                        let mut kept = Small::default();
+                        kept = kept.rebuilt(1, 1, &[], to + 1 - from);
+                        let mut bytes = kept.0.into_vec();
+                        bytes.extend_from_slice(&s.0[at..end]);
+                        Small(bytes.into_boxed_slice())
+                    }
+                }
+            }
+            List::Chunks(c) => c.trim(keep),
         }
     }
 
@@ -316,96 +635,113 @@ impl List {
     /// Empties the list a few chunks at a time, with `tick()` between (for
     /// the lazy-free thread, which pauses there).
     pub fn clear_paced(&mut self, tick: &mut dyn FnMut()) {
-        const CHUNKS_PER_TICK: usize = 16;
-        while !self.chunks.is_empty() {
-            let keep = self.chunks.len().saturating_sub(CHUNKS_PER_TICK);
-            self.chunks.truncate(keep);
-            tick();
+        match self {
+            List::Small(s) => *s = Small::default(),
+            List::Chunks(c) => c.clear_paced(tick),
         }
-        self.len = 0;
     }
 
     /// Elements from the left (`rev()` for the right).
     pub fn iter(&self) -> Iter<'_> {
-        Iter {
-            list: self,
-            front: (0, 0),
-            back: (
-                self.chunks.len(),
-                self.chunks.back().map_or(0, |c| c.bytes.len()),
-            ),
-            remaining: self.len,
-        }
+        self.iter_from(0)
     }
 
     /// Elements `from..` from the left.
     pub fn iter_from(&self, from: usize) -> Iter<'_> {
-        let mut iter = self.iter();
-        if let Some((c, k)) = self.locate(from) {
-            iter.front = (c, self.chunks[c].offset_of(k));
-            iter.remaining = self.len - from;
-        } else {
-            iter.remaining = 0;
+        match self {
+            List::Small(s) => Iter::Small {
+                bytes: &s.0,
+                at: s.offset_of(from),
+                remaining: s.len().saturating_sub(from),
+                back: None,
+            },
+            List::Chunks(c) => Iter::Chunks(c.iter_from(from)),
         }
-        iter
     }
 }
 
 /// Iterates a list's elements; both ends work.
-pub struct Iter<'a> {
-    list: &'a List,
-    /// (chunk, byte offset) of the next element from the left.
-    front: (usize, usize),
-    /// (chunk + 1, byte end) of the next element from the right; a byte
-    /// end of 0 means: continue at the end of the chunk before.
-    back: (usize, usize),
-    remaining: usize,
+pub enum Iter<'a> {
+    Small {
+        bytes: &'a [u8],
+        /// Where the next element from the left is framed.
+        at: usize,
+        remaining: usize,
+        /// Once read from the right: the ranges of the elements left.
+        back: Option<VecDeque<std::ops::Range<usize>>>,
+    },
+    Chunks(ChunkIter<'a>),
 }
 
 impl<'a> Iterator for Iter<'a> {
     type Item = &'a [u8];
 
     fn next(&mut self) -> Option<&'a [u8]> {
-        if self.remaining == 0 {
-            return None;
+        match self {
+            Iter::Small {
+                bytes,
+                at,
+                remaining,
+                back,
+            } => {
+                if *remaining == 0 {
+                    return None;
+                }
+                *remaining -= 1;
+                if let Some(back) = back {
+                    return back.pop_front().and_then(|r| bytes.get(r));
+                }
+                let (len, n) = read_len(bytes, *at);
+                let start = *at + n;
+                *at = start + len;
+                bytes.get(start..start + len)
+            }
+            Iter::Chunks(c) => c.next(),
         }
-        let chunks = &self.list.chunks;
-        while self.front.1 >= chunks.get(self.front.0)?.bytes.len() {
-            self.front = (self.front.0 + 1, 0);
-        }
-        let bytes = &chunks[self.front.0].bytes;
-        let (range, next) = decode_forward(bytes, self.front.1);
-        self.front.1 = next;
-        self.remaining -= 1;
-        Some(&bytes[range])
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.remaining, Some(self.remaining))
+        let n = match self {
+            Iter::Small { remaining, .. } => *remaining,
+            Iter::Chunks(c) => return c.size_hint(),
+        };
+        (n, Some(n))
     }
 }
 
 impl DoubleEndedIterator for Iter<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
-        if self.remaining == 0 {
-            return None;
+        match self {
+            Iter::Small {
+                bytes,
+                at,
+                remaining,
+                back,
+            } => {
+                if *remaining == 0 {
+                    return None;
+                }
+                let ranges = back.get_or_insert_with(|| {
+                    let mut ranges = VecDeque::with_capacity(*remaining);
+                    let mut pos = *at;
+                    for _ in 0..*remaining {
+                        let (len, n) = read_len(bytes, pos);
+                        ranges.push_back(pos + n..pos + n + len);
+                        pos += n + len;
+                    }
+                    ranges
+                });
+                *remaining -= 1;
+                ranges.pop_back().and_then(|r| bytes.get(r))
+            }
+            Iter::Chunks(c) => c.next_back(),
         }
-        let chunks = &self.list.chunks;
-        while self.back.1 == 0 {
-            self.back.0 = self.back.0.checked_sub(1)?;
-            self.back.1 = chunks.get(self.back.0.checked_sub(1)?)?.bytes.len();
-        }
-        let bytes = &chunks[self.back.0 - 1].bytes;
-        let (range, start) = decode_backward(bytes, self.back.1);
-        self.back.1 = start;
-        self.remaining -= 1;
-        Some(&bytes[range])
     }
 }
 
 impl PartialEq for List {
     fn eq(&self, other: &Self) -> bool {
-        self.len == other.len && self.iter().eq(other.iter())
+        self.len() == other.len() && self.iter().eq(other.iter())
     }
 }
 
@@ -421,6 +757,67 @@ impl std::fmt::Debug for List {
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn a_small_list_matches_a_deque_and_becomes_chunks_past_its_size() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
+        let mut list = List::default();
+        let mut model: VecDeque<Vec<u8>> = VecDeque::new();
+        for step in 0..3000 {
+            let elem: Vec<u8> = (0..rng.gen_range(0..12)).map(|_| rng.gen()).collect();
+            match rng.gen_range(0..8) {
+                0 | 1 => {
+                    list.push(End::Right, &elem);
+                    model.push_back(elem);
+                }
+                2 => {
+                    list.push(End::Left, &elem);
+                    model.push_front(elem);
+                }
+                3 => assert_eq!(list.pop(End::Left), model.pop_front()),
+                4 => assert_eq!(list.pop(End::Right), model.pop_back()),
+                5 if !model.is_empty() => {
+                    let i = rng.gen_range(0..model.len());
+                    assert!(list.set(i, &elem));
+                    model[i] = elem;
+                }
+                6 => {
+                    let i = rng.gen_range(0..=model.len());
+                    list.insert(i, &elem);
+                    model.insert(i, elem);
+                }
+                _ if model.len() > 2 => {
+                    let (from, to) = (1, model.len() - 2);
+                    list.trim(Some((from, to)));
+                    model = model
+                        .iter()
+                        .skip(from)
+                        .take(to - from + 1)
+                        .cloned()
+                        .collect();
+                }
+                _ => {}
+            }
+            assert!(matches!(list, List::Small(_)), "step {step}");
+            assert_eq!(list.len(), model.len());
+            assert!(list.iter().eq(model.iter().map(Vec::as_slice)));
+            assert!(list.iter().rev().eq(model.iter().rev().map(Vec::as_slice)));
+            if let Some(i) = (!model.is_empty()).then(|| rng.gen_range(0..model.len())) {
+                assert_eq!(list.get(i), Some(model[i].as_slice()));
+                assert!(list
+                    .iter_from(i)
+                    .eq(model.iter().skip(i).map(Vec::as_slice)));
+            }
+        }
+        // Past the block size: chunks, same elements.
+        while matches!(list, List::Small(_)) {
+            list.push(End::Right, &[b'x'; 100]);
+            model.push_back(vec![b'x'; 100]);
+        }
+        assert!(list.iter().eq(model.iter().map(Vec::as_slice)));
+        list.trim(None);
+        assert!(list.is_empty());
+    }
 
     #[test]
     fn matches_a_deque_under_random_operations() {

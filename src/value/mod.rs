@@ -26,7 +26,7 @@ pub use zset::{ZLimits, ZSet};
 pub enum Value {
     Str(Vec<u8>),
     /// A list: elements in order, pushes and pops at both ends O(1).
-    List(Box<List>),
+    List(List),
     Hash(Hash),
     Set(Set),
     ZSet(ZSet),
@@ -111,7 +111,7 @@ impl ValueRef<'_> {
     pub fn to_owned(&self) -> Value {
         match self {
             ValueRef::Str(s) => Value::Str(s.to_vec()),
-            ValueRef::List(l) => Value::List(Box::new((*l).clone())),
+            ValueRef::List(l) => Value::List((*l).clone()),
             ValueRef::Hash(h) => Value::Hash((*h).clone()),
             ValueRef::Set(s) => Value::Set((*s).clone()),
             ValueRef::ZSet(z) => Value::ZSet((*z).clone()),
