@@ -617,6 +617,19 @@ impl List {
     /// Keeps the elements for which `keep` returns true, in order, visiting
     /// them from the left or, with `End::Right`, from the right.
     pub fn retain(&mut self, from: End, mut keep: impl FnMut(&[u8]) -> bool) {
+        if matches!(self, List::Small(_)) {
+            // One block built from the kept elements, not one per element.
+            let mut kept: Vec<&[u8]> = match from {
+                End::Left => self.iter().filter(|e| keep(e)).collect(),
+                End::Right => self.iter().rev().filter(|e| keep(e)).collect(),
+            };
+            if from == End::Right {
+                kept.reverse();
+            }
+            let block = Small::default().rebuilt(1, 1, &kept, kept.len());
+            *self = List::Small(block);
+            return;
+        }
         let mut kept = List::default();
         match from {
             End::Left => self
