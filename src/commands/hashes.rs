@@ -246,22 +246,10 @@ fn hrandfield(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
         return Ok(());
     };
-    // Picks by index: a table answers directly, a packed hash from its
-    // pairs read once.
-    let packed: Vec<(Item, Item)> = match hash {
-        Hash::Packed(_) => hash.iter().collect(),
-        Hash::Table(_) => Vec::new(),
-    };
+    let pair_at = hash.by_index();
     reply_picks(&mut view, hash.len(), count, with_values, |out, i| {
-        let (field, value) = match hash {
-            Hash::Table(d) => {
-                let pair = d.entry(i);
-                (
-                    Item::bytes(pair.field.as_bytes()),
-                    Item::bytes(pair.value.as_bytes()),
-                )
-            }
-            Hash::Packed(_) => packed[i as usize],
+        let Some((field, value)) = pair_at(i) else {
+            return;
         };
         bulk(out, field);
         if with_values {

@@ -43,19 +43,6 @@ fn bulk(out: &mut Reply, item: Item<'_>) {
     item.with_bytes(|b| out.bulk(b));
 }
 
-/// Members by index: a table answers directly, a packed set from its
-/// members read once.
-fn by_index<'a>(set: &'a Set) -> impl Fn(u32) -> Option<Item<'a>> + 'a {
-    let read: Vec<Item> = match set {
-        Set::Table(_) => Vec::new(),
-        _ => set.iter().collect(),
-    };
-    move |i| match set {
-        Set::Table(d) => (i < d.len() as u32).then(|| Item::bytes(d.entry(i).as_bytes())),
-        _ => read.get(i as usize).copied(),
-    }
-}
-
 fn sadd(ctx: &mut Ctx, args: Args) -> CmdResult {
     let limits = ctx.server.config.set_limits();
     let hint = args.len() - 2;
@@ -128,7 +115,7 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
         Some(Some(Value::Set(set))) => {
             let want = count.map_or(1, |n| n.min(set.len() as i64) as usize);
             // Indices shift as members leave: pick members first, then remove.
-            let member_at = by_index(set);
+            let member_at = set.by_index();
             let picked: Vec<Vec<u8>> = distinct_indices(&mut server.rng, set.len(), want)
                 .into_iter()
                 .filter_map(|i| member_at(i).map(|m| m.to_vec()))
@@ -170,7 +157,7 @@ fn srandmember(ctx: &mut Ctx, args: Args) -> CmdResult {
     let mut view = view(ctx, &args[1], &SET)?;
     let set = view.value;
     let len = set.map_or(0, Set::len);
-    let member_at = by_index(set.unwrap_or(&EMPTY));
+    let member_at = set.unwrap_or(&EMPTY).by_index();
     let Some(count) = count else {
         let pick = (len > 0).then(|| view.rng.gen_range(0..len) as u32);
         match pick.and_then(&member_at) {

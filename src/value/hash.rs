@@ -7,7 +7,7 @@
 //! Commands see elements as `Item`s (a packed element may be stored as an
 //! integer or front coded; a table's are plain bytes).
 
-use super::packed::{Builder, Item, Items, Packed};
+use super::packed::{by_index, Builder, Item, Items, Packed};
 use super::{Elem, Pair};
 use std::collections::HashMap;
 
@@ -81,6 +81,21 @@ impl Hash {
             Hash::Packed(p) => HashIter::Packed(p.items(2)),
             Hash::Table(d) => HashIter::Table(d, 0),
         }
+    }
+
+    /// Pairs by index, for random picks (see `packed::by_index`).
+    pub fn by_index<'a>(&'a self) -> impl Fn(u32) -> Option<(Item<'a>, Item<'a>)> + 'a {
+        let packed = matches!(self, Hash::Packed(_)).then(|| self.iter());
+        by_index(packed, move |i| match self {
+            Hash::Table(d) => (i < d.len() as u32).then(|| {
+                let pair = d.entry(i);
+                (
+                    Item::bytes(pair.field.as_bytes()),
+                    Item::bytes(pair.value.as_bytes()),
+                )
+            }),
+            Hash::Packed(_) => None,
+        })
     }
 
     /// Sets each pair in turn, as that many HSETs would; how many fields

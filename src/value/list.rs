@@ -771,6 +771,44 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
+    /// One operation on the list and on its model: 0 push right, 1 push
+    /// left, 2 pop left, 3 pop right, 4 set, 5 insert, 6 get.
+    fn apply(
+        list: &mut List,
+        model: &mut VecDeque<Vec<u8>>,
+        op: usize,
+        elem: Vec<u8>,
+        rng: &mut impl Rng,
+    ) {
+        match op {
+            0 => {
+                list.push(End::Right, &elem);
+                model.push_back(elem);
+            }
+            1 => {
+                list.push(End::Left, &elem);
+                model.push_front(elem);
+            }
+            2 => assert_eq!(list.pop(End::Left), model.pop_front()),
+            3 => assert_eq!(list.pop(End::Right), model.pop_back()),
+            4 if !model.is_empty() => {
+                let i = rng.gen_range(0..model.len());
+                assert!(list.set(i, &elem));
+                model[i] = elem;
+            }
+            5 => {
+                let i = rng.gen_range(0..=model.len());
+                list.insert(i, &elem);
+                model.insert(i, elem);
+            }
+            _ if !model.is_empty() => {
+                let i = rng.gen_range(0..model.len());
+                assert_eq!(list.get(i), Some(model[i].as_slice()));
+            }
+            _ => {}
+        }
+    }
+
     #[test]
     fn a_small_list_matches_a_deque_and_becomes_chunks_past_its_size() {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
@@ -778,28 +816,8 @@ mod tests {
         let mut model: VecDeque<Vec<u8>> = VecDeque::new();
         for step in 0..3000 {
             let elem: Vec<u8> = (0..rng.gen_range(0..12)).map(|_| rng.gen()).collect();
-            match rng.gen_range(0..8) {
-                0 | 1 => {
-                    list.push(End::Right, &elem);
-                    model.push_back(elem);
-                }
-                2 => {
-                    list.push(End::Left, &elem);
-                    model.push_front(elem);
-                }
-                3 => assert_eq!(list.pop(End::Left), model.pop_front()),
-                4 => assert_eq!(list.pop(End::Right), model.pop_back()),
-                5 if !model.is_empty() => {
-                    let i = rng.gen_range(0..model.len());
-                    assert!(list.set(i, &elem));
-                    model[i] = elem;
-                }
-                6 => {
-                    let i = rng.gen_range(0..=model.len());
-                    list.insert(i, &elem);
-                    model.insert(i, elem);
-                }
-                _ if model.len() > 2 => {
+            match rng.gen_range(0..8usize) {
+                7 if model.len() > 2 => {
                     let (from, to) = (1, model.len() - 2);
                     list.trim(Some((from, to)));
                     model = model
@@ -809,7 +827,9 @@ mod tests {
                         .cloned()
                         .collect();
                 }
-                _ => {}
+                7 => {}
+                // Pushes at the right twice as often as anything else.
+                n => apply(&mut list, &mut model, n.saturating_sub(1), elem, &mut rng),
             }
             assert!(matches!(list, List::Small(_)), "step {step}");
             assert_eq!(list.len(), model.len());
@@ -844,33 +864,9 @@ mod tests {
                 rng.gen_range(0..12)
             };
             let elem: Vec<u8> = (0..size).map(|_| rng.gen_range(b'a'..=b'z')).collect();
-            match rng.gen_range(0..10) {
-                0..=2 => {
-                    list.push(End::Right, &elem);
-                    model.push_back(elem);
-                }
-                3 | 4 => {
-                    list.push(End::Left, &elem);
-                    model.push_front(elem);
-                }
-                5 => assert_eq!(list.pop(End::Left), model.pop_front()),
-                6 => assert_eq!(list.pop(End::Right), model.pop_back()),
-                7 if !model.is_empty() => {
-                    let i = rng.gen_range(0..model.len());
-                    assert!(list.set(i, &elem));
-                    model[i] = elem;
-                }
-                8 => {
-                    let i = rng.gen_range(0..=model.len());
-                    list.insert(i, &elem);
-                    model.insert(i, elem);
-                }
-                _ if !model.is_empty() => {
-                    let i = rng.gen_range(0..model.len());
-                    assert_eq!(list.get(i), Some(model[i].as_slice()));
-                }
-                _ => {}
-            }
+            // Pushes three times, left pushes twice as often as the rest.
+            let op = [0, 0, 0, 1, 1, 2, 3, 4, 5, 6][rng.gen_range(0..10)];
+            apply(&mut list, &mut model, op, elem, &mut rng);
             assert_eq!(list.len(), model.len());
             if step % 500 == 0 {
                 assert!(list.iter().eq(model.iter().map(Vec::as_slice)));

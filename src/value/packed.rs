@@ -159,6 +159,20 @@ fn parse_f64(bytes: &[u8]) -> Option<f64> {
     std::str::from_utf8(bytes).ok()?.parse().ok()
 }
 
+/// Elements by index, for random picks: a packed value's read once into a
+/// vector (its elements are found by walking), a table's through `table`.
+/// `packed`: the packed value's elements, `None` for a table.
+pub fn by_index<'a, T: Copy + 'a>(
+    packed: Option<impl Iterator<Item = T>>,
+    table: impl Fn(u32) -> Option<T> + 'a,
+) -> impl Fn(u32) -> Option<T> + 'a {
+    let read: Option<Vec<T>> = packed.map(Iterator::collect);
+    move |i| match &read {
+        Some(read) => read.get(i as usize).copied(),
+        None => table(i),
+    }
+}
+
 /// A packed block (see the module's documentation).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Packed(Box<[u8]>);

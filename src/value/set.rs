@@ -11,7 +11,7 @@
 //! Both packed forms are `value::packed` blocks of one column, an intset's
 //! flagged (so that `Value` stays 24 bytes: two variants, not three).
 
-use super::packed::{canonical_int, Builder, Item, Items, Packed};
+use super::packed::{by_index, canonical_int, Builder, Item, Items, Packed};
 use super::Elem;
 use crate::dict::Dict;
 
@@ -119,6 +119,15 @@ impl Set {
             Set::Packed(p) => SetIter::Packed(p.items(1)),
             Set::Table(d) => SetIter::Table(d, 0),
         }
+    }
+
+    /// Members by index, for random picks (see `packed::by_index`).
+    pub fn by_index<'a>(&'a self) -> impl Fn(u32) -> Option<Item<'a>> + 'a {
+        let packed = matches!(self, Set::Packed(_)).then(|| self.iter());
+        by_index(packed, move |i| match self {
+            Set::Table(d) => (i < d.len() as u32).then(|| Item::bytes(d.entry(i).as_bytes())),
+            Set::Packed(_) => None,
+        })
     }
 
     /// Adds `member`; true if it was new (Redis 7.2's `setTypeAdd`,

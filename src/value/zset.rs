@@ -9,7 +9,7 @@
 
 use std::cmp::Ordering;
 
-use super::packed::{Builder, Item, Items, Packed};
+use super::packed::{by_index, Builder, Item, Items, Packed};
 use super::ztree::{TreeIter, ZTree};
 
 /// When a packed sorted set becomes a tree.
@@ -246,14 +246,10 @@ impl ZSet {
         }
     }
 
-    /// Members by index, for random picks: a tree answers directly, a
-    /// packed set from its entries read once.
+    /// Members by index, for random picks (see `packed::by_index`).
     pub fn by_index<'a>(&'a self) -> impl Fn(u32) -> Option<ZEntry<'a>> + 'a {
-        let read: Vec<ZEntry> = match self {
-            ZSet::Packed(_) => self.iter_from(0, false).collect(),
-            ZSet::Tree(_) => Vec::new(),
-        };
-        move |i| match self {
+        let packed = matches!(self, ZSet::Packed(_)).then(|| self.iter_from(0, false));
+        by_index(packed, move |i| match self {
             ZSet::Tree(t) => (i < t.len() as u32).then(|| {
                 let n = t.node_at(i);
                 ZEntry {
@@ -261,8 +257,8 @@ impl ZSet {
                     score: n.score,
                 }
             }),
-            ZSet::Packed(_) => read.get(i as usize).copied(),
-        }
+            ZSet::Packed(_) => None,
+        })
     }
 
     /// Makes it a tree (a no-op if it is one).
