@@ -234,10 +234,17 @@ fn ttl_generic(ctx: &mut Ctx, args: Args, unit: Unit, absolute: bool) -> CmdResu
         None => -2,
         Some(None) => -1,
         Some(Some(at_ms)) => {
-            let ms = if absolute { at_ms } else { at_ms - now_ms }.max(0);
+            let ms = if absolute {
+                at_ms
+            } else {
+                at_ms.saturating_sub(now_ms)
+            }
+            .max(0);
             match unit {
                 Unit::Millis => ms,
-                Unit::Seconds => (ms + 500) / 1000,
+                // Rounded without overflow (Redis answers 9223372036854776
+                // for a deadline of i64::MAX ms).
+                Unit::Seconds => ((ms as u64 + 500) / 1000) as i64,
             }
         }
     };
@@ -274,6 +281,15 @@ fn persist(ctx: &mut Ctx, args: Args) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use crate::commands::test_support::Harness;
+
+    #[test]
+    fn the_latest_deadline_reads_back_without_overflow() {
+        let mut h = Harness::new();
+        h.run("SET k v");
+        assert_eq!(h.run("PEXPIREAT k 9223372036854775807"), ":1\r\n");
+        assert_eq!(h.run("EXPIRETIME k"), ":9223372036854776\r\n");
+        assert_eq!(h.run("PEXPIRETIME k"), ":9223372036854775807\r\n");
+    }
 
     #[test]
     fn conditions_and_errors() {

@@ -21,7 +21,11 @@ impl Reply {
         self.buf.len() - self.sent
     }
 
-    /// Drops the bytes already written, keeping the allocation when it is small.
+    /// Drops the bytes already written, keeping the allocation when it is
+    /// small. A partly written buffer moves its rest to the front only once
+    /// at least half of it was written: each byte is then moved at most as
+    /// often as bytes were written, so a huge reply to a slow reader costs
+    /// linear time, not a copy of the rest after every write.
     pub fn compact(&mut self) {
         if self.sent == self.buf.len() {
             self.buf.clear();
@@ -30,7 +34,7 @@ impl Reply {
             if self.buf.capacity() > 1024 * 1024 {
                 self.buf = Vec::new();
             }
-        } else if self.sent > 0 {
+        } else if self.sent > 0 && self.sent >= self.buf.len() / 2 {
             self.buf.drain(..self.sent);
             self.sent = 0;
         }
@@ -310,5 +314,26 @@ mod tests {
         r.compact();
         assert_eq!(r.buf, b"abc\r\n");
         assert_eq!(r.pending(), 5);
+    }
+
+    #[test]
+    fn compact_moves_the_rest_only_once_half_is_written() {
+        let mut r = Reply {
+            buf: vec![7; 1000],
+            ..Reply::default()
+        };
+        // A slow reader takes 10 bytes a write: nothing moves until half
+        // is gone, then the rest moves once.
+        let mut moves = 0;
+        while r.pending() > 0 {
+            r.sent += 10.min(r.pending());
+            let before = r.buf.len();
+            r.compact();
+            if r.buf.len() != before && r.pending() > 0 {
+                moves += 1;
+            }
+        }
+        assert!(moves <= 10, "{moves}");
+        assert!(r.buf.is_empty() && r.sent == 0);
     }
 }
