@@ -294,10 +294,32 @@ impl Chunks {
             *self = Chunks::default();
             return;
         };
-        for _ in to + 1..self.len {
+        // Whole chunks go at once; only the two boundary chunks are popped
+        // element by element.
+        let mut drop_right = self.len - 1 - to;
+        while self
+            .chunks
+            .back()
+            .is_some_and(|c| (c.count as usize) <= drop_right)
+        {
+            let chunk = self.chunks.pop_back().unwrap_or_default();
+            drop_right -= chunk.count as usize;
+            self.len -= chunk.count as usize;
+        }
+        let mut drop_left = from;
+        while self
+            .chunks
+            .front()
+            .is_some_and(|c| (c.count as usize) <= drop_left)
+        {
+            let chunk = self.chunks.pop_front().unwrap_or_default();
+            drop_left -= chunk.count as usize;
+            self.len -= chunk.count as usize;
+        }
+        for _ in 0..drop_right {
             self.pop(End::Right);
         }
-        for _ in 0..from {
+        for _ in 0..drop_left {
             self.pop(End::Left);
         }
     }
@@ -806,6 +828,33 @@ mod tests {
                 assert_eq!(list.get(i), Some(model[i].as_slice()));
             }
             _ => {}
+        }
+    }
+
+    #[test]
+    fn trimming_a_long_list_drops_whole_chunks_and_keeps_the_range() {
+        for (from, to) in [
+            (0, 0),
+            (1, 99_998),
+            (5_000, 5_000),
+            (0, 99_999),
+            (70_123, 99_999),
+            (3, 4_000),
+        ] {
+            let mut list = List::default();
+            (0..100_000).for_each(|i| list.push(End::Right, format!("e{i}").as_bytes()));
+            assert!(matches!(list, List::Chunks(_)));
+            list.trim(Some((from, to)));
+            assert_eq!(list.len(), to - from + 1);
+            let want: Vec<String> = (from..=to).map(|i| format!("e{i}")).collect();
+            assert!(
+                list.iter().eq(want.iter().map(|e| e.as_bytes())),
+                "{from}..={to}"
+            );
+            assert!(list
+                .iter()
+                .rev()
+                .eq(want.iter().rev().map(|e| e.as_bytes())));
         }
     }
 
