@@ -72,6 +72,39 @@ pub struct Config {
     /// always 8 KiB (Redis's default, -2) and never compressed.
     pub list_max_listpack_size: i64,
     pub list_compress_depth: i64,
+    /// `enable-debug-command`: who may run DEBUG (see `ProtectedAction`).
+    pub enable_debug_command: ProtectedAction,
+}
+
+/// Who may run a protected command (Redis's `enable-debug-command`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtectedAction {
+    No,
+    Yes,
+    /// Clients on the loopback address only.
+    Local,
+}
+
+impl ProtectedAction {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProtectedAction::No => "no",
+            ProtectedAction::Yes => "yes",
+            ProtectedAction::Local => "local",
+        }
+    }
+
+    /// Whether a client connected from `peer` (`ip:port`) may.
+    pub fn allows(self, peer: &str) -> bool {
+        match self {
+            ProtectedAction::No => false,
+            ProtectedAction::Yes => true,
+            // As Redis's `islocalClient`: exactly these two addresses.
+            ProtectedAction::Local => peer.parse::<std::net::SocketAddr>().is_ok_and(|a| {
+                a.ip() == std::net::Ipv4Addr::LOCALHOST || a.ip() == std::net::Ipv6Addr::LOCALHOST
+            }),
+        }
+    }
 }
 
 /// Which deletions may free big values on the lazyfree thread (all `no`
@@ -147,6 +180,9 @@ impl Default for Config {
             zset_max_listpack_value: crate::value::ZLimits::DEFAULT.value,
             list_max_listpack_size: -2,
             list_compress_depth: 0,
+            // Redis's default is `no`; lapse lets loopback clients (the
+            // operator's redis-cli, the test suite) run DEBUG: see README.
+            enable_debug_command: ProtectedAction::Local,
         }
     }
 }
@@ -521,6 +557,19 @@ pub static SETTINGS: &[Setting] = &[
         true
     ),
     Setting {
+        name: "enable-debug-command",
+        get: |c| c.enable_debug_command.name().into(),
+        set: |c, a| {
+            c.enable_debug_command = match one_of(a, &["no", "yes", "local"])?.as_str() {
+                "yes" => ProtectedAction::Yes,
+                "local" => ProtectedAction::Local,
+                _ => ProtectedAction::No,
+            };
+            Ok(())
+        },
+        mutable: false,
+    },
+    Setting {
         name: "notify-keyspace-events",
         get: |c| crate::notify::format_flags(c.notify_keyspace_events),
         set: |c, a| {
@@ -640,6 +689,22 @@ impl Config {
                 .map_err(|BadValue(reason)| fail(name, reason))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod protected_tests {
+    use super::ProtectedAction;
+
+    #[test]
+    fn local_means_exactly_the_loopback_addresses() {
+        let local = ProtectedAction::Local;
+        assert!(local.allows("127.0.0.1:5000") && local.allows("[::1]:5000"));
+        for peer in ["127.0.0.2:5000", "10.0.0.1:5000", "[::2]:1", "", "garbage"] {
+            assert!(!local.allows(peer), "{peer}");
+        }
+        assert!(ProtectedAction::Yes.allows("10.0.0.1:5000"));
+        assert!(!ProtectedAction::No.allows("127.0.0.1:5000"));
     }
 }
 

@@ -166,21 +166,22 @@ impl Server {
                     format!("bad bind address '{host}'"),
                 )
             })?;
-            let mut listener =
-                match TcpListener::bind(SocketAddr::new(ip, port)) {
-                    Ok(l) => l,
-                    Err(e) if optional => {
-                        info!("not listening on optional address {host}: {e}");
-                        continue;
-                    }
-                    // Named as Redis names it: which address could not be had.
-                    Err(e) => return Err(io::Error::new(
+            let mut listener = match TcpListener::bind(SocketAddr::new(ip, port)) {
+                Ok(l) => l,
+                Err(e) if optional => {
+                    info!("not listening on optional address {host}: {e}");
+                    continue;
+                }
+                // Named as Redis names it: which address could not be had.
+                Err(e) => {
+                    return Err(io::Error::new(
                         e.kind(),
                         format!(
                             "Could not create server TCP listening socket {host}:{port}: bind: {e}"
                         ),
-                    )),
-                };
+                    ))
+                }
+            };
             port = listener.local_addr()?.port();
             poll.registry().register(
                 &mut listener,

@@ -372,6 +372,37 @@ fn config_set_failed(name: &str, reason: &str) -> String {
     format!("-ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}\r\n")
 }
 
+/// DEBUG is for whom `enable-debug-command` allows: by default loopback
+/// clients (the tests' own), with `no` nobody, with Redis's error; the
+/// setting cannot change at run time, as in Redis.
+#[test]
+fn debug_follows_enable_debug_command() {
+    let local = Server::lapse(&[]);
+    assert_eq!(local.raw().cmd(&["DEBUG", "SLEEP", "0"]), "+OK\r\n");
+    let dir = std::env::temp_dir().join(format!("lapse-debug-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("nodebug.conf");
+    std::fs::write(&conf, "enable-debug-command no\n").unwrap();
+    let closed = Server::lapse(&[conf.to_str().unwrap()]);
+    let mut r = closed.raw();
+    assert_eq!(
+        r.cmd(&["DEBUG", "SLEEP", "0"]),
+        "-ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", \
+         you can run it from a local connection, otherwise you need to set this option in the \
+         configuration file, and then restart the server.\r\n"
+    );
+    // Arity comes first, as in Redis.
+    assert_eq!(
+        r.cmd(&["DEBUG"]),
+        "-ERR wrong number of arguments for 'debug' command\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "enable-debug-command", "yes"]),
+        config_set_failed("enable-debug-command", "can't set immutable config")
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn config_file_and_flags() {
     let dir = std::env::temp_dir().join(format!("lapse-test-{}", std::process::id()));

@@ -320,14 +320,35 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
         if !sub.arity_ok(args.len()) {
             return Err(CmdError::wrong_arity(&format!("{}|{}", cmd.name, sub.name)));
         }
+        protected_check(ctx, cmd)?;
         subscribed_mode_check(ctx, cmd, sub)?;
         return Ok((cmd, sub));
     }
     if !cmd.arity_ok(args.len()) {
         return Err(CmdError::wrong_arity(cmd.name));
     }
+    protected_check(ctx, cmd)?;
     subscribed_mode_check(ctx, cmd, cmd)?;
     Ok((cmd, cmd))
+}
+
+/// DEBUG, Redis's protected command, only for whom `enable-debug-command`
+/// allows, with Redis's error (checked after arity, as Redis does).
+fn protected_check(ctx: &Ctx, top: &Command) -> CmdResult {
+    if top.name != "debug"
+        || ctx
+            .server
+            .config
+            .enable_debug_command
+            .allows(&ctx.session.addr)
+    {
+        return Ok(());
+    }
+    Err(CmdError::Static(
+        "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", \
+         you can run it from a local connection, otherwise you need to set this option in the \
+         configuration file, and then restart the server.",
+    ))
 }
 
 /// In RESP2 a subscribed client may only (un)subscribe, PING, QUIT and
