@@ -217,6 +217,7 @@ fn stats_section(state: &ServerState, out: &mut String) {
     field!(out, "pubsub_patterns", patterns);
     field!(out, "pubsubshard_channels", shard);
     field!(out, "total_error_replies", s.total_error_replies);
+    field!(out, "acl_access_denied_auth", s.acl_access_denied_auth);
 }
 
 fn keyspace_section(state: &ServerState, out: &mut String) {

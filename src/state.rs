@@ -233,6 +233,9 @@ pub struct Stats {
     pub total_net_input_bytes: u64,
     pub total_net_output_bytes: u64,
     pub rejected_connections: u64,
+    /// AUTH (and HELLO AUTH) attempts with wrong credentials (Redis 7.2's
+    /// `acl_access_denied_auth`).
+    pub acl_access_denied_auth: u64,
     /// Clients closed for holding too much unread input / unsent output.
     pub client_query_buffer_limit_disconnections: u64,
     pub client_output_buffer_limit_disconnections: u64,

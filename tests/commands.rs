@@ -372,6 +372,20 @@ fn config_set_failed(name: &str, reason: &str) -> String {
     format!("-ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}\r\n")
 }
 
+/// Wrong passwords count in INFO stats (`acl_access_denied_auth`, Redis
+/// 7.2's field), through AUTH and HELLO alike.
+#[test]
+fn failed_auth_attempts_are_counted() {
+    let server = Server::lapse(&["--requirepass", "secret"]);
+    let mut r = server.raw();
+    let wrong = "-WRONGPASS invalid username-password pair or user is disabled.\r\n";
+    assert_eq!(r.cmd(&["AUTH", "nope"]), wrong);
+    assert_eq!(r.cmd(&["AUTH", "default", "nope"]), wrong);
+    assert_eq!(r.cmd(&["HELLO", "2", "AUTH", "default", "nope"]), wrong);
+    assert_eq!(r.cmd(&["AUTH", "secret"]), "+OK\r\n");
+    assert_eq!(info_field(&mut r, "stats", "acl_access_denied_auth"), "3");
+}
+
 /// DEBUG is for whom `enable-debug-command` allows: by default loopback
 /// clients (the tests' own), with `no` nobody, with Redis's error; the
 /// setting cannot change at run time, as in Redis.

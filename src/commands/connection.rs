@@ -296,12 +296,14 @@ const WRONGPASS: CmdError =
     CmdError::Static("WRONGPASS invalid username-password pair or user is disabled.");
 
 /// Checks a username and password against the only user, `default`.
-fn check_credentials(ctx: &Ctx, user: &[u8], pass: &[u8]) -> CmdResult {
+/// A failure counts in INFO's `acl_access_denied_auth`.
+fn check_credentials(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> CmdResult {
     let required = ctx.server.config.requirepass.as_bytes();
     let pass_ok = required.is_empty() || constant_time_eq(pass, required);
     if is(user, "default") && pass_ok {
         Ok(())
     } else {
+        ctx.server.stats.acl_access_denied_auth += 1;
         Err(WRONGPASS)
     }
 }
