@@ -43,6 +43,15 @@ pub fn used_memory() -> usize {
     USED_MEMORY.load(Ordering::Relaxed)
 }
 
+/// Memory the OS says is available (`MemAvailable` in /proc/meminfo),
+/// in bytes; `None` where it cannot tell.
+pub fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// Resident set size in bytes, from /proc (0 where unavailable).
 pub fn rss_bytes() -> u64 {
     let Ok(statm) = std::fs::read_to_string("/proc/self/statm") else {

@@ -149,9 +149,29 @@ fn output_limit_reached(config: &Config, session: &mut Session, now_ms: i64) -> 
     now_ms.saturating_sub(since) as u64 >= limit.soft_seconds.saturating_mul(1000)
 }
 
+/// Refuses a `databases` count whose empty databases alone would not fit
+/// in the memory the machine has (Redis, like lapse, allows up to
+/// 2^31 - 1, then aborts allocating them): a clear error instead.
+fn check_databases_fit(databases: usize) -> io::Result<()> {
+    /// The struct and its first allocations (empty tables), in bytes.
+    const EMPTY_DB_BYTES: usize = std::mem::size_of::<crate::db::Db>() + 128;
+    let need = databases.saturating_mul(EMPTY_DB_BYTES) as u64;
+    match crate::info::available_memory() {
+        Some(available) if need > available => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "databases {databases} would take {need} bytes before any key is stored, \
+                 more than the {available} bytes this machine has available"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl Server {
     /// Binds every address of `config.bind` on `config.port` (0 = a free port).
     pub fn bind(config: Config) -> io::Result<Self> {
+        check_databases_fit(config.databases)?;
         let poll = Poll::new()?;
         let mut listeners = Vec::new();
         let mut port = config.port;

@@ -372,6 +372,19 @@ fn config_set_failed(name: &str, reason: &str) -> String {
     format!("-ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}\r\n")
 }
 
+/// A databases count whose empty databases cannot fit in memory is refused
+/// at startup with a message, not an abort while allocating them.
+#[test]
+fn an_impossible_databases_count_is_refused_clearly() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lapse"))
+        .args(["--port", "0", "--databases", "2147483647"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("databases 2147483647 would take"), "{text}");
+}
+
 /// Wrong passwords count in INFO stats (`acl_access_denied_auth`, Redis
 /// 7.2's field), through AUTH and HELLO alike.
 #[test]
