@@ -15,6 +15,7 @@ pub mod db;
 pub mod dict;
 pub mod digest;
 pub mod expire;
+pub mod fdlimit;
 pub mod float;
 pub mod glob;
 pub mod harness;

@@ -103,6 +103,8 @@ pub struct Server {
     signals: Signals,
     /// Connections with queued output or a pending close, flushed in before_sleep.
     pending_writes: Vec<usize>,
+    /// An accept failed (out of descriptors): the cron tries again.
+    accept_retry: bool,
     /// Connections whose input was not drained (fairness cap); read next iteration.
     read_again: Vec<usize>,
     /// Clients just unblocked whose pipelined input waits to be executed.
@@ -170,8 +172,9 @@ fn check_databases_fit(databases: usize) -> io::Result<()> {
 
 impl Server {
     /// Binds every address of `config.bind` on `config.port` (0 = a free port).
-    pub fn bind(config: Config) -> io::Result<Self> {
+    pub fn bind(mut config: Config) -> io::Result<Self> {
         check_databases_fit(config.databases)?;
+        config.maxclients = crate::fdlimit::fit_maxclients(config.maxclients);
         let poll = Poll::new()?;
         let mut listeners = Vec::new();
         let mut port = config.port;
@@ -223,6 +226,7 @@ impl Server {
             state,
             signals,
             pending_writes: Vec::new(),
+            accept_retry: false,
             read_again: Vec::new(),
             resume: Vec::new(),
             next_client_id: 1,
@@ -326,8 +330,13 @@ impl Server {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    // Out of descriptors and the like: try again on the next event.
-                    warn!("accept failed: {e}");
+                    // Out of descriptors and the like. Readiness is edge
+                    // triggered: no new event may come for the connections
+                    // still queued, so the cron accepts again.
+                    if !self.accept_retry {
+                        warn!("accept failed: {e}; retrying from the cron");
+                    }
+                    self.accept_retry = true;
                     self.state.stats.rejected_connections += 1;
                     return;
                 }
@@ -746,6 +755,11 @@ impl Server {
     /// Periodic work, `hz` times a second: the slow expire cycle, idle
     /// clients.
     fn server_cron(&mut self) {
+        if std::mem::take(&mut self.accept_retry) {
+            for listener in 0..self.listeners.len() {
+                self.accept_all(listener);
+            }
+        }
         self.active_expire_cycle(CycleKind::Slow);
         self.close_idle_clients();
         let now_ms = unix_time_ms();

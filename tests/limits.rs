@@ -252,3 +252,38 @@ fn default_bind_is_loopback_v4_and_v6_when_available() {
         assert_eq!(v6.cmd(&["PING"]), "+PONG\r\n");
     }
 }
+
+/// Under a low open-files limit lapse lowers maxclients to fit (as Redis
+/// does), refuses clients past it with Redis's error instead of leaving
+/// them queued, refuses CONFIG SET maxclients past what the OS allows, and
+/// serves new clients again once others leave: the listener never wedges.
+#[test]
+fn maxclients_fits_the_open_files_limit_and_the_listener_never_wedges() {
+    let server = Server::lapse_with_nofile(64, &[]);
+    let mut admin = server.raw();
+    assert_eq!(
+        admin.cmd(&["CONFIG", "GET", "maxclients"]),
+        "*2\r\n$10\r\nmaxclients\r\n$2\r\n32\r\n"
+    );
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "maxclients", "100"]),
+        "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating \
+         system is not able to handle the specified number of clients, try with 32\r\n"
+    );
+    // The admin connection is one of the 32.
+    let mut clients: Vec<Raw> = (0..31).map(|_| server.raw()).collect();
+    for c in &mut clients {
+        assert_eq!(c.cmd(&["PING"]), "+PONG\r\n");
+    }
+    for _ in 0..5 {
+        let mut extra = server.raw();
+        assert_eq!(extra.reply(), b"-ERR max number of clients reached\r\n");
+        assert!(extra.is_closed());
+    }
+    clients.truncate(10);
+    let served = eventually(Duration::from_secs(5), || {
+        let mut fresh = server.raw();
+        fresh.cmd(&["PING"]) == "+PONG\r\n"
+    });
+    assert!(served, "no new client was served after others left");
+}

@@ -435,6 +435,16 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
         setting
             .set(&mut next, &words)
             .map_err(|BadValue(reason)| failed(&reason))?;
+        // More clients than open files allow would wedge the listener:
+        // refused as Redis refuses it.
+        if setting.name == "maxclients" && next.maxclients > ctx.server.config.maxclients {
+            let fits = crate::fdlimit::fit_maxclients(next.maxclients);
+            if fits < next.maxclients {
+                return Err(failed(&format!(
+                    "The operating system is not able to handle the specified number of clients, try with {fits}"
+                )));
+            }
+        }
     }
     ctx.server.config = next;
     ctx.server.apply_config();

@@ -23,9 +23,29 @@ impl Drop for Server {
 impl Server {
     /// Starts lapse with `--port 0` plus `extra` flags; waits for its port.
     pub fn lapse(extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_lapse"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_lapse"));
+        command
             .args(["--port", "0", "--loglevel", "notice"])
-            .args(extra)
+            .args(extra);
+        Server::lapse_from(command)
+    }
+
+    /// Starts lapse with an open-files limit of `nofile` (a shell's
+    /// `ulimit -n`), `--port 0` and `extra` flags.
+    pub fn lapse_with_nofile(nofile: u32, extra: &[&str]) -> Server {
+        let line = format!(
+            "ulimit -n {nofile} && exec {} --port 0 --loglevel notice {}",
+            env!("CARGO_BIN_EXE_lapse"),
+            extra.join(" ")
+        );
+        let mut command = Command::new("sh");
+        command.args(["-c", &line]);
+        Server::lapse_from(command)
+    }
+
+    /// Starts `command` (lapse, logging to stdout) and waits for its port.
+    fn lapse_from(mut command: Command) -> Server {
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
