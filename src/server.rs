@@ -462,6 +462,8 @@ impl Server {
             && !self.state.shutdown_requested
             && session.blocked.is_none()
         {
+            // Per request: an AUTH earlier in the batch lifts the limits.
+            parser.set_unauthenticated(!session.authenticated);
             match parser.parse(&query.data()[offset..]) {
                 Ok(Parsed::Incomplete) => break,
                 Ok(Parsed::Complete { consumed }) => {

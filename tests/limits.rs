@@ -287,3 +287,47 @@ fn maxclients_fits_the_open_files_limit_and_the_listener_never_wedges() {
     });
     assert!(served, "no new client was served after others left");
 }
+
+/// A client that must still authenticate may send at most 10 arguments of
+/// 16 KB each (Redis's limits, its error, then the close); an AUTH earlier
+/// in the same pipeline lifts them for what follows. Compared with
+/// redis-server given the same password.
+#[test]
+fn unauthenticated_clients_get_redis_limits() {
+    let lapse = Server::lapse(&["--requirepass", "pw"]);
+    let redis = Server::redis();
+    if let Some(redis) = &redis {
+        assert_eq!(
+            redis.raw().cmd(&["CONFIG", "SET", "requirepass", "pw"]),
+            "+OK\r\n"
+        );
+    }
+    let servers = std::iter::once(&lapse).chain(redis.as_ref());
+    for server in servers {
+        let mut r = server.raw();
+        r.send_cmd(&[&b"PING"[..]; 11]);
+        assert_eq!(
+            r.reply(),
+            b"-ERR Protocol error: unauthenticated multibulk length\r\n"
+        );
+        assert!(r.is_closed());
+        let mut r = server.raw();
+        r.send(b"*2\r\n$4\r\nAUTH\r\n$16385\r\n");
+        assert_eq!(
+            r.reply(),
+            b"-ERR Protocol error: unauthenticated bulk length\r\n"
+        );
+        assert!(r.is_closed());
+        // At the limits, and after AUTH in the same write, all is served.
+        let mut r = server.raw();
+        let mut batch = encode(&[b"ECHO", &[b'x'; 16 * 1024]]);
+        batch.extend(encode(&[b"AUTH", b"pw"]));
+        batch.extend(encode(&[b"SET", b"k", &[b'v'; 100_000]]));
+        batch.extend(encode(&[b"STRLEN", b"k"]));
+        r.send(&batch);
+        assert_eq!(r.reply(), b"-NOAUTH Authentication required.\r\n");
+        assert_eq!(r.reply(), b"+OK\r\n");
+        assert_eq!(r.reply(), b"+OK\r\n");
+        assert_eq!(r.reply(), b":100000\r\n");
+    }
+}

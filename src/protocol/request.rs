@@ -19,6 +19,10 @@ pub const PROTO_INLINE_MAX_SIZE: usize = 64 * 1024;
 pub const PROTO_MAX_MULTIBULK_LEN: i64 = 1024 * 1024;
 /// Default `proto-max-bulk-len`: the longest single argument, in bytes.
 pub const PROTO_MAX_BULK_LEN_DEFAULT: i64 = 512 * 1024 * 1024;
+/// Most arguments, and longest argument, a client that must still
+/// authenticate may send (Redis's limits for unauthenticated clients).
+pub const UNAUTHENTICATED_MAX_ARGS: i64 = 10;
+pub const UNAUTHENTICATED_MAX_BULK_LEN: i64 = 16 * 1024;
 /// Never reserve more argument slots than this up front, whatever `*<n>` says.
 const MAX_PREALLOC_ARGS: usize = 1024;
 /// An idle parser keeps an inline scratch buffer up to this size.
@@ -35,6 +39,8 @@ pub enum ProtocolError {
     TooBigBulkCount,
     UnbalancedQuotes,
     ExpectedDollar(u8),
+    UnauthenticatedMultibulkLength,
+    UnauthenticatedBulkLength,
 }
 
 impl ProtocolError {
@@ -48,6 +54,8 @@ impl ProtocolError {
             Self::TooBigBulkCount => "too big bulk count string".into(),
             Self::UnbalancedQuotes => "unbalanced quotes in request".into(),
             Self::ExpectedDollar(b) => format!("expected '$', got '{}'", char::from(*b)),
+            Self::UnauthenticatedMultibulkLength => "unauthenticated multibulk length".into(),
+            Self::UnauthenticatedBulkLength => "unauthenticated bulk length".into(),
         }
     }
 }
@@ -94,6 +102,8 @@ pub struct RequestParser {
     source: Source,
     /// The `proto-max-bulk-len` limit in bytes.
     max_bulk_len: i64,
+    /// The client must still authenticate: Redis's tighter limits apply.
+    unauthenticated: bool,
 }
 
 impl Default for RequestParser {
@@ -112,7 +122,15 @@ impl RequestParser {
             inline: Vec::new(),
             source: Source::Buffer,
             max_bulk_len,
+            unauthenticated: false,
         }
+    }
+
+    /// Whether the next requests come from a client that must still
+    /// authenticate (at most `UNAUTHENTICATED_MAX_ARGS` arguments of
+    /// `UNAUTHENTICATED_MAX_BULK_LEN` bytes, as Redis allows it).
+    pub fn set_unauthenticated(&mut self, unauthenticated: bool) {
+        self.unauthenticated = unauthenticated;
     }
 
     /// Releases argument storage grown by one big request, when no request
@@ -155,6 +173,9 @@ impl RequestParser {
             if count > PROTO_MAX_MULTIBULK_LEN {
                 return Err(ProtocolError::InvalidMultibulkLength);
             }
+            if self.unauthenticated && count > UNAUTHENTICATED_MAX_ARGS {
+                return Err(ProtocolError::UnauthenticatedMultibulkLength);
+            }
             if count <= 0 {
                 return Ok(Parsed::Complete { consumed: next });
             }
@@ -187,9 +208,14 @@ impl RequestParser {
                         return Err(ProtocolError::ExpectedDollar(first));
                     }
                     let len = match len {
-                        Some(len) if (0..=self.max_bulk_len).contains(&len) => len as usize,
+                        Some(len) if (0..=self.max_bulk_len).contains(&len) => len,
                         _ => return Err(ProtocolError::InvalidBulkLength),
                     };
+                    if self.unauthenticated && len > UNAUTHENTICATED_MAX_BULK_LEN {
+                        return Err(ProtocolError::UnauthenticatedBulkLength);
+                    }
+                    // Checked against the limits above: non-negative.
+                    let len = len as usize;
                     self.pos = next;
                     self.bulk_len = Some(len);
                     len
