@@ -69,6 +69,11 @@ impl QueryBuffer {
     pub fn shrink_idle(&mut self) {
         if self.len == 0 && self.buf.capacity() > 0 {
             self.buf = Vec::new();
+        } else if self.buf.capacity() > self.len {
+            // Half a request, then silence: keep its bytes, not the room
+            // the read made for more (16 KB per client).
+            self.buf.truncate(self.len);
+            self.buf.shrink_to_fit();
         }
     }
 
@@ -166,14 +171,18 @@ impl Session {
     /// Gives back what one big request or reply grew (from the cron, as
     /// Redis does): argument storage and the output buffer at once, the
     /// query buffer once the client has been idle for `QUERY_IDLE_MS`.
-    pub fn shrink_idle_buffers(&mut self, now_ms: i64) {
+    /// Returns the query and output buffer bytes given back.
+    pub fn shrink_idle_buffers(&mut self, now_ms: i64) -> usize {
         /// Redis frees an idle client's query buffer after 2 seconds.
         const QUERY_IDLE_MS: i64 = 2000;
+        let held = |s: &Session| s.query.capacity() + s.reply.buf.capacity();
+        let before = held(self);
         self.parser.shrink_idle();
         self.reply.shrink_idle();
         if now_ms.saturating_sub(self.last_interaction_ms) >= QUERY_IDLE_MS {
             self.query.shrink_idle();
         }
+        before.saturating_sub(held(self))
     }
 
     /// Which class of client this is (CLIENT LIST TYPE, output limits).
@@ -285,4 +294,28 @@ pub trait Sessions {
 /// No other clients: for in-process tests.
 impl Sessions for () {
     fn for_each_session(&self, _f: &mut dyn FnMut(&Session)) {}
+}
+
+#[cfg(test)]
+mod query_buffer_tests {
+    use super::*;
+
+    #[test]
+    fn an_idle_half_request_keeps_only_its_bytes() {
+        let mut q = QueryBuffer::default();
+        let half = b"*2\r\n$3\r\nGET\r\n$5\r\nab";
+        q.spare()[..half.len()].copy_from_slice(half);
+        q.commit(half.len());
+        assert!(q.capacity() >= READ_CHUNK);
+        q.shrink_idle();
+        assert_eq!(q.data(), half);
+        assert!(q.buf.capacity() <= half.len() + 16, "{}", q.buf.capacity());
+        // The next read makes room again and completes the request.
+        q.spare()[..3].copy_from_slice(b"c\r\n");
+        q.commit(3);
+        assert_eq!(&q.data()[half.len()..], b"c\r\n");
+        q.consume(q.len());
+        q.shrink_idle();
+        assert_eq!(q.buf.capacity(), 0);
+    }
 }
