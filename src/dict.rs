@@ -164,9 +164,8 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
         !self.rehashing()
     }
 
-    /// Completes a move under way (before SCAN, whose cursor assumes one
-    /// bucket array).
-    pub fn finish_rehash(&mut self) {
+    /// Completes a move under way (before another starts).
+    fn finish_rehash(&mut self) {
         while !self.rehash_step(1024) {}
     }
 
@@ -331,20 +330,42 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
     ///
     /// Redis's reverse-binary cursor: incrementing the reversed bits means a
     /// bucket visited before a resize maps to buckets also visited afterwards,
-    /// so entries present throughout are returned at least once. Call
-    /// `finish_rehash` first: the cursor walks one bucket array.
+    /// so entries present throughout are returned at least once. While a
+    /// resize is under way both bucket arrays are walked as Redis's
+    /// `dictScan` walks them: the cursor's bucket in the smaller one, then
+    /// every bucket of the larger one it expands to; a bucket already moved
+    /// is simply empty. SCAN never has to finish a resize first.
     pub fn scan_step(&self, cursor: u64, mut visit: impl FnMut(u32)) -> u64 {
-        debug_assert!(!self.rehashing());
-        let mask = self.mask();
-        let mut idx = self.buckets[(cursor & mask) as usize];
-        while idx != NIL {
-            visit(idx);
-            idx = self.nodes[idx as usize].next;
+        let mut visit_chain = |head: u32| {
+            let mut idx = head;
+            while idx != NIL {
+                visit(idx);
+                idx = self.nodes[idx as usize].next;
+            }
+        };
+        if !self.rehashing() {
+            let mask = self.mask();
+            visit_chain(self.buckets[(cursor & mask) as usize]);
+            return next_cursor(cursor, mask);
         }
-        let mut v = cursor | !mask;
-        v = v.reverse_bits();
-        v = v.wrapping_add(1);
-        v.reverse_bits()
+        let (small, large) = if self.old.len() <= self.buckets.len() {
+            (&self.old, &self.buckets)
+        } else {
+            (&self.buckets, &self.old)
+        };
+        let (m0, m1) = (small.len() as u64 - 1, large.len() as u64 - 1);
+        let mut v = cursor;
+        visit_chain(small[(v & m0) as usize]);
+        loop {
+            visit_chain(large[(v & m1) as usize]);
+            // The reversed cursor incremented within the larger mask: the
+            // next expansion, until the carry reaches the smaller mask's
+            // bits, which makes `v` the smaller array's next cursor.
+            v = next_cursor(v, m1);
+            if v & (m0 ^ m1) == 0 {
+                return v;
+            }
+        }
     }
 
     /// Iterates over all entries with their indices.
@@ -354,6 +375,15 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
             .enumerate()
             .map(|(i, n)| (i as u32, &n.entry))
     }
+}
+
+/// The cursor after `cursor` for a bucket array of `mask + 1` buckets:
+/// its reversed bits incremented.
+fn next_cursor(cursor: u64, mask: u64) -> u64 {
+    let mut v = cursor | !mask;
+    v = v.reverse_bits();
+    v = v.wrapping_add(1);
+    v.reverse_bits()
 }
 
 #[cfg(test)]
@@ -483,6 +513,54 @@ mod tests {
             }
         }
         assert!(stable.is_subset(&seen));
+    }
+
+    #[test]
+    fn scan_during_a_resize_returns_every_stable_key() {
+        for seed in 0..8u64 {
+            let mut d: Dict<Num> = Dict::default();
+            for n in 0..2000u64 {
+                d.insert_new(Num::new(n));
+            }
+            let stable: HashSet<Vec<u8>> =
+                (0..1000u64).map(|n| n.to_string().into_bytes()).collect();
+            let mut seen = HashSet::new();
+            let (mut cursor, mut round, mut scanned_mid_resize) = (0, seed, false);
+            loop {
+                scanned_mid_resize |= d.rehashing();
+                cursor = d.scan_step(cursor, |i| {
+                    seen.insert(d.key(i).to_vec());
+                });
+                // Grow or shrink a little each step, so resizes start and
+                // stay under way (each insert or removal moves only a few
+                // buckets) while the scan goes on.
+                round += 1;
+                if round % 7 < 4 {
+                    for n in 0..400u64 {
+                        d.insert_new(Num::new(1_000_000 * (round + 1) + n));
+                    }
+                } else {
+                    let doomed: Vec<Vec<u8>> = d
+                        .iter()
+                        .map(|(_, e)| e.key().to_vec())
+                        .filter(|k| !stable.contains(k))
+                        .take(900)
+                        .collect();
+                    for k in doomed {
+                        let idx = d.find(&k).unwrap();
+                        d.remove_at(idx);
+                    }
+                }
+                if cursor == 0 {
+                    break;
+                }
+            }
+            assert!(
+                scanned_mid_resize,
+                "seed {seed}: never scanned during a resize"
+            );
+            assert!(stable.is_subset(&seen), "seed {seed}");
+        }
     }
 
     #[test]

@@ -429,14 +429,12 @@ impl ScanArgs<'_> {
     /// pushes an entry's items if it matches. Returns the next cursor.
     pub fn scan_dict<E: DictEntry>(
         &self,
-        dict: &mut Dict<E>,
+        dict: &Dict<E>,
         width: usize,
         found: &mut Vec<Vec<u8>>,
         mut emit: impl FnMut(&E, &mut Vec<Vec<u8>>),
     ) -> u64 {
-        // The cursor walks one bucket array: finish any resize under way.
-        dict.finish_rehash();
-        let dict = &*dict;
+        // A resize under way is walked as it is (see `Dict::scan_step`).
         self.collect(width, found, |cursor, found| {
             dict.scan_step(cursor, |i| emit(dict.entry(i), found))
         })

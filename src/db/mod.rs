@@ -672,14 +672,13 @@ impl Db {
     /// buckets and returns the next cursor. Expired keys are skipped, not
     /// deleted (deleting would disturb the bucket being walked).
     pub fn scan_step(
-        &mut self,
+        &self,
         cursor: u64,
         now_ms: i64,
         mut visit: impl FnMut(&[u8], ValueRef<'_>),
     ) -> u64 {
-        // The cursor walks one bucket array: finish any resize under way.
-        self.dict.finish_rehash();
-        let this = &*self;
+        // A resize under way is walked as it is (see `Dict::scan_step`).
+        let this = self;
         this.dict.scan_step(cursor, |idx| {
             if this.is_live(idx, now_ms) {
                 let slot = &this.dict.entry(idx).slot;

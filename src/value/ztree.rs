@@ -205,8 +205,7 @@ impl ZTree {
     }
 
     /// One SCAN step over the members (see `Dict::scan_step`).
-    pub fn scan_step(&mut self, cursor: u64, mut visit: impl FnMut(&ZNode)) -> u64 {
-        self.dict.finish_rehash();
+    pub fn scan_step(&self, cursor: u64, mut visit: impl FnMut(&ZNode)) -> u64 {
         let dict = &self.dict;
         dict.scan_step(cursor, |i| visit(dict.entry(i)))
     }
