@@ -94,6 +94,11 @@ pub struct Session {
     pub id: u64,
     /// `ip:port` of the peer and of our end, for CLIENT LIST/INFO.
     pub addr: String,
+    /// Wrong passwords on this connection since its last good one.
+    pub auth_failures: u32,
+    /// Unix ms before which this connection's requests wait (slowed after
+    /// wrong passwords); 0: not paused.
+    pub paused_until_ms: i64,
     pub laddr: String,
     /// The socket's file descriptor number, for CLIENT LIST/INFO.
     pub fd: i32,

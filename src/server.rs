@@ -105,6 +105,9 @@ pub struct Server {
     pending_writes: Vec<usize>,
     /// An accept failed (out of descriptors): the cron tries again.
     accept_retry: bool,
+    /// Connections paused after wrong passwords (`Session::paused_until_ms`):
+    /// the cron resumes them when their time comes.
+    paused: Vec<usize>,
     /// Connections whose input was not drained (fairness cap); read next iteration.
     read_again: Vec<usize>,
     /// Clients just unblocked whose pipelined input waits to be executed.
@@ -241,6 +244,7 @@ impl Server {
             signals,
             pending_writes: Vec::new(),
             accept_retry: false,
+            paused: Vec::new(),
             read_again: Vec::new(),
             resume: Vec::new(),
             next_client_id: 1,
@@ -475,6 +479,7 @@ impl Server {
         while !session.close_after_reply
             && !self.state.shutdown_requested
             && session.blocked.is_none()
+            && session.paused_until_ms <= now_ms
         {
             // Per request: an AUTH earlier in the batch lifts the limits.
             parser.set_unauthenticated(!session.authenticated);
@@ -526,6 +531,10 @@ impl Server {
             return;
         };
         conn.session = session;
+        // Slowed after wrong passwords: the rest waits for the cron.
+        if conn.session.paused_until_ms > now_ms && !self.paused.contains(&token) {
+            self.paused.push(token);
+        }
         if over_limit {
             warn!(
                 "closing client {}: query buffer limit reached",
@@ -537,6 +546,21 @@ impl Server {
         if conn.session.reply.pending() > 0 || conn.session.close_after_reply {
             conn.queue_write(token, &mut self.pending_writes);
         }
+    }
+
+    /// Resumes the paused connections whose time has come (their buffered
+    /// requests run; gone ones are forgotten).
+    fn resume_paused(&mut self, now_ms: i64) {
+        let conns = &self.conns;
+        let resume = &mut self.resume;
+        self.paused.retain(|&token| match conns.get(token) {
+            Some(conn) if conn.session.paused_until_ms > now_ms => true,
+            Some(_) => {
+                resume.push(token);
+                false
+            }
+            None => false,
+        });
     }
 
     /// Hands back the clients served while a script was busy: answers not
@@ -771,6 +795,7 @@ impl Server {
     /// Periodic work, `hz` times a second: the slow expire cycle, idle
     /// clients.
     fn server_cron(&mut self) {
+        self.resume_paused(unix_time_ms());
         if std::mem::take(&mut self.accept_retry) {
             for listener in 0..self.listeners.len() {
                 self.accept_all(listener);

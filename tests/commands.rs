@@ -399,6 +399,37 @@ fn failed_auth_attempts_are_counted() {
     assert_eq!(info_field(&mut r, "stats", "acl_access_denied_auth"), "3");
 }
 
+/// After three wrong passwords a connection's requests wait, longer after
+/// each further one (100, 200, 400 ms ...): guessing slows to about one a
+/// second per connection; the right password resets it.
+#[test]
+fn wrong_passwords_slow_the_connection_down() {
+    let server = Server::lapse(&["--requirepass", "secret"]);
+    let mut r = server.raw();
+    let started = Instant::now();
+    let mut batch = Vec::new();
+    for _ in 0..6 {
+        batch.extend(common::encode(&[b"AUTH", b"nope"]));
+    }
+    batch.extend(common::encode(&[b"AUTH", b"secret"]));
+    batch.extend(common::encode(&[b"PING"]));
+    r.send(&batch);
+    for _ in 0..6 {
+        assert_eq!(
+            r.reply(),
+            b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+        );
+    }
+    assert_eq!(r.reply(), b"+OK\r\n");
+    assert_eq!(r.reply(), b"+PONG\r\n");
+    // Paused after the 4th, 5th and 6th failures: at least 100+200+400 ms.
+    assert!(
+        started.elapsed() >= Duration::from_millis(700),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 /// DEBUG is for whom `enable-debug-command` allows: by default loopback
 /// clients (the tests' own), with `no` nobody, with Redis's error; the
 /// setting cannot change at run time, as in Redis.

@@ -301,11 +301,32 @@ fn check_credentials(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> CmdResult {
     let required = ctx.server.config.requirepass.as_bytes();
     let pass_ok = required.is_empty() || constant_time_eq(pass, required);
     if is(user, "default") && pass_ok {
+        ctx.session.auth_failures = 0;
         Ok(())
     } else {
         ctx.server.stats.acl_access_denied_auth += 1;
+        ctx.session.auth_failures = ctx.session.auth_failures.saturating_add(1);
+        if let Some(delay) = auth_delay_ms(ctx.session.auth_failures) {
+            ctx.session.paused_until_ms = ctx.now_ms + delay;
+        }
         Err(WRONGPASS)
     }
+}
+
+/// Wrong passwords a connection may try at full speed.
+const FREE_AUTH_FAILURES: u32 = 3;
+/// Then its next request waits this long, doubling per failure up to
+/// `AUTH_DELAY_MAX_MS`: guessing goes from millions a second per
+/// connection to about one.
+const AUTH_DELAY_BASE_MS: i64 = 100;
+const AUTH_DELAY_MAX_MS: i64 = 1000;
+
+/// How long a connection pauses after its `failures`-th wrong password.
+fn auth_delay_ms(failures: u32) -> Option<i64> {
+    let past_free = failures
+        .checked_sub(FREE_AUTH_FAILURES)
+        .filter(|&n| n > 0)?;
+    Some((AUTH_DELAY_BASE_MS << (past_free - 1).min(10)).min(AUTH_DELAY_MAX_MS))
 }
 
 fn auth(ctx: &mut Ctx, args: Args) -> CmdResult {
