@@ -63,16 +63,31 @@ pub fn is_big(value: &Value) -> bool {
 /// core, which is the very stall lazy free exists to avoid. Best effort:
 /// if the call fails the thread keeps its normal priority.
 fn run_at_idle_priority() {
+    set_scheduling(true);
+}
+
+/// Moves the calling thread into `SCHED_IDLE` (`idle`) or back to the
+/// normal class; best effort.
+fn set_scheduling(idle: bool) {
     #[cfg(target_os = "linux")]
     {
         let param = libc::sched_param { sched_priority: 0 };
+        let policy = if idle {
+            libc::SCHED_IDLE
+        } else {
+            libc::SCHED_OTHER
+        };
         // SAFETY: plain system call on the calling thread with a valid,
         // initialised parameter; it touches no memory we own.
-        let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+        let rc = unsafe { libc::sched_setscheduler(0, policy, &param) };
         if rc != 0 {
-            tracing::debug!("lazyfree thread keeps normal priority (sched_setscheduler failed)");
+            tracing::debug!(
+                "lazyfree thread keeps its scheduling class (sched_setscheduler failed)"
+            );
         }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = idle;
 }
 
 /// Anything that can be dropped on another thread, and how many values
@@ -83,27 +98,53 @@ type Garbage = (Box<dyn Any + Send>, u64);
 const SLICE: Duration = Duration::from_micros(100);
 /// How long it pauses: the freer uses at most about a third of a core.
 const PAUSE: Duration = Duration::from_micros(200);
+/// Objects waiting past which the freer catches up: no pauses and the
+/// normal scheduling class, until the backlog is half that again. At a
+/// third of an idle core it cannot keep up with a loop that deletes
+/// faster (FLUSHALL ASYNC every second under writers: millions pending
+/// and gigabytes held).
+const CATCH_UP_OBJECTS: u64 = 1_000_000;
+
 /// Bytes of a buffer's pages returned to the OS per step.
 const RELEASE_STEP_BYTES: usize = 256 * 1024;
 
-/// Keeps the freer's bursts of work short (see the module comment).
+/// Keeps the freer's bursts of work short (see the module comment), unless
+/// the backlog says it must catch up.
 struct Pacer {
     slice_started: Instant,
+    /// Objects handed over and not yet freed (shared with the loop).
+    backlog: Arc<AtomicU64>,
+    /// Working flat out at normal priority.
+    catching_up: bool,
 }
 
 impl Pacer {
-    fn new() -> Self {
+    fn new(backlog: Arc<AtomicU64>) -> Self {
         Self {
             slice_started: Instant::now(),
+            backlog,
+            catching_up: false,
         }
     }
 
-    /// Called between small units of work: pauses once a slice is used up.
+    /// Called between small units of work: pauses once a slice is used up,
+    /// except while catching up.
     fn tick(&mut self) {
-        if self.slice_started.elapsed() >= SLICE {
-            std::thread::sleep(PAUSE);
-            self.slice_started = Instant::now();
+        if self.slice_started.elapsed() < SLICE {
+            return;
         }
+        let backlog = self.backlog.load(Ordering::Relaxed);
+        if backlog > CATCH_UP_OBJECTS && !self.catching_up {
+            self.catching_up = true;
+            set_scheduling(false);
+        } else if backlog <= CATCH_UP_OBJECTS / 2 && self.catching_up {
+            self.catching_up = false;
+            set_scheduling(true);
+        }
+        if !self.catching_up {
+            std::thread::sleep(PAUSE);
+        }
+        self.slice_started = Instant::now();
     }
 
     /// Returns the whole pages inside `[start, start + bytes)` to the OS,
@@ -137,11 +178,11 @@ impl Pacer {
 fn free_paced(mut garbage: Box<dyn Any + Send>, pacer: &mut Pacer) {
     if let Some(value) = garbage.downcast_mut::<Value>() {
         clear_value(value, pacer);
-    } else if let Some(entries) = garbage.downcast_mut::<Vec<crate::db::Entry>>() {
-        while !entries.is_empty() {
-            entries.truncate(entries.len().saturating_sub(1024));
-            pacer.tick();
-        }
+    } else if let Some(table) = garbage.downcast_mut::<crate::dict::Dict<crate::db::Entry>>() {
+        let pacer = std::cell::RefCell::new(pacer);
+        table.clear_paced(&mut || pacer.borrow_mut().tick(), &mut |start, bytes| {
+            pacer.borrow_mut().release(start, bytes)
+        });
     }
     drop(garbage);
 }
@@ -193,8 +234,8 @@ impl LazyFree {
                 .name("lazyfree".into())
                 .spawn(move || {
                     run_at_idle_priority();
-                    let mut pacer = Pacer::new();
-                    for (garbage, objects) in rx {
+                    let mut pacer = Pacer::new(pending.clone());
+                    while let Ok((garbage, objects)) = rx.recv() {
                         free_paced(garbage, &mut pacer);
                         pending.fetch_sub(objects, Ordering::Relaxed);
                         freed.fetch_add(objects, Ordering::Relaxed);

@@ -290,10 +290,10 @@ fn flush_dbs(ctx: &mut Ctx, range: std::ops::Range<usize>, lazy: bool) {
     for i in range {
         let now_ms = ctx.now_ms;
         ctx.server.touch_watched_in_db(i, None, now_ms);
-        let entries = ctx.server.dbs[i].flush();
-        if lazy && !entries.is_empty() {
-            let count = entries.len() as u64;
-            ctx.server.lazyfree.free_async_counted(entries, count);
+        let table = ctx.server.dbs[i].flush();
+        if lazy && !table.is_empty() {
+            let count = table.len() as u64;
+            ctx.server.lazyfree.free_async_counted(table, count);
         }
     }
 }
