@@ -10,6 +10,7 @@ use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::EventClass;
 use crate::protocol::Args;
 use crate::value::list::{End, List};
+use crate::value::Value;
 
 pub static COMMANDS: &[Command] = &[
     cmd!("lpush", -3, ["write", "denyoom", "fast"], (1, 1, 1), lpush, "list", "Prepends one or more elements to a list. Creates the key if it doesn't exist."),
@@ -266,7 +267,13 @@ fn ltrim(ctx: &mut Ctx, args: Args) -> CmdResult {
     let start = int_arg(&args[2])?;
     let stop = int_arg(&args[3])?;
     if let Some(list) = write(ctx, &args[1], &LIST)? {
-        list.trim(index_range(list.len() as i64, start, stop));
+        let dropped = list.trim(index_range(list.len() as i64, start, stop));
+        // Thousands of dropped chunks are freed off the loop.
+        if let Some(dropped) = dropped.map(Value::List) {
+            if crate::lazyfree::is_big(&dropped) {
+                ctx.server.lazyfree.free_async(dropped);
+            }
+        }
         ctx.signal(EventClass::LIST, "ltrim", &args[1]);
     }
     delete_if_empty(ctx, &args[1]);

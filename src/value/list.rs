@@ -289,32 +289,36 @@ impl Chunks {
 
     /// Keeps elements `from..=to` only (`to < len`, `from <= to`); drops
     /// everything if `keep` is None.
-    pub fn trim(&mut self, keep: Option<(usize, usize)>) {
+    /// Returns the whole chunks it dropped (as a list, for the caller to
+    /// free where it likes).
+    pub fn trim(&mut self, keep: Option<(usize, usize)>) -> Chunks {
         let Some((from, to)) = keep else {
-            *self = Chunks::default();
-            return;
+            return std::mem::take(self);
         };
         // Whole chunks go at once; only the two boundary chunks are popped
         // element by element.
+        let mut dropped = Chunks::default();
         let mut drop_right = self.len - 1 - to;
-        while self
-            .chunks
-            .back()
-            .is_some_and(|c| (c.count as usize) <= drop_right)
-        {
-            let chunk = self.chunks.pop_back().unwrap_or_default();
+        while let Some(chunk) = self.chunks.pop_back() {
+            if chunk.count as usize > drop_right {
+                self.chunks.push_back(chunk);
+                break;
+            }
             drop_right -= chunk.count as usize;
             self.len -= chunk.count as usize;
+            dropped.len += chunk.count as usize;
+            dropped.chunks.push_back(chunk);
         }
         let mut drop_left = from;
-        while self
-            .chunks
-            .front()
-            .is_some_and(|c| (c.count as usize) <= drop_left)
-        {
-            let chunk = self.chunks.pop_front().unwrap_or_default();
+        while let Some(chunk) = self.chunks.pop_front() {
+            if chunk.count as usize > drop_left {
+                self.chunks.push_front(chunk);
+                break;
+            }
             drop_left -= chunk.count as usize;
             self.len -= chunk.count as usize;
+            dropped.len += chunk.count as usize;
+            dropped.chunks.push_back(chunk);
         }
         for _ in 0..drop_right {
             self.pop(End::Right);
@@ -322,6 +326,7 @@ impl Chunks {
         for _ in 0..drop_left {
             self.pop(End::Left);
         }
+        dropped
     }
 
     /// Empties the list a few chunks at a time, with `tick()` between (for
@@ -616,7 +621,9 @@ impl List {
 
     /// Keeps elements `from..=to` only (`to < len`, `from <= to`); drops
     /// everything if `keep` is None.
-    pub fn trim(&mut self, keep: Option<(usize, usize)>) {
+    /// Returns what it dropped whole, if anything (chunks of a long list,
+    /// which the caller may hand to the lazy-free thread).
+    pub fn trim(&mut self, keep: Option<(usize, usize)>) -> Option<List> {
         match self {
             List::Small(s) => {
                 *s = match keep {
@@ -630,9 +637,13 @@ impl List {
                         bytes.extend_from_slice(&s.0[at..end]);
                         Small(bytes.into_boxed_slice())
                     }
-                }
+                };
+                None
             }
-            List::Chunks(c) => c.trim(keep),
+            List::Chunks(c) => {
+                let dropped = c.trim(keep);
+                (!dropped.is_empty()).then(|| List::Chunks(Box::new(dropped)))
+            }
         }
     }
 
