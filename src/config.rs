@@ -74,6 +74,27 @@ pub struct Config {
     pub list_compress_depth: i64,
     /// `enable-debug-command`: who may run DEBUG (see `ProtectedAction`).
     pub enable_debug_command: ProtectedAction,
+    /// `maxmemory-clients` (Redis 7.0): what all clients' buffers together
+    /// may hold before the biggest clients are disconnected; 0: no limit.
+    pub maxmemory_clients: ClientMemoryLimit,
+}
+
+/// `maxmemory-clients`: bytes, or a percentage of `maxmemory`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientMemoryLimit {
+    Bytes(u64),
+    Percent(u64),
+}
+
+impl ClientMemoryLimit {
+    /// The limit in bytes (0: none). A percentage means nothing while lapse
+    /// has no `maxmemory`.
+    pub fn bytes(self) -> u64 {
+        match self {
+            ClientMemoryLimit::Bytes(n) => n,
+            ClientMemoryLimit::Percent(_) => 0,
+        }
+    }
 }
 
 /// Who may run a protected command (Redis's `enable-debug-command`).
@@ -183,6 +204,7 @@ impl Default for Config {
             // Redis's default is `no`; lapse lets loopback clients (the
             // operator's redis-cli, the test suite) run DEBUG: see README.
             enable_debug_command: ProtectedAction::Local,
+            maxmemory_clients: ClientMemoryLimit::Bytes(0),
         }
     }
 }
@@ -556,6 +578,36 @@ pub static SETTINGS: &[Setting] = &[
         i64::MAX,
         true
     ),
+    Setting {
+        name: "maxmemory-clients",
+        get: |c| match c.maxmemory_clients {
+            ClientMemoryLimit::Bytes(n) => n.to_string(),
+            ClientMemoryLimit::Percent(p) => format!("{p}%"),
+        },
+        set: |c, a| {
+            // Redis's words for each way the value can be wrong.
+            let bad = || BadValue("argument must be a memory or percent value".into());
+            c.maxmemory_clients = match a {
+                [v] if v.ends_with('%') => {
+                    let p: u64 = v[..v.len() - 1].parse().map_err(|_| bad())?;
+                    if p > 100 {
+                        return Err(BadValue(
+                            "percentage argument must be less or equal to 100".into(),
+                        ));
+                    }
+                    ClientMemoryLimit::Percent(p)
+                }
+                [v] => ClientMemoryLimit::Bytes(
+                    parse_memory(v)
+                        .and_then(|n| u64::try_from(n).ok())
+                        .ok_or_else(bad)?,
+                ),
+                _ => return Err(BadValue("wrong number of arguments".into())),
+            };
+            Ok(())
+        },
+        mutable: true,
+    },
     Setting {
         name: "enable-debug-command",
         get: |c| c.enable_debug_command.name().into(),

@@ -190,6 +190,11 @@ impl Session {
         before.saturating_sub(held(self))
     }
 
+    /// Bytes its buffers hold (CLIENT LIST `tot-mem`, `maxmemory-clients`).
+    pub fn memory(&self) -> usize {
+        self.query.capacity() + self.reply.buf.capacity()
+    }
+
     /// Which class of client this is (CLIENT LIST TYPE, output limits).
     pub fn client_type(&self) -> ClientType {
         if self.is_subscribed() {
@@ -245,7 +250,7 @@ impl Session {
             multi_mem,
             self.query.capacity(),
             self.reply.buf.capacity(),
-            self.query.capacity() + self.reply.buf.capacity(),
+            self.memory(),
             match self.last_cmd {
                 (name, Some(sub)) => format!("{name}|{sub}"),
                 (name, None) => name.to_string(),

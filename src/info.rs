@@ -153,6 +153,7 @@ fn memory_section(state: &ServerState, out: &mut String) {
     let (scripts, script_bytes) = state.scripting.as_ref().map_or((0, 0), |s| s.cache_stats());
     field!(out, "used_memory_scripts", script_bytes);
     field!(out, "number_of_cached_scripts", scripts);
+    field!(out, "mem_clients_normal", state.stats.mem_clients_normal);
     field!(
         out,
         "lazyfree_pending_objects",
@@ -227,6 +228,7 @@ fn stats_section(state: &ServerState, out: &mut String) {
     field!(out, "pubsubshard_channels", shard);
     field!(out, "total_error_replies", s.total_error_replies);
     field!(out, "acl_access_denied_auth", s.acl_access_denied_auth);
+    field!(out, "evicted_clients", s.evicted_clients);
 }
 
 fn keyspace_section(state: &ServerState, out: &mut String) {

@@ -548,6 +548,37 @@ impl Server {
         }
     }
 
+    /// `maxmemory-clients`: while all clients' buffers together hold more
+    /// than the limit, disconnects the biggest first (never one marked
+    /// CLIENT NO-EVICT), as Redis 7.0 does; records the total for INFO.
+    fn evict_clients(&mut self) {
+        let mut total: usize = self.conns.iter().map(|(_, c)| c.session.memory()).sum();
+        self.state.stats.mem_clients_normal = total as u64;
+        let limit = self.state.config.maxmemory_clients.bytes() as usize;
+        if limit == 0 || total <= limit {
+            return;
+        }
+        let mut biggest: Vec<(usize, usize)> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| !c.session.no_evict)
+            .map(|(token, c)| (c.session.memory(), token))
+            .collect();
+        biggest.sort_unstable_by(|a, b| b.cmp(a));
+        for (memory, token) in biggest {
+            if total <= limit {
+                break;
+            }
+            if let Some(conn) = self.conns.get(token) {
+                warn!("Evicting client: {} (maxmemory-clients)", conn.session.addr);
+            }
+            total -= memory;
+            self.state.stats.evicted_clients += 1;
+            self.close(token);
+        }
+        self.state.stats.mem_clients_normal = total as u64;
+    }
+
     /// Resumes the paused connections whose time has come (their buffered
     /// requests run; gone ones are forgotten).
     fn resume_paused(&mut self, now_ms: i64) {
@@ -812,6 +843,7 @@ impl Server {
         if released >= TRIM_AFTER_RELEASED_BYTES {
             return_free_memory();
         }
+        self.evict_clients();
         // Resizes move forward on every write too; this finishes idle ones.
         let per_db = DICT_REHASH_BUDGET / self.state.dbs.len().max(1) as u32;
         for db in &mut self.state.dbs {

@@ -236,6 +236,11 @@ pub struct Stats {
     /// AUTH (and HELLO AUTH) attempts with wrong credentials (Redis 7.2's
     /// `acl_access_denied_auth`).
     pub acl_access_denied_auth: u64,
+    /// Clients disconnected by `maxmemory-clients`.
+    pub evicted_clients: u64,
+    /// What all clients' buffers held at the last cron (INFO memory
+    /// `mem_clients_normal`).
+    pub mem_clients_normal: u64,
     /// Clients closed for holding too much unread input / unsent output.
     pub client_query_buffer_limit_disconnections: u64,
     pub client_output_buffer_limit_disconnections: u64,

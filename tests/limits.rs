@@ -331,3 +331,42 @@ fn unauthenticated_clients_get_redis_limits() {
         assert_eq!(r.reply(), b":100000\r\n");
     }
 }
+
+/// `maxmemory-clients`: once all clients' buffers together pass it, the
+/// biggest client is disconnected (Redis 7.0's client eviction), counted in
+/// INFO stats `evicted_clients`; the small ones go on being served.
+#[test]
+fn maxmemory_clients_evicts_the_biggest_client() {
+    let server = Server::lapse(&[]);
+    let mut small = server.raw();
+    assert_eq!(
+        small.cmd(&["CONFIG", "SET", "maxmemory-clients", "1mb"]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        small.cmd(&["CONFIG", "GET", "maxmemory-clients"]),
+        "*2\r\n$17\r\nmaxmemory-clients\r\n$7\r\n1048576\r\n"
+    );
+    for (value, reason) in [
+        ("abc", "argument must be a memory or percent value"),
+        ("-5", "argument must be a memory or percent value"),
+        ("101%", "percentage argument must be less or equal to 100"),
+    ] {
+        assert_eq!(
+            small.cmd(&["CONFIG", "SET", "maxmemory-clients", value]),
+            format!(
+                "-ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - {reason}\r\n"
+            )
+        );
+    }
+    // Half of a 3 MB SET: its query buffer alone passes the limit.
+    let mut big = server.raw();
+    big.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3000000\r\n");
+    big.send(&vec![b'x'; 1_500_000]);
+    assert!(
+        eventually(Duration::from_secs(5), || big.is_closed()),
+        "the biggest client was not evicted"
+    );
+    assert_eq!(small.cmd(&["PING"]), "+PONG\r\n");
+    assert_eq!(info_field(&mut small, "stats", "evicted_clients"), "1");
+}
