@@ -27,6 +27,15 @@ unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
         std::alloc::System.alloc(layout)
     }
 
+    /// Forwarded as such (calloc): a big zeroed buffer (a bucket array at
+    /// a resize) then arrives as fresh pages the OS zeroes on first touch,
+    /// instead of being written with zeros by the loop (the default does
+    /// `alloc` plus a memset: 184 ms at 8M keys).
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        USED_MEMORY.fetch_add(layout.size(), Ordering::Relaxed);
+        std::alloc::System.alloc_zeroed(layout)
+    }
+
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
         USED_MEMORY.fetch_sub(layout.size(), Ordering::Relaxed);
         std::alloc::System.dealloc(ptr, layout)
