@@ -74,9 +74,16 @@ pub struct Config {
     pub list_compress_depth: i64,
     /// `enable-debug-command`: who may run DEBUG (see `ProtectedAction`).
     pub enable_debug_command: ProtectedAction,
+    /// `enable-protected-configs`: who may CONFIG SET the settings that
+    /// choose where files are written (`PROTECTED_SETTINGS`).
+    pub enable_protected_configs: ProtectedAction,
     /// `maxmemory-clients` (Redis 7.0): what all clients' buffers together
     /// may hold before the biggest clients are disconnected; 0: no limit.
     pub maxmemory_clients: ClientMemoryLimit,
+    /// `dir`: where RDB files go (absolute; the working directory at start).
+    pub dir: String,
+    /// `dbfilename`: the RDB file's name in `dir`.
+    pub dbfilename: String,
 }
 
 /// `maxmemory-clients`: bytes, or a percentage of `maxmemory`.
@@ -107,6 +114,14 @@ pub enum ProtectedAction {
 }
 
 impl ProtectedAction {
+    fn parse(args: &[String]) -> Result<ProtectedAction, BadValue> {
+        Ok(match one_of(args, &["no", "yes", "local"])?.as_str() {
+            "yes" => ProtectedAction::Yes,
+            "local" => ProtectedAction::Local,
+            _ => ProtectedAction::No,
+        })
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             ProtectedAction::No => "no",
@@ -204,7 +219,12 @@ impl Default for Config {
             // Redis's default is `no`; lapse lets loopback clients (the
             // operator's redis-cli, the test suite) run DEBUG: see README.
             enable_debug_command: ProtectedAction::Local,
+            enable_protected_configs: ProtectedAction::Local,
             maxmemory_clients: ClientMemoryLimit::Bytes(0),
+            dir: std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_else(|_| ".".into()),
+            dbfilename: "dump.rdb".into(),
         }
     }
 }
@@ -579,6 +599,38 @@ pub static SETTINGS: &[Setting] = &[
         true
     ),
     Setting {
+        name: "dir",
+        get: |c| c.dir.clone(),
+        set: |c, a| {
+            let [dir] = a else {
+                return Err(BadValue("wrong number of arguments".into()));
+            };
+            let path = std::path::Path::new(dir);
+            let absolute = std::fs::canonicalize(path)
+                .ok()
+                .filter(|p| p.is_dir())
+                .ok_or_else(|| BadValue("No such file or directory".into()))?;
+            c.dir = absolute.display().to_string();
+            Ok(())
+        },
+        mutable: true,
+    },
+    Setting {
+        name: "dbfilename",
+        get: |c| c.dbfilename.clone(),
+        set: |c, a| match a {
+            [name] if name.contains('/') => Err(BadValue(
+                "dbfilename can't be a path, just a filename".into(),
+            )),
+            [name] => {
+                c.dbfilename = name.clone();
+                Ok(())
+            }
+            _ => Err(BadValue("wrong number of arguments".into())),
+        },
+        mutable: true,
+    },
+    Setting {
         name: "maxmemory-clients",
         get: |c| match c.maxmemory_clients {
             ClientMemoryLimit::Bytes(n) => n.to_string(),
@@ -609,14 +661,19 @@ pub static SETTINGS: &[Setting] = &[
         mutable: true,
     },
     Setting {
+        name: "enable-protected-configs",
+        get: |c| c.enable_protected_configs.name().into(),
+        set: |c, a| {
+            c.enable_protected_configs = ProtectedAction::parse(a)?;
+            Ok(())
+        },
+        mutable: false,
+    },
+    Setting {
         name: "enable-debug-command",
         get: |c| c.enable_debug_command.name().into(),
         set: |c, a| {
-            c.enable_debug_command = match one_of(a, &["no", "yes", "local"])?.as_str() {
-                "yes" => ProtectedAction::Yes,
-                "local" => ProtectedAction::Local,
-                _ => ProtectedAction::No,
-            };
+            c.enable_debug_command = ProtectedAction::parse(a)?;
             Ok(())
         },
         mutable: false,
@@ -647,7 +704,8 @@ pub static SETTINGS: &[Setting] = &[
         set: |_, a| match a {
             [v] if v.is_empty() => Ok(()),
             _ => Err(BadValue(
-                "lapse does not persist data; only \"\" is accepted".into(),
+                "lapse has no save points yet (SAVE writes an RDB file); only \"\" is accepted"
+                    .into(),
             )),
         },
         mutable: true,
@@ -659,6 +717,10 @@ pub static SETTINGS: &[Setting] = &[
         mutable: true,
     },
 ];
+
+/// Settings CONFIG SET changes only for whom `enable-protected-configs`
+/// allows (Redis 7.0's protected configs: where files are written).
+pub const PROTECTED_SETTINGS: &[&str] = &["dir", "dbfilename"];
 
 pub fn find_setting(name: &str) -> Option<&'static Setting> {
     SETTINGS.iter().find(|s| s.name.eq_ignore_ascii_case(name))

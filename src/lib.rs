@@ -24,6 +24,7 @@ pub mod info;
 pub mod lazyfree;
 pub mod multi;
 pub mod notify;
+pub mod persist;
 pub mod propagate;
 pub mod protocol;
 pub mod pubsub;

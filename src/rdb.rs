@@ -1,7 +1,8 @@
 //! Pieces of Redis's RDB serialization: lengths, strings (plain, integer
-//! and LZF-compressed), the CRC-64 Redis checks them with, and the DUMP
+//! and LZF-compressed), the CRC-64 Redis checks them with, the DUMP
 //! payload frame (body, RDB version, checksum) that FUNCTION DUMP and
-//! FUNCTION RESTORE exchange. Pure functions over bytes.
+//! FUNCTION RESTORE exchange, and a whole RDB file of the databases
+//! (`snapshot`). Pure functions over bytes and values.
 //!
 //! CRC-64 is Redis's (Jones polynomial, reflected), from the `crc` crate's
 //! catalogue (`CRC_64_REDIS`); LZF from the `lzf` crate: both maintained
@@ -13,6 +14,18 @@ use crc::{Crc, CRC_64_REDIS};
 pub const RDB_VERSION: u16 = 10;
 /// A function library in an RDB stream or DUMP payload (7.0 GA form).
 pub const OPCODE_FUNCTION2: u8 = 245;
+
+/// RDB opcodes and value types (Redis's `rdb.h`).
+const OPCODE_AUX: u8 = 0xFA;
+const OPCODE_RESIZEDB: u8 = 0xFB;
+const OPCODE_EXPIRETIME_MS: u8 = 0xFC;
+const OPCODE_SELECTDB: u8 = 0xFE;
+const OPCODE_EOF: u8 = 0xFF;
+const TYPE_STRING: u8 = 0;
+const TYPE_LIST: u8 = 1;
+const TYPE_SET: u8 = 2;
+const TYPE_ZSET_2: u8 = 5;
+const TYPE_HASH: u8 = 4;
 
 const ENC_INT8: u8 = 0;
 const ENC_INT16: u8 = 1;
@@ -127,6 +140,91 @@ impl<'a> Reader<'a> {
             Len::Encoded(_) => None,
         }
     }
+}
+
+/// The RDB type of a value in the plain encodings `write_value` uses (the
+/// forms every Redis loads, re-encoding small values as it likes).
+fn value_type(value: crate::value::ValueRef<'_>) -> u8 {
+    use crate::value::ValueRef;
+    match value {
+        ValueRef::Str(_) => TYPE_STRING,
+        ValueRef::List(_) => TYPE_LIST,
+        ValueRef::Set(_) => TYPE_SET,
+        ValueRef::ZSet(_) => TYPE_ZSET_2,
+        ValueRef::Hash(_) => TYPE_HASH,
+    }
+}
+
+/// A value after its type byte and key (see `value_type`).
+fn write_value(out: &mut Vec<u8>, value: crate::value::ValueRef<'_>) {
+    use crate::value::ValueRef;
+    match value {
+        ValueRef::Str(s) => write_string(out, s),
+        ValueRef::List(list) => {
+            write_len(out, list.len() as u64);
+            list.iter().for_each(|e| write_string(out, e));
+        }
+        ValueRef::Set(set) => {
+            write_len(out, set.len() as u64);
+            set.iter()
+                .for_each(|m| m.with_bytes(|m| write_string(out, m)));
+        }
+        ValueRef::ZSet(z) => {
+            // Highest score first, as Redis writes them.
+            write_len(out, z.len() as u64);
+            for e in z.iter_from(0, true) {
+                e.member.with_bytes(|m| write_string(out, m));
+                out.extend_from_slice(&e.score.to_le_bytes());
+            }
+        }
+        ValueRef::Hash(hash) => {
+            write_len(out, hash.len() as u64);
+            for (field, value) in hash.iter() {
+                field.with_bytes(|f| write_string(out, f));
+                value.with_bytes(|v| write_string(out, v));
+            }
+        }
+    }
+}
+
+fn write_aux(out: &mut Vec<u8>, key: &str, value: &str) {
+    out.push(OPCODE_AUX);
+    write_string(out, key.as_bytes());
+    write_string(out, value.as_bytes());
+}
+
+/// A whole RDB file, as Redis 7.0's `rdbSaveRio` lays it out: header, AUX
+/// fields, the function libraries (`functions`: FUNCTION2 records), each
+/// non-empty database with its keys (expired ones too, as Redis saves
+/// them) and their absolute deadlines, EOF, the CRC-64 of all of it.
+pub fn snapshot(dbs: &[crate::db::Db], functions: &[u8], now_ms: i64, used_memory: u64) -> Vec<u8> {
+    let mut out = format!("REDIS{RDB_VERSION:04}").into_bytes();
+    write_aux(&mut out, "redis-ver", crate::info::REDIS_COMPAT_VERSION);
+    write_aux(&mut out, "redis-bits", "64");
+    write_aux(&mut out, "ctime", &(now_ms / 1000).to_string());
+    write_aux(&mut out, "used-mem", &used_memory.to_string());
+    write_aux(&mut out, "aof-base", "0");
+    out.extend_from_slice(functions);
+    for db in dbs.iter().filter(|db| !db.is_empty()) {
+        out.push(OPCODE_SELECTDB);
+        write_len(&mut out, db.index as u64);
+        out.push(OPCODE_RESIZEDB);
+        write_len(&mut out, db.len() as u64);
+        write_len(&mut out, db.expires_len() as u64);
+        db.for_each_entry(|key, value, at_ms| {
+            if let Some(at_ms) = at_ms {
+                out.push(OPCODE_EXPIRETIME_MS);
+                out.extend_from_slice(&at_ms.to_le_bytes());
+            }
+            out.push(value_type(value));
+            write_string(&mut out, key);
+            write_value(&mut out, value);
+        });
+    }
+    out.push(OPCODE_EOF);
+    let crc = crc64(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
 }
 
 /// Frames a DUMP payload: `body`, the RDB version, the CRC-64 of both.

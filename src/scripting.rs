@@ -631,11 +631,17 @@ impl Scripting {
     /// FUNCTION DUMP: every library's code in Redis's payload.
     pub fn dump_functions(&self) -> Vec<u8> {
         let mut body = Vec::new();
-        for library in self.libraries.values() {
-            body.push(crate::rdb::OPCODE_FUNCTION2);
-            crate::rdb::write_string(&mut body, &library.code);
-        }
+        self.write_functions(&mut body);
         crate::rdb::dump_payload(body)
+    }
+
+    /// Each library as an RDB `FUNCTION2` record (in a DUMP payload and in
+    /// an RDB file alike).
+    pub fn write_functions(&self, out: &mut Vec<u8>) {
+        for library in self.libraries.values() {
+            out.push(crate::rdb::OPCODE_FUNCTION2);
+            crate::rdb::write_string(out, &library.code);
+        }
     }
 
     /// FUNCTION RESTORE: loads the libraries of a DUMP payload, after

@@ -28,6 +28,9 @@ pub struct ServerState {
     pub rng: SmallRng,
     /// When the server started (uptime, CPU budgets).
     pub started: Instant,
+    /// Unix seconds of the last successful save (LASTSAVE; the start time
+    /// until one happens, as in Redis).
+    pub lastsave_s: i64,
     /// The active expire cycle's state and statistics.
     pub expire: ExpireCycle,
     /// Clients connected right now.
@@ -63,6 +66,7 @@ impl ServerState {
             stats: Stats::default(),
             rng: SmallRng::from_entropy(),
             started: Instant::now(),
+            lastsave_s: crate::clock::unix_time_ms() / 1000,
             connected_clients: 0,
             bound_port: 0,
             shutdown_requested: false,

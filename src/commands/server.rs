@@ -47,6 +47,24 @@ pub static COMMANDS: &[Command] = &[
         "server",
         "Returns the server time."
     ),
+    cmd!(
+        "save",
+        1,
+        ["admin", "noscript", "no_multi"],
+        (0, 0, 0),
+        save,
+        "server",
+        "Synchronously saves the database(s) to disk."
+    ),
+    cmd!(
+        "lastsave",
+        1,
+        ["loading", "stale", "fast"],
+        (0, 0, 0),
+        lastsave,
+        "server",
+        "Returns the Unix timestamp of the last successful save to disk."
+    ),
     Command {
         name: "debug",
         arity: -2,
@@ -419,6 +437,15 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
         if !setting.mutable {
             return Err(failed("can't set immutable config"));
         }
+        if crate::config::PROTECTED_SETTINGS.contains(&setting.name)
+            && !ctx
+                .server
+                .config
+                .enable_protected_configs
+                .allows(&ctx.session.addr)
+        {
+            return Err(failed("can't set protected config"));
+        }
         let value = String::from_utf8_lossy(&args[i + 1]).into_owned();
         let whole_value = [
             "bind",
@@ -462,6 +489,27 @@ fn config_resetstat(ctx: &mut Ctx, _args: Args) -> CmdResult {
     expire.time_cap_reached_count = 0;
     expire.time_used_us = 0;
     ctx.out().ok();
+    Ok(())
+}
+
+/// SAVE: the dataset to `dir`/`dbfilename` now, as an RDB file.
+fn save(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    match crate::persist::save(ctx.server, now_ms) {
+        Ok(()) => {
+            ctx.out().ok();
+            Ok(())
+        }
+        Err(e) => {
+            tracing::warn!("Failed opening the temp RDB file or writing it: {e}");
+            Err(CmdError::Static("ERR"))
+        }
+    }
+}
+
+fn lastsave(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let at = ctx.server.lastsave_s;
+    ctx.out().int(at);
     Ok(())
 }
 

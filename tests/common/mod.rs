@@ -72,6 +72,11 @@ impl Server {
     /// Without one: in CI (`CI` set) this fails the test; elsewhere it says
     /// loudly that the comparison is skipped and returns `None`.
     pub fn redis() -> Option<Server> {
+        Server::redis_with(&[])
+    }
+
+    /// `redis()` with `extra` arguments (a `--dir`, say).
+    pub fn redis_with(extra: &[&str]) -> Option<Server> {
         let found = Command::new("redis-server")
             .arg("--version")
             .stdout(Stdio::null())
@@ -103,6 +108,7 @@ impl Server {
                     "--enable-debug-command",
                     "yes",
                 ])
+                .args(extra)
                 .stdout(Stdio::null())
                 .spawn()
                 .expect("spawn redis-server");
