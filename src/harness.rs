@@ -31,8 +31,13 @@ impl Default for Harness {
 }
 
 impl Harness {
+    /// A server whose files (SAVE) go to the system's temporary directory,
+    /// never into the working directory.
     pub fn new() -> Self {
-        Self::with_config(Config::default())
+        Self::with_config(Config {
+            dir: std::env::temp_dir().display().to_string(),
+            ..Config::default()
+        })
     }
 
     pub fn with_config(config: Config) -> Self {

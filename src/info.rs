@@ -87,7 +87,14 @@ fn human_bytes(n: u64) -> String {
     }
 }
 
-const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "memory", "stats", "keyspace"];
+const DEFAULT_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "keyspace",
+];
 
 /// The INFO text for the requested sections (none = the default set).
 pub fn render(state: &ServerState, requested: &[String], now_ms: i64) -> String {
@@ -113,6 +120,7 @@ pub fn render(state: &ServerState, requested: &[String], now_ms: i64) -> String 
             "server" => server_section(state, now_ms, &mut out),
             "clients" => clients_section(state, &mut out),
             "memory" => memory_section(state, &mut out),
+            "persistence" => persistence_section(state, &mut out),
             "stats" => stats_section(state, &mut out),
             _ => keyspace_section(state, &mut out),
         }
@@ -148,6 +156,24 @@ fn clients_section(state: &ServerState, out: &mut String) {
     out.push_str("# Clients\r\n");
     field!(out, "connected_clients", state.connected_clients);
     field!(out, "blocked_clients", state.blocking.blocked_count());
+}
+
+fn persistence_section(state: &ServerState, out: &mut String) {
+    out.push_str("# Persistence\r\n");
+    field!(out, "loading", 0);
+    field!(out, "rdb_last_save_time", state.lastsave_s);
+    field!(out, "rdb_bgsave_in_progress", 0);
+    field!(out, "aof_enabled", 0);
+    field!(
+        out,
+        "rdb_last_load_keys_expired",
+        state.stats.rdb_last_load_keys_expired
+    );
+    field!(
+        out,
+        "rdb_last_load_keys_loaded",
+        state.stats.rdb_last_load_keys_loaded
+    );
 }
 
 fn memory_section(state: &ServerState, out: &mut String) {

@@ -29,6 +29,7 @@ pub mod propagate;
 pub mod protocol;
 pub mod pubsub;
 pub mod rdb;
+pub mod rdb_load;
 pub mod script_libs;
 pub mod scripting;
 pub mod server;

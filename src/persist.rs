@@ -4,13 +4,18 @@
 //! and only then renamed over `dbfilename`, so a crash mid-save never
 //! destroys the previous file.
 //!
-//! First step of the persistence issue: SAVE and LASTSAVE. Loading at
-//! startup, BGSAVE without a fork stall, save points and the AOF come next.
+//! At startup the file at `dir`/`dbfilename`, if there is one, is loaded
+//! (`load_at_startup`): keys whose deadline has passed are skipped and
+//! counted, as a Redis primary does.
+//!
+//! So far: SAVE, LASTSAVE, loading at startup. BGSAVE without a fork
+//! stall, save points, saving at shutdown and the AOF come next.
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use crate::rdb_load::{self, Limits};
 use crate::state::ServerState;
 
 /// Where a save of `state` goes: `dir`/`dbfilename`.
@@ -56,4 +61,62 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Loads `dir`/`dbfilename` into the (empty) databases if the file exists.
+/// Returns how many keys it loaded; an unreadable or damaged file is an
+/// error (the server must not start with half a dataset), as in Redis.
+pub fn load_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<usize> {
+    let path = rdb_path(state);
+    let data = match std::fs::read(&path) {
+        Ok(data) => data,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let limits = Limits {
+        hash: state.config.hash_limits(),
+        set: state.config.set_limits(),
+        zset: state.config.zset_limits(),
+    };
+    let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidData, message);
+    let loaded = rdb_load::load(&data, limits).map_err(invalid)?;
+    if !loaded.functions.is_empty() {
+        let mut body = Vec::new();
+        for code in &loaded.functions {
+            body.push(crate::rdb::OPCODE_FUNCTION2);
+            crate::rdb::write_string(&mut body, code);
+        }
+        let mut scripting = match state.scripting.take() {
+            Some(s) => s,
+            None => crate::scripting::Scripting::new().map_err(|e| invalid(format!("Lua: {e}")))?,
+        };
+        let restored = scripting.restore_functions(
+            &crate::rdb::dump_payload(body),
+            crate::scripting::Restore::Append,
+        );
+        state.scripting = Some(scripting);
+        restored.map_err(invalid)?;
+    }
+    let (mut keys, mut expired) = (0, 0);
+    for (index, entries) in loaded.dbs {
+        let db = state.dbs.get_mut(index).ok_or_else(|| {
+            invalid(format!(
+                "FATAL: Data file was created with a Redis server configured to handle more than {} databases. Exiting",
+                state.config.databases
+            ))
+        })?;
+        for (key, value, at_ms) in entries {
+            if at_ms.is_some_and(|at| at < now_ms) {
+                expired += 1;
+                continue;
+            }
+            let ttl = at_ms.map_or(crate::db::Ttl::Clear, crate::db::Ttl::At);
+            db.set(&key, value, ttl, now_ms);
+            keys += 1;
+        }
+    }
+    state.stats.rdb_last_load_keys_expired = expired;
+    state.stats.rdb_last_load_keys_loaded = keys as u64;
+    tracing::info!("Done loading RDB, keys loaded: {keys}, keys expired: {expired}.");
+    Ok(keys)
 }

@@ -236,6 +236,7 @@ impl Server {
             .register(&mut signals, SIGNAL_TOKEN, Interest::READABLE)?;
         let mut state = ServerState::new(config);
         state.bound_port = port;
+        crate::persist::load_at_startup(&mut state, unix_time_ms())?;
         Ok(Self {
             poll,
             listeners,

@@ -242,6 +242,10 @@ pub struct Stats {
     pub acl_access_denied_auth: u64,
     /// Clients disconnected by `maxmemory-clients`.
     pub evicted_clients: u64,
+    /// The last RDB loaded at startup: keys loaded, and keys skipped
+    /// because their deadline had passed (INFO persistence).
+    pub rdb_last_load_keys_loaded: u64,
+    pub rdb_last_load_keys_expired: u64,
     /// What all clients' buffers held at the last cron (INFO memory
     /// `mem_clients_normal`).
     pub mem_clients_normal: u64,

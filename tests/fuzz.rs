@@ -252,7 +252,11 @@ fn fuzz_command_table() {
             v
         })
         .collect();
-    let mut config = Config::default();
+    // A random SAVE writes its file there, not into the repository.
+    let mut config = Config {
+        dir: std::env::temp_dir().display().to_string(),
+        ..Config::default()
+    };
     // Small, so a huge random count meets the reply limit quickly.
     config.output_limit_normal.hard_bytes = 1 << 20;
     let mut server = ServerState::new(config);

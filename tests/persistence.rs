@@ -129,3 +129,74 @@ fn file_locations_are_protected_configs() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// lapse loads at startup what SAVE wrote (same DEBUG DIGEST, functions
+/// included), skipping keys whose deadline passed, counted in INFO
+/// persistence as Redis counts them.
+#[test]
+fn a_saved_file_loads_back_at_startup() {
+    let dir = temp_dir("reload");
+    let conf = dir.join("dir.conf");
+    std::fs::write(&conf, format!("dir {}\n", dir.display())).unwrap();
+    let first = Server::lapse(&[conf.to_str().unwrap()]);
+    let mut r = first.raw();
+    populate(&mut r);
+    let digest = r.cmd(&["DEBUG", "DIGEST"]);
+    assert_eq!(r.cmd(&["SAVE"]), "+OK\r\n");
+    drop(first);
+    let second = Server::lapse(&[conf.to_str().unwrap()]);
+    let mut r = second.raw();
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert!(r.cmd(&["FUNCTION", "LIST"]).contains("mylib"));
+    assert_eq!(
+        common::info_field(&mut r, "persistence", "rdb_last_load_keys_loaded"),
+        "13"
+    );
+
+    // A key saved with a deadline that has passed by the next start.
+    assert_eq!(r.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["SET", "soon", "v", "PX", "20"]), "+OK\r\n");
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(r.cmd(&["SAVE"]), "+OK\r\n");
+    drop(second);
+    let third = Server::lapse(&[conf.to_str().unwrap()]);
+    let mut r = third.raw();
+    assert_eq!(
+        common::info_field(&mut r, "persistence", "rdb_last_load_keys_expired"),
+        "1"
+    );
+    assert_eq!(r.cmd(&["EXISTS", "soon"]), ":0\r\n");
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), digest);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// lapse loads what redis-server 7.0 saves: its compact encodings (intset,
+/// listpack hashes and sorted sets, quicklist lists) and its big ones.
+#[test]
+fn lapse_loads_redis_servers_rdb() {
+    let dir = temp_dir("from-redis");
+    let dir_arg = dir.to_str().unwrap();
+    let Some(redis) = Server::redis_with(&["--dir", dir_arg]) else {
+        return;
+    };
+    let mut theirs = redis.raw();
+    populate(&mut theirs);
+    assert_eq!(
+        theirs.cmd(&["OBJECT", "ENCODING", "ints"]),
+        "$6\r\nintset\r\n"
+    );
+    assert_eq!(
+        theirs.cmd(&["OBJECT", "ENCODING", "h"]),
+        "$8\r\nlistpack\r\n"
+    );
+    let digest = theirs.cmd(&["DEBUG", "DIGEST"]);
+    assert_eq!(theirs.cmd(&["SAVE"]), "+OK\r\n");
+    let conf = dir.join("dir.conf");
+    std::fs::write(&conf, format!("dir {dir_arg}\n")).unwrap();
+    let lapse = Server::lapse(&[conf.to_str().unwrap()]);
+    let mut ours = lapse.raw();
+    assert_eq!(ours.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(ours.cmd(&["OBJECT", "ENCODING", "h"]), "$8\r\nlistpack\r\n");
+    assert!(ours.cmd(&["FUNCTION", "LIST"]).contains("mylib"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

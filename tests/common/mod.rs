@@ -46,6 +46,7 @@ impl Server {
     /// Starts `command` (lapse, logging to stdout) and waits for its port.
     fn lapse_from(mut command: Command) -> Server {
         let mut child = command
+            .current_dir(own_directory())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -99,6 +100,7 @@ impl Server {
         for _ in 0..10 {
             let port = free_port();
             let child = Command::new("redis-server")
+                .current_dir(own_directory())
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args([
                     "--save",
@@ -152,6 +154,16 @@ fn wait_for_port(port: u16, timeout: Duration) -> bool {
 }
 
 /// Polls `check` until it returns true or `timeout` passes.
+/// A fresh working directory for one server: no `dump.rdb` lying around
+/// is loaded at its start, and nothing it saves lands in the repository.
+fn own_directory() -> std::path::PathBuf {
+    static STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("lapse-server-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("server working directory");
+    dir
+}
+
 pub fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
     loop {
