@@ -200,3 +200,34 @@ fn lapse_loads_redis_servers_rdb() {
     assert!(ours.cmd(&["FUNCTION", "LIST"]).contains("mylib"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// SHUTDOWN SAVE writes the file first (the next start loads it); Redis's
+/// flag rules and its ABORT answer when no shutdown is in progress.
+#[test]
+fn shutdown_save_writes_the_file_and_flags_follow_redis() {
+    let dir = temp_dir("shutdown");
+    let conf = dir.join("dir.conf");
+    std::fs::write(&conf, format!("dir {}\n", dir.display())).unwrap();
+    let first = Server::lapse(&[conf.to_str().unwrap()]);
+    let mut r = first.raw();
+    assert_eq!(
+        r.cmd(&["SHUTDOWN", "ABORT"]),
+        "-ERR No shutdown in progress.\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["SHUTDOWN", "SAVE", "NOSAVE"]),
+        "-ERR syntax error\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["SHUTDOWN", "ABORT", "NOW"]),
+        "-ERR syntax error\r\n"
+    );
+    assert_eq!(r.cmd(&["SET", "kept", "yes"]), "+OK\r\n");
+    r.send_cmd(&[b"SHUTDOWN", b"SAVE"]);
+    assert!(r.is_closed());
+    assert!(dir.join("dump.rdb").exists());
+    drop(first);
+    let second = Server::lapse(&[conf.to_str().unwrap()]);
+    assert_eq!(second.raw().cmd(&["GET", "kept"]), "$3\r\nyes\r\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -539,14 +539,48 @@ fn debug_set_active_expire(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT], as Redis 7.0 parses it.
+/// SAVE writes the RDB file first; if that fails the server stays up
+/// (`-ERR Errors trying to SHUTDOWN. Check logs.`) unless FORCE. Without
+/// either, lapse saves nothing (it has no save points yet). There is never
+/// a shutdown in progress to ABORT (lapse waits for no replicas).
 fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (mut nosave, mut save, mut force, mut abort, mut other) =
+        (false, false, false, false, false);
     for arg in args.iter().skip(1) {
-        let known = ["NOSAVE", "SAVE", "NOW", "FORCE", "ABORT"];
-        if !known.iter().any(|k| is(arg, k)) {
+        if is(arg, "NOSAVE") {
+            nosave = true;
+        } else if is(arg, "SAVE") {
+            save = true;
+        } else if is(arg, "FORCE") {
+            force = true;
+            other = true;
+        } else if is(arg, "NOW") {
+            other = true;
+        } else if is(arg, "ABORT") {
+            abort = true;
+        } else {
             return Err(CmdError::Syntax);
         }
     }
-    // Nothing to save: stop after this iteration; the client sees the close.
+    if (abort && (nosave || save || other)) || (nosave && save) {
+        return Err(CmdError::Syntax);
+    }
+    if abort {
+        return Err(CmdError::Static("ERR No shutdown in progress."));
+    }
+    if save {
+        let now_ms = ctx.now_ms;
+        if let Err(e) = crate::persist::save(ctx.server, now_ms) {
+            tracing::warn!("Error trying to save the DB, can't exit: {e}");
+            if !force {
+                return Err(CmdError::Static(
+                    "ERR Errors trying to SHUTDOWN. Check logs.",
+                ));
+            }
+        }
+    }
+    // Stop after this iteration; the client sees the close.
     ctx.server.shutdown_requested = true;
     Ok(())
 }
