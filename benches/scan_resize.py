@@ -10,36 +10,22 @@ slowest round trip is printed.
 
 import os
 import socket
-import subprocess
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from benchlib import build, enc, start, stop
+
 KEYS = int(os.environ.get("KEYS", str((1 << 21) + 1)))
 
 
-def enc(args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
-
-
 def main():
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    proc = subprocess.Popen([os.path.join(ROOT, "target", "release", "lapse"), "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    build()
+    proc, port = start("lapse")
     try:
-        time.sleep(0.3)
         s = socket.create_connection(("127.0.0.1", port))
         f = s.makefile("rb")
-        for start in range(0, KEYS, 10000):
-            n = min(10000, KEYS - start)
-            s.sendall(b"".join(enc(["SET", "k%d" % i, "v"]) for i in range(start, start + n)))
+        for first in range(0, KEYS, 10000):
+            n = min(10000, KEYS - first)
+            s.sendall(b"".join(enc(["SET", "k%d" % i, "v"]) for i in range(first, first + n)))
             for _ in range(n):
                 f.readline()
         worst, cursor = 0.0, b"0"
@@ -55,8 +41,7 @@ def main():
             worst = max(worst, time.time() - t)
         print("%d keys: slowest of 200 SCAN steps after the resize began: %.2f ms" % (KEYS, worst * 1000))
     finally:
-        proc.terminate()
-        proc.wait()
+        stop(proc)
 
 
 if __name__ == "__main__":

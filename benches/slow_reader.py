@@ -11,11 +11,10 @@ system CPU seconds while the reply was read (from /proc/<pid>/stat)."""
 
 import os
 import socket
-import subprocess
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LAPSE = os.path.join(ROOT, "target", "release", "lapse")
+from benchlib import build, start, stop
+
 MB = int(os.environ.get("MB", "200"))
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -26,14 +25,6 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def read_line(s):
     line = b""
     while not line.endswith(b"\r\n"):
@@ -42,22 +33,9 @@ def read_line(s):
 
 
 def measure(server):
-    port = free_port()
-    argv = {
-        "lapse": [LAPSE, "--port", str(port)],
-        "redis": ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
-    }[server]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc, port = start(server)
     try:
-        deadline = time.time() + 10
-        while True:
-            try:
-                s = socket.create_connection(("127.0.0.1", port))
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.05)
+        s = socket.create_connection(("127.0.0.1", port))
         size = MB * 1024 * 1024
         # SETRANGE builds the value server-side without sending it.
         s.sendall(b"*4\r\n$8\r\nSETRANGE\r\n$3\r\nbig\r\n$%d\r\n%d\r\n$1\r\nx\r\n" % (len(str(size - 1)), size - 1))
@@ -75,12 +53,11 @@ def measure(server):
             time.sleep(0.0005)
         return cpu_seconds(proc.pid) - before, time.time() - started
     finally:
-        proc.terminate()
-        proc.wait()
+        stop(proc)
 
 
 def main():
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    build()
     lapse_cpu, lapse_wall = measure("lapse")
     redis_cpu, redis_wall = measure("redis")
     print("| server | value MB | server CPU s | read wall s |")

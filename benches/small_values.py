@@ -11,13 +11,11 @@ Needs redis-server (apt-get install -y redis-server) and a release build
 (`cargo build --release`; the script builds it)."""
 
 import os
-import socket
-import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LAPSE = os.path.join(ROOT, "target", "release", "lapse")
+from benchlib import build, cmd, enc, rss, start, stop
+
 VALUES = int(os.environ.get("VALUES", "100000"))
 SIZES = [int(n) for n in os.environ.get("SIZES", "3,10,50").split(",")]
 
@@ -34,63 +32,20 @@ def rows(n):
     }
 
 
-def enc(args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
-
-
-def cmd(port, *args):
-    s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(enc(args))
-    d = s.recv(1 << 20)
-    s.close()
-    return d
-
-
 def used_memory(port):
     info = cmd(port, "INFO", "memory").decode()
     line = [l for l in info.split("\r\n") if l.startswith("used_memory:")][0]
     return int(line.split(":")[1])
 
 
-def rss(pid):
-    with open("/proc/%d/status" % pid) as f:
-        return int([l for l in f if l.startswith("VmRSS:")][0].split()[1]) * 1024
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def measure(server, build):
+def measure(server, make):
     """(used bytes per value, RSS bytes per value, encoding) on a fresh server."""
-    port = free_port()
-    argv = {
-        "lapse": [LAPSE, "--port", str(port)],
-        "redis": ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
-    }[server]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc, port = start(server)
     try:
-        deadline = time.time() + 10
-        while True:
-            try:
-                cmd(port, "PING")
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.05)
         time.sleep(0.2)
         before = (used_memory(port), rss(proc.pid))
-        s = socket.create_connection(("127.0.0.1", port))
-        s.sendall(b"".join(enc(build("key:%d" % i)) for i in range(VALUES)))
+        s = __import__("socket").create_connection(("127.0.0.1", port))
+        s.sendall(b"".join(enc(make("key:%d" % i)) for i in range(VALUES)))
         data = b""
         while data.count(b"\r\n") < VALUES:
             data += s.recv(1 << 20)
@@ -100,21 +55,20 @@ def measure(server, build):
         encoding = cmd(port, "OBJECT", "ENCODING", "key:1").decode().split()[-1]
         return ((after[0] - before[0]) / VALUES, (after[1] - before[1]) / VALUES, encoding)
     finally:
-        proc.terminate()
-        proc.wait()
+        stop(proc)
 
 
 def main():
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    build()
     only = os.environ.get("ROWS")
     print("| value | n | lapse used B | redis used B | ratio | lapse RSS B | redis RSS B | ratio | encoding (lapse / redis) |")
     print("|---|---|---|---|---|---|---|---|---|")
     for n in SIZES:
-        for name, build in rows(n).items():
+        for name, make in rows(n).items():
             if only and name not in only.split(","):
                 continue
-            lu, lr, le = measure("lapse", build)
-            ru, rr, re = measure("redis", build)
+            lu, lr, le = measure("lapse", make)
+            ru, rr, re = measure("redis", make)
             print("| %s | %d | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f | %s / %s |"
                   % (name, n, lu, ru, lu / ru, lr, rr, lr / rr, le, re), flush=True)
 

@@ -298,35 +298,36 @@ impl Chunks {
         // Whole chunks go at once; only the two boundary chunks are popped
         // element by element.
         let mut dropped = Chunks::default();
-        let mut drop_right = self.len - 1 - to;
-        while let Some(chunk) = self.chunks.pop_back() {
-            if chunk.count as usize > drop_right {
-                self.chunks.push_back(chunk);
-                break;
+        for (end, count) in [(End::Right, self.len - 1 - to), (End::Left, from)] {
+            let rest = self.drop_whole_chunks(end, count, &mut dropped);
+            for _ in 0..rest {
+                self.pop(end);
             }
-            drop_right -= chunk.count as usize;
-            self.len -= chunk.count as usize;
-            dropped.len += chunk.count as usize;
-            dropped.chunks.push_back(chunk);
-        }
-        let mut drop_left = from;
-        while let Some(chunk) = self.chunks.pop_front() {
-            if chunk.count as usize > drop_left {
-                self.chunks.push_front(chunk);
-                break;
-            }
-            drop_left -= chunk.count as usize;
-            self.len -= chunk.count as usize;
-            dropped.len += chunk.count as usize;
-            dropped.chunks.push_back(chunk);
-        }
-        for _ in 0..drop_right {
-            self.pop(End::Right);
-        }
-        for _ in 0..drop_left {
-            self.pop(End::Left);
         }
         dropped
+    }
+
+    /// Moves whole chunks holding up to `count` elements from `end` into
+    /// `dropped`; returns how many of the `count` are left to pop.
+    fn drop_whole_chunks(&mut self, end: End, mut count: usize, dropped: &mut Chunks) -> usize {
+        loop {
+            let next = match end {
+                End::Left => self.chunks.front(),
+                End::Right => self.chunks.back(),
+            };
+            if next.is_none_or(|c| c.count as usize > count) {
+                return count;
+            }
+            let chunk = match end {
+                End::Left => self.chunks.pop_front(),
+                End::Right => self.chunks.pop_back(),
+            };
+            let Some(chunk) = chunk else { return count };
+            count -= chunk.count as usize;
+            self.len -= chunk.count as usize;
+            dropped.len += chunk.count as usize;
+            dropped.chunks.push_back(chunk);
+        }
     }
 
     /// Empties the list a few chunks at a time, with `tick()` between (for
