@@ -84,6 +84,10 @@ pub struct Config {
     pub dir: String,
     /// `dbfilename`: the RDB file's name in `dir`.
     pub dbfilename: String,
+    /// `rdbcompression`: LZF for long strings in RDB files.
+    pub rdbcompression: bool,
+    /// `rdbchecksum`: a CRC-64 at the end of RDB files (else 0).
+    pub rdbchecksum: bool,
 }
 
 /// `maxmemory-clients`: bytes, or a percentage of `maxmemory`.
@@ -225,6 +229,8 @@ impl Default for Config {
                 .map(|d| d.display().to_string())
                 .unwrap_or_else(|_| ".".into()),
             dbfilename: "dump.rdb".into(),
+            rdbcompression: true,
+            rdbchecksum: true,
         }
     }
 }
@@ -487,6 +493,12 @@ pub static SETTINGS: &[Setting] = &[
         mutable: true,
     },
     yes_no_setting!("protected-mode", protected_mode),
+    yes_no_setting!("rdbcompression", rdbcompression),
+    // Fixed at startup, as in Redis.
+    Setting {
+        mutable: false,
+        ..yes_no_setting!("rdbchecksum", rdbchecksum)
+    },
     yes_no_setting!("lazyfree-lazy-eviction", lazyfree.eviction),
     yes_no_setting!("lazyfree-lazy-expire", lazyfree.expire),
     yes_no_setting!("lazyfree-lazy-server-del", lazyfree.server_del),

@@ -30,11 +30,16 @@ pub fn save(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
     if let Some(scripting) = &state.scripting {
         scripting.write_functions(&mut functions);
     }
+    let options = crate::rdb::SaveOptions {
+        compress: state.config.rdbcompression,
+        checksum: state.config.rdbchecksum,
+    };
     let bytes = crate::rdb::snapshot(
         &state.dbs,
         &functions,
         now_ms,
         crate::info::used_memory() as u64,
+        options,
     );
     write_atomically(&rdb_path(state), &bytes)?;
     state.lastsave_s = now_ms / 1000;

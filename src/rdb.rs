@@ -57,6 +57,31 @@ pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
     out.extend_from_slice(s);
 }
 
+/// A string as `rdbSaveRawString` writes it with `rdbcompression yes`:
+/// LZF-compressed when longer than 20 bytes and at least 4 bytes smaller
+/// so, else plain.
+fn write_string_compressed(out: &mut Vec<u8>, s: &[u8]) {
+    if s.len() > 20 {
+        if let Ok(packed) = lzf::compress(s) {
+            if packed.len() + 4 <= s.len() {
+                out.push(0xC0 | ENC_LZF);
+                write_len(out, packed.len() as u64);
+                write_len(out, s.len() as u64);
+                out.extend_from_slice(&packed);
+                return;
+            }
+        }
+    }
+    write_string(out, s);
+}
+
+/// How `snapshot` writes (`rdbcompression`, `rdbchecksum`).
+#[derive(Debug, Clone, Copy)]
+pub struct SaveOptions {
+    pub compress: bool,
+    pub checksum: bool,
+}
+
 /// Reads RDB data from a byte slice; every read checks its bounds.
 #[derive(Debug)]
 pub struct Reader<'a> {
@@ -156,8 +181,13 @@ fn value_type(value: crate::value::ValueRef<'_>) -> u8 {
 }
 
 /// A value after its type byte and key (see `value_type`).
-fn write_value(out: &mut Vec<u8>, value: crate::value::ValueRef<'_>) {
+fn write_value(
+    out: &mut Vec<u8>,
+    value: crate::value::ValueRef<'_>,
+    string: fn(&mut Vec<u8>, &[u8]),
+) {
     use crate::value::ValueRef;
+    let write_string = string;
     match value {
         ValueRef::Str(s) => write_string(out, s),
         ValueRef::List(list) => {
@@ -197,7 +227,18 @@ fn write_aux(out: &mut Vec<u8>, key: &str, value: &str) {
 /// fields, the function libraries (`functions`: FUNCTION2 records), each
 /// non-empty database with its keys (expired ones too, as Redis saves
 /// them) and their absolute deadlines, EOF, the CRC-64 of all of it.
-pub fn snapshot(dbs: &[crate::db::Db], functions: &[u8], now_ms: i64, used_memory: u64) -> Vec<u8> {
+pub fn snapshot(
+    dbs: &[crate::db::Db],
+    functions: &[u8],
+    now_ms: i64,
+    used_memory: u64,
+    options: SaveOptions,
+) -> Vec<u8> {
+    let string: fn(&mut Vec<u8>, &[u8]) = if options.compress {
+        write_string_compressed
+    } else {
+        write_string
+    };
     let mut out = format!("REDIS{RDB_VERSION:04}").into_bytes();
     write_aux(&mut out, "redis-ver", crate::info::REDIS_COMPAT_VERSION);
     write_aux(&mut out, "redis-bits", "64");
@@ -217,12 +258,13 @@ pub fn snapshot(dbs: &[crate::db::Db], functions: &[u8], now_ms: i64, used_memor
                 out.extend_from_slice(&at_ms.to_le_bytes());
             }
             out.push(value_type(value));
-            write_string(&mut out, key);
-            write_value(&mut out, value);
+            string(&mut out, key);
+            write_value(&mut out, value, string);
         });
     }
     out.push(OPCODE_EOF);
-    let crc = crc64(&out);
+    // 0: not checked on load (`rdbchecksum no`), as Redis writes it.
+    let crc = if options.checksum { crc64(&out) } else { 0 };
     out.extend_from_slice(&crc.to_le_bytes());
     out
 }

@@ -419,11 +419,28 @@ mod tests {
     fn our_snapshot_loads_back_and_damage_is_an_error_not_a_panic() {
         let mut dbs: Vec<crate::db::Db> = (0..2).map(crate::db::Db::new).collect();
         dbs[1].set(b"k", Value::Str(b"v".to_vec()), crate::db::Ttl::Clear, 0);
-        let bytes = crate::rdb::snapshot(&dbs, &[], 0, 0);
+        let options = crate::rdb::SaveOptions {
+            compress: true,
+            checksum: true,
+        };
+        dbs[1].set(
+            b"long",
+            Value::Str(vec![b'z'; 1000]),
+            crate::db::Ttl::Clear,
+            0,
+        );
+        let bytes = crate::rdb::snapshot(&dbs, &[], 0, 0, options);
+        assert!(
+            bytes.len() < 200,
+            "the long string is compressed: {}",
+            bytes.len()
+        );
         let loaded = load(&bytes, LIMITS).unwrap();
         assert_eq!(loaded.dbs.len(), 1);
         assert_eq!(loaded.dbs[0].0, 1);
-        assert_eq!(loaded.dbs[0].1[0].0, b"k");
+        assert_eq!(loaded.dbs[0].1.len(), 2);
+        let long = loaded.dbs[0].1.iter().find(|(k, _, _)| k == b"long");
+        assert!(matches!(long, Some((_, Value::Str(v), None)) if v.len() == 1000));
         for cut in 0..bytes.len() {
             let _ = load(&bytes[..cut], LIMITS);
         }

@@ -231,3 +231,28 @@ fn shutdown_save_writes_the_file_and_flags_follow_redis() {
     assert_eq!(second.raw().cmd(&["GET", "kept"]), "$3\r\nyes\r\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `rdbchecksum no` writes 0 in place of the CRC (not checked on load, as
+/// in Redis); `rdbcompression no` leaves long strings plain; both load.
+#[test]
+fn checksum_and_compression_settings_shape_the_file() {
+    let dir = temp_dir("settings");
+    let conf = dir.join("s.conf");
+    std::fs::write(
+        &conf,
+        format!("dir {}\nrdbchecksum no\nrdbcompression no\n", dir.display()),
+    )
+    .unwrap();
+    let first = Server::lapse(&[conf.to_str().unwrap()]);
+    let mut r = first.raw();
+    let long = "y".repeat(5000);
+    assert_eq!(r.cmd(&["SET", "long", &long]), "+OK\r\n");
+    assert_eq!(r.cmd(&["SAVE"]), "+OK\r\n");
+    let bytes = std::fs::read(dir.join("dump.rdb")).unwrap();
+    assert_eq!(&bytes[bytes.len() - 8..], &[0; 8]);
+    assert!(bytes.len() > 5000, "stored plain: {}", bytes.len());
+    drop(first);
+    let second = Server::lapse(&[conf.to_str().unwrap()]);
+    assert_eq!(second.raw().cmd(&["STRLEN", "long"]), ":5000\r\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
