@@ -180,14 +180,13 @@ impl Session {
     pub fn shrink_idle_buffers(&mut self, now_ms: i64) -> usize {
         /// Redis frees an idle client's query buffer after 2 seconds.
         const QUERY_IDLE_MS: i64 = 2000;
-        let held = |s: &Session| s.query.capacity() + s.reply.buf.capacity();
-        let before = held(self);
+        let before = self.memory();
         self.parser.shrink_idle();
         self.reply.shrink_idle();
         if now_ms.saturating_sub(self.last_interaction_ms) >= QUERY_IDLE_MS {
             self.query.shrink_idle();
         }
-        before.saturating_sub(held(self))
+        before.saturating_sub(self.memory())
     }
 
     /// Bytes its buffers hold (CLIENT LIST `tot-mem`, `maxmemory-clients`).

@@ -86,19 +86,12 @@ pub fn load_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<usize
     let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidData, message);
     let loaded = rdb_load::load(&data, limits).map_err(invalid)?;
     if !loaded.functions.is_empty() {
-        let mut body = Vec::new();
-        for code in &loaded.functions {
-            body.push(crate::rdb::OPCODE_FUNCTION2);
-            crate::rdb::write_string(&mut body, code);
-        }
         let mut scripting = match state.scripting.take() {
             Some(s) => s,
             None => crate::scripting::Scripting::new().map_err(|e| invalid(format!("Lua: {e}")))?,
         };
-        let restored = scripting.restore_functions(
-            &crate::rdb::dump_payload(body),
-            crate::scripting::Restore::Append,
-        );
+        let restored =
+            scripting.restore_codes(&loaded.functions, crate::scripting::Restore::Append);
         state.scripting = Some(scripting);
         restored.map_err(invalid)?;
     }

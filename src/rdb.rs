@@ -15,17 +15,29 @@ pub const RDB_VERSION: u16 = 10;
 /// A function library in an RDB stream or DUMP payload (7.0 GA form).
 pub const OPCODE_FUNCTION2: u8 = 245;
 
-/// RDB opcodes and value types (Redis's `rdb.h`).
-const OPCODE_AUX: u8 = 0xFA;
-const OPCODE_RESIZEDB: u8 = 0xFB;
-const OPCODE_EXPIRETIME_MS: u8 = 0xFC;
-const OPCODE_SELECTDB: u8 = 0xFE;
-const OPCODE_EOF: u8 = 0xFF;
-const TYPE_STRING: u8 = 0;
-const TYPE_LIST: u8 = 1;
-const TYPE_SET: u8 = 2;
-const TYPE_ZSET_2: u8 = 5;
-const TYPE_HASH: u8 = 4;
+/// RDB opcodes and value types (Redis's `rdb.h`), for writing and
+/// loading alike.
+pub const OPCODE_FUNCTION_PRE_GA: u8 = 0xF6;
+pub const OPCODE_MODULE_AUX: u8 = 0xF7;
+pub const OPCODE_IDLE: u8 = 0xF8;
+pub const OPCODE_FREQ: u8 = 0xF9;
+pub const OPCODE_AUX: u8 = 0xFA;
+pub const OPCODE_RESIZEDB: u8 = 0xFB;
+pub const OPCODE_EXPIRETIME_MS: u8 = 0xFC;
+pub const OPCODE_EXPIRETIME: u8 = 0xFD;
+pub const OPCODE_SELECTDB: u8 = 0xFE;
+pub const OPCODE_EOF: u8 = 0xFF;
+pub const TYPE_STRING: u8 = 0;
+pub const TYPE_LIST: u8 = 1;
+pub const TYPE_SET: u8 = 2;
+pub const TYPE_ZSET: u8 = 3;
+pub const TYPE_HASH: u8 = 4;
+pub const TYPE_ZSET_2: u8 = 5;
+pub const TYPE_SET_INTSET: u8 = 11;
+pub const TYPE_HASH_LISTPACK: u8 = 16;
+pub const TYPE_ZSET_LISTPACK: u8 = 17;
+pub const TYPE_LIST_QUICKLIST_2: u8 = 18;
+pub const TYPE_SET_LISTPACK: u8 = 20;
 
 const ENC_INT8: u8 = 0;
 const ENC_INT16: u8 = 1;

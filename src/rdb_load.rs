@@ -6,7 +6,7 @@
 //! does. Pure: bytes in, entries out; never panics on any input, and no
 //! length read from the file allocates before the bytes behind it exist.
 
-use crate::rdb::Reader;
+use crate::rdb::*;
 use crate::value::{Hash, List, PackLimits, Set, SetLimits, Value, ZLimits, ZSet};
 
 /// One key read: name, value, absolute ms deadline.
@@ -29,18 +29,6 @@ pub struct Limits {
     pub zset: ZLimits,
 }
 
-const TYPE_STRING: u8 = 0;
-const TYPE_LIST: u8 = 1;
-const TYPE_SET: u8 = 2;
-const TYPE_ZSET: u8 = 3;
-const TYPE_HASH: u8 = 4;
-const TYPE_ZSET_2: u8 = 5;
-const TYPE_SET_INTSET: u8 = 11;
-const TYPE_HASH_LISTPACK: u8 = 16;
-const TYPE_ZSET_LISTPACK: u8 = 17;
-const TYPE_LIST_QUICKLIST_2: u8 = 18;
-const TYPE_SET_LISTPACK: u8 = 20;
-
 /// Longest string an LZF header may ask for (Redis's proto-max-bulk-len
 /// default; nothing longer can have been stored).
 const MAX_STRING_BYTES: usize = 512 * 1024 * 1024;
@@ -59,7 +47,7 @@ pub fn load(data: &[u8], limits: Limits) -> Result<Loaded, String> {
         .ok()
         .and_then(|v| v.parse().ok())
         .ok_or_else(|| bad("unreadable version"))?;
-    if !(1..=crate::rdb::RDB_VERSION).contains(&version) {
+    if !(1..=RDB_VERSION).contains(&version) {
         return Err(format!("Can't handle RDB format version {version}"));
     }
     let mut r = Reader::new(data);
@@ -71,42 +59,44 @@ pub fn load(data: &[u8], limits: Limits) -> Result<Loaded, String> {
     loop {
         let opcode = r.byte().ok_or_else(truncated)?;
         match opcode {
-            0xFF => break,
-            0xFE => {
+            OPCODE_EOF => break,
+            OPCODE_SELECTDB => {
                 let index = r.length().ok_or_else(truncated)?;
                 let index = usize::try_from(index).map_err(|_| bad("database index"))?;
                 loaded.dbs.push((index, Vec::new()));
                 db = Some(loaded.dbs.len() - 1);
             }
-            0xFB => {
+            OPCODE_RESIZEDB => {
                 r.length().ok_or_else(truncated)?;
                 r.length().ok_or_else(truncated)?;
             }
-            0xFA => {
+            OPCODE_AUX => {
                 r.string(MAX_STRING_BYTES).ok_or_else(truncated)?;
                 r.string(MAX_STRING_BYTES).ok_or_else(truncated)?;
             }
-            0xFC => {
+            OPCODE_EXPIRETIME_MS => {
                 let ms = r.bytes(8).ok_or_else(truncated)?;
                 expire = Some(i64::from_le_bytes(ms.try_into().map_err(|_| truncated())?));
             }
-            0xFD => {
+            OPCODE_EXPIRETIME => {
                 let s = r.bytes(4).ok_or_else(truncated)?;
                 let secs = i32::from_le_bytes(s.try_into().map_err(|_| truncated())?);
                 expire = Some(i64::from(secs) * 1000);
             }
             // LRU idle time and LFU frequency: lapse keeps neither yet.
-            0xF8 => {
+            OPCODE_IDLE => {
                 r.length().ok_or_else(truncated)?;
             }
-            0xF9 => {
+            OPCODE_FREQ => {
                 r.byte().ok_or_else(truncated)?;
             }
-            crate::rdb::OPCODE_FUNCTION2 => {
+            OPCODE_FUNCTION2 => {
                 let code = r.string(MAX_STRING_BYTES).ok_or_else(truncated)?;
                 loaded.functions.push(code);
             }
-            0xF6 | 0xF7 => return Err(bad("modules and pre-7.0 functions are not supported")),
+            OPCODE_FUNCTION_PRE_GA | OPCODE_MODULE_AUX => {
+                return Err(bad("modules and pre-7.0 functions are not supported"))
+            }
             kind => {
                 let key = r.string(MAX_STRING_BYTES).ok_or_else(truncated)?;
                 let value = read_value(&mut r, kind, limits)?;
@@ -131,7 +121,7 @@ pub fn load(data: &[u8], limits: Limits) -> Result<Loaded, String> {
     if version >= 5 {
         let stored = r.bytes(8).ok_or_else(truncated)?;
         let stored = u64::from_le_bytes(stored.try_into().map_err(|_| truncated())?);
-        if stored != 0 && stored != crate::rdb::crc64(&data[..body_end]) {
+        if stored != 0 && stored != crc64(&data[..body_end]) {
             return Err("Wrong RDB checksum. Aborting now.".into());
         }
     }

@@ -661,8 +661,14 @@ impl Scripting {
                 .ok_or("ERR Failed loading library payload")?;
             codes.push(code);
         }
+        self.restore_codes(&codes, how)
+    }
+
+    /// Loads library sources (a DUMP payload's, an RDB file's) as
+    /// `restore_functions` does: all or nothing.
+    pub fn restore_codes(&mut self, codes: &[Vec<u8>], how: Restore) -> Result<(), String> {
         let saved = (self.libraries.clone(), self.function_library.clone());
-        let outcome = self.restore_libraries(&codes, how);
+        let outcome = self.restore_libraries(codes, how);
         if outcome.is_err() {
             (self.libraries, self.function_library) = saved;
         }

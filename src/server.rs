@@ -549,11 +549,11 @@ impl Server {
         }
     }
 
-    /// `maxmemory-clients`: while all clients' buffers together hold more
-    /// than the limit, disconnects the biggest first (never one marked
-    /// CLIENT NO-EVICT), as Redis 7.0 does; records the total for INFO.
-    fn evict_clients(&mut self) {
-        let mut total: usize = self.conns.iter().map(|(_, c)| c.session.memory()).sum();
+    /// `maxmemory-clients`: while all clients' buffers together (`total`)
+    /// hold more than the limit, disconnects the biggest first (never one
+    /// marked CLIENT NO-EVICT), as Redis 7.0 does; records the total for
+    /// INFO.
+    fn evict_clients(&mut self, mut total: usize) {
         self.state.stats.mem_clients_normal = total as u64;
         let limit = self.state.config.maxmemory_clients.bytes() as usize;
         if limit == 0 || total <= limit {
@@ -827,7 +827,8 @@ impl Server {
     /// Periodic work, `hz` times a second: the slow expire cycle, idle
     /// clients.
     fn server_cron(&mut self) {
-        self.resume_paused(unix_time_ms());
+        let now_ms = unix_time_ms();
+        self.resume_paused(now_ms);
         if std::mem::take(&mut self.accept_retry) {
             for listener in 0..self.listeners.len() {
                 self.accept_all(listener);
@@ -835,16 +836,17 @@ impl Server {
         }
         self.active_expire_cycle(CycleKind::Slow);
         self.close_idle_clients();
-        let now_ms = unix_time_ms();
-        let released: usize = self
-            .conns
-            .iter_mut()
-            .map(|(_, conn)| conn.session.shrink_idle_buffers(now_ms))
-            .sum();
+        // One pass over the clients: idle buffers given back, and what
+        // they all hold afterwards.
+        let (mut released, mut held) = (0, 0);
+        for (_, conn) in self.conns.iter_mut() {
+            released += conn.session.shrink_idle_buffers(now_ms);
+            held += conn.session.memory();
+        }
         if released >= TRIM_AFTER_RELEASED_BYTES {
             return_free_memory();
         }
-        self.evict_clients();
+        self.evict_clients(held);
         // Resizes move forward on every write too; this finishes idle ones.
         let per_db = DICT_REHASH_BUDGET / self.state.dbs.len().max(1) as u32;
         for db in &mut self.state.dbs {

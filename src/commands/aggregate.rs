@@ -13,7 +13,13 @@ use crate::db::{EventClass, Ttl};
 use crate::dict::{Dict, DictEntry};
 use crate::glob;
 use crate::protocol::{Args, Reply};
+use crate::value::packed::Item;
 use crate::value::{Hash, List, Set, Value, ValueRef, ZSet};
+
+/// Writes an aggregate's element (packed or not) as a bulk string.
+pub fn bulk(out: &mut Reply, item: Item<'_>) {
+    item.with_bytes(|b| out.bulk(b));
+}
 
 /// One aggregate type: how to recognise it in both borrowed forms and how
 /// to make an empty one.

@@ -4,15 +4,15 @@
 use rand::Rng;
 
 use super::aggregate::{
-    delete_if_empty, rand_args, read, read_for_write, reply_picks, reply_scan, scan_target, view,
-    write, write_or_create, HASH,
+    bulk, delete_if_empty, rand_args, read, read_for_write, reply_picks, reply_scan, scan_target,
+    view, write, write_or_create, HASH,
 };
 use super::strings::long_double_sum;
 use super::{cmd, int_arg, CmdError, CmdResult, Command, Ctx};
 use crate::db::EventClass;
 use crate::float::LongDouble;
 use crate::protocol::request::parse_i64;
-use crate::protocol::{Args, Reply};
+use crate::protocol::Args;
 use crate::value::packed::Item;
 use crate::value::Hash;
 
@@ -37,11 +37,6 @@ pub static COMMANDS: &[Command] = &[
 
 /// What an absent key reads as.
 static EMPTY: std::sync::LazyLock<Hash> = std::sync::LazyLock::new(Hash::default);
-
-/// Writes a hash element as a bulk string.
-fn bulk(out: &mut Reply, item: Item<'_>) {
-    item.with_bytes(|b| out.bulk(b));
-}
 
 /// HSET and HMSET: sets every pair; returns how many fields were new.
 fn hset_generic(ctx: &mut Ctx, args: &Args) -> Result<i64, CmdError> {

@@ -5,13 +5,13 @@
 use rand::Rng;
 
 use super::aggregate::{
-    delete_if_empty, distinct_indices, pop_count, rand_args, read, read_for_write, reply_picks,
-    reply_scan, scan_target, view, write, write_or_create_with, SET,
+    bulk, delete_if_empty, distinct_indices, pop_count, rand_args, read, read_for_write,
+    reply_picks, reply_scan, scan_target, view, write, write_or_create_with, SET,
 };
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::{EventClass, Ttl};
-use crate::protocol::{Args, Reply};
-use crate::value::packed::{canonical_int, Item};
+use crate::protocol::Args;
+use crate::value::packed::canonical_int;
 use crate::value::set::empty_listpack;
 use crate::value::{Set, Value};
 
@@ -37,11 +37,6 @@ pub static COMMANDS: &[Command] = &[
     cmd!("sintercard", -3, ["readonly"], (0, 0, 0), sintercard, "set", "Returns the number of members of the intersect of multiple sets.").with_numkeys(1),
     cmd!("sscan", -3, ["readonly"], (1, 1, 1), sscan, "set", "Iterates over members of a set."),
 ];
-
-/// Writes a set member as a bulk string.
-fn bulk(out: &mut Reply, item: Item<'_>) {
-    item.with_bytes(|b| out.bulk(b));
-}
 
 fn sadd(ctx: &mut Ctx, args: Args) -> CmdResult {
     let limits = ctx.server.config.set_limits();
@@ -255,7 +250,7 @@ fn combine(
             }
             let mut sets: Vec<&Set> = sets.into_iter().flatten().collect();
             sets.sort_by_key(|s| s.len());
-            if sets[0].encoding() != "intset" {
+            if !sets[0].is_intset() {
                 out = empty_listpack();
             }
             let mut only_integers = true;

@@ -13,7 +13,7 @@ use rand::Rng;
 use std::collections::HashMap;
 
 use super::aggregate::{
-    delete_if_empty, index_range, mpop_parse, pop_count, rand_args, read, read_for_write,
+    bulk, delete_if_empty, index_range, mpop_parse, pop_count, rand_args, read, read_for_write,
     reply_picks, reply_scan, scan_target, view, write, write_or_create_with, ZSET,
 };
 use super::blocking::{self, timeout_arg, wait_for_keys};
@@ -531,7 +531,7 @@ fn reply_scored<'a>(
         if pair_arrays {
             out.array(2);
         }
-        member.with_bytes(|m| out.bulk(m));
+        bulk(out, member);
         if with_scores {
             out.double(score);
         }
@@ -774,14 +774,14 @@ fn zrandmember(ctx: &mut Ctx, args: Args) -> CmdResult {
     let Some((count, _)) = count else {
         let pick = (!z.is_empty()).then(|| view.rng.gen_range(0..z.len()) as u32);
         match pick.and_then(&entry_at) {
-            Some(e) => e.member.with_bytes(|m| view.out.bulk(m)),
+            Some(e) => bulk(view.out, e.member),
             None => view.out.null(),
         }
         return Ok(());
     };
     reply_picks(&mut view, z.len(), count, with_scores, |out, i| {
         if let Some(e) = entry_at(i) {
-            e.member.with_bytes(|m| out.bulk(m));
+            bulk(out, e.member);
             if with_scores {
                 out.double(e.score);
             }

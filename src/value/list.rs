@@ -457,23 +457,28 @@ impl Small {
         self.header().0
     }
 
-    /// The block with element `at..at_end` (byte range of whole framed
-    /// elements) replaced by `insert` framed elements, and the count
-    /// changed by `delta`.
+    /// The block with the framed elements in `at..at_end` (a byte range)
+    /// replaced by `insert`, holding `count` elements in all.
     fn rebuilt(&self, at: usize, at_end: usize, insert: &[&[u8]], count: usize) -> Small {
         let (_, head) = self.header();
+        Small::assemble(count, &self.0[head..at], insert, &self.0[at_end..])
+    }
+
+    /// A block of `count` elements: `before` (already framed), `insert`
+    /// (framed here), then `after` (already framed).
+    fn assemble(count: usize, before: &[u8], insert: &[&[u8]], after: &[u8]) -> Small {
         let mut len = [0u8; 10];
         let added: usize = insert.iter().map(|e| e.len() + 2).sum();
-        let mut out = Vec::with_capacity(self.0.len() + added + 2);
+        let mut out = Vec::with_capacity(before.len() + added + after.len() + 2);
         let n = varint(count, &mut len);
         out.extend_from_slice(&len[..n]);
-        out.extend_from_slice(&self.0[head..at]);
+        out.extend_from_slice(before);
         for e in insert {
             let n = varint(e.len(), &mut len);
             out.extend_from_slice(&len[..n]);
             out.extend_from_slice(e);
         }
-        out.extend_from_slice(&self.0[at_end..]);
+        out.extend_from_slice(after);
         Small(out.into_boxed_slice())
     }
 
@@ -632,11 +637,7 @@ impl List {
                     Some((from, to)) => {
                         // The kept run, whole: one copy.
                         let (at, end) = (s.offset_of(from), s.offset_of(to + 1));
-                        let mut kept = Small::default();
-                        kept = kept.rebuilt(1, 1, &[], to + 1 - from);
-                        let mut bytes = kept.0.into_vec();
-                        bytes.extend_from_slice(&s.0[at..end]);
-                        Small(bytes.into_boxed_slice())
+                        Small::assemble(to + 1 - from, &s.0[at..end], &[], &[])
                     }
                 };
                 None
@@ -660,7 +661,7 @@ impl List {
             if from == End::Right {
                 kept.reverse();
             }
-            let block = Small::default().rebuilt(1, 1, &kept, kept.len());
+            let block = Small::assemble(kept.len(), &[], &kept, &[]);
             *self = List::Small(block);
             return;
         }

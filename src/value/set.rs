@@ -95,6 +95,11 @@ impl Set {
         self.len() == 0
     }
 
+    /// Integers only, ascending (Redis's `intset`).
+    pub fn is_intset(&self) -> bool {
+        matches!(self, Set::Packed(p) if p.flag())
+    }
+
     /// OBJECT ENCODING's name for it.
     pub fn encoding(&self) -> &'static str {
         match self {
@@ -113,7 +118,7 @@ impl Set {
         }
     }
 
-    /// The members, in the representation's order (ascending for `Ints`).
+    /// The members, in the representation's order (ascending in an intset).
     pub fn iter(&self) -> SetIter<'_> {
         match self {
             Set::Packed(p) => SetIter::Packed(p.items(1)),
@@ -215,10 +220,10 @@ impl Set {
         }
     }
 
-    /// Becomes `Ints` if every member is an integer and they fit (Redis's
-    /// `maybeConvertToIntset`, for SINTERSTORE's result).
+    /// Becomes an intset if every member is an integer and they fit
+    /// (Redis's `maybeConvertToIntset`, for SINTERSTORE's result).
     pub fn ints_if_fit(&mut self, limits: SetLimits) {
-        if self.encoding() == "intset" || self.len() > limits.intset_max() {
+        if self.is_intset() || self.len() > limits.intset_max() {
             return;
         }
         let mut values = Vec::with_capacity(self.len());

@@ -122,42 +122,15 @@ impl ZSet {
     /// member that would pass the limits makes it a tree first.
     pub fn insert(&mut self, member: &[u8], score: f64, limits: ZLimits) -> bool {
         let score = score + 0.0; // -0 becomes 0
-        if matches!(self, ZSet::Packed(_)) {
-            let existing = self.score(member);
-            let grows_past = existing.is_none()
-                && (self.len() + 1 > limits.entries || member.len() > limits.value);
-            if grows_past {
-                self.make_tree();
-            } else if let ZSet::Packed(p) = self {
-                if existing.is_some_and(|s| s.total_cmp(&score) == Ordering::Equal) {
-                    return false;
-                }
-                let mut b = Builder::with_capacity(2, p.allocated() + member.len() + 10);
-                let mut placed = false;
-                let mut items = p.items(2);
-                while let (Some(m), Some(s)) = (items.next(), items.next()) {
-                    if m.eq_bytes(member) {
-                        continue;
-                    }
-                    let entry = ZEntry {
-                        member: m,
-                        score: item_score(s),
-                    };
-                    if !placed && entry.cmp_to(score, member) == Ordering::Greater {
-                        b.push_bytes(member);
-                        b.push(score_item(score));
-                        placed = true;
-                    }
-                    b.push(m);
-                    b.push(s);
-                }
-                if !placed {
-                    b.push_bytes(member);
-                    b.push(score_item(score));
-                }
-                *p = b.finish();
-                return existing.is_none();
+        if let ZSet::Packed(p) = self {
+            let existing = entries(p.items(2))
+                .find(|e| e.member.eq_bytes(member))
+                .map(|e| e.score);
+            let fits = p.len() / 2 < limits.entries && member.len() <= limits.value;
+            if existing.is_some() || fits {
+                return insert_packed(p, member, score, existing);
             }
+            self.make_tree();
         }
         match self {
             ZSet::Tree(t) => t.insert(member, score),
@@ -286,6 +259,39 @@ impl ZSet {
         }
         *self = ZSet::Packed(b.finish());
     }
+}
+
+/// `insert` on a packed set: `member` (whose score was `existing`) at its
+/// place for `score`, by one rebuild; true if it is new.
+fn insert_packed(p: &mut Packed, member: &[u8], score: f64, existing: Option<f64>) -> bool {
+    if existing.is_some_and(|s| s.total_cmp(&score) == Ordering::Equal) {
+        return false;
+    }
+    let mut b = Builder::with_capacity(2, p.allocated() + member.len() + 10);
+    let mut placed = false;
+    let mut items = p.items(2);
+    while let (Some(m), Some(s)) = (items.next(), items.next()) {
+        if m.eq_bytes(member) {
+            continue;
+        }
+        let entry = ZEntry {
+            member: m,
+            score: item_score(s),
+        };
+        if !placed && entry.cmp_to(score, member) == Ordering::Greater {
+            b.push_bytes(member);
+            b.push(score_item(score));
+            placed = true;
+        }
+        b.push(m);
+        b.push(s);
+    }
+    if !placed {
+        b.push_bytes(member);
+        b.push(score_item(score));
+    }
+    *p = b.finish();
+    existing.is_none()
 }
 
 /// A packed block's (member, score) pairs as entries.
