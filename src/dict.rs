@@ -31,6 +31,8 @@ use std::hash::BuildHasher;
 /// touch, instead of the loop filling millions of buckets at a resize
 /// (measured: a 9 ms memset at 4M keys).
 const NIL: u32 = u32::MAX;
+/// NIL as stored in a link: 0.
+const NO_LINK: u32 = !NIL;
 /// Smallest bucket array, as Redis's `DICT_HT_INITIAL_SIZE`.
 const MIN_BUCKETS: usize = 4;
 /// Old buckets moved per insert or removal while rehashing.
@@ -101,7 +103,7 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
     pub fn with_hasher(hasher: S) -> Self {
         Self {
             nodes: Vec::new(),
-            buckets: vec![!NIL; MIN_BUCKETS],
+            buckets: vec![NO_LINK; MIN_BUCKETS],
             old: Vec::new(),
             rehash_idx: 0,
             hasher,
@@ -142,7 +144,7 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
     /// still under way first).
     fn start_rehash(&mut self, buckets: usize) {
         self.finish_rehash();
-        self.old = std::mem::replace(&mut self.buckets, vec![!NIL; buckets]);
+        self.old = std::mem::replace(&mut self.buckets, vec![NO_LINK; buckets]);
         self.rehash_idx = 0;
     }
 
@@ -167,7 +169,7 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
                 self.buckets[target] = !idx;
                 idx = next;
             }
-            self.old[bucket] = !NIL;
+            self.old[bucket] = NO_LINK;
             self.rehash_idx += 1;
             moved += 1;
             if self.rehash_idx == self.old.len() {
@@ -334,7 +336,7 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
     /// Empties the dict, returning the old entries (for freeing elsewhere).
     pub fn take_all(&mut self) -> Vec<E> {
         let nodes = std::mem::take(&mut self.nodes);
-        self.buckets = vec![!NIL; MIN_BUCKETS];
+        self.buckets = vec![NO_LINK; MIN_BUCKETS];
         self.old = Vec::new();
         self.rehash_idx = 0;
         nodes.into_iter().map(|n| n.entry).collect()

@@ -16,7 +16,10 @@
 //! entry array of a 1M-member set, stalled a PINGing client 1.5-4 ms; the
 //! same UNLINK with the free skipped stalled nothing). So the thread drops
 //! aggregates a slice of elements at a time, returns big buffers' pages
-//! 256 KiB at a time, and sleeps `PAUSE` after every `SLICE` of work.
+//! 256 KiB at a time, and sleeps `PAUSE` after every `SLICE` of work,
+//! unless more than `CATCH_UP_OBJECTS` wait: then it works flat out at
+//! normal priority until the backlog is half that, so that a loop deleting
+//! faster than the paced thread frees cannot grow memory without bound.
 
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -56,18 +59,13 @@ pub fn is_big(value: &Value) -> bool {
     free_effort(value) > LAZYFREE_THRESHOLD
 }
 
-/// Puts the calling thread in Linux's `SCHED_IDLE` class: it runs only on a
-/// CPU nothing else wants. Freeing a big value takes tens of milliseconds
-/// of CPU; at normal priority, on a machine with few cores, the scheduler
-/// hands the freer whole time slices while the event loop waits for a
-/// core, which is the very stall lazy free exists to avoid. Best effort:
-/// if the call fails the thread keeps its normal priority.
-fn run_at_idle_priority() {
-    set_scheduling(true);
-}
-
-/// Moves the calling thread into `SCHED_IDLE` (`idle`) or back to the
-/// normal class; best effort.
+/// Moves the calling thread into Linux's `SCHED_IDLE` class (`idle`),
+/// where it runs only on a CPU nothing else wants, or back to the normal
+/// class. Freeing a big value takes tens of milliseconds of CPU; at normal
+/// priority, on a machine with few cores, the scheduler hands the freer
+/// whole time slices while the event loop waits for a core, which is the
+/// very stall lazy free exists to avoid. Best effort: if the call fails
+/// the thread keeps its class.
 fn set_scheduling(idle: bool) {
     #[cfg(target_os = "linux")]
     {
@@ -176,31 +174,28 @@ impl Pacer {
 /// Drops `garbage` at the pacer's pace: values and flushed databases
 /// piece by piece, anything else at once.
 fn free_paced(mut garbage: Box<dyn Any + Send>, pacer: &mut Pacer) {
-    if let Some(value) = garbage.downcast_mut::<Value>() {
-        clear_value(value, pacer);
-    } else if let Some(table) = garbage.downcast_mut::<crate::dict::Dict<crate::db::Entry>>() {
-        let pacer = std::cell::RefCell::new(pacer);
-        table.clear_paced(&mut || pacer.borrow_mut().tick(), &mut |start, bytes| {
-            pacer.borrow_mut().release(start, bytes)
-        });
-    }
-    drop(garbage);
-}
-
-fn clear_value(value: &mut Value, pacer: &mut Pacer) {
     // One pacer serves both callbacks: `tick` between slices, `release`
     // for the buffers once they are empty.
     let pacer = std::cell::RefCell::new(pacer);
     let mut tick = || pacer.borrow_mut().tick();
     let mut release = |start: *mut u8, bytes: usize| pacer.borrow_mut().release(start, bytes);
+    if let Some(value) = garbage.downcast_mut::<Value>() {
+        clear_value(value, &mut tick, &mut release);
+    } else if let Some(table) = garbage.downcast_mut::<crate::dict::Dict<crate::db::Entry>>() {
+        table.clear_paced(&mut tick, &mut release);
+    }
+    drop(garbage);
+}
+
+fn clear_value(value: &mut Value, tick: &mut dyn FnMut(), release: &mut dyn FnMut(*mut u8, usize)) {
     match value {
         Value::Str(s) => release(s.as_mut_ptr(), s.capacity()),
-        Value::List(l) => l.clear_paced(&mut tick),
-        Value::Hash(Hash::Table(h)) => h.clear_paced(&mut tick, &mut release),
+        Value::List(l) => l.clear_paced(tick),
+        Value::Hash(Hash::Table(h)) => h.clear_paced(tick, release),
         Value::Hash(Hash::Packed(_)) => {}
-        Value::Set(Set::Table(s)) => s.clear_paced(&mut tick, &mut release),
+        Value::Set(Set::Table(s)) => s.clear_paced(tick, release),
         Value::Set(_) => {}
-        Value::ZSet(ZSet::Tree(z)) => z.clear_paced(&mut tick, &mut release),
+        Value::ZSet(ZSet::Tree(z)) => z.clear_paced(tick, release),
         Value::ZSet(ZSet::Packed(_)) => {}
     }
 }
@@ -233,7 +228,7 @@ impl LazyFree {
             std::thread::Builder::new()
                 .name("lazyfree".into())
                 .spawn(move || {
-                    run_at_idle_priority();
+                    set_scheduling(true);
                     let mut pacer = Pacer::new(pending.clone());
                     while let Ok((garbage, objects)) = rx.recv() {
                         free_paced(garbage, &mut pacer);

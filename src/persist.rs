@@ -68,14 +68,14 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// Loads `dir`/`dbfilename` into the (empty) databases if the file exists.
-/// Returns how many keys it loaded; an unreadable or damaged file is an
+/// Loads `dir`/`dbfilename` into the (empty) databases if the file exists
+/// (INFO persistence counts the keys). An unreadable or damaged file is an
 /// error (the server must not start with half a dataset), as in Redis.
-pub fn load_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<usize> {
+pub fn load_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
     let path = rdb_path(state);
     let data = match std::fs::read(&path) {
         Ok(data) => data,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e),
     };
     let limits = Limits {
@@ -116,5 +116,5 @@ pub fn load_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<usize
     state.stats.rdb_last_load_keys_expired = expired;
     state.stats.rdb_last_load_keys_loaded = keys as u64;
     tracing::info!("Done loading RDB, keys loaded: {keys}, keys expired: {expired}.");
-    Ok(keys)
+    Ok(())
 }
