@@ -59,7 +59,7 @@ def start(server, port=None, extra=(), **popen):
     default) and waits until it answers; returns (process, port)."""
     port = port or free_port()
     argv = {
-        "lapse": [LAPSE, "--port", str(port)],
+        "lapse": [LAPSE, "--port", str(port), "--save", ""],
         "redis": ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
     }[server] + list(extra)
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **popen)

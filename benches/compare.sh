@@ -33,14 +33,14 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 LAPSE_PORT=$(free_port)
 REDIS_PORT=$(free_port)
 # shellcheck disable=SC2086
-./target/release/lapse --port "$LAPSE_PORT" --loglevel warning $LAPSE_ARGS &
+./target/release/lapse --port "$LAPSE_PORT" --loglevel warning --save "" $LAPSE_ARGS &
 LAPSE_PID=$!
 if [ -n "$AGAINST_BIN" ]; then
     "$AGAINST_BIN" --port "$REDIS_PORT" --loglevel warning &
     B_NAME="lapse (other build)"
 elif [ -n "$AGAINST" ]; then
     # shellcheck disable=SC2086
-    ./target/release/lapse --port "$REDIS_PORT" --loglevel warning $AGAINST &
+    ./target/release/lapse --port "$REDIS_PORT" --loglevel warning --save "" $AGAINST &
     B_NAME="lapse $AGAINST"
 else
     redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --loglevel warning &

@@ -44,7 +44,7 @@ measure() {
 }
 
 # shellcheck disable=SC2086
-measure ./target/release/lapse --loglevel warning $LAPSE_ARGS
+measure ./target/release/lapse --loglevel warning --save "" $LAPSE_ARGS
 read -r l_before l_after l_keys <<< "$RESULT"
 measure redis-server --bind 127.0.0.1 --save "" --appendonly no --loglevel warning
 read -r r_before r_after r_keys <<< "$RESULT"

@@ -88,6 +88,58 @@ pub struct Config {
     pub rdbcompression: bool,
     /// `rdbchecksum`: a CRC-64 at the end of RDB files (else 0).
     pub rdbchecksum: bool,
+    /// `save`: a background save starts when, for one of these, that many
+    /// seconds have passed and that many changes were made since the last
+    /// save. Empty: no automatic saves (and none at shutdown).
+    pub save_points: Vec<SavePoint>,
+    /// `stop-writes-on-bgsave-error`: refuse writes (MISCONF) while the
+    /// last background save failed and save points are set.
+    pub stop_writes_on_bgsave_error: bool,
+    /// `rdb-key-save-delay` (hidden, for tests, as in Redis): a background
+    /// save writes at most one key per this many microseconds (negative:
+    /// nanoseconds).
+    pub rdb_key_save_delay: i64,
+}
+
+/// One `save <seconds> <changes>` point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SavePoint {
+    pub seconds: u64,
+    pub changes: u64,
+}
+
+/// Redis's save points when no config says otherwise.
+pub const DEFAULT_SAVE_POINTS: [SavePoint; 3] = [
+    SavePoint {
+        seconds: 3600,
+        changes: 1,
+    },
+    SavePoint {
+        seconds: 300,
+        changes: 100,
+    },
+    SavePoint {
+        seconds: 60,
+        changes: 10000,
+    },
+];
+
+/// `save` as Redis parses it: pairs of integers (seconds ≥ 1, changes
+/// ≥ 0), or one empty argument for none.
+fn parse_save_points(args: &[String]) -> Result<Vec<SavePoint>, BadValue> {
+    let words: Vec<&str> = args.iter().flat_map(|a| a.split_whitespace()).collect();
+    let bad = || BadValue("Invalid save parameters".into());
+    if !words.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    words
+        .chunks(2)
+        .map(|pair| {
+            let seconds: u64 = pair[0].parse().ok().filter(|&s| s >= 1).ok_or_else(bad)?;
+            let changes: u64 = pair[1].parse().map_err(|_| bad())?;
+            Ok(SavePoint { seconds, changes })
+        })
+        .collect()
 }
 
 /// `maxmemory-clients`: bytes, or a percentage of `maxmemory`.
@@ -231,6 +283,9 @@ impl Default for Config {
             dbfilename: "dump.rdb".into(),
             rdbcompression: true,
             rdbchecksum: true,
+            save_points: DEFAULT_SAVE_POINTS.to_vec(),
+            stop_writes_on_bgsave_error: true,
+            rdb_key_save_delay: 0,
         }
     }
 }
@@ -499,6 +554,14 @@ pub static SETTINGS: &[Setting] = &[
         mutable: false,
         ..yes_no_setting!("rdbchecksum", rdbchecksum)
     },
+    yes_no_setting!("stop-writes-on-bgsave-error", stop_writes_on_bgsave_error),
+    int_setting!(
+        "rdb-key-save-delay",
+        rdb_key_save_delay,
+        i64::from(i32::MIN),
+        i64::from(i32::MAX),
+        true
+    ),
     yes_no_setting!("lazyfree-lazy-eviction", lazyfree.eviction),
     yes_no_setting!("lazyfree-lazy-expire", lazyfree.expire),
     yes_no_setting!("lazyfree-lazy-server-del", lazyfree.server_del),
@@ -708,20 +771,24 @@ pub static SETTINGS: &[Setting] = &[
         set: set_output_limits,
         mutable: true,
     },
-    // lapse keeps no data on disk; these report that to tools that ask
-    // (redis-benchmark reads both) and accept only the truth.
     Setting {
         name: "save",
-        get: |_| String::new(),
-        set: |_, a| match a {
-            [v] if v.is_empty() => Ok(()),
-            _ => Err(BadValue(
-                "lapse has no save points yet (SAVE writes an RDB file); only \"\" is accepted"
-                    .into(),
-            )),
+        get: |c| {
+            let points: Vec<String> = c
+                .save_points
+                .iter()
+                .map(|p| format!("{} {}", p.seconds, p.changes))
+                .collect();
+            points.join(" ")
+        },
+        set: |c, a| {
+            c.save_points = parse_save_points(a)?;
+            Ok(())
         },
         mutable: true,
     },
+    // lapse has no AOF yet; this reports that to tools that ask
+    // (redis-benchmark reads it) and accepts only the truth.
     Setting {
         name: "appendonly",
         get: |_| "no".into(),
@@ -788,6 +855,7 @@ impl Config {
 
     /// Applies config text; `origin` names it in errors.
     pub fn load_str(&mut self, text: &str, origin: &str) -> Result<(), ConfigFileError> {
+        let mut saw_save = false;
         for (n, raw) in text.lines().enumerate() {
             let fail = |directive: &str, reason: String| ConfigFileError {
                 path: origin.to_string(),
@@ -810,9 +878,21 @@ impl Config {
             };
             let setting =
                 find_setting(name).ok_or_else(|| fail(name, "unknown directive".into()))?;
+            // Each `save` line of a file adds a point (the first replaces
+            // the defaults), as in redis.conf.
+            let earlier_points = if setting.name == "save" && saw_save {
+                self.save_points.clone()
+            } else {
+                Vec::new()
+            };
             setting
                 .set(self, args)
                 .map_err(|BadValue(reason)| fail(name, reason))?;
+            if setting.name == "save" {
+                saw_save = true;
+                let added = std::mem::replace(&mut self.save_points, earlier_points);
+                self.save_points.extend(added);
+            }
         }
         Ok(())
     }

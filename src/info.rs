@@ -159,11 +159,40 @@ fn clients_section(state: &ServerState, out: &mut String) {
 }
 
 fn persistence_section(state: &ServerState, out: &mut String) {
+    let p = &state.persist;
+    let ok_or_err = |ok: bool| if ok { "ok" } else { "err" };
+    let (keys_done, keys_total) = p.current_save_keys(&state.dbs);
     out.push_str("# Persistence\r\n");
     field!(out, "loading", 0);
-    field!(out, "rdb_last_save_time", state.lastsave_s);
-    field!(out, "rdb_bgsave_in_progress", 0);
-    field!(out, "aof_enabled", 0);
+    field!(out, "async_loading", 0);
+    // No fork, so no copy-on-write: the save's extra memory is its
+    // encoded output, counted in used_memory.
+    field!(out, "current_cow_peak", 0);
+    field!(out, "current_cow_size", 0);
+    field!(out, "current_cow_size_age", 0);
+    field!(out, "current_fork_perc", "0.00");
+    field!(out, "current_save_keys_processed", keys_done);
+    field!(out, "current_save_keys_total", keys_total);
+    field!(
+        out,
+        "rdb_changes_since_last_save",
+        crate::persist::changes_since_save(state)
+    );
+    field!(
+        out,
+        "rdb_bgsave_in_progress",
+        u8::from(p.bgsave_in_progress())
+    );
+    field!(out, "rdb_last_save_time", p.lastsave_s);
+    field!(out, "rdb_last_bgsave_status", ok_or_err(p.last_bgsave_ok));
+    field!(out, "rdb_last_bgsave_time_sec", p.last_bgsave_time_s);
+    field!(
+        out,
+        "rdb_current_bgsave_time_sec",
+        p.current_bgsave_time_s()
+    );
+    field!(out, "rdb_saves", p.rdb_saves);
+    field!(out, "rdb_last_cow_size", 0);
     field!(
         out,
         "rdb_last_load_keys_expired",
@@ -174,6 +203,18 @@ fn persistence_section(state: &ServerState, out: &mut String) {
         "rdb_last_load_keys_loaded",
         state.stats.rdb_last_load_keys_loaded
     );
+    field!(out, "aof_enabled", 0);
+    field!(out, "aof_rewrite_in_progress", 0);
+    field!(out, "aof_rewrite_scheduled", 0);
+    field!(out, "aof_last_rewrite_time_sec", -1);
+    field!(out, "aof_current_rewrite_time_sec", -1);
+    field!(out, "aof_last_bgrewrite_status", "ok");
+    field!(out, "aof_rewrites", 0);
+    field!(out, "aof_rewrites_consecutive_failures", 0);
+    field!(out, "aof_last_write_status", "ok");
+    field!(out, "aof_last_cow_size", 0);
+    field!(out, "module_fork_in_progress", 0);
+    field!(out, "module_fork_last_cow_size", 0);
 }
 
 fn memory_section(state: &ServerState, out: &mut String) {

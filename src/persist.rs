@@ -1,71 +1,605 @@
-//! Persistence: writing the dataset to an RDB file that redis-server and
-//! `redis-check-rdb` read (the format is `rdb::snapshot`'s). Owns the
-//! file handling: a save goes to a temporary file in `dir`, is synced,
-//! and only then renamed over `dbfilename`, so a crash mid-save never
-//! destroys the previous file.
+//! Persistence: the dataset in an RDB file that redis-server and
+//! `redis-check-rdb` read (the pieces of the format are `rdb`'s; the
+//! order they go in is here). Owns the save points, the last save's
+//! outcome, the background save and the file handling.
 //!
-//! At startup the file at `dir`/`dbfilename`, if there is one, is loaded
-//! (`load_at_startup`): keys whose deadline has passed are skipped and
-//! counted, as a Redis primary does.
+//! **Saves.** SAVE writes the file from the loop. BGSAVE (and the save
+//! points, and what the cron starts) write it without a fork and without
+//! stalling the loop: each database takes a point-in-time snapshot
+//! (`db::snapshot`: a change to a key the save has not written yet writes
+//! that key first), the loop encodes keys for about a millisecond per
+//! iteration (`tick`), and a thread writes the bytes to the file. Why not
+//! fork: a fork copies the page tables in one stall (milliseconds at
+//! gigabytes) and, under writes, copy-on-write duplicates every page a
+//! write touches, up to doubling memory; here a write during the save
+//! costs one value's encoding, and the extra memory is the encoded bytes
+//! waiting for the writer (bounded by `MAX_IN_FLIGHT_BYTES` plus what the
+//! writes themselves preserved).
 //!
-//! So far: SAVE, LASTSAVE, loading at startup. BGSAVE without a fork
-//! stall, save points, saving at shutdown and the AOF come next.
+//! **Files.** A save goes to `temp-<pid>.rdb` in `dir`, is synced, and
+//! only then renamed over `dbfilename` and the directory synced, so a
+//! crash mid-save never destroys the previous file.
+//!
+//! **Loading.** At startup the file at `dir`/`dbfilename`, if there is
+//! one, is loaded (`load_at_startup`): keys whose deadline has passed are
+//! skipped and counted, as a Redis primary does.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use crate::db::Db;
+use crate::rdb::{self, SaveOptions};
 use crate::rdb_load::{self, Limits};
 use crate::state::ServerState;
+
+/// How long one `tick` encodes keys: the longest a background save holds
+/// the loop at a time.
+const SLICE: Duration = Duration::from_millis(1);
+/// Keys encoded between clock checks within a slice.
+const KEYS_PER_STEP: usize = 64;
+/// Encoded bytes handed to the writer thread at a time.
+const CHUNK_BYTES: usize = 256 * 1024;
+/// Encoded bytes the writer may be behind before the loop stops encoding
+/// and waits for the disk (memory a save holds beyond the dataset).
+const MAX_IN_FLIGHT_BYTES: usize = 16 * 1024 * 1024;
+/// After a failed background save, the save points wait this long before
+/// trying again (Redis's `CONFIG_BGSAVE_RETRY_DELAY`), seconds.
+const BGSAVE_RETRY_DELAY_S: i64 = 5;
+
+/// What persistence keeps between saves.
+pub struct Persistence {
+    /// Unix seconds of the last successful save (LASTSAVE); the start
+    /// time until there is one, as in Redis.
+    pub lastsave_s: i64,
+    /// `ServerState::dirty()` as of the data in the last file written.
+    dirty_at_save: u64,
+    /// Whether the last background save succeeded (`rdb_last_bgsave_status`).
+    pub last_bgsave_ok: bool,
+    /// When the last background save started, unix seconds (for the retry
+    /// delay after a failure).
+    last_bgsave_try_s: i64,
+    /// How long the last background save took, seconds (-1: none yet).
+    pub last_bgsave_time_s: i64,
+    /// Saves started, foreground and background (`rdb_saves`).
+    pub rdb_saves: u64,
+    /// A background save under way.
+    background: Option<Background>,
+}
+
+impl Persistence {
+    pub fn new(now_ms: i64) -> Persistence {
+        Persistence {
+            lastsave_s: now_ms / 1000,
+            dirty_at_save: 0,
+            last_bgsave_ok: true,
+            last_bgsave_try_s: 0,
+            last_bgsave_time_s: -1,
+            rdb_saves: 0,
+            background: None,
+        }
+    }
+
+    pub fn bgsave_in_progress(&self) -> bool {
+        self.background.is_some()
+    }
+
+    /// (INFO) seconds the current background save has run, or -1.
+    pub fn current_bgsave_time_s(&self) -> i64 {
+        self.background
+            .as_ref()
+            .map_or(-1, |b| b.started.elapsed().as_secs() as i64)
+    }
+
+    /// (INFO) keys the current save has written and will write in all.
+    pub fn current_save_keys(&self, dbs: &[Db]) -> (u64, u64) {
+        self.background.as_ref().map_or((0, 0), |b| {
+            let left: usize = dbs.iter().map(Db::snapshot_remaining).sum();
+            let total = b.encoder.keys_total as u64;
+            (total.saturating_sub(left as u64), total)
+        })
+    }
+}
+
+/// Changes since the data last matched the file
+/// (`rdb_changes_since_last_save`).
+pub fn changes_since_save(state: &ServerState) -> u64 {
+    state.dirty().saturating_sub(state.persist.dirty_at_save)
+}
 
 /// Where a save of `state` goes: `dir`/`dbfilename`.
 pub fn rdb_path(state: &ServerState) -> PathBuf {
     Path::new(&state.config.dir).join(&state.config.dbfilename)
 }
 
-/// SAVE: writes the whole dataset (and the function libraries) as an RDB
-/// file, atomically; records the time in `lastsave`.
-pub fn save(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
-    let mut functions = Vec::new();
-    if let Some(scripting) = &state.scripting {
-        scripting.write_functions(&mut functions);
-    }
-    let options = crate::rdb::SaveOptions {
+fn save_options(state: &ServerState) -> SaveOptions {
+    SaveOptions {
         compress: state.config.rdbcompression,
         checksum: state.config.rdbchecksum,
-    };
-    let bytes = crate::rdb::snapshot(
-        &state.dbs,
-        &functions,
+    }
+}
+
+/// Writes one whole RDB file from the databases' snapshots, a few keys
+/// at a time, in file order: header and function libraries, then each
+/// database that had keys when the save began, then EOF. The checksum
+/// is the file writer's (`RdbFile`).
+struct Encoder {
+    /// The databases to write, in order, with their sizes at the start
+    /// (for RESIZEDB).
+    dbs: Vec<(usize, usize, usize)>,
+    /// Position in `dbs` of the database being written.
+    next: usize,
+    /// Whether the current database's SELECTDB is out.
+    db_started: bool,
+    /// Bytes encoded and not yet taken.
+    out: Vec<u8>,
+    /// EOF is in `out` (or gone): nothing more to encode.
+    done: bool,
+    /// Keys in all databases at the start.
+    keys_total: usize,
+}
+
+impl Encoder {
+    /// Starts a save of everything as it is now: the header and the
+    /// function libraries are encoded at once, and every database starts
+    /// its point-in-time snapshot.
+    fn begin(
+        all: &mut [Db],
+        scripting: Option<&crate::scripting::Scripting>,
+        now_ms: i64,
+        options: SaveOptions,
+        aof_base: bool,
+    ) -> Encoder {
+        let mut out = Vec::new();
+        rdb::write_header(
+            &mut out,
+            now_ms,
+            crate::info::used_memory() as u64,
+            aof_base,
+        );
+        if let Some(scripting) = scripting {
+            scripting.write_functions(&mut out);
+        }
+        let mut dbs = Vec::new();
+        let mut keys_total = 0;
+        for db in all {
+            if !db.is_empty() {
+                dbs.push((db.index, db.len(), db.expires_len()));
+                keys_total += db.len();
+                db.begin_snapshot(now_ms, options);
+            }
+        }
+        Encoder {
+            dbs,
+            next: 0,
+            db_started: false,
+            out,
+            done: false,
+            keys_total,
+        }
+    }
+
+    /// Encodes up to `max_keys` more keys into `out` (databases are
+    /// finished in order); returns whether the file is complete.
+    fn step(&mut self, dbs: &mut [Db], max_keys: usize) -> bool {
+        let mut budget = max_keys;
+        while !self.done && budget > 0 {
+            let Some(&(index, keys, expires)) = self.dbs.get(self.next) else {
+                self.out.push(rdb::OPCODE_EOF);
+                self.done = true;
+                break;
+            };
+            let db = &mut dbs[index];
+            if !self.db_started {
+                rdb::write_db_start(&mut self.out, index, keys, expires);
+                self.db_started = true;
+            }
+            let before = db.snapshot_remaining();
+            let left = db.snapshot_step(budget);
+            budget = budget.saturating_sub((before - left).max(1));
+            db.take_snapshot_output(&mut self.out);
+            if left == 0 {
+                db.end_snapshot();
+                self.next += 1;
+                self.db_started = false;
+            }
+        }
+        self.done
+    }
+
+    /// Abandons the save: the databases stop preserving for it.
+    fn abandon(self, dbs: &mut [Db]) {
+        for &(index, _, _) in &self.dbs[self.next.min(self.dbs.len())..] {
+            if let Some(db) = dbs.get_mut(index) {
+                db.end_snapshot();
+            }
+        }
+    }
+}
+
+/// The RDB file being written: a temporary file in the target's directory,
+/// the running CRC-64 of what went in. Removed on drop unless committed.
+struct RdbFile {
+    temp: PathBuf,
+    target: PathBuf,
+    file: BufWriter<File>,
+    crc: crc::Digest<'static, u64>,
+    committed: bool,
+}
+
+static CRC64: crc::Crc<u64> = crc::Crc::<u64>::new(&crc::CRC_64_REDIS);
+
+impl RdbFile {
+    fn create(target: &Path) -> io::Result<RdbFile> {
+        let dir = target.parent().unwrap_or(Path::new("."));
+        let temp = dir.join(format!("temp-{}.rdb", std::process::id()));
+        let file = File::create(&temp)?;
+        Ok(RdbFile {
+            temp,
+            target: target.to_path_buf(),
+            file: BufWriter::with_capacity(1 << 20, file),
+            crc: CRC64.digest(),
+            committed: false,
+        })
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.crc.update(bytes);
+        self.file.write_all(bytes)
+    }
+
+    /// Appends the checksum (0 when `checksum` is off: not checked on
+    /// load), syncs, renames over the target and syncs the directory.
+    fn commit(mut self, checksum: bool) -> io::Result<()> {
+        let crc = if checksum {
+            std::mem::replace(&mut self.crc, CRC64.digest()).finalize()
+        } else {
+            0
+        };
+        self.file.write_all(&crc.to_le_bytes())?;
+        self.file.flush()?;
+        self.file.get_ref().sync_all()?;
+        std::fs::rename(&self.temp, &self.target)?;
+        self.committed = true;
+        // The rename itself survives a crash once the directory is synced.
+        if let Some(dir) = self.target.parent() {
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for RdbFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
+
+/// An encoder of the whole dataset (and function libraries) as it is now.
+fn begin_encoder(state: &mut ServerState, now_ms: i64) -> Encoder {
+    let options = save_options(state);
+    Encoder::begin(
+        &mut state.dbs,
+        state.scripting.as_ref(),
         now_ms,
-        crate::info::used_memory() as u64,
         options,
-    );
-    write_atomically(&rdb_path(state), &bytes)?;
-    state.lastsave_s = now_ms / 1000;
+        false,
+    )
+}
+
+/// SAVE: writes the whole dataset now, from the loop. Refused while a
+/// background save runs (Redis's error).
+pub fn save(state: &mut ServerState, now_ms: i64) -> Result<(), SaveError> {
+    if state.persist.background.is_some() {
+        return Err(SaveError::InProgress);
+    }
+    state.persist.rdb_saves += 1;
+    let dirty = state.dirty();
+    let mut encoder = begin_encoder(state, now_ms);
+    let written = (|| {
+        let mut file = RdbFile::create(&rdb_path(state))?;
+        loop {
+            let done = encoder.step(&mut state.dbs, 1024);
+            file.write(&encoder.out)?;
+            encoder.out.clear();
+            if done {
+                return file.commit(state.config.rdbchecksum);
+            }
+        }
+    })();
+    encoder.abandon(&mut state.dbs);
+    written.map_err(SaveError::Io)?;
+    saved(state, dirty);
     Ok(())
 }
 
-/// Writes `bytes` to a temporary file beside `path`, syncs it, renames it
-/// over `path` and syncs the directory (Redis's `temp-<pid>.rdb` dance).
-fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let temp = dir.join(format!("temp-{}.rdb", std::process::id()));
-    let written = (|| {
-        let mut file = File::create(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(e);
+/// After a file was written with the data as of `dirty`.
+fn saved(state: &mut ServerState, dirty: u64) {
+    let p = &mut state.persist;
+    p.lastsave_s = crate::clock::unix_time_ms() / 1000;
+    p.dirty_at_save = dirty;
+    tracing::info!("DB saved on disk");
+}
+
+/// Why a save did not happen.
+#[derive(Debug)]
+pub enum SaveError {
+    /// A background save is running.
+    InProgress,
+    Io(io::Error),
+}
+
+impl std::fmt::Display for SaveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SaveError::InProgress => f.write_str("Background save already in progress"),
+            SaveError::Io(e) => write!(f, "{e}"),
+        }
     }
-    std::fs::rename(&temp, path)?;
-    // The rename itself survives a crash once the directory is synced.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
+}
+
+/// A background save: the encoder the loop feeds a slice at a time, the
+/// thread writing its bytes.
+struct Background {
+    encoder: Encoder,
+    started: Instant,
+    /// `dirty()` at the start: the file holds the data as of then.
+    dirty_at_start: u64,
+    /// Chunks to the writer; `None` ends the file. Dropped (disconnected)
+    /// to abandon it.
+    to_writer: Option<mpsc::Sender<Option<Vec<u8>>>>,
+    /// Bytes sent and not yet written by the thread.
+    in_flight: Arc<AtomicUsize>,
+    /// The writer's outcome.
+    result: mpsc::Receiver<io::Result<()>>,
+    /// `rdb-key-save-delay`, as nanoseconds per key (0: no delay).
+    key_delay_ns: u64,
+}
+
+/// BGSAVE: starts a background save. Refused while one runs.
+pub fn bgsave(state: &mut ServerState, now_ms: i64) -> Result<(), SaveError> {
+    if state.persist.background.is_some() {
+        return Err(SaveError::InProgress);
     }
+    let target = rdb_path(state);
+    let file = RdbFile::create(&target).map_err(SaveError::Io)?;
+    state.persist.rdb_saves += 1;
+    state.persist.last_bgsave_try_s = now_ms / 1000;
+    let dirty_at_start = state.dirty();
+    let encoder = begin_encoder(state, now_ms);
+    let (to_writer, chunks) = mpsc::channel::<Option<Vec<u8>>>();
+    let (report, result) = mpsc::sync_channel(1);
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let written = Arc::clone(&in_flight);
+    let checksum = state.config.rdbchecksum;
+    let spawned = std::thread::Builder::new()
+        .name("lapse-rdb".into())
+        .spawn(move || {
+            let _ = report.send(write_chunks(file, chunks, &written, checksum));
+        });
+    if let Err(e) = spawned {
+        encoder.abandon(&mut state.dbs);
+        return Err(SaveError::Io(e));
+    }
+    let delay = state.config.rdb_key_save_delay;
+    let key_delay_ns = if delay >= 0 {
+        delay as u64 * 1000
+    } else {
+        delay.unsigned_abs()
+    };
+    tracing::info!("Background saving started");
+    state.persist.background = Some(Background {
+        encoder,
+        started: Instant::now(),
+        dirty_at_start,
+        to_writer: Some(to_writer),
+        in_flight,
+        result,
+        key_delay_ns,
+    });
     Ok(())
+}
+
+/// The writer thread: chunks into the file until `None` commits it; a
+/// closed channel abandons it (the temporary file is removed).
+fn write_chunks(
+    mut file: RdbFile,
+    chunks: mpsc::Receiver<Option<Vec<u8>>>,
+    in_flight: &AtomicUsize,
+    checksum: bool,
+) -> io::Result<()> {
+    while let Ok(chunk) = chunks.recv() {
+        let Some(bytes) = chunk else {
+            return file.commit(checksum);
+        };
+        let written = file.write(&bytes);
+        in_flight.fetch_sub(bytes.len(), Ordering::Relaxed);
+        written?;
+    }
+    Err(io::Error::other("background save abandoned"))
+}
+
+/// What the loop should do about a background save before it sleeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// Nothing to do.
+    Idle,
+    /// More keys to encode now: don't sleep.
+    Busy,
+    /// Waiting (for the writer, or `rdb-key-save-delay`): wake soon.
+    Waiting,
+}
+
+/// One slice of the background save (about `SLICE` of encoding), and its
+/// completion when the writer reports. Called once per loop iteration.
+pub fn tick(state: &mut ServerState) -> Pace {
+    let Some(bg) = state.persist.background.as_mut() else {
+        return Pace::Idle;
+    };
+    let outcome = match bg.result.try_recv() {
+        Ok(outcome) => Some(outcome),
+        Err(mpsc::TryRecvError::Disconnected) => {
+            Some(Err(io::Error::other("the RDB writer thread died")))
+        }
+        Err(mpsc::TryRecvError::Empty) => None,
+    };
+    if let Some(outcome) = outcome {
+        finish_background(state, outcome);
+        return Pace::Idle;
+    }
+    let slice_end = Instant::now() + SLICE;
+    loop {
+        // Everything sent: the writer is syncing.
+        let Some(to_writer) = &bg.to_writer else {
+            return Pace::Waiting;
+        };
+        if bg.encoder.out.len() >= CHUNK_BYTES || bg.encoder.done {
+            let chunk = std::mem::take(&mut bg.encoder.out);
+            bg.in_flight.fetch_add(chunk.len(), Ordering::Relaxed);
+            // A closed channel means the writer failed: its report says why.
+            let _ = to_writer.send(Some(chunk));
+            if bg.encoder.done {
+                let _ = to_writer.send(None);
+                bg.to_writer = None;
+                continue;
+            }
+        }
+        if bg.in_flight.load(Ordering::Relaxed) >= MAX_IN_FLIGHT_BYTES {
+            return Pace::Waiting;
+        }
+        let mut keys = KEYS_PER_STEP;
+        if bg.key_delay_ns > 0 {
+            let allowed = bg.started.elapsed().as_nanos() / u128::from(bg.key_delay_ns);
+            let left: usize = state.dbs.iter().map(Db::snapshot_remaining).sum();
+            let written = bg.encoder.keys_total.saturating_sub(left);
+            keys = keys.min((allowed as usize).saturating_sub(written));
+            if keys == 0 && left > 0 {
+                return Pace::Waiting;
+            }
+        }
+        bg.encoder.step(&mut state.dbs, keys.max(1));
+        if Instant::now() >= slice_end {
+            return Pace::Busy;
+        }
+    }
+}
+
+/// Records a background save's outcome.
+fn finish_background(state: &mut ServerState, outcome: io::Result<()>) {
+    let Some(bg) = state.persist.background.take() else {
+        return;
+    };
+    bg.encoder.abandon(&mut state.dbs);
+    state.persist.last_bgsave_time_s = bg.started.elapsed().as_secs() as i64;
+    state.persist.last_bgsave_ok = outcome.is_ok();
+    match outcome {
+        Ok(()) => {
+            saved(state, bg.dirty_at_start);
+            tracing::info!("Background saving terminated with success");
+        }
+        Err(e) => tracing::warn!("Background saving error: {e}"),
+    }
+}
+
+/// Abandons a background save in progress (SHUTDOWN, FLUSHALL): its
+/// temporary file is removed; the last file stays as it was.
+pub fn abandon_background(state: &mut ServerState) {
+    if let Some(bg) = state.persist.background.take() {
+        bg.encoder.abandon(&mut state.dbs);
+        tracing::warn!("Background saving abandoned");
+        // Dropping the sender ends the writer, which removes the file.
+    }
+}
+
+/// The cron's part: starts a background save when a save point is
+/// reached (`save <seconds> <changes>`), as Redis's `serverCron` does;
+/// after a failure, not again before `BGSAVE_RETRY_DELAY_S`.
+pub fn cron(state: &mut ServerState, now_ms: i64) {
+    if state.persist.background.is_some() {
+        // Completion is noticed here too when the loop is idle.
+        tick(state);
+        return;
+    }
+    let now_s = now_ms / 1000;
+    let p = &state.persist;
+    let changes = changes_since_save(state);
+    let retry_ok = p.last_bgsave_ok || now_s - p.last_bgsave_try_s > BGSAVE_RETRY_DELAY_S;
+    let due = state
+        .config
+        .save_points
+        .iter()
+        .find(|sp| changes >= sp.changes && now_s - p.lastsave_s > sp.seconds as i64);
+    if let (Some(sp), true) = (due, retry_ok) {
+        tracing::info!(
+            "{} changes in {} seconds. Saving...",
+            sp.changes,
+            sp.seconds
+        );
+        if let Err(e) = bgsave(state, now_ms) {
+            state.persist.last_bgsave_ok = false;
+            state.persist.last_bgsave_try_s = now_s;
+            tracing::warn!("Can't save in background: {e}");
+        }
+    }
+}
+
+/// Whether writes are refused because the last background save failed
+/// (`stop-writes-on-bgsave-error`, with save points set): Redis's MISCONF.
+pub fn writes_refused(state: &ServerState) -> bool {
+    state.config.stop_writes_on_bgsave_error
+        && !state.config.save_points.is_empty()
+        && !state.persist.last_bgsave_ok
+}
+
+/// The save before the server stops (SHUTDOWN, SIGTERM): `explicit` is
+/// SHUTDOWN's SAVE (`Some(true)`) or NOSAVE (`Some(false)`); without one,
+/// the server saves if save points are set. A background save in
+/// progress is abandoned first, as Redis kills its child.
+pub fn save_for_shutdown(
+    state: &mut ServerState,
+    explicit: Option<bool>,
+    now_ms: i64,
+) -> Result<(), SaveError> {
+    abandon_background(state);
+    let wanted = explicit.unwrap_or(!state.config.save_points.is_empty());
+    if !wanted {
+        return Ok(());
+    }
+    tracing::info!("Saving the final RDB snapshot before exiting.");
+    save(state, now_ms)
+}
+
+/// FLUSHALL's part (Redis's `flushAllDataAndResetRDB`; a background save
+/// of the old data was abandoned first): with save points set, the now
+/// empty dataset is saved at once.
+pub fn after_flushall(state: &mut ServerState, now_ms: i64) {
+    if !state.config.save_points.is_empty() {
+        if let Err(e) = save(state, now_ms) {
+            tracing::warn!("Saving after FLUSHALL failed: {e}");
+        }
+    }
+}
+
+/// A whole RDB file of `dbs` in memory (no function libraries).
+pub fn encode_to_vec(dbs: &mut [Db], now_ms: i64, options: SaveOptions) -> Vec<u8> {
+    let mut encoder = Encoder::begin(dbs, None, now_ms, options, false);
+    while !encoder.step(dbs, usize::MAX) {}
+    let mut bytes = std::mem::take(&mut encoder.out);
+    let crc = if options.checksum {
+        rdb::crc64(&bytes)
+    } else {
+        0
+    };
+    bytes.extend_from_slice(&crc.to_le_bytes());
+    bytes
 }
 
 /// Loads `dir`/`dbfilename` into the (empty) databases if the file exists

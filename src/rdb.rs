@@ -1,8 +1,10 @@
 //! Pieces of Redis's RDB serialization: lengths, strings (plain, integer
 //! and LZF-compressed), the CRC-64 Redis checks them with, the DUMP
 //! payload frame (body, RDB version, checksum) that FUNCTION DUMP and
-//! FUNCTION RESTORE exchange, and a whole RDB file of the databases
-//! (`snapshot`). Pure functions over bytes and values.
+//! FUNCTION RESTORE exchange, and the pieces of an RDB file (header,
+//! database start, one key). Pure functions over bytes and values; the
+//! order they are called in (a whole file, a save in slices) is
+//! `persist`'s.
 //!
 //! CRC-64 is Redis's (Jones polynomial, reflected), from the `crc` crate's
 //! catalogue (`CRC_64_REDIS`); LZF from the `lzf` crate: both maintained
@@ -87,7 +89,7 @@ fn write_string_compressed(out: &mut Vec<u8>, s: &[u8]) {
     write_string(out, s);
 }
 
-/// How `snapshot` writes (`rdbcompression`, `rdbchecksum`).
+/// How a save writes (`rdbcompression`, `rdbchecksum`).
 #[derive(Debug, Clone, Copy)]
 pub struct SaveOptions {
     pub compress: bool,
@@ -235,50 +237,48 @@ fn write_aux(out: &mut Vec<u8>, key: &str, value: &str) {
     write_string(out, value.as_bytes());
 }
 
-/// A whole RDB file, as Redis 7.0's `rdbSaveRio` lays it out: header, AUX
-/// fields, the function libraries (`functions`: FUNCTION2 records), each
-/// non-empty database with its keys (expired ones too, as Redis saves
-/// them) and their absolute deadlines, EOF, the CRC-64 of all of it.
-pub fn snapshot(
-    dbs: &[crate::db::Db],
-    functions: &[u8],
-    now_ms: i64,
-    used_memory: u64,
+/// The start of an RDB file, as Redis 7.0's `rdbSaveRio` writes it: the
+/// magic and version, then the AUX fields (`aof_base`: whether this is the
+/// base of an AOF). Function libraries and databases follow.
+pub fn write_header(out: &mut Vec<u8>, now_ms: i64, used_memory: u64, aof_base: bool) {
+    out.extend_from_slice(format!("REDIS{RDB_VERSION:04}").as_bytes());
+    write_aux(out, "redis-ver", crate::info::REDIS_COMPAT_VERSION);
+    write_aux(out, "redis-bits", "64");
+    write_aux(out, "ctime", &(now_ms / 1000).to_string());
+    write_aux(out, "used-mem", &used_memory.to_string());
+    write_aux(out, "aof-base", if aof_base { "1" } else { "0" });
+}
+
+/// SELECTDB and RESIZEDB: the keys after this belong to database `index`,
+/// which holds about `keys` keys, `expires` of them with a deadline.
+pub fn write_db_start(out: &mut Vec<u8>, index: usize, keys: usize, expires: usize) {
+    out.push(OPCODE_SELECTDB);
+    write_len(out, index as u64);
+    out.push(OPCODE_RESIZEDB);
+    write_len(out, keys as u64);
+    write_len(out, expires as u64);
+}
+
+/// One key: its absolute deadline if it has one, its type, key and value.
+pub fn write_entry(
+    out: &mut Vec<u8>,
+    key: &[u8],
+    value: crate::value::ValueRef<'_>,
+    at_ms: Option<i64>,
     options: SaveOptions,
-) -> Vec<u8> {
+) {
     let string: fn(&mut Vec<u8>, &[u8]) = if options.compress {
         write_string_compressed
     } else {
         write_string
     };
-    let mut out = format!("REDIS{RDB_VERSION:04}").into_bytes();
-    write_aux(&mut out, "redis-ver", crate::info::REDIS_COMPAT_VERSION);
-    write_aux(&mut out, "redis-bits", "64");
-    write_aux(&mut out, "ctime", &(now_ms / 1000).to_string());
-    write_aux(&mut out, "used-mem", &used_memory.to_string());
-    write_aux(&mut out, "aof-base", "0");
-    out.extend_from_slice(functions);
-    for db in dbs.iter().filter(|db| !db.is_empty()) {
-        out.push(OPCODE_SELECTDB);
-        write_len(&mut out, db.index as u64);
-        out.push(OPCODE_RESIZEDB);
-        write_len(&mut out, db.len() as u64);
-        write_len(&mut out, db.expires_len() as u64);
-        db.for_each_entry(|key, value, at_ms| {
-            if let Some(at_ms) = at_ms {
-                out.push(OPCODE_EXPIRETIME_MS);
-                out.extend_from_slice(&at_ms.to_le_bytes());
-            }
-            out.push(value_type(value));
-            string(&mut out, key);
-            write_value(&mut out, value, string);
-        });
+    if let Some(at_ms) = at_ms {
+        out.push(OPCODE_EXPIRETIME_MS);
+        out.extend_from_slice(&at_ms.to_le_bytes());
     }
-    out.push(OPCODE_EOF);
-    // 0: not checked on load (`rdbchecksum no`), as Redis writes it.
-    let crc = if options.checksum { crc64(&out) } else { 0 };
-    out.extend_from_slice(&crc.to_le_bytes());
-    out
+    out.push(value_type(value));
+    string(out, key);
+    write_value(out, value, string);
 }
 
 /// Frames a DUMP payload: `body`, the RDB version, the CRC-64 of both.

@@ -419,7 +419,7 @@ mod tests {
             crate::db::Ttl::Clear,
             0,
         );
-        let bytes = crate::rdb::snapshot(&dbs, &[], 0, 0, options);
+        let bytes = crate::persist::encode_to_vec(&mut dbs, 0, options);
         assert!(
             bytes.len() < 200,
             "the long string is compressed: {}",

@@ -25,6 +25,7 @@ use crate::commands::{self, Ctx};
 use crate::config::Config;
 use crate::connection::{ClientType, Session, Sessions};
 use crate::expire::{CycleKind, CycleSettings};
+use crate::persist::Pace;
 use crate::protocol::Parsed;
 use crate::state::ServerState;
 use crate::state::Stats;
@@ -49,6 +50,9 @@ const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(50);
 /// rate without coalescing, 0.93 at 1 ms, 2.0 at 2 ms (benches/effects.rs).
 const PUBSUB_COALESCE: Duration = Duration::from_micros(2000);
 const PUBSUB_COALESCE_BYTES: usize = 64 * 1024;
+/// How soon the loop looks again at a background save waiting for its
+/// writer thread (or slowed by `rdb-key-save-delay`).
+const SAVE_WAIT_POLL: Duration = Duration::from_millis(1);
 /// How long shutdown keeps trying to deliver queued replies.
 const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -265,8 +269,15 @@ impl Server {
         info!("ready to accept connections");
         while !self.state.shutdown_requested {
             self.before_sleep();
-            let timeout = if !self.read_again.is_empty() || !self.resume.is_empty() {
+            // A slice of a background save, if one is under way.
+            let save_pace = crate::persist::tick(&mut self.state);
+            let timeout = if !self.read_again.is_empty()
+                || !self.resume.is_empty()
+                || save_pace == Pace::Busy
+            {
                 Duration::ZERO
+            } else if save_pace == Pace::Waiting {
+                self.sleep_budget().min(SAVE_WAIT_POLL)
             } else if !self.pending_writes.is_empty() {
                 // Subscribers' coalesced output is due soon.
                 self.sleep_budget().min(PUBSUB_COALESCE)
@@ -335,10 +346,16 @@ impl Server {
         Ok(())
     }
 
+    /// SIGTERM/SIGINT: save first if save points are set (as Redis's
+    /// `prepareForShutdown`); if that fails, keep serving, as Redis does.
     fn handle_signals(&mut self) {
-        for signal in self.signals.pending() {
+        let signals: Vec<i32> = self.signals.pending().collect();
+        for signal in signals {
             info!("received signal {signal}, shutting down");
-            self.state.shutdown_requested = true;
+            match crate::persist::save_for_shutdown(&mut self.state, None, unix_time_ms()) {
+                Ok(()) => self.state.shutdown_requested = true,
+                Err(e) => warn!("Error trying to save the DB, can't exit: {e}"),
+            }
         }
     }
 
@@ -835,6 +852,7 @@ impl Server {
             }
         }
         self.active_expire_cycle(CycleKind::Slow);
+        crate::persist::cron(&mut self.state, now_ms);
         self.close_idle_clients();
         // One pass over the clients: idle buffers given back, and what
         // they all hold afterwards.

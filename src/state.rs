@@ -28,9 +28,8 @@ pub struct ServerState {
     pub rng: SmallRng,
     /// When the server started (uptime, CPU budgets).
     pub started: Instant,
-    /// Unix seconds of the last successful save (LASTSAVE; the start time
-    /// until one happens, as in Redis).
-    pub lastsave_s: i64,
+    /// Saves: the last one's time and outcome, a background save under way.
+    pub persist: crate::persist::Persistence,
     /// The active expire cycle's state and statistics.
     pub expire: ExpireCycle,
     /// Clients connected right now.
@@ -66,7 +65,7 @@ impl ServerState {
             stats: Stats::default(),
             rng: SmallRng::from_entropy(),
             started: Instant::now(),
-            lastsave_s: crate::clock::unix_time_ms() / 1000,
+            persist: crate::persist::Persistence::new(crate::clock::unix_time_ms()),
             connected_clients: 0,
             bound_port: 0,
             shutdown_requested: false,
@@ -211,7 +210,14 @@ impl ServerState {
     pub fn swap_dbs(&mut self, a: usize, b: usize, now_ms: i64) {
         self.touch_watched_in_db(a, Some(b), now_ms);
         self.touch_watched_in_db(b, Some(a), now_ms);
+        // A save in progress keeps each number's contents of its start.
+        self.dbs[a].finish_snapshot_now();
+        self.dbs[b].finish_snapshot_now();
         self.dbs.swap(a, b);
+        if a != b {
+            let (low, high) = self.dbs.split_at_mut(a.max(b));
+            Db::exchange_snapshots(&mut low[a.min(b)], &mut high[0]);
+        }
         self.dbs[a].index = a;
         self.dbs[b].index = b;
         self.blocking.db_changed(a);

@@ -314,7 +314,7 @@ fn server_commands() {
     }
     assert_eq!(
         r.cmd(&["CONFIG", "GET", "save"]),
-        "*2\r\n$4\r\nsave\r\n$0\r\n\r\n"
+        "*2\r\n$4\r\nsave\r\n$23\r\n3600 1 300 100 60 10000\r\n"
     );
     assert_eq!(
         r.cmd(&["CONFIG", "GET", "appendonly"]),

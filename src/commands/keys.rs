@@ -308,8 +308,12 @@ fn flushdb(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
     let lazy = flush_is_async(ctx, &args)?;
+    // A background save of the old data is abandoned first.
+    crate::persist::abandon_background(ctx.server);
     let all = 0..ctx.server.dbs.len();
     flush_dbs(ctx, all, lazy);
+    let now_ms = ctx.now_ms;
+    crate::persist::after_flushall(ctx.server, now_ms);
     ctx.out().ok();
     Ok(())
 }

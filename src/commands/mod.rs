@@ -322,6 +322,7 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
         }
         protected_check(ctx, cmd)?;
         subscribed_mode_check(ctx, cmd, sub)?;
+        disk_error_check(ctx, sub)?;
         return Ok((cmd, sub));
     }
     if !cmd.arity_ok(args.len()) {
@@ -329,8 +330,24 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
     }
     protected_check(ctx, cmd)?;
     subscribed_mode_check(ctx, cmd, cmd)?;
+    disk_error_check(ctx, cmd)?;
     Ok((cmd, cmd))
 }
+
+/// Redis's MISCONF: while the last background save failed (and
+/// `stop-writes-on-bgsave-error` with save points), writes and PING are
+/// refused, so that clients notice the data is not being persisted.
+fn disk_error_check(ctx: &Ctx, cmd: &Command) -> CmdResult {
+    if (cmd.flags.has(Flags::WRITE) || cmd.name == "ping")
+        && crate::persist::writes_refused(ctx.server)
+    {
+        return Err(CmdError::Static(MISCONF_RDB));
+    }
+    Ok(())
+}
+
+/// Redis's `shared.bgsaveerr`.
+pub const MISCONF_RDB: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
 
 /// DEBUG, Redis's protected command, only for whom `enable-debug-command`
 /// allows, with Redis's error (checked after arity, as Redis does).

@@ -57,6 +57,15 @@ pub static COMMANDS: &[Command] = &[
         "Synchronously saves the database(s) to disk."
     ),
     cmd!(
+        "bgsave",
+        -1,
+        ["admin", "noscript"],
+        (0, 0, 0),
+        bgsave,
+        "server",
+        "Asynchronously saves the database(s) to disk."
+    ),
+    cmd!(
         "lastsave",
         1,
         ["loading", "stale", "fast"],
@@ -492,23 +501,45 @@ fn config_resetstat(ctx: &mut Ctx, _args: Args) -> CmdResult {
     Ok(())
 }
 
-/// SAVE: the dataset to `dir`/`dbfilename` now, as an RDB file.
-fn save(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let now_ms = ctx.now_ms;
-    match crate::persist::save(ctx.server, now_ms) {
-        Ok(()) => {
-            ctx.out().ok();
-            Ok(())
+/// A save's failure as its command answers it: Redis's words when a
+/// background save runs, else its bare `ERR` (the log says why).
+fn save_error(e: crate::persist::SaveError) -> CmdError {
+    match e {
+        crate::persist::SaveError::InProgress => {
+            CmdError::Static("ERR Background save already in progress")
         }
-        Err(e) => {
+        crate::persist::SaveError::Io(e) => {
             tracing::warn!("Failed opening the temp RDB file or writing it: {e}");
-            Err(CmdError::Static("ERR"))
+            CmdError::Static("ERR")
         }
     }
 }
 
+/// SAVE: the dataset to `dir`/`dbfilename` now, as an RDB file.
+fn save(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    crate::persist::save(ctx.server, now_ms).map_err(save_error)?;
+    ctx.out().ok();
+    Ok(())
+}
+
+/// BGSAVE [SCHEDULE]: the same file, written while the server goes on
+/// serving (see `persist`). SCHEDULE changes nothing: lapse has no other
+/// background job a save would wait for.
+fn bgsave(ctx: &mut Ctx, args: Args) -> CmdResult {
+    match args.len() {
+        1 => {}
+        2 if is(&args[1], "SCHEDULE") => {}
+        _ => return Err(CmdError::Syntax),
+    }
+    let now_ms = ctx.now_ms;
+    crate::persist::bgsave(ctx.server, now_ms).map_err(save_error)?;
+    ctx.out().simple("Background saving started");
+    Ok(())
+}
+
 fn lastsave(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let at = ctx.server.lastsave_s;
+    let at = ctx.server.persist.lastsave_s;
     ctx.out().int(at);
     Ok(())
 }
@@ -540,10 +571,10 @@ fn debug_set_active_expire(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 /// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT], as Redis 7.0 parses it.
-/// SAVE writes the RDB file first; if that fails the server stays up
-/// (`-ERR Errors trying to SHUTDOWN. Check logs.`) unless FORCE. Without
-/// either, lapse saves nothing (it has no save points yet). There is never
-/// a shutdown in progress to ABORT (lapse waits for no replicas).
+/// The RDB file is written first with SAVE, or without either when save
+/// points are set; if that fails the server stays up
+/// (`-ERR Errors trying to SHUTDOWN. Check logs.`) unless FORCE. There is
+/// never a shutdown in progress to ABORT (lapse waits for no replicas).
 fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
     let (mut nosave, mut save, mut force, mut abort, mut other) =
         (false, false, false, false, false);
@@ -569,15 +600,14 @@ fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
     if abort {
         return Err(CmdError::Static("ERR No shutdown in progress."));
     }
-    if save {
-        let now_ms = ctx.now_ms;
-        if let Err(e) = crate::persist::save(ctx.server, now_ms) {
-            tracing::warn!("Error trying to save the DB, can't exit: {e}");
-            if !force {
-                return Err(CmdError::Static(
-                    "ERR Errors trying to SHUTDOWN. Check logs.",
-                ));
-            }
+    let explicit = (save || nosave).then_some(save);
+    let now_ms = ctx.now_ms;
+    if let Err(e) = crate::persist::save_for_shutdown(ctx.server, explicit, now_ms) {
+        tracing::warn!("Error trying to save the DB, can't exit: {e}");
+        if !force {
+            return Err(CmdError::Static(
+                "ERR Errors trying to SHUTDOWN. Check logs.",
+            ));
         }
     }
     // Stop after this iteration; the client sees the close.

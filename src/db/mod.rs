@@ -23,6 +23,7 @@
 pub mod expires;
 pub mod keylog;
 pub mod slot;
+pub mod snapshot;
 
 use crate::dict::{Dict, DictEntry, Moved};
 use expires::Expires;
@@ -148,6 +149,9 @@ pub struct Db {
     /// blocked clients. An event of another class is only counted: SET
     /// copies no key into the log unless someone cares.
     pub recorded_classes: u32,
+    /// A background save of this database in progress (`snapshot`): every
+    /// change first preserves the entry it is about to touch.
+    snapshot: Option<Box<snapshot::Snapshot>>,
 }
 
 impl Db {
@@ -221,6 +225,14 @@ impl Db {
         }
     }
 
+    /// `lookup` for a method about to change or remove the entry: a save
+    /// in progress writes it first (`preserve`). Every mutation of an
+    /// existing entry starts here (or in `remove_at`/`delete_expired`).
+    fn lookup_for_change(&mut self, key: &[u8], now_ms: i64) -> Option<u32> {
+        let idx = self.lookup(key, now_ms)?;
+        Some(self.preserve(idx))
+    }
+
     /// The value of `key` for reading (`lookupKeyRead`).
     pub fn get(&mut self, key: &[u8], now_ms: i64) -> Option<ValueRef<'_>> {
         let Some(idx) = self.lookup(key, now_ms) else {
@@ -270,7 +282,7 @@ impl Db {
     /// its TTL: `None` if absent, `Some(None)` if it is a string (strings
     /// change through `update_str`).
     pub fn value_mut(&mut self, key: &[u8], now_ms: i64) -> Option<Option<&mut Value>> {
-        let idx = self.lookup(key, now_ms)?;
+        let idx = self.lookup_for_change(key, now_ms)?;
         Some(self.dict.entry_mut(idx).slot.value_mut())
     }
 
@@ -288,7 +300,7 @@ impl Db {
         encoding: fn(bool) -> StrEncoding,
         edit: impl FnOnce(&mut Vec<u8>, bool) -> Result<R, E>,
     ) -> Option<Result<R, E>> {
-        let existed = self.lookup(key, now_ms);
+        let existed = self.lookup_for_change(key, now_ms);
         let (idx, result) = match existed {
             Some(idx) => (
                 idx,
@@ -370,7 +382,7 @@ impl Db {
         encoding: StrEncoding,
         now_ms: i64,
     ) {
-        let idx = match self.lookup(key, now_ms) {
+        let idx = match self.lookup_for_change(key, now_ms) {
             Some(idx) => {
                 self.stage_overwritten(idx);
                 self.dict.entry_mut(idx).slot.set_str(value);
@@ -397,7 +409,7 @@ impl Db {
 
     /// Stores `value` at `key` like `set_str`, returning the old value.
     pub fn replace(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: i64) -> Option<Value> {
-        let (idx, old) = match self.lookup(key, now_ms) {
+        let (idx, old) = match self.lookup_for_change(key, now_ms) {
             Some(idx) => (idx, Some(self.dict.entry_mut(idx).slot.replace(value))),
             None => (self.insert(Slot::new(key, value)), None),
         };
@@ -418,7 +430,7 @@ impl Db {
         encoding: StrEncoding,
         now_ms: i64,
     ) {
-        let idx = match self.lookup(key, now_ms) {
+        let idx = match self.lookup_for_change(key, now_ms) {
             Some(idx) => {
                 self.stage_overwritten(idx);
                 self.dict.entry_mut(idx).slot.replace(value);
@@ -458,7 +470,7 @@ impl Db {
     /// first, so the key is new (RENAME/COPY/MOVE's `dbDelete` + `dbAdd`:
     /// a `new` event either way).
     pub fn attach(&mut self, key: &[u8], d: Detached, now_ms: i64) {
-        if let Some(idx) = self.lookup(key, now_ms) {
+        if let Some(idx) = self.lookup_for_change(key, now_ms) {
             self.stage_overwritten(idx);
             self.remove_at(idx);
         }
@@ -483,7 +495,7 @@ impl Db {
 
     /// Sets the deadline of an existing live key. Returns false if absent.
     pub fn set_expire(&mut self, key: &[u8], at_ms: i64, now_ms: i64) -> bool {
-        match self.lookup(key, now_ms) {
+        match self.lookup_for_change(key, now_ms) {
             Some(idx) => {
                 self.set_deadline(idx, at_ms);
                 true
@@ -496,6 +508,7 @@ impl Db {
     pub fn persist(&mut self, key: &[u8], now_ms: i64) -> bool {
         match self.lookup(key, now_ms) {
             Some(idx) if self.dict.entry(idx).expire_slot != NO_EXPIRE => {
+                let idx = self.preserve(idx);
                 self.clear_deadline(idx);
                 true
             }
@@ -567,6 +580,7 @@ impl Db {
     /// active: counts it and records the `expired` event, from which the
     /// loop publishes the notification, touches WATCH and propagates DEL.
     fn delete_expired(&mut self, idx: u32, now_ms: i64, how: Reclaim) {
+        let idx = self.preserve(idx);
         if EventClass::EXPIRED.intersects(self.recorded_classes) {
             self.events
                 .push(EventClass::EXPIRED, "expired", self.dict.key(idx));
@@ -591,6 +605,7 @@ impl Db {
     }
 
     fn remove_at(&mut self, idx: u32) -> Slot {
+        let idx = self.preserve(idx);
         self.clear_deadline(idx);
         let (entry, moved) = self.dict.remove_at(idx);
         if let Some(Moved { to, .. }) = moved {
@@ -605,6 +620,7 @@ impl Db {
     /// Empties the database, returning the old table whole (to be freed by
     /// the caller, possibly elsewhere): O(1) here, whatever its size.
     pub fn flush(&mut self) -> Dict<Entry> {
+        self.finish_snapshot_now();
         self.expires.clear();
         self.avg_ttl_ms = 0;
         std::mem::take(&mut self.dict)
@@ -725,7 +741,7 @@ mod tests {
         Value::Str(v.as_bytes().to_vec())
     }
 
-    fn check_invariants(db: &Db) {
+    pub(super) fn check_invariants(db: &Db) {
         for slot in 0..db.expires.len() as u32 {
             let entry = db.expires.get(slot).entry;
             assert_eq!(db.dict.entry(entry).expire_slot, slot);

@@ -1,0 +1,281 @@
+//! A point-in-time save of one database without a fork: the keyspace's
+//! half of `persist`'s background save.
+//!
+//! The dict keeps its entries densely in positions `0..len`. When a save
+//! starts, every entry is below the boundary `unsaved` (= len); the saver
+//! writes the entry at `unsaved - 1` and lowers the boundary, a slice at a
+//! time. Everything at or above the boundary has been written (or did not
+//! exist when the save started), and stays there:
+//! - a new key is appended at `len`, above the boundary: not in this save;
+//! - before anything changes or removes an entry below the boundary, it is
+//!   written as it is and swapped to `unsaved - 1`, and the boundary
+//!   lowered (`preserve`): the save keeps the value of the moment it began;
+//! - a removal swaps the last entry into the hole; since the removed entry
+//!   was preserved first, both are above the boundary.
+//!
+//! So each key present at the start is written exactly once, with its
+//! value at the start, whatever the loop does meanwhile. What a save holds
+//! beyond the dataset is the output not yet taken (`out`) — written keys
+//! the saver has not reached in its database order — not a copy of
+//! memory pages. The cost of a change during a save is writing one value.
+//!
+//! Keys whose deadline had passed when the save started are not written.
+
+use crate::rdb::SaveOptions;
+
+use super::{Db, NO_EXPIRE};
+
+/// A save in progress over one database.
+pub struct Snapshot {
+    /// Entries at dict positions below this have not been written.
+    unsaved: u32,
+    /// Keys with a deadline at or before this (the save's start, unix ms)
+    /// are left out.
+    cutoff_ms: i64,
+    options: SaveOptions,
+    /// Written entries the saver has not taken yet.
+    out: Vec<u8>,
+}
+
+impl Db {
+    /// Starts a save of this database as it is now (see the module doc).
+    /// A save already under way is replaced.
+    pub fn begin_snapshot(&mut self, cutoff_ms: i64, options: SaveOptions) {
+        self.snapshot = Some(Box::new(Snapshot {
+            unsaved: self.dict.len() as u32,
+            cutoff_ms,
+            options,
+            out: Vec::new(),
+        }));
+    }
+
+    /// Writes up to `max_keys` of the entries not written yet; returns how
+    /// many remain (0: the save of this database is complete).
+    pub fn snapshot_step(&mut self, max_keys: usize) -> usize {
+        for _ in 0..max_keys {
+            match self.snapshot.as_deref() {
+                Some(s) if s.unsaved > 0 => {}
+                _ => break,
+            }
+            self.write_unsaved(self.snapshot_remaining() as u32 - 1);
+        }
+        self.snapshot_remaining()
+    }
+
+    /// Entries this save has still to write.
+    pub fn snapshot_remaining(&self) -> usize {
+        self.snapshot.as_deref().map_or(0, |s| s.unsaved as usize)
+    }
+
+    /// Appends the bytes written so far to `to`.
+    pub fn take_snapshot_output(&mut self, to: &mut Vec<u8>) {
+        if let Some(s) = self.snapshot.as_deref_mut() {
+            if to.is_empty() {
+                std::mem::swap(to, &mut s.out);
+            } else {
+                to.append(&mut s.out);
+            }
+        }
+    }
+
+    /// Ends the save (done or abandoned), dropping what it held.
+    pub fn end_snapshot(&mut self) {
+        self.snapshot = None;
+    }
+
+    /// Writes every entry not written yet, now: before the whole database
+    /// changes at once (FLUSHDB, SWAPDB). The loop pays for the rest of the
+    /// save in one go; the output waits in `out` for the saver.
+    pub fn finish_snapshot_now(&mut self) {
+        self.snapshot_step(usize::MAX);
+    }
+
+    /// After two databases traded contents (SWAPDB, both saves finished
+    /// first with `finish_snapshot_now`): gives each number back the output
+    /// of its own save.
+    pub fn exchange_snapshots(a: &mut Db, b: &mut Db) {
+        std::mem::swap(&mut a.snapshot, &mut b.snapshot);
+    }
+
+    /// Before the entry at `idx` changes or goes: if the save in progress
+    /// has not written it, writes it as it is now. Returns where the entry
+    /// is afterwards (it moves above the boundary); every mutation path
+    /// calls this first and uses the returned position.
+    pub(super) fn preserve(&mut self, idx: u32) -> u32 {
+        match self.snapshot.as_deref() {
+            Some(s) if idx < s.unsaved => self.write_unsaved(idx),
+            _ => idx,
+        }
+    }
+
+    /// Writes the unsaved entry at `idx`, moves it to the top of the unsaved
+    /// range and lowers the boundary below it; returns its new position.
+    fn write_unsaved(&mut self, idx: u32) -> u32 {
+        let Some(snapshot) = self.snapshot.as_deref_mut() else {
+            return idx;
+        };
+        let entry = self.dict.entry(idx);
+        let at_ms =
+            (entry.expire_slot != NO_EXPIRE).then(|| self.expires.get(entry.expire_slot).at_ms);
+        if at_ms.is_none_or(|at| at > snapshot.cutoff_ms) {
+            let slot = &entry.slot;
+            crate::rdb::write_entry(
+                &mut snapshot.out,
+                slot.key(),
+                slot.value(),
+                at_ms,
+                snapshot.options,
+            );
+        }
+        snapshot.unsaved -= 1;
+        let top = snapshot.unsaved;
+        if idx != top {
+            self.dict.swap(idx, top);
+            for moved in [idx, top] {
+                let slot = self.dict.entry(moved).expire_slot;
+                if slot != NO_EXPIRE {
+                    self.expires.set_entry(slot, moved);
+                }
+            }
+        }
+        top
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Ttl;
+    use super::*;
+    use crate::value::Value;
+    use rand::{Rng, SeedableRng};
+    use std::collections::BTreeMap;
+
+    const OPTIONS: SaveOptions = SaveOptions {
+        compress: false,
+        checksum: false,
+    };
+
+    fn string(db: &Db, key: &[u8]) -> Option<(Vec<u8>, Option<i64>)> {
+        match db.peek(key)? {
+            (crate::value::ValueRef::Str(s), at) => Some((s.to_vec(), at)),
+            _ => None,
+        }
+    }
+
+    /// The keys of `db` as a save cut at `cutoff_ms` must hold them.
+    fn model(db: &Db, cutoff_ms: i64) -> BTreeMap<Vec<u8>, (Vec<u8>, Option<i64>)> {
+        let mut keys = BTreeMap::new();
+        db.for_each_entry(|key, _, at| {
+            if at.is_none_or(|at| at > cutoff_ms) {
+                keys.insert(key.to_vec(), string(db, key).unwrap());
+            }
+        });
+        keys
+    }
+
+    /// What a save wrote: its keys, each once.
+    fn written(out: &[u8]) -> BTreeMap<Vec<u8>, (Vec<u8>, Option<i64>)> {
+        let mut file = Vec::new();
+        crate::rdb::write_header(&mut file, 0, 0, false);
+        crate::rdb::write_db_start(&mut file, 0, 0, 0);
+        file.extend_from_slice(out);
+        file.push(crate::rdb::OPCODE_EOF);
+        file.extend_from_slice(&[0; 8]);
+        let limits = crate::rdb_load::Limits {
+            hash: crate::value::PackLimits::HASH,
+            set: crate::value::SetLimits::DEFAULT,
+            zset: crate::value::ZLimits::DEFAULT,
+        };
+        let loaded = crate::rdb_load::load(&file, limits).unwrap();
+        let mut keys = BTreeMap::new();
+        for (key, value, at) in loaded.dbs.into_iter().flat_map(|(_, keys)| keys) {
+            let Value::Str(s) = value else {
+                panic!("only strings are stored here")
+            };
+            assert!(keys.insert(key, (s, at)).is_none(), "a key written twice");
+        }
+        keys
+    }
+
+    #[test]
+    fn a_save_holds_the_data_of_its_start_whatever_changes_meanwhile() {
+        for seed in 0..20 {
+            let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+            let mut db = Db::new(0);
+            let key = |n: u32| format!("key:{n}").into_bytes();
+            for n in 0..500 {
+                // Some keys are past their deadline at the cut (100), some
+                // pass it while the save runs (the loop's clock is 200).
+                let ttl = match n % 5 {
+                    0 => Ttl::At(50),
+                    1 => Ttl::At(150),
+                    2 => Ttl::At(10_000),
+                    _ => Ttl::Clear,
+                };
+                db.set(&key(n), Value::Str(n.to_string().into_bytes()), ttl, 0);
+            }
+            let expected = model(&db, 100);
+            db.begin_snapshot(100, OPTIONS);
+            let mut out = Vec::new();
+            let now = 200;
+            while db.snapshot_remaining() > 0 {
+                let k = key(rng.gen_range(0..700));
+                match rng.gen_range(0..8) {
+                    0 => {
+                        db.snapshot_step(rng.gen_range(0..10));
+                    }
+                    1 => db.set_str(&k, b"new", Ttl::Keep, Default::default(), now),
+                    2 => {
+                        db.delete(&k, now, rng.gen_bool(0.5));
+                    }
+                    3 => {
+                        db.set_expire(&k, 300, now);
+                    }
+                    4 => {
+                        db.persist(&k, now);
+                    }
+                    5 => {
+                        db.sample_volatile(&mut rng, now);
+                    }
+                    6 => {
+                        db.update_str(
+                            &k,
+                            now,
+                            |_| Default::default(),
+                            |s, _| {
+                                s.push(b'+');
+                                Ok::<(), ()>(())
+                            },
+                        );
+                    }
+                    _ => db.take_snapshot_output(&mut out),
+                }
+            }
+            db.take_snapshot_output(&mut out);
+            assert_eq!(written(&out), expected, "seed {seed}");
+            super::super::tests::check_invariants(&db);
+        }
+    }
+
+    #[test]
+    fn flush_and_finish_now_write_everything_left() {
+        let mut db = Db::new(0);
+        for n in 0..100u32 {
+            db.set(
+                n.to_string().as_bytes(),
+                Value::Str(b"v".to_vec()),
+                Ttl::Clear,
+                0,
+            );
+        }
+        let expected = model(&db, 0);
+        db.begin_snapshot(0, OPTIONS);
+        db.snapshot_step(10);
+        db.flush();
+        db.set(b"after", Value::Str(b"v".to_vec()), Ttl::Clear, 0);
+        assert_eq!(db.snapshot_remaining(), 0);
+        let mut out = Vec::new();
+        db.take_snapshot_output(&mut out);
+        assert_eq!(written(&out), expected);
+    }
+}
