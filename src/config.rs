@@ -843,6 +843,52 @@ impl Config {
 
     /// Applies a redis.conf-style file on top of `self`.
     pub fn load_file(&mut self, path: &Path) -> Result<(), ConfigFileError> {
+        Directives::new(self).load_file(path)
+    }
+
+    /// Applies config text; `origin` names it in errors.
+    pub fn load_str(&mut self, text: &str, origin: &str) -> Result<(), ConfigFileError> {
+        Directives::new(self).load_str(text, origin)
+    }
+}
+
+/// Applies directives (`name args...`) to a config in order, from a file
+/// and then from command-line flags, as Redis appends its flags to the
+/// file's text: each `save` adds a point, the first one replacing the
+/// defaults.
+pub struct Directives<'a> {
+    config: &'a mut Config,
+    saw_save: bool,
+}
+
+impl<'a> Directives<'a> {
+    pub fn new(config: &'a mut Config) -> Directives<'a> {
+        Directives {
+            config,
+            saw_save: false,
+        }
+    }
+
+    /// One directive; the error is the reason, in Redis's words.
+    pub fn apply(&mut self, name: &str, args: &[String]) -> Result<(), String> {
+        let setting = find_setting(name).ok_or_else(|| "unknown directive".to_string())?;
+        let earlier_points = if setting.name == "save" && self.saw_save {
+            self.config.save_points.clone()
+        } else {
+            Vec::new()
+        };
+        setting
+            .set(self.config, args)
+            .map_err(|BadValue(reason)| reason)?;
+        if setting.name == "save" {
+            self.saw_save = true;
+            let added = std::mem::replace(&mut self.config.save_points, earlier_points);
+            self.config.save_points.extend(added);
+        }
+        Ok(())
+    }
+
+    pub fn load_file(&mut self, path: &Path) -> Result<(), ConfigFileError> {
         let shown = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ConfigFileError {
             path: shown.clone(),
@@ -853,9 +899,7 @@ impl Config {
         self.load_str(&text, &shown)
     }
 
-    /// Applies config text; `origin` names it in errors.
     pub fn load_str(&mut self, text: &str, origin: &str) -> Result<(), ConfigFileError> {
-        let mut saw_save = false;
         for (n, raw) in text.lines().enumerate() {
             let fail = |directive: &str, reason: String| ConfigFileError {
                 path: origin.to_string(),
@@ -876,23 +920,8 @@ impl Config {
             let Some((name, args)) = words.split_first() else {
                 continue;
             };
-            let setting =
-                find_setting(name).ok_or_else(|| fail(name, "unknown directive".into()))?;
-            // Each `save` line of a file adds a point (the first replaces
-            // the defaults), as in redis.conf.
-            let earlier_points = if setting.name == "save" && saw_save {
-                self.save_points.clone()
-            } else {
-                Vec::new()
-            };
-            setting
-                .set(self, args)
-                .map_err(|BadValue(reason)| fail(name, reason))?;
-            if setting.name == "save" {
-                saw_save = true;
-                let added = std::mem::replace(&mut self.save_points, earlier_points);
-                self.save_points.extend(added);
-            }
+            self.apply(name, args)
+                .map_err(|reason| fail(name, reason))?;
         }
         Ok(())
     }
@@ -935,6 +964,23 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("between 1 and 10"), "{err}");
         assert!(err.to_string().contains("t.conf"));
+    }
+
+    #[test]
+    fn save_lines_accumulate_and_the_first_replaces_the_defaults() {
+        let mut c = Config::default();
+        assert_eq!(c.save_points, DEFAULT_SAVE_POINTS);
+        let mut d = Directives::new(&mut c);
+        d.load_str("save 900 1\nsave 300 10\n", "t.conf").unwrap();
+        d.apply("save", &["60".into(), "10000".into()]).unwrap();
+        let points: Vec<(u64, u64)> = c
+            .save_points
+            .iter()
+            .map(|p| (p.seconds, p.changes))
+            .collect();
+        assert_eq!(points, [(900, 1), (300, 10), (60, 10000)]);
+        c.load_str("save \"\"\n", "t.conf").unwrap();
+        assert!(c.save_points.is_empty());
     }
 
     #[test]

@@ -1,101 +1,67 @@
-//! Command line: builds a `Config` (defaults, then the config file, then
-//! flags) and runs the server. Nothing else.
+//! Command line, as redis-server reads it: an optional config file, then
+//! `--<setting> <value>...` for any setting (`--port 7380 --save ""`),
+//! applied after the file as if appended to it. Builds the `Config` and
+//! runs the server. Nothing else.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 
-use clap::Parser;
-use lapse::config::{find_setting, Config};
+use lapse::config::{Config, Directives};
 use lapse::server::Server;
 
 #[global_allocator]
 static ALLOC: lapse::info::CountingAlloc = lapse::info::CountingAlloc;
 
-/// A Redis-compatible in-memory key-value server built around key expiry.
-#[derive(Parser, Debug)]
-#[command(version, about)]
-struct Cli {
-    /// A config file in redis.conf syntax (`port 7379`, `hz 10`, ...).
-    config_file: Option<PathBuf>,
-    /// TCP port to listen on (0 picks a free port and logs it).
-    #[arg(long)]
-    port: Option<u16>,
-    /// Addresses to listen on.
-    #[arg(long, num_args = 1..)]
-    bind: Option<Vec<String>>,
-    /// Cron frequency per second (1..500).
-    #[arg(long)]
-    hz: Option<String>,
-    /// Number of databases.
-    #[arg(long)]
-    databases: Option<String>,
-    /// debug, verbose, notice, warning or nothing.
-    #[arg(long)]
-    loglevel: Option<String>,
-    /// Active expire effort (1..10).
-    #[arg(long)]
-    active_expire_effort: Option<String>,
-    /// How the active expire cycle picks candidates: deadline or uniform.
-    #[arg(long)]
-    expire_strategy: Option<String>,
-    /// Password clients must AUTH with.
-    #[arg(long)]
-    requirepass: Option<String>,
-    /// yes: refuse non-loopback clients while no password is set.
-    #[arg(long)]
-    protected_mode: Option<String>,
-    /// Most clients connected at once.
-    #[arg(long)]
-    maxclients: Option<String>,
-    /// Close clients idle this many seconds (0 = never).
-    #[arg(long)]
-    timeout: Option<String>,
-    /// Largest query buffer per client (bytes; 1mb, 1gb ...).
-    #[arg(long)]
-    client_query_buffer_limit: Option<String>,
-    /// Output limits, e.g. "normal 1gb 128mb 60".
-    #[arg(long, allow_hyphen_values = true)]
-    client_output_buffer_limit: Option<String>,
+const USAGE: &str = "Usage: lapse [/path/to/lapse.conf] [--<setting> <value>...]
+       lapse --version
+       lapse --help
+
+Any setting of the config file (redis.conf syntax) can be given as a flag:
+  lapse --port 7380 --save \"\" --appendonly no
+  lapse /etc/lapse.conf --loglevel warning";
+
+/// What the command line asks for.
+enum Invocation {
+    Run(Box<Config>),
+    Print(String),
 }
 
-fn build_config(cli: &Cli) -> Result<Config, String> {
+/// The config file (if the first argument is not a flag), then the flags:
+/// each `--name` takes the arguments up to the next `--name`.
+fn parse_args(args: &[String]) -> Result<Invocation, String> {
+    match args {
+        [one] if one == "--version" || one == "-v" => {
+            return Ok(Invocation::Print(format!(
+                "lapse {} (Redis {} compatible)",
+                env!("CARGO_PKG_VERSION"),
+                lapse::info::REDIS_COMPAT_VERSION
+            )))
+        }
+        [one] if one == "--help" || one == "-h" => return Ok(Invocation::Print(USAGE.into())),
+        _ => {}
+    }
     let mut config = Config::default();
-    if let Some(path) = &cli.config_file {
-        config.load_file(path).map_err(|e| e.to_string())?;
-    }
-    let mut flags: Vec<(&str, Vec<String>)> = Vec::new();
-    if let Some(port) = cli.port {
-        flags.push(("port", vec![port.to_string()]));
-    }
-    if let Some(bind) = &cli.bind {
-        flags.push(("bind", bind.clone()));
-    }
-    for (name, value) in [
-        ("hz", &cli.hz),
-        ("databases", &cli.databases),
-        ("loglevel", &cli.loglevel),
-        ("active-expire-effort", &cli.active_expire_effort),
-        ("expire-strategy", &cli.expire_strategy),
-        ("requirepass", &cli.requirepass),
-        ("protected-mode", &cli.protected_mode),
-        ("maxclients", &cli.maxclients),
-        ("timeout", &cli.timeout),
-        ("client-query-buffer-limit", &cli.client_query_buffer_limit),
-    ] {
-        if let Some(v) = value {
-            flags.push((name, vec![v.clone()]));
+    let mut directives = Directives::new(&mut config);
+    let mut rest = args;
+    if let Some((first, after)) = args.split_first() {
+        if !first.starts_with("--") {
+            directives
+                .load_file(Path::new(first))
+                .map_err(|e| e.to_string())?;
+            rest = after;
         }
     }
-    if let Some(v) = &cli.client_output_buffer_limit {
-        flags.push(("client-output-buffer-limit", vec![v.clone()]));
+    while let Some((flag, after)) = rest.split_first() {
+        let Some(name) = flag.strip_prefix("--").filter(|n| !n.is_empty()) else {
+            return Err(format!("unexpected argument '{flag}'\n\n{USAGE}"));
+        };
+        let values = after.iter().take_while(|a| !a.starts_with("--")).count();
+        directives
+            .apply(name, &after[..values])
+            .map_err(|reason| format!("--{name}: {reason}"))?;
+        rest = &after[values..];
     }
-    for (name, value) in flags {
-        let setting = find_setting(name).ok_or_else(|| format!("unknown setting {name}"))?;
-        setting
-            .set(&mut config, &value)
-            .map_err(|e| format!("--{name}: {}", e.0))?;
-    }
-    Ok(config)
+    Ok(Invocation::Run(Box::new(config)))
 }
 
 fn init_logging(loglevel: &str) {
@@ -116,9 +82,13 @@ fn init_logging(loglevel: &str) {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let config = match build_config(&cli) {
-        Ok(c) => c,
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let config = match parse_args(&args) {
+        Ok(Invocation::Run(config)) => *config,
+        Ok(Invocation::Print(text)) => {
+            println!("{text}");
+            return ExitCode::SUCCESS;
+        }
         Err(e) => {
             eprintln!("lapse: {e}");
             return ExitCode::FAILURE;

@@ -384,8 +384,9 @@ fn bgsave_writes_the_data_of_its_start_while_writes_go_on() {
 #[test]
 fn save_points_start_background_saves() {
     let dir = temp_dir("savepoints");
-    let conf = conf_in(&dir, "save 1 1\nsave 100 1000\n");
-    let lapse = Server::lapse(&[conf.to_str().unwrap()]);
+    // A flag adds to the file's points, as redis-server's flags do.
+    let conf = conf_in(&dir, "save 1 1\n");
+    let lapse = Server::lapse(&[conf.to_str().unwrap(), "--save", "100", "1000"]);
     let mut r = lapse.raw();
     assert_eq!(
         r.cmd(&["CONFIG", "GET", "save"]),

@@ -22,11 +22,18 @@ impl Drop for Server {
 
 impl Server {
     /// Starts lapse with `--port 0` plus `extra` flags; waits for its port.
+    /// (A config file in `extra` goes first, where lapse, like
+    /// redis-server, expects it; the flags after it win.)
     pub fn lapse(extra: &[&str]) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_lapse"));
+        let (file, flags) = match extra.split_first() {
+            Some((first, rest)) if !first.starts_with("--") => (Some(*first), rest),
+            _ => (None, extra),
+        };
         command
+            .args(file)
             .args(["--port", "0", "--loglevel", "notice"])
-            .args(extra);
+            .args(flags);
         Server::lapse_from(command)
     }
 
