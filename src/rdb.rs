@@ -181,15 +181,192 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The RDB type of a value in the plain encodings `write_value` uses (the
-/// forms every Redis loads, re-encoding small values as it likes).
+/// A listpack (Redis's `listpack.c` layout) being built for an RDB file:
+/// total bytes and count in a 6-byte header, the entries (strings that
+/// read as canonical integers stored as integers, as `lpAppend` does),
+/// each followed by its length backwards, then 0xFF.
+pub struct ListpackWriter {
+    buf: Vec<u8>,
+    count: usize,
+}
+
+/// Listpack entry encodings (`listpack.c`).
+const LP_ENCODING_13BIT_INT: u8 = 0xC0;
+const LP_ENCODING_6BIT_STR: u8 = 0x80;
+const LP_ENCODING_12BIT_STR: u8 = 0xE0;
+const LP_ENCODING_16BIT_INT: u8 = 0xF1;
+const LP_ENCODING_24BIT_INT: u8 = 0xF2;
+const LP_ENCODING_32BIT_INT: u8 = 0xF3;
+const LP_ENCODING_64BIT_INT: u8 = 0xF4;
+const LP_ENCODING_32BIT_STR: u8 = 0xF0;
+const LP_EOF: u8 = 0xFF;
+const LP_HEADER_BYTES: usize = 6;
+
+impl Default for ListpackWriter {
+    fn default() -> Self {
+        ListpackWriter {
+            buf: vec![0; LP_HEADER_BYTES],
+            count: 0,
+        }
+    }
+}
+
+impl ListpackWriter {
+    /// Bytes so far (header and entries).
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn push_int(&mut self, n: i64) {
+        let start = self.buf.len();
+        let b = &mut self.buf;
+        if (0..=127).contains(&n) {
+            b.push(n as u8);
+        } else if (-4096..=4095).contains(&n) {
+            let v = (n as u16) & 0x1FFF;
+            b.extend_from_slice(&[LP_ENCODING_13BIT_INT | (v >> 8) as u8, v as u8]);
+        } else if i16::try_from(n).is_ok() {
+            b.push(LP_ENCODING_16BIT_INT);
+            b.extend_from_slice(&(n as i16).to_le_bytes());
+        } else if (-(1 << 23)..(1 << 23)).contains(&n) {
+            b.push(LP_ENCODING_24BIT_INT);
+            b.extend_from_slice(&(n as i32).to_le_bytes()[..3]);
+        } else if i32::try_from(n).is_ok() {
+            b.push(LP_ENCODING_32BIT_INT);
+            b.extend_from_slice(&(n as i32).to_le_bytes());
+        } else {
+            b.push(LP_ENCODING_64BIT_INT);
+            b.extend_from_slice(&n.to_le_bytes());
+        }
+        self.entry_done(start);
+    }
+
+    pub fn push(&mut self, s: &[u8]) {
+        if let Some(n) = crate::value::canonical_int(s) {
+            return self.push_int(n);
+        }
+        let start = self.buf.len();
+        let b = &mut self.buf;
+        let len = s.len();
+        if len < 64 {
+            b.push(LP_ENCODING_6BIT_STR | len as u8);
+        } else if len < 4096 {
+            b.extend_from_slice(&[LP_ENCODING_12BIT_STR | (len >> 8) as u8, len as u8]);
+        } else {
+            b.push(LP_ENCODING_32BIT_STR);
+            b.extend_from_slice(&(len as u32).to_le_bytes());
+        }
+        b.extend_from_slice(s);
+        self.entry_done(start);
+    }
+
+    pub fn push_item(&mut self, item: crate::value::Item<'_>) {
+        match item {
+            crate::value::Item::Int(n) => self.push_int(n),
+            other => other.with_bytes(|b| self.push(b)),
+        }
+    }
+
+    /// A sorted-set score as `zzlInsertAt` stores it: an integer when the
+    /// double is one (`double2ll`), else `%.17g`.
+    pub fn push_score(&mut self, score: f64) {
+        const HALF_RANGE: f64 = (i64::MAX / 2) as f64;
+        if (-HALF_RANGE..=HALF_RANGE).contains(&score) && score == (score as i64) as f64 {
+            self.push_int(score as i64);
+        } else {
+            self.push(crate::protocol::reply::format_g(score, 17).as_bytes());
+        }
+    }
+
+    /// The backwards length of the entry that started at `start`.
+    fn entry_done(&mut self, start: usize) {
+        let l = self.buf.len() - start;
+        let b = &mut self.buf;
+        if l <= 127 {
+            b.push(l as u8);
+        } else if l < 16383 {
+            b.extend_from_slice(&[(l >> 7) as u8, (l & 127) as u8 | 128]);
+        } else if l < 2097151 {
+            b.extend_from_slice(&[
+                (l >> 14) as u8,
+                ((l >> 7) & 127) as u8 | 128,
+                (l & 127) as u8 | 128,
+            ]);
+        } else if l < 268435455 {
+            b.extend_from_slice(&[
+                (l >> 21) as u8,
+                ((l >> 14) & 127) as u8 | 128,
+                ((l >> 7) & 127) as u8 | 128,
+                (l & 127) as u8 | 128,
+            ]);
+        } else {
+            b.extend_from_slice(&[
+                (l >> 28) as u8,
+                ((l >> 21) & 127) as u8 | 128,
+                ((l >> 14) & 127) as u8 | 128,
+                ((l >> 7) & 127) as u8 | 128,
+                (l & 127) as u8 | 128,
+            ]);
+        }
+        self.count += 1;
+    }
+
+    /// The finished listpack's bytes.
+    pub fn finish(mut self) -> Vec<u8> {
+        self.buf.push(LP_EOF);
+        let total = self.buf.len() as u32;
+        self.buf[..4].copy_from_slice(&total.to_le_bytes());
+        let count = self.count.min(u16::MAX as usize) as u16;
+        self.buf[4..6].copy_from_slice(&count.to_le_bytes());
+        self.buf
+    }
+}
+
+/// An intset (Redis's `intset.c` layout): the narrowest of 2, 4 or 8
+/// bytes per member, the count, the members ascending, little-endian.
+pub fn intset(sorted: &[i64]) -> Vec<u8> {
+    let width: usize = sorted.iter().fold(2, |w, &n| {
+        if i16::try_from(n).is_ok() {
+            w
+        } else if i32::try_from(n).is_ok() {
+            w.max(4)
+        } else {
+            8
+        }
+    });
+    let mut out = Vec::with_capacity(8 + sorted.len() * width);
+    out.extend_from_slice(&(width as u32).to_le_bytes());
+    out.extend_from_slice(&(sorted.len() as u32).to_le_bytes());
+    for n in sorted {
+        out.extend_from_slice(&n.to_le_bytes()[..width]);
+    }
+    out
+}
+
+/// A quicklist node's listpack stops growing past this many bytes (the
+/// default `list-max-listpack-size -2`: 8 KB).
+const QUICKLIST_NODE_BYTES: usize = 8 * 1024;
+/// Quicklist node container: a listpack (`QUICKLIST_NODE_CONTAINER_PACKED`).
+const QUICKLIST_NODE_PACKED: u64 = 2;
+
+/// The RDB type of a value as redis-server 7.0 writes it: the compact
+/// encodings for what lapse keeps packed (which follow Redis's limits),
+/// quicklist for every list, the plain ones otherwise. (Sets of strings
+/// are plain: the listpack set type is 7.2's, unknown to 7.0.)
 fn value_type(value: crate::value::ValueRef<'_>) -> u8 {
-    use crate::value::ValueRef;
+    use crate::value::{Hash, ValueRef, ZSet};
     match value {
         ValueRef::Str(_) => TYPE_STRING,
-        ValueRef::List(_) => TYPE_LIST,
+        ValueRef::List(_) => TYPE_LIST_QUICKLIST_2,
+        ValueRef::Set(set) if set.is_intset() => TYPE_SET_INTSET,
         ValueRef::Set(_) => TYPE_SET,
+        ValueRef::ZSet(ZSet::Packed(_)) => TYPE_ZSET_LISTPACK,
         ValueRef::ZSet(_) => TYPE_ZSET_2,
+        ValueRef::Hash(Hash::Packed(_)) => TYPE_HASH_LISTPACK,
         ValueRef::Hash(_) => TYPE_HASH,
     }
 }
@@ -200,18 +377,50 @@ fn write_value(
     value: crate::value::ValueRef<'_>,
     string: fn(&mut Vec<u8>, &[u8]),
 ) {
-    use crate::value::ValueRef;
+    use crate::value::{Hash, Item, ValueRef, ZSet};
     let write_string = string;
     match value {
         ValueRef::Str(s) => write_string(out, s),
         ValueRef::List(list) => {
-            write_len(out, list.len() as u64);
-            list.iter().for_each(|e| write_string(out, e));
+            let mut nodes: Vec<Vec<u8>> = Vec::new();
+            let mut node = ListpackWriter::default();
+            for e in list.iter() {
+                if node.len() >= QUICKLIST_NODE_BYTES {
+                    nodes.push(std::mem::take(&mut node).finish());
+                }
+                node.push(e);
+            }
+            if !node.is_empty() {
+                nodes.push(node.finish());
+            }
+            write_len(out, nodes.len() as u64);
+            for node in nodes {
+                write_len(out, QUICKLIST_NODE_PACKED);
+                write_string(out, &node);
+            }
+        }
+        ValueRef::Set(set) if set.is_intset() => {
+            let ints: Vec<i64> = set
+                .iter()
+                .map(|m| match m {
+                    Item::Int(n) => n,
+                    other => other.with_bytes(|b| crate::value::canonical_int(b).unwrap_or(0)),
+                })
+                .collect();
+            write_string(out, &intset(&ints));
         }
         ValueRef::Set(set) => {
             write_len(out, set.len() as u64);
             set.iter()
                 .for_each(|m| m.with_bytes(|m| write_string(out, m)));
+        }
+        ValueRef::ZSet(z @ ZSet::Packed(_)) => {
+            let mut lp = ListpackWriter::default();
+            for e in z.iter_from(0, false) {
+                lp.push_item(e.member);
+                lp.push_score(e.score);
+            }
+            write_string(out, &lp.finish());
         }
         ValueRef::ZSet(z) => {
             // Highest score first, as Redis writes them.
@@ -220,6 +429,14 @@ fn write_value(
                 e.member.with_bytes(|m| write_string(out, m));
                 out.extend_from_slice(&e.score.to_le_bytes());
             }
+        }
+        ValueRef::Hash(hash @ Hash::Packed(_)) => {
+            let mut lp = ListpackWriter::default();
+            for (field, value) in hash.iter() {
+                lp.push_item(field);
+                lp.push_item(value);
+            }
+            write_string(out, &lp.finish());
         }
         ValueRef::Hash(hash) => {
             write_len(out, hash.len() as u64);
@@ -339,6 +556,51 @@ mod tests {
             Some(&b"-2"[..])
         );
         assert!(Reader::new(&[0x80, 0, 0, 0, 9]).string(100).is_none());
+    }
+
+    #[test]
+    fn listpacks_and_intsets_round_trip_through_the_loader() {
+        let mut ints = vec![
+            0i64, 127, 128, -1, -4096, 4095, 4096, -4097, -32768, 32767, 32768,
+        ];
+        ints.extend([
+            (1 << 23) - 1,
+            -(1 << 23),
+            1 << 23,
+            i32::MAX.into(),
+            i32::MIN.into(),
+        ]);
+        ints.extend([i64::from(i32::MAX) + 1, i64::MAX, i64::MIN]);
+        let mut texts: Vec<Vec<u8>> = ints.iter().map(|n| n.to_string().into_bytes()).collect();
+        // String lengths at each header and back-length boundary, and
+        // numbers that are not canonical integers.
+        for len in [
+            0, 1, 63, 64, 125, 126, 127, 4095, 4096, 16376, 16377, 16378, 70_000,
+        ] {
+            texts.push(vec![b'x'; len]);
+        }
+        for odd in ["-0", "007", "+1", "9223372036854775808", "1.5", " 1"] {
+            texts.push(odd.as_bytes().to_vec());
+        }
+        let mut lp = ListpackWriter::default();
+        texts.iter().for_each(|t| lp.push(t));
+        let blob = lp.finish();
+        assert_eq!(crate::rdb_load::listpack(&blob).unwrap(), texts);
+        assert_eq!(u16::from_le_bytes([blob[4], blob[5]]) as usize, texts.len());
+
+        for set in [
+            vec![1i64, 2, 3],
+            vec![-70_000, 5],
+            vec![i64::MIN, 0, i64::MAX],
+        ] {
+            let blob = intset(&set);
+            let width = u32::from_le_bytes(blob[..4].try_into().unwrap());
+            assert_eq!(width as usize, (blob.len() - 8) / set.len());
+            let back = crate::rdb_load::intset(&blob).unwrap();
+            let expected: Vec<Vec<u8>> = set.iter().map(|n| n.to_string().into_bytes()).collect();
+            assert_eq!(back, expected);
+        }
+        assert_eq!(intset(&[1, 2])[..4], 2u32.to_le_bytes());
     }
 
     #[test]

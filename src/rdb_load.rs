@@ -270,7 +270,7 @@ fn old_score(r: &mut Reader<'_>) -> Result<f64, String> {
 }
 
 /// An intset blob's members (`u32` encoding 2/4/8, `u32` count, values LE).
-fn intset(blob: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+pub(crate) fn intset(blob: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     let header = |at: usize| -> Option<u32> {
         Some(u32::from_le_bytes(blob.get(at..at + 4)?.try_into().ok()?))
     };
@@ -295,7 +295,7 @@ fn intset(blob: &[u8]) -> Result<Vec<Vec<u8>>, String> {
 }
 
 /// A listpack blob's entries as text (integers in decimal).
-fn listpack(blob: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+pub(crate) fn listpack(blob: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     let fail = || bad("listpack");
     let total = blob.get(..4).ok_or_else(fail)?;
     if u32::from_le_bytes(total.try_into().map_err(|_| fail())?) as usize != blob.len()
@@ -352,11 +352,12 @@ fn listpack(blob: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         };
         // The back-length: the entry's size in 7-bit groups.
         let size = at - start;
+        // (Redis's `lpEncodeBacklen` boundaries: `< 16383` takes two.)
         let backlen = match size {
             0..=127 => 1,
-            128..=16383 => 2,
-            16384..=2097151 => 3,
-            2097152..=268435455 => 4,
+            128..=16382 => 2,
+            16383..=2097150 => 3,
+            2097151..=268435454 => 4,
             _ => 5,
         };
         take(&mut at, backlen)?;

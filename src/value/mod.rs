@@ -15,6 +15,7 @@ pub mod ztree;
 pub use elem::{Elem, Pair};
 pub use hash::{Hash, PackLimits};
 pub use list::List;
+pub use packed::{canonical_int, Item};
 pub use set::{Set, SetLimits};
 pub use zset::{ZLimits, ZSet};
 

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""RDB persistence, lapse and redis-server side by side (issue 16):
+
+1. 1,000,000 keys of mixed types (70% strings, 10% hashes of 5 fields,
+   10% lists of 5, 5% sets of 5, 5% sorted sets of 5), half with a TTL:
+   SAVE time, RDB size, load time (process start to the first PONG).
+2. BGSAVE of that dataset while redis-benchmark overwrites its string keys
+   at full speed (SET, -P 16, 4 clients): the longest PING (one every ms on
+   its own connection) during the save and in the same load without one,
+   the save's duration, and memory: peak RSS during the save over RSS just
+   before (lapse: one process; redis: parent + child RSS, and the child's
+   copy-on-write as redis reports it, rdb_last_cow_size).
+
+    benches/persistence.py            # KEYS=1000000 by default
+    KEYS=200000 benches/persistence.py
+"""
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+from benchlib import build, cmd, enc, info_field, rss, start, stop
+
+KEYS = int(os.environ.get("KEYS", "1000000"))
+
+
+def send_all(port, commands, batch=10000):
+    """Pipelines `commands` (lists of args) and reads every reply."""
+    s = socket.create_connection(("127.0.0.1", port))
+    f = s.makefile("rb")
+    for i in range(0, len(commands), batch):
+        chunk = commands[i:i + batch]
+        s.sendall(b"".join(enc(c) for c in chunk))
+        for _ in chunk:
+            line = f.readline()
+            if line.startswith(b"-"):
+                raise RuntimeError(line)
+    s.close()
+
+
+def populate(port):
+    """The mixed dataset; string keys are named as redis-benchmark's."""
+    commands = []
+    for n in range(KEYS):
+        kind = n % 20
+        if kind < 14:
+            commands.append(["SET", "key:%012d" % n, "value-%d" % n])
+        elif kind < 16:
+            key = "hash:%d" % n
+            commands.append(["HSET", key] + sum([["f%d" % i, str(i * n)] for i in range(5)], []))
+        elif kind < 18:
+            commands.append(["RPUSH", "list:%d" % n] + ["item%d" % i for i in range(5)])
+        elif kind < 19:
+            commands.append(["SADD", "set:%d" % n] + ["m%d" % (i * n) for i in range(5)])
+        else:
+            commands.append(["ZADD", "zset:%d" % n] + sum([[str(i), "m%d" % i] for i in range(5)], []))
+        if n % 2 == 0:
+            key = commands[-1][1]
+            commands.append(["EXPIRE", key, "100000"])
+        if len(commands) >= 50000:
+            send_all(port, commands)
+            commands = []
+    send_all(port, commands)
+
+
+def wait_bgsave(port):
+    while info_field(port, "rdb_bgsave_in_progress", "persistence") != "0":
+        time.sleep(0.005)
+
+
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+
+
+def tree_rss(pid):
+    total = rss(pid)
+    for child in children(pid):
+        try:
+            total += rss(child)
+        except (OSError, IndexError):
+            pass
+    return total
+
+
+def ping_worst(port, stop_flag, out):
+    s = socket.create_connection(("127.0.0.1", port))
+    worst = 0.0
+    while not stop_flag.is_set():
+        t = time.perf_counter()
+        s.sendall(b"*1\r\n$4\r\nPING\r\n")
+        s.recv(100)
+        worst = max(worst, time.perf_counter() - t)
+        time.sleep(0.001)
+    out.append(worst)
+
+
+def pinged(port, seconds_or_until):
+    """Runs `seconds_or_until()` while pinging; returns (its result, worst)."""
+    flag, out = threading.Event(), []
+    t = threading.Thread(target=ping_worst, args=(port, flag, out))
+    t.start()
+    result = seconds_or_until()
+    flag.set()
+    t.join()
+    return result, out[0]
+
+
+def measure(server):
+    work = tempfile.mkdtemp(prefix="lapse-persist-bench-")
+    extra = ["--dir", work, "--dbfilename", "dump.rdb"]
+    proc, port = start(server, extra=extra)
+    populate(port)
+    dbsize = int(cmd(port, "DBSIZE")[1:].strip())
+    t = time.perf_counter()
+    assert cmd(port, "SAVE").startswith(b"+OK")
+    save_s = time.perf_counter() - t
+    size = os.path.getsize(os.path.join(work, "dump.rdb"))
+    # SIGTERM; both run with --save "", so the file stays SAVE's.
+    stop(proc)
+    t = time.perf_counter()
+    proc, port = start(server, extra=extra)
+    while cmd(port, "PING") != b"+PONG\r\n":
+        time.sleep(0.01)
+    load_s = time.perf_counter() - t
+    assert int(cmd(port, "DBSIZE")[1:].strip()) == dbsize, "the reload lost keys"
+
+    bench = subprocess.Popen(
+        ["redis-benchmark", "-p", str(port), "-c", "4", "-n", "1000000000", "-r", str(KEYS),
+         "-P", "16", "-t", "set", "-q"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(2)
+    _, idle_worst = pinged(port, lambda: time.sleep(2))
+    before = tree_rss(proc.pid)
+    peak = [before]
+
+    def save_and_watch():
+        t = time.perf_counter()
+        assert cmd(port, "BGSAVE").startswith(b"+Background")
+        while info_field(port, "rdb_bgsave_in_progress", "persistence") != "0":
+            peak[0] = max(peak[0], tree_rss(proc.pid))
+            time.sleep(0.002)
+        return time.perf_counter() - t
+
+    bgsave_s, save_worst = pinged(port, save_and_watch)
+    bench.kill()
+    bench.wait()
+    status = info_field(port, "rdb_last_bgsave_status", "persistence")
+    cow = int(info_field(port, "rdb_last_cow_size", "persistence") or 0)
+    fork_us = int(info_field(port, "latest_fork_usec", "stats") or 0)
+    stop(proc)
+    shutil.rmtree(work, ignore_errors=True)
+    return {
+        "keys": dbsize, "save_s": save_s, "size": size, "load_s": load_s,
+        "bgsave_s": bgsave_s, "status": status, "idle_worst_ms": idle_worst * 1000,
+        "save_worst_ms": save_worst * 1000, "before_mb": before / 2**20,
+        "peak_mb": peak[0] / 2**20, "cow_mb": cow / 2**20, "fork_ms": fork_us / 1000,
+    }
+
+
+def main():
+    build()
+    results = {s: measure(s) for s in ("lapse", "redis")}
+    l, r = results["lapse"], results["redis"]
+    print("%d keys (lapse %d, redis %d after load)" % (KEYS, l["keys"], r["keys"]))
+    rows = [
+        ("SAVE, s", "save_s"), ("RDB size, MB", "size"), ("load, s", "load_s"),
+        ("BGSAVE under SET load, s", "bgsave_s"),
+        ("worst PING without a save, ms", "idle_worst_ms"),
+        ("worst PING during BGSAVE, ms", "save_worst_ms"),
+        ("RSS before BGSAVE, MB", "before_mb"), ("peak RSS during BGSAVE, MB", "peak_mb"),
+    ]
+    print("%-34s %12s %12s %8s" % ("", "lapse", "redis", "ratio"))
+    for name, key in rows:
+        lv, rv = l[key], r[key]
+        if key == "size":
+            lv, rv = lv / 2**20, rv / 2**20
+        print("%-34s %12.2f %12.2f %8.2f" % (name, lv, rv, lv / rv if rv else float("nan")))
+    for who, m in results.items():
+        print("%s: peak/before %.2f; bgsave status %s; fork %.1f ms; copy-on-write %.1f MB"
+              % (who, m["peak_mb"] / m["before_mb"], m["status"], m["fork_ms"], m["cow_mb"]))
+
+
+if __name__ == "__main__":
+    main()
