@@ -227,11 +227,9 @@ struct RdbFile {
     temp: PathBuf,
     target: PathBuf,
     file: BufWriter<File>,
-    crc: crc::Digest<'static, u64>,
+    crc: crc::Digest<'static, u64, crc::Table<16>>,
     committed: bool,
 }
-
-static CRC64: crc::Crc<u64> = crc::Crc::<u64>::new(&crc::CRC_64_REDIS);
 
 impl RdbFile {
     fn create(target: &Path) -> io::Result<RdbFile> {
@@ -242,7 +240,7 @@ impl RdbFile {
             temp,
             target: target.to_path_buf(),
             file: BufWriter::with_capacity(1 << 20, file),
-            crc: CRC64.digest(),
+            crc: rdb::CRC64.digest(),
             committed: false,
         })
     }
@@ -256,7 +254,7 @@ impl RdbFile {
     /// load), syncs, renames over the target and syncs the directory.
     fn commit(mut self, checksum: bool) -> io::Result<()> {
         let crc = if checksum {
-            std::mem::replace(&mut self.crc, CRC64.digest()).finalize()
+            std::mem::replace(&mut self.crc, rdb::CRC64.digest()).finalize()
         } else {
             0
         };
@@ -617,38 +615,104 @@ pub fn load_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
         set: state.config.set_limits(),
         zset: state.config.zset_limits(),
     };
-    let invalid = |message: String| io::Error::new(io::ErrorKind::InvalidData, message);
-    let loaded = rdb_load::load(&data, limits).map_err(invalid)?;
-    if !loaded.functions.is_empty() {
+    let invalid = |message: String| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: {message}", path.display()),
+        )
+    };
+    let mut sink = StartupSink {
+        dbs: &mut state.dbs,
+        now_ms,
+        functions: Vec::new(),
+        loaded: 0,
+        expired: 0,
+    };
+    rdb_load::load_into(&data, limits, &mut sink).map_err(invalid)?;
+    let (functions, loaded, expired) = (sink.functions, sink.loaded, sink.expired);
+    if !functions.is_empty() {
         let mut scripting = match state.scripting.take() {
             Some(s) => s,
             None => crate::scripting::Scripting::new().map_err(|e| invalid(format!("Lua: {e}")))?,
         };
-        let restored =
-            scripting.restore_codes(&loaded.functions, crate::scripting::Restore::Append);
+        let restored = scripting.restore_codes(&functions, crate::scripting::Restore::Append);
         state.scripting = Some(scripting);
         restored.map_err(invalid)?;
     }
-    let (mut keys, mut expired) = (0, 0);
-    for (index, entries) in loaded.dbs {
-        let db = state.dbs.get_mut(index).ok_or_else(|| {
-            invalid(format!(
-                "FATAL: Data file was created with a Redis server configured to handle more than {} databases. Exiting",
-                state.config.databases
-            ))
+    state.stats.rdb_last_load_keys_expired = expired;
+    state.stats.rdb_last_load_keys_loaded = loaded;
+    tracing::info!("Done loading RDB, keys loaded: {loaded}, keys expired: {expired}.");
+    Ok(())
+}
+
+/// Loading at startup, as a Redis primary does: keys whose deadline has
+/// passed are skipped and counted; a key twice in the file is an error.
+struct StartupSink<'a> {
+    dbs: &'a mut [Db],
+    now_ms: i64,
+    functions: Vec<Vec<u8>>,
+    loaded: u64,
+    expired: u64,
+}
+
+impl StartupSink<'_> {
+    fn add(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        value: crate::db::NewValue<'_>,
+        at_ms: Option<i64>,
+    ) -> Result<(), String> {
+        let databases = self.dbs.len();
+        let target = self.dbs.get_mut(db).ok_or_else(|| {
+            format!(
+                "FATAL: Data file was created with a Redis server configured to handle more than {databases} databases. Exiting"
+            )
         })?;
-        for (key, value, at_ms) in entries {
-            if at_ms.is_some_and(|at| at < now_ms) {
-                expired += 1;
-                continue;
-            }
-            let ttl = at_ms.map_or(crate::db::Ttl::Clear, crate::db::Ttl::At);
-            db.set(&key, value, ttl, now_ms);
-            keys += 1;
+        if at_ms.is_some_and(|at| at < self.now_ms) {
+            self.expired += 1;
+            return Ok(());
+        }
+        if !target.load_key(key, value, at_ms) {
+            return Err(format!(
+                "Duplicate key '{}' found in RDB file",
+                String::from_utf8_lossy(key)
+            ));
+        }
+        self.loaded += 1;
+        Ok(())
+    }
+}
+
+impl rdb_load::LoadSink for StartupSink<'_> {
+    fn size_hint(&mut self, db: usize, keys: usize) {
+        if let Some(target) = self.dbs.get_mut(db) {
+            target.reserve(keys);
         }
     }
-    state.stats.rdb_last_load_keys_expired = expired;
-    state.stats.rdb_last_load_keys_loaded = keys as u64;
-    tracing::info!("Done loading RDB, keys loaded: {keys}, keys expired: {expired}.");
-    Ok(())
+
+    fn string(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        value: &[u8],
+        at: Option<i64>,
+    ) -> Result<(), String> {
+        self.add(db, key, crate::db::NewValue::Str(value), at)
+    }
+
+    fn value(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        value: crate::value::Value,
+        at: Option<i64>,
+    ) -> Result<(), String> {
+        self.add(db, key, crate::db::NewValue::Value(value), at)
+    }
+
+    fn function(&mut self, code: Vec<u8>) -> Result<(), String> {
+        self.functions.push(code);
+        Ok(())
+    }
 }

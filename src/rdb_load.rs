@@ -3,8 +3,9 @@
 //! ones it writes (intset, listpack hashes and sorted sets, quicklist-2
 //! lists of listpacks). Values are rebuilt through their own types, which
 //! pick their representations by the configured limits as Redis's loader
-//! does. Pure: bytes in, entries out; never panics on any input, and no
-//! length read from the file allocates before the bytes behind it exist.
+//! does. Pure: bytes in, entries out to a `LoadSink` as they are read
+//! (`Loaded` collects them); never panics on any input, and no length
+//! read from the file allocates before the bytes behind it exist.
 
 use crate::rdb::*;
 use crate::value::{Hash, List, PackLimits, Set, SetLimits, Value, ZLimits, ZSet};
@@ -19,6 +20,64 @@ pub struct Loaded {
     pub dbs: Vec<(usize, Vec<LoadedKey>)>,
     /// Function library sources (FUNCTION2 records).
     pub functions: Vec<Vec<u8>>,
+}
+
+/// Where the entries of a file go as they are read.
+pub trait LoadSink {
+    /// RESIZEDB: database `db` is about to receive about `keys` keys
+    /// (already bounded by the bytes left in the file).
+    fn size_hint(&mut self, _db: usize, _keys: usize) {}
+    /// A string key (the common case, without building a `Value`).
+    fn string(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        value: &[u8],
+        at_ms: Option<i64>,
+    ) -> Result<(), String>;
+    /// Any other key.
+    fn value(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        value: Value,
+        at_ms: Option<i64>,
+    ) -> Result<(), String>;
+    /// A function library's source.
+    fn function(&mut self, code: Vec<u8>) -> Result<(), String>;
+}
+
+impl LoadSink for Loaded {
+    fn string(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        value: &[u8],
+        at: Option<i64>,
+    ) -> Result<(), String> {
+        self.value(db, key, Value::Str(value.to_vec()), at)
+    }
+
+    fn value(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        value: Value,
+        at: Option<i64>,
+    ) -> Result<(), String> {
+        if self.dbs.last().is_none_or(|(index, _)| *index != db) {
+            self.dbs.push((db, Vec::new()));
+        }
+        if let Some((_, keys)) = self.dbs.last_mut() {
+            keys.push((key.to_vec(), value, at));
+        }
+        Ok(())
+    }
+
+    fn function(&mut self, code: Vec<u8>) -> Result<(), String> {
+        self.functions.push(code);
+        Ok(())
+    }
 }
 
 /// The representation limits values are rebuilt with.
@@ -37,8 +96,18 @@ fn bad(what: &str) -> String {
     format!("Bad RDB: {what}")
 }
 
-/// Parses a whole RDB file (checksum verified unless stored as 0).
+/// Parses a whole RDB file into memory (checksum verified unless stored
+/// as 0).
 pub fn load(data: &[u8], limits: Limits) -> Result<Loaded, String> {
+    let mut loaded = Loaded::default();
+    load_into(data, limits, &mut loaded)?;
+    Ok(loaded)
+}
+
+/// Parses a whole RDB file, handing each entry to `sink` as it is read.
+/// The checksum is verified at the end (as Redis does): on an error the
+/// sink may have received part of the file.
+pub fn load_into(data: &[u8], limits: Limits, sink: &mut impl LoadSink) -> Result<(), String> {
     let header = data.get(..9).ok_or_else(|| bad("too short"))?;
     if &header[..5] != b"REDIS" {
         return Err(bad("wrong signature trying to load DB from file"));
@@ -52,8 +121,7 @@ pub fn load(data: &[u8], limits: Limits) -> Result<Loaded, String> {
     }
     let mut r = Reader::new(data);
     r.bytes(9);
-    let mut loaded = Loaded::default();
-    let mut db: Option<usize> = None;
+    let mut db: usize = 0;
     let mut expire: Option<i64> = None;
     let truncated = || bad("unexpected end of file");
     loop {
@@ -62,13 +130,15 @@ pub fn load(data: &[u8], limits: Limits) -> Result<Loaded, String> {
             OPCODE_EOF => break,
             OPCODE_SELECTDB => {
                 let index = r.length().ok_or_else(truncated)?;
-                let index = usize::try_from(index).map_err(|_| bad("database index"))?;
-                loaded.dbs.push((index, Vec::new()));
-                db = Some(loaded.dbs.len() - 1);
+                db = usize::try_from(index).map_err(|_| bad("database index"))?;
             }
             OPCODE_RESIZEDB => {
+                let keys = r.length().ok_or_else(truncated)?;
                 r.length().ok_or_else(truncated)?;
-                r.length().ok_or_else(truncated)?;
+                // Each key takes at least three bytes: a size the file
+                // cannot hold is not believed.
+                let keys = usize::try_from(keys).unwrap_or(usize::MAX);
+                sink.size_hint(db, keys.min(r.remaining() / 3));
             }
             OPCODE_AUX => {
                 r.string(MAX_STRING_BYTES).ok_or_else(truncated)?;
@@ -92,28 +162,25 @@ pub fn load(data: &[u8], limits: Limits) -> Result<Loaded, String> {
             }
             OPCODE_FUNCTION2 => {
                 let code = r.string(MAX_STRING_BYTES).ok_or_else(truncated)?;
-                loaded.functions.push(code);
+                sink.function(code)?;
             }
             OPCODE_FUNCTION_PRE_GA | OPCODE_MODULE_AUX => {
                 return Err(bad("modules and pre-7.0 functions are not supported"))
             }
             kind => {
-                let key = r.string(MAX_STRING_BYTES).ok_or_else(truncated)?;
+                let key = r.string_ref(MAX_STRING_BYTES).ok_or_else(truncated)?;
+                let at = expire.take();
+                if kind == TYPE_STRING {
+                    let value = r.string_ref(MAX_STRING_BYTES).ok_or_else(truncated)?;
+                    sink.string(db, &key, &value, at)?;
+                    continue;
+                }
                 let value = read_value(&mut r, kind, limits)?;
-                let slot = match db {
-                    Some(i) => i,
-                    None => {
-                        loaded.dbs.push((0, Vec::new()));
-                        db = Some(loaded.dbs.len() - 1);
-                        loaded.dbs.len() - 1
-                    }
-                };
                 // Redis skips empty aggregates (they cannot have been saved
                 // by a healthy server, but a file may hold them).
                 if !value.is_empty_aggregate() {
-                    loaded.dbs[slot].1.push((key, value, expire.take()));
+                    sink.value(db, &key, value, at)?;
                 }
-                expire = None;
             }
         }
     }
@@ -125,7 +192,7 @@ pub fn load(data: &[u8], limits: Limits) -> Result<Loaded, String> {
             return Err("Wrong RDB checksum. Aborting now.".into());
         }
     }
-    Ok(loaded)
+    Ok(())
 }
 
 /// A count read from the file, checked against the bytes left (each

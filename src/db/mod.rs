@@ -73,6 +73,13 @@ impl DictEntry for Entry {
     }
 }
 
+/// A value for `load_key`: a string's bytes (stored without building a
+/// `Value`), or any value.
+pub enum NewValue<'a> {
+    Str(&'a [u8]),
+    Value(Value),
+}
+
 /// What a write does to the key's existing TTL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ttl {
@@ -392,6 +399,30 @@ impl Db {
         };
         self.dict.entry_mut(idx).encoding = encoding;
         self.apply_ttl(idx, ttl);
+    }
+
+    /// Adds a key read from a file at startup (nothing to replace, no
+    /// events, no expiry check: the loader decides what to skip). Returns
+    /// false, adding nothing, if the key is already there.
+    pub fn load_key(&mut self, key: &[u8], value: NewValue<'_>, at_ms: Option<i64>) -> bool {
+        if self.dict.find(key).is_some() {
+            return false;
+        }
+        let slot = match value {
+            NewValue::Str(bytes) => Slot::new_str(key, bytes),
+            NewValue::Value(value) => Slot::new(key, value),
+        };
+        let idx = self.insert(slot);
+        if let Some(at_ms) = at_ms {
+            self.set_deadline(idx, at_ms);
+        }
+        true
+    }
+
+    /// Makes room for about `keys` keys at once (a file says how many are
+    /// coming), instead of doubling the table on the way.
+    pub fn reserve(&mut self, keys: usize) {
+        self.dict.reserve(keys);
     }
 
     /// OBJECT ENCODING of `key`, `None` if absent.
