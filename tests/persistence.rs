@@ -578,3 +578,56 @@ fn shutdown_and_sigterm_save_when_save_points_are_set() {
     assert_eq!(fifth.raw().cmd(&["DBSIZE"]), ":0\r\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A damaged RDB file stops startup with a message naming the file, what
+/// was wrong and where; the server never starts with part of the data.
+#[test]
+fn a_damaged_rdb_file_is_refused_with_the_file_and_offset() {
+    let dir = temp_dir("damaged");
+    let conf = conf_in(&dir, "");
+    let first = Server::lapse(&[conf.to_str().unwrap()]);
+    let mut r = first.raw();
+    populate(&mut r);
+    assert_eq!(r.cmd(&["SAVE"]), "+OK\r\n");
+    drop(first);
+    let file = dir.join("dump.rdb");
+    let good = std::fs::read(&file).unwrap();
+    let start = |bytes: &[u8]| {
+        std::fs::write(&file, bytes).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_lapse"))
+            .arg(&conf)
+            .args(["--port", "0"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "lapse started on a damaged file");
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let shown = file.display().to_string();
+    let text = start(&good[..good.len() / 2]);
+    assert!(
+        text.contains(&shown) && text.contains("unexpected end of file"),
+        "{text}"
+    );
+    assert!(text.contains("byte offset"), "{text}");
+    let mut flipped = good.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 0x01;
+    let text = start(&flipped);
+    assert!(text.contains("Wrong RDB checksum"), "{text}");
+    let mut bad_type = good.clone();
+    // The first key's type byte: after the header, AUX fields, functions,
+    // SELECTDB and RESIZEDB; find it as the byte before the key "s".
+    let at = good
+        .windows(3)
+        .position(|w| w == [0x00, 0x01, b's'])
+        .unwrap();
+    bad_type[at] = 0x63;
+    let text = start(&bad_type);
+    assert!(text.contains("Unknown RDB encoding type 99"), "{text}");
+    assert!(text.contains(&format!("byte offset {at}")), "{text}");
+    let text = start(b"REDIS0010\xfe");
+    assert!(text.contains("unexpected end of file"), "{text}");
+    let text = start(b"NOTREDIS0010");
+    assert!(text.contains("wrong signature"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
