@@ -516,6 +516,19 @@ pub fn write_entry(
     write_value(out, value, string);
 }
 
+/// DUMP's payload for one value: its RDB type and serialization (as in
+/// a file, compact encodings included), framed by `dump_payload`.
+pub fn dump_value(value: crate::value::ValueRef<'_>, options: SaveOptions) -> Vec<u8> {
+    let string: fn(&mut Vec<u8>, &[u8]) = if options.compress {
+        write_string_compressed
+    } else {
+        write_string
+    };
+    let mut body = vec![value_type(value)];
+    write_value(&mut body, value, string);
+    dump_payload(body)
+}
+
 /// Frames a DUMP payload: `body`, the RDB version, the CRC-64 of both.
 pub fn dump_payload(mut body: Vec<u8>) -> Vec<u8> {
     body.extend_from_slice(&RDB_VERSION.to_le_bytes());

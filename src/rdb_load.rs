@@ -212,6 +212,18 @@ fn read_entries(
     Ok(())
 }
 
+/// The value in a RESTORE payload's body (type byte, serialization),
+/// which must be consumed whole. `None`: Redis's "Bad data format".
+pub fn restore_value(body: &[u8], limits: Limits) -> Option<Value> {
+    let mut r = Reader::new(body);
+    let kind = r.byte()?;
+    let value = match kind {
+        TYPE_STRING => Value::Str(r.string(MAX_STRING_BYTES)?),
+        kind => read_value(&mut r, kind, limits).ok()?,
+    };
+    (r.remaining() == 0 && !value.is_empty_aggregate()).then_some(value)
+}
+
 /// A count read from the file, checked against the bytes left (each
 /// element takes at least one byte), so it cannot ask for a huge vector.
 fn count(r: &mut Reader<'_>) -> Result<usize, String> {
@@ -534,6 +546,21 @@ mod tests {
             compress: true,
             checksum: false,
         };
+        // RESTORE payloads of the same values, flipped and cut the same way.
+        let mut payloads = Vec::new();
+        dbs[1].for_each_entry(|_, value, _| payloads.push(crate::rdb::dump_value(value, options)));
+        for payload in &payloads {
+            let body = crate::rdb::payload_body(payload).unwrap();
+            assert!(restore_value(body, LIMITS).is_some());
+            for i in 0..body.len() {
+                let _ = restore_value(&body[..i], LIMITS);
+                for mask in [0x01, 0x80, 0xFF] {
+                    let mut damaged = body.to_vec();
+                    damaged[i] ^= mask;
+                    let _ = restore_value(&damaged, LIMITS);
+                }
+            }
+        }
         let bytes = crate::persist::encode_to_vec(&mut dbs, 0, options);
         let loaded = load(&bytes, LIMITS).unwrap();
         assert_eq!(loaded.dbs[0].1.len(), 12);

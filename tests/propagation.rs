@@ -316,3 +316,37 @@ fn replaying_the_stream_rebuilds_the_dataset() {
         }
     }
 }
+
+/// RESTORE goes out with an absolute deadline (its TTL made absolute,
+/// ABSTTL appended), as Redis rewrites it; one whose deadline has passed
+/// stores nothing, and goes out as DEL only if REPLACE removed a value.
+#[test]
+fn restore_propagates_an_absolute_ttl() {
+    let mut h = Harness::new();
+    let now = h.now_ms;
+    h.run("SET src hello");
+    let reply = h.exec(&[b"DUMP", b"src"]);
+    let start = reply.windows(2).position(|w| w == b"\r\n").unwrap() + 2;
+    let payload = &reply[start..reply.len() - 2];
+    let stream = h.record_effects();
+    for args in [
+        &[&b"RESTORE"[..], b"a", b"5000", payload][..],
+        &[b"RESTORE", b"b", b"0", payload],
+        &[b"RESTORE", b"c", b"1", payload, b"ABSTTL"],
+        &[b"RESTORE", b"b", b"1", payload, b"ABSTTL", b"REPLACE"],
+    ] {
+        assert_eq!(h.exec(args), b"+OK\r\n");
+    }
+    let got = commands(&stream.borrow());
+    let dumped = String::from_utf8_lossy(payload);
+    assert_eq!(
+        got,
+        [
+            "SELECT 0".to_string(),
+            format!("RESTORE a {} {dumped} ABSTTL", now + 5000),
+            format!("RESTORE b 0 {dumped}"),
+            "DEL b".into(),
+        ]
+    );
+    assert_eq!(h.run("EXISTS a b c"), ":1\r\n");
+}

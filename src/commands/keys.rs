@@ -2,10 +2,10 @@
 //! SCAN, RANDOMKEY, DBSIZE, FLUSHDB, FLUSHALL.
 
 use super::aggregate::{reply_scan, ScanArgs};
-use super::{cmd, db_index_arg, is, CmdError, CmdResult, Command, Ctx, Flags};
-use crate::db::EventClass;
+use super::{cmd, db_index_arg, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags};
+use crate::db::{EventClass, Ttl};
 use crate::glob;
-use crate::protocol::Args;
+use crate::protocol::{Args, OwnedArgs};
 
 pub static COMMANDS: &[Command] = &[
     cmd!("del", -2, ["write"], (1, -1, 1), del, "generic", "Deletes one or more keys."),
@@ -28,6 +28,8 @@ pub static COMMANDS: &[Command] = &[
     cmd!("renamenx", 3, ["write", "fast"], (1, 2, 1), renamenx, "generic", "Renames a key only when the target key name doesn't exist."),
     cmd!("copy", -3, ["write", "denyoom"], (1, 2, 1), copy, "generic", "Copies the value of a key to a new key."),
     cmd!("move", 3, ["write", "fast"], (1, 1, 1), move_cmd, "generic", "Moves a key to another database."),
+    cmd!("dump", 2, ["readonly"], (1, 1, 1), dump, "generic", "Returns a serialized representation of the value stored at a key."),
+    cmd!("restore", -4, ["write", "denyoom"], (1, 1, 1), restore, "generic", "Creates a key from the serialized representation of a value."),
     cmd!("swapdb", 3, ["write", "fast"], (0, 0, 0), swapdb, "server", "Swaps two Redis databases."),
     cmd!("keys", 2, ["readonly"], (0, 0, 0), keys, "generic", "Returns all key names that match a pattern."),
     cmd!("scan", -2, ["readonly"], (0, 0, 0), scan, "generic", "Iterates over the key names in the database."),
@@ -174,6 +176,112 @@ fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
         Some(())
     });
     ctx.out().int(i64::from(copied.is_some()));
+    Ok(())
+}
+
+/// DUMP: the value as redis-server 7.0 serializes it (RDB type and
+/// encoding, RDB version 10, CRC-64), so RESTORE in either server reads it.
+fn dump(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let options = crate::rdb::SaveOptions {
+        compress: ctx.server.config.rdbcompression,
+        checksum: true,
+    };
+    let now_ms = ctx.now_ms;
+    let db = ctx.session.db;
+    let payload = ctx.server.dbs[db]
+        .get(&args[1], now_ms)
+        .map(|value| crate::rdb::dump_value(value, options));
+    match payload {
+        Some(payload) => ctx.out().bulk(&payload),
+        None => ctx.out().null(),
+    }
+    Ok(())
+}
+
+/// RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f], as
+/// Redis 7.0 checks and applies it. A relative TTL is propagated as an
+/// absolute one (with ABSTTL); a deadline already passed stores nothing
+/// (propagated as DEL if REPLACE removed an old value). lapse keeps no
+/// idle time or frequency: IDLETIME and FREQ are checked, then ignored.
+fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (mut replace, mut absttl, mut idle, mut freq) = (false, false, false, false);
+    let mut i = 4;
+    while i < args.len() {
+        let more = i + 1 < args.len();
+        if is(&args[i], "REPLACE") {
+            replace = true;
+        } else if is(&args[i], "ABSTTL") {
+            absttl = true;
+        } else if is(&args[i], "IDLETIME") && more && !freq {
+            if int_arg(&args[i + 1])? < 0 {
+                return Err(CmdError::Static("ERR Invalid IDLETIME value, must be >= 0"));
+            }
+            idle = true;
+            i += 1;
+        } else if is(&args[i], "FREQ") && more && !idle {
+            if !(0..=255).contains(&int_arg(&args[i + 1])?) {
+                return Err(CmdError::Static(
+                    "ERR Invalid FREQ value, must be >= 0 and <= 255",
+                ));
+            }
+            freq = true;
+            i += 1;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 1;
+    }
+    let now_ms = ctx.now_ms;
+    let db = ctx.session.db;
+    let key = &args[1];
+    if !replace && ctx.server.dbs[db].contains(key, now_ms) {
+        return Err(CmdError::Static("BUSYKEY Target key name already exists."));
+    }
+    let ttl = int_arg(&args[2])?;
+    if ttl < 0 {
+        return Err(CmdError::Static("ERR Invalid TTL value, must be >= 0"));
+    }
+    let body = crate::rdb::payload_body(&args[3]).ok_or(CmdError::Static(
+        "ERR DUMP payload version or checksum are wrong",
+    ))?;
+    let limits = crate::rdb_load::Limits {
+        hash: ctx.server.config.hash_limits(),
+        set: ctx.server.config.set_limits(),
+        zset: ctx.server.config.zset_limits(),
+    };
+    let value = crate::rdb_load::restore_value(body, limits)
+        .ok_or(CmdError::Static("ERR Bad data format"))?;
+    let lazy = ctx.server.config.lazyfree.server_del;
+    let target = &mut ctx.server.dbs[db];
+    let deleted = replace && target.delete(key, now_ms, lazy);
+    let at_ms = match ttl {
+        0 => None,
+        _ if absttl => Some(ttl),
+        _ => Some(ttl.saturating_add(now_ms)),
+    };
+    if at_ms.is_some_and(|at| at <= now_ms) {
+        if deleted {
+            target.signal(EventClass::GENERIC, "del", key);
+            ctx.server
+                .propagate
+                .rewrite(OwnedArgs::from_slices([&b"DEL"[..], key]));
+        }
+        ctx.out().ok();
+        return Ok(());
+    }
+    let ttl_mode = at_ms.map_or(Ttl::Clear, Ttl::At);
+    target.set(key, value, ttl_mode, now_ms);
+    target.signal(EventClass::GENERIC, "restore", key);
+    if let (Some(at), false, true) = (at_ms, absttl, ctx.server.propagate.active()) {
+        let at = at.to_string();
+        let mut rewritten: Vec<&[u8]> = args.iter().collect();
+        rewritten[2] = at.as_bytes();
+        rewritten.push(b"ABSTTL");
+        ctx.server
+            .propagate
+            .rewrite(OwnedArgs::from_slices(rewritten));
+    }
+    ctx.out().ok();
     Ok(())
 }
 
