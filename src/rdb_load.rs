@@ -1,7 +1,8 @@
 //! Reading an RDB file (ours, or one redis-server 7.0 wrote) into values:
 //! every opcode Redis 7.0 writes, the plain value types and the compact
 //! ones it writes (intset, listpack hashes and sorted sets, quicklist-2
-//! lists of listpacks). Values are rebuilt through their own types, which
+//! lists of listpacks), and the older ones it still loads (zipmap hashes,
+//! ziplist lists, hashes and sorted sets, quicklist-1 lists of ziplists). Values are rebuilt through their own types, which
 //! pick their representations by the configured limits as Redis's loader
 //! does. Pure: bytes in, entries out to a `LoadSink` as they are read
 //! (`Loaded` collects them); never panics on any input, and no length
@@ -264,10 +265,15 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
             }
             Value::Set(set)
         }
-        TYPE_ZSET | TYPE_ZSET_2 | TYPE_ZSET_LISTPACK => {
+        TYPE_ZSET | TYPE_ZSET_2 | TYPE_ZSET_LISTPACK | TYPE_ZSET_ZIPLIST => {
             let pairs: Vec<(Vec<u8>, f64)> = match kind {
-                TYPE_ZSET_LISTPACK => {
-                    let items = listpack(&string(r)?)?;
+                TYPE_ZSET_LISTPACK | TYPE_ZSET_ZIPLIST => {
+                    let blob = string(r)?;
+                    let items = if kind == TYPE_ZSET_LISTPACK {
+                        listpack(&blob)?
+                    } else {
+                        ziplist(&blob)?
+                    };
                     items
                         .chunks(2)
                         .map(|p| match p {
@@ -302,17 +308,20 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
             }
             Value::ZSet(z)
         }
-        TYPE_HASH | TYPE_HASH_LISTPACK => {
-            let items = if kind == TYPE_HASH {
-                let n = count(r)?;
-                let mut items = Vec::with_capacity(n.min(1 << 16) * 2);
-                for _ in 0..n {
-                    items.push(string(r)?);
-                    items.push(string(r)?);
+        TYPE_HASH | TYPE_HASH_LISTPACK | TYPE_HASH_ZIPLIST | TYPE_HASH_ZIPMAP => {
+            let items = match kind {
+                TYPE_HASH => {
+                    let n = count(r)?;
+                    let mut items = Vec::with_capacity(n.min(1 << 16) * 2);
+                    for _ in 0..n {
+                        items.push(string(r)?);
+                        items.push(string(r)?);
+                    }
+                    items
                 }
-                items
-            } else {
-                listpack(&string(r)?)?
+                TYPE_HASH_LISTPACK => listpack(&string(r)?)?,
+                TYPE_HASH_ZIPLIST => ziplist(&string(r)?)?,
+                _ => zipmap(&string(r)?)?,
             };
             if items.len() % 2 != 0 {
                 return Err(bad("odd hash listpack"));
@@ -325,12 +334,30 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
             hash.set_pairs(&pairs, limits.hash);
             Value::Hash(hash)
         }
-        TYPE_LIST_QUICKLIST_2 => {
+        TYPE_LIST_ZIPLIST => {
+            let mut list = List::default();
+            for e in ziplist(&string(r)?)? {
+                list.push(crate::value::list::End::Right, &e);
+            }
+            Value::List(list)
+        }
+        TYPE_LIST_QUICKLIST_2 | TYPE_LIST_QUICKLIST => {
             let mut list = List::default();
             for _ in 0..count(r)? {
-                let container = r.length().ok_or_else(|| bad("unexpected end of file"))?;
+                // Version 1 nodes are all ziplists; version 2 says which
+                // container each is (1 plain, 2 listpack).
+                const ZIPLIST_NODE: u64 = u64::MAX;
+                let container = match kind {
+                    TYPE_LIST_QUICKLIST => ZIPLIST_NODE,
+                    _ => r.length().ok_or_else(|| bad("unexpected end of file"))?,
+                };
                 let node = string(r)?;
                 match container {
+                    ZIPLIST_NODE => {
+                        for e in ziplist(&node)? {
+                            list.push(crate::value::list::End::Right, &e);
+                        }
+                    }
                     // A plain node: one big element.
                     1 => list.push(crate::value::list::End::Right, &node),
                     2 => {
@@ -363,6 +390,110 @@ fn old_score(r: &mut Reader<'_>) -> Result<f64, String> {
         255 => Ok(f64::NEG_INFINITY),
         n => parse_score(r.bytes(usize::from(n)).ok_or_else(|| bad("score"))?),
     }
+}
+
+/// A ziplist blob's entries (Redis before 7.0: `ziplist.c`): u32 total
+/// bytes, u32 offset of the last entry, u16 count, then entries (the
+/// previous entry's length in 1 or 5 bytes, an encoding, the data), 0xFF.
+pub(crate) fn ziplist(blob: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    let fail = || bad("ziplist");
+    let total = blob.get(..4).ok_or_else(fail)?;
+    if u32::from_le_bytes(total.try_into().map_err(|_| fail())?) as usize != blob.len()
+        || blob.len() < 11
+        || blob.last() != Some(&0xFF)
+    {
+        return Err(fail());
+    }
+    let mut r = Reader::new(&blob[10..]);
+    let mut out = Vec::new();
+    let int = |bytes: &[u8]| -> i64 {
+        let mut buf = [0u8; 8];
+        buf[..bytes.len()].copy_from_slice(bytes);
+        let shift = 64 - 8 * bytes.len() as u32;
+        (i64::from_le_bytes(buf) << shift) >> shift
+    };
+    loop {
+        let prevlen = r.byte().ok_or_else(fail)?;
+        if prevlen == 0xFF {
+            break;
+        }
+        if prevlen == 0xFE {
+            r.bytes(4).ok_or_else(fail)?;
+        }
+        let enc = r.byte().ok_or_else(fail)?;
+        let entry = match enc >> 6 {
+            0 => r.bytes(usize::from(enc & 0x3F)).ok_or_else(fail)?.to_vec(),
+            1 => {
+                let low = r.byte().ok_or_else(fail)?;
+                let len = (usize::from(enc & 0x3F) << 8) | usize::from(low);
+                r.bytes(len).ok_or_else(fail)?.to_vec()
+            }
+            2 if enc == 0x80 => {
+                let len = u32::from_be_bytes(
+                    r.bytes(4)
+                        .ok_or_else(fail)?
+                        .try_into()
+                        .map_err(|_| fail())?,
+                );
+                r.bytes(len as usize).ok_or_else(fail)?.to_vec()
+            }
+            2 => return Err(fail()),
+            _ => {
+                let n = match enc {
+                    0xC0 => int(r.bytes(2).ok_or_else(fail)?),
+                    0xD0 => int(r.bytes(4).ok_or_else(fail)?),
+                    0xE0 => int(r.bytes(8).ok_or_else(fail)?),
+                    0xF0 => int(r.bytes(3).ok_or_else(fail)?),
+                    0xFE => int(r.bytes(1).ok_or_else(fail)?),
+                    0xF1..=0xFD => i64::from(enc & 0x0F) - 1,
+                    _ => return Err(fail()),
+                };
+                n.to_string().into_bytes()
+            }
+        };
+        out.push(entry);
+    }
+    if r.remaining() != 0 {
+        return Err(fail());
+    }
+    Ok(out)
+}
+
+/// A zipmap blob's fields and values, alternating (Redis before 2.6:
+/// `zipmap.c`): a count byte, then per entry the key's length (1 byte, or
+/// 254 and 4 bytes), the key, the value's length, a free-space byte, the
+/// value and that much unused space; 0xFF.
+pub(crate) fn zipmap(blob: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    let fail = || bad("zipmap");
+    let mut r = Reader::new(blob);
+    r.byte().ok_or_else(fail)?;
+    let mut out = Vec::new();
+    let length = |r: &mut Reader<'_>| -> Result<Option<usize>, String> {
+        match r.byte().ok_or_else(fail)? {
+            0xFF => Ok(None),
+            0xFE => {
+                let n = u32::from_le_bytes(
+                    r.bytes(4)
+                        .ok_or_else(fail)?
+                        .try_into()
+                        .map_err(|_| fail())?,
+                );
+                Ok(Some(n as usize))
+            }
+            n => Ok(Some(usize::from(n))),
+        }
+    };
+    while let Some(klen) = length(&mut r)? {
+        out.push(r.bytes(klen).ok_or_else(fail)?.to_vec());
+        let vlen = length(&mut r)?.ok_or_else(fail)?;
+        let free = r.byte().ok_or_else(fail)?;
+        out.push(r.bytes(vlen).ok_or_else(fail)?.to_vec());
+        r.bytes(usize::from(free)).ok_or_else(fail)?;
+    }
+    if r.remaining() != 0 {
+        return Err(fail());
+    }
+    Ok(out)
 }
 
 /// An intset blob's members (`u32` encoding 2/4/8, `u32` count, values LE).
@@ -573,6 +704,26 @@ mod tests {
                 damaged[i] ^= mask;
                 let _ = load(&damaged, LIMITS);
             }
+        }
+    }
+
+    /// Random blobs with plausible headers into the old decoders: errors
+    /// or entries, never a panic.
+    #[test]
+    fn random_ziplists_and_zipmaps_never_panic() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
+        for _ in 0..20_000 {
+            let len = rng.gen_range(0..64);
+            let mut blob: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+            if len >= 11 {
+                blob[..4].copy_from_slice(&(len as u32).to_le_bytes());
+                blob[len - 1] = 0xFF;
+            }
+            let _ = ziplist(&blob);
+            let _ = zipmap(&blob);
+            let _ = listpack(&blob);
+            let _ = intset(&blob);
         }
     }
 

@@ -751,3 +751,165 @@ fn reply_bulk(reply: &[u8]) -> Vec<u8> {
     let header_end = reply.windows(2).position(|w| w == b"\r\n").unwrap();
     reply[header_end + 2..reply.len() - 2].to_vec()
 }
+
+/// A ziplist (the pre-7.0 compact encoding) of `entries`, as Redis's
+/// `ziplist.c` lays it out: integer-like entries in the narrowest integer
+/// encoding, every previous-length and the tail offset exact (so that
+/// redis-server's deep integrity check passes it).
+fn ziplist(entries: &[&[u8]]) -> Vec<u8> {
+    let mut body: Vec<u8> = Vec::new();
+    let (mut prev, mut tail) = (0usize, 10usize);
+    for entry in entries {
+        let start = body.len();
+        tail = 10 + start;
+        if prev < 254 {
+            body.push(prev as u8);
+        } else {
+            body.push(0xFE);
+            body.extend_from_slice(&(prev as u32).to_le_bytes());
+        }
+        let text = std::str::from_utf8(entry).ok();
+        let int = text
+            .and_then(|t| t.parse::<i64>().ok())
+            .filter(|n| Some(n.to_string().as_str()) == text);
+        match int {
+            Some(n @ 0..=12) => body.push(0xF1 + n as u8),
+            Some(n) if i8::try_from(n).is_ok() => body.extend_from_slice(&[0xFE, n as i8 as u8]),
+            Some(n) if i16::try_from(n).is_ok() => {
+                body.push(0xC0);
+                body.extend_from_slice(&(n as i16).to_le_bytes());
+            }
+            Some(n) if (-(1 << 23)..(1 << 23)).contains(&n) => {
+                body.push(0xF0);
+                body.extend_from_slice(&(n as i32).to_le_bytes()[..3]);
+            }
+            Some(n) if i32::try_from(n).is_ok() => {
+                body.push(0xD0);
+                body.extend_from_slice(&(n as i32).to_le_bytes());
+            }
+            Some(n) => {
+                body.push(0xE0);
+                body.extend_from_slice(&n.to_le_bytes());
+            }
+            None => {
+                let len = entry.len();
+                if len < 64 {
+                    body.push(len as u8);
+                } else if len < 16384 {
+                    body.extend_from_slice(&[0x40 | (len >> 8) as u8, len as u8]);
+                } else {
+                    body.push(0x80);
+                    body.extend_from_slice(&(len as u32).to_be_bytes());
+                }
+                body.extend_from_slice(entry);
+            }
+        }
+        prev = body.len() - start;
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(&((10 + body.len() + 1) as u32).to_le_bytes());
+    out.extend_from_slice(&(tail as u32).to_le_bytes());
+    out.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    out.extend_from_slice(&body);
+    out.push(0xFF);
+    out
+}
+
+/// A zipmap (Redis before 2.6) of field/value pairs, each value followed
+/// by `free` unused bytes.
+fn zipmap(pairs: &[(&[u8], &[u8])], free: u8) -> Vec<u8> {
+    let len = |out: &mut Vec<u8>, n: usize| {
+        if n < 254 {
+            out.push(n as u8);
+        } else {
+            out.push(0xFE);
+            out.extend_from_slice(&(n as u32).to_le_bytes());
+        }
+    };
+    let mut out = vec![pairs.len() as u8];
+    for (field, value) in pairs {
+        len(&mut out, field.len());
+        out.extend_from_slice(field);
+        len(&mut out, value.len());
+        out.push(free);
+        out.extend_from_slice(value);
+        out.extend(std::iter::repeat_n(0u8, usize::from(free)));
+    }
+    out.push(0xFF);
+    out
+}
+
+/// lapse loads the encodings redis-server 7.0 no longer writes but still
+/// loads (zipmap and ziplist hashes, ziplist lists and sorted sets,
+/// quicklist-1 lists of ziplists) exactly as redis-server does: a file
+/// built here loads in both (redis-server deep-checking every blob) with
+/// the same DEBUG DIGEST.
+#[test]
+fn older_encodings_load_as_redis_loads_them() {
+    use lapse::rdb::{write_len, write_string};
+    let long = "L".repeat(300);
+    let mut ints: Vec<String> = [
+        "0", "12", "13", "-1", "127", "-128", "300", "-32768", "40000",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    ints.extend(["8388607", "-8388609", "2147483648", "-9223372036854775808"].map(String::from));
+    ints.extend(["007", "1.5", "", "text"].map(String::from));
+    ints.push(long.clone());
+    let list: Vec<&[u8]> = ints.iter().map(|s| s.as_bytes()).collect();
+    let mut file = b"REDIS0009".to_vec();
+    file.extend_from_slice(&[0xFE, 0x00]);
+    let key = |file: &mut Vec<u8>, kind: u8, name: &str| {
+        file.push(kind);
+        write_string(file, name.as_bytes());
+    };
+    key(&mut file, 9, "zipmap");
+    let pairs: Vec<(&[u8], &[u8])> = vec![
+        (b"a", b"1"),
+        (b"long", long.as_bytes()),
+        (b"", b"empty field"),
+    ];
+    write_string(&mut file, &zipmap(&pairs, 3));
+    key(&mut file, 10, "ziplist-list");
+    write_string(&mut file, &ziplist(&list));
+    key(&mut file, 12, "ziplist-zset");
+    let zpairs: Vec<&[u8]> = vec![b"m1", b"-2", b"m2", b"1.5", b"m3", b"40000", b"m4", b"inf"];
+    write_string(&mut file, &ziplist(&zpairs));
+    key(&mut file, 13, "ziplist-hash");
+    let hpairs: Vec<&[u8]> = vec![b"f1", b"1", b"f2", long.as_bytes(), b"-5", b"neg"];
+    write_string(&mut file, &ziplist(&hpairs));
+    key(&mut file, 14, "quicklist");
+    write_len(&mut file, 2);
+    write_string(&mut file, &ziplist(&list[..5]));
+    write_string(&mut file, &ziplist(&list[5..]));
+    file.push(0xFF);
+    let crc = lapse::rdb::crc64(&file);
+    file.extend_from_slice(&crc.to_le_bytes());
+
+    let dir = temp_dir("old-encodings");
+    std::fs::write(dir.join("dump.rdb"), &file).unwrap();
+    let conf = conf_in(&dir, "");
+    let lapse = Server::lapse(&[conf.to_str().unwrap()]);
+    let mut ours = lapse.raw();
+    assert_eq!(ours.cmd(&["DBSIZE"]), ":5\r\n");
+    assert_eq!(
+        ours.cmd(&["HGET", "zipmap", "long"]),
+        format!("${}\r\n{long}\r\n", long.len())
+    );
+    assert_eq!(
+        ours.cmd(&["LINDEX", "quicklist", "12"]),
+        "$20\r\n-9223372036854775808\r\n"
+    );
+    assert_eq!(ours.cmd(&["ZSCORE", "ziplist-zset", "m4"]), "$3\r\ninf\r\n");
+    let digest = ours.cmd(&["DEBUG", "DIGEST"]);
+    let dir_arg = dir.to_str().unwrap();
+    let Some(redis) = Server::redis_with(&["--dir", dir_arg, "--sanitize-dump-payload", "yes"])
+    else {
+        return;
+    };
+    let mut theirs = redis.raw();
+    assert_eq!(theirs.cmd(&["DBSIZE"]), ":5\r\n");
+    assert_eq!(theirs.cmd(&["DEBUG", "DIGEST"]), digest);
+    let _ = std::fs::remove_dir_all(&dir);
+}
