@@ -22,6 +22,7 @@ pub mod harness;
 pub mod histogram;
 pub mod info;
 pub mod lazyfree;
+pub mod lzf;
 pub mod multi;
 pub mod notify;
 pub mod persist;

@@ -7,8 +7,8 @@
 //! `persist`'s.
 //!
 //! CRC-64 is Redis's (Jones polynomial, reflected), from the `crc` crate's
-//! catalogue (`CRC_64_REDIS`); LZF from the `lzf` crate: both maintained
-//! and made for exactly these formats.
+//! catalogue (`CRC_64_REDIS`); LZF decompression from the `lzf` crate,
+//! compression from `crate::lzf` (see there why).
 
 use crc::{Crc, Table, CRC_64_REDIS};
 
@@ -84,15 +84,17 @@ pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
 /// LZF-compressed when longer than 20 bytes and at least 4 bytes smaller
 /// so, else plain.
 fn write_string_compressed(out: &mut Vec<u8>, s: &[u8]) {
+    thread_local! {
+        static LZF: std::cell::RefCell<crate::lzf::Compressor> = Default::default();
+    }
     if s.len() > 20 {
-        if let Ok(packed) = lzf::compress(s) {
-            if packed.len() + 4 <= s.len() {
-                out.push(0xC0 | ENC_LZF);
-                write_len(out, packed.len() as u64);
-                write_len(out, s.len() as u64);
-                out.extend_from_slice(&packed);
-                return;
-            }
+        let packed = LZF.with(|c| c.borrow_mut().compress(s, s.len() - 4));
+        if let Some(packed) = packed {
+            out.push(0xC0 | ENC_LZF);
+            write_len(out, packed.len() as u64);
+            write_len(out, s.len() as u64);
+            out.extend_from_slice(&packed);
+            return;
         }
     }
     write_string(out, s);
