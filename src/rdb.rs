@@ -74,8 +74,26 @@ pub fn write_len(out: &mut Vec<u8>, len: u64) {
     }
 }
 
-/// A string as `rdbSaveRawString` writes it uncompressed.
+/// A string as `rdbSaveRawString` writes it uncompressed: as an 8, 16 or
+/// 32-bit integer when it is one written canonically
+/// (`rdbTryIntegerEncoding`), else its length and bytes.
 pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
+    if s.len() <= 11 {
+        if let Some(n) = crate::value::canonical_int(s) {
+            if let Ok(n) = i8::try_from(n) {
+                out.extend_from_slice(&[0xC0 | ENC_INT8, n as u8]);
+                return;
+            } else if let Ok(n) = i16::try_from(n) {
+                out.push(0xC0 | ENC_INT16);
+                out.extend_from_slice(&n.to_le_bytes());
+                return;
+            } else if let Ok(n) = i32::try_from(n) {
+                out.push(0xC0 | ENC_INT32);
+                out.extend_from_slice(&n.to_le_bytes());
+                return;
+            }
+        }
+    }
     write_len(out, s.len() as u64);
     out.extend_from_slice(s);
 }
@@ -582,6 +600,21 @@ mod tests {
             let mut out = Vec::new();
             write_len(&mut out, n);
             assert_eq!(Reader::new(&out).length(), Some(n));
+        }
+        for (text, bytes) in [
+            (&b"-2"[..], &[0xC0, 0xFE][..]),
+            (b"300", &[0xC1, 0x2C, 0x01]),
+            (b"-2147483648", &[0xC2, 0, 0, 0, 0x80]),
+        ] {
+            let mut out = Vec::new();
+            write_string(&mut out, text);
+            assert_eq!(out, bytes);
+            assert_eq!(Reader::new(&out).string(100).as_deref(), Some(text));
+        }
+        for plain in [&b"2147483648"[..], b"007", b"-0", b"+1"] {
+            let mut out = Vec::new();
+            write_string(&mut out, plain);
+            assert_eq!(out[0] as usize, plain.len());
         }
         let mut out = Vec::new();
         write_string(&mut out, b"hello");
