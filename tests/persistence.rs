@@ -604,10 +604,9 @@ fn a_damaged_rdb_file_is_refused_with_the_file_and_offset() {
     };
     let shown = file.display().to_string();
     let text = start(&good[..good.len() / 2]);
-    assert!(
-        text.contains(&shown) && text.contains("unexpected end of file"),
-        "{text}"
-    );
+    let truncated =
+        text.contains("unexpected end of file") || text.contains("past the end of the file");
+    assert!(text.contains(&shown) && truncated, "{text}");
     assert!(text.contains("byte offset"), "{text}");
     let mut flipped = good.clone();
     let last = flipped.len() - 1;
