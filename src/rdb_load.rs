@@ -392,6 +392,15 @@ fn old_score(r: &mut Reader<'_>) -> Result<f64, String> {
     }
 }
 
+/// A little-endian two's-complement integer of 1 to 8 bytes (the integer
+/// encodings of listpacks and ziplists).
+fn le_signed(bytes: &[u8]) -> i64 {
+    let mut buf = [0u8; 8];
+    buf[..bytes.len()].copy_from_slice(bytes);
+    let shift = 64 - 8 * bytes.len() as u32;
+    (i64::from_le_bytes(buf) << shift) >> shift
+}
+
 /// A ziplist blob's entries (Redis before 7.0: `ziplist.c`): u32 total
 /// bytes, u32 offset of the last entry, u16 count, then entries (the
 /// previous entry's length in 1 or 5 bytes, an encoding, the data), 0xFF.
@@ -406,12 +415,6 @@ pub(crate) fn ziplist(blob: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     }
     let mut r = Reader::new(&blob[10..]);
     let mut out = Vec::new();
-    let int = |bytes: &[u8]| -> i64 {
-        let mut buf = [0u8; 8];
-        buf[..bytes.len()].copy_from_slice(bytes);
-        let shift = 64 - 8 * bytes.len() as u32;
-        (i64::from_le_bytes(buf) << shift) >> shift
-    };
     loop {
         let prevlen = r.byte().ok_or_else(fail)?;
         if prevlen == 0xFF {
@@ -440,11 +443,11 @@ pub(crate) fn ziplist(blob: &[u8]) -> Result<Vec<Vec<u8>>, String> {
             2 => return Err(fail()),
             _ => {
                 let n = match enc {
-                    0xC0 => int(r.bytes(2).ok_or_else(fail)?),
-                    0xD0 => int(r.bytes(4).ok_or_else(fail)?),
-                    0xE0 => int(r.bytes(8).ok_or_else(fail)?),
-                    0xF0 => int(r.bytes(3).ok_or_else(fail)?),
-                    0xFE => int(r.bytes(1).ok_or_else(fail)?),
+                    0xC0 => le_signed(r.bytes(2).ok_or_else(fail)?),
+                    0xD0 => le_signed(r.bytes(4).ok_or_else(fail)?),
+                    0xE0 => le_signed(r.bytes(8).ok_or_else(fail)?),
+                    0xF0 => le_signed(r.bytes(3).ok_or_else(fail)?),
+                    0xFE => le_signed(r.bytes(1).ok_or_else(fail)?),
                     0xF1..=0xFD => i64::from(enc & 0x0F) - 1,
                     _ => return Err(fail()),
                 };
@@ -539,12 +542,6 @@ pub(crate) fn listpack(blob: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         *at += n;
         Ok(s)
     };
-    let int = |bytes: &[u8]| -> i64 {
-        let mut buf = [0u8; 8];
-        buf[..bytes.len()].copy_from_slice(bytes);
-        let shift = 64 - 8 * bytes.len() as u32;
-        (i64::from_le_bytes(buf) << shift) >> shift
-    };
     loop {
         let start = at;
         let enc = *blob.get(at).ok_or_else(fail)?;
@@ -571,10 +568,10 @@ pub(crate) fn listpack(blob: &[u8]) -> Result<Vec<Vec<u8>>, String> {
                 let len = u32::from_le_bytes(take(&mut at, 4)?.try_into().map_err(|_| fail())?);
                 take(&mut at, len as usize)?.to_vec()
             }
-            0xF1 => int(take(&mut at, 2)?).to_string().into_bytes(),
-            0xF2 => int(take(&mut at, 3)?).to_string().into_bytes(),
-            0xF3 => int(take(&mut at, 4)?).to_string().into_bytes(),
-            0xF4 => int(take(&mut at, 8)?).to_string().into_bytes(),
+            0xF1 => le_signed(take(&mut at, 2)?).to_string().into_bytes(),
+            0xF2 => le_signed(take(&mut at, 3)?).to_string().into_bytes(),
+            0xF3 => le_signed(take(&mut at, 4)?).to_string().into_bytes(),
+            0xF4 => le_signed(take(&mut at, 8)?).to_string().into_bytes(),
             _ => return Err(fail()),
         };
         // The back-length: the entry's size in 7-bit groups.
