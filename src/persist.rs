@@ -604,12 +604,52 @@ pub fn encode_to_vec(dbs: &mut [Db], now_ms: i64, options: SaveOptions) -> Vec<u
 /// (INFO persistence counts the keys). An unreadable or damaged file is an
 /// error (the server must not start with half a dataset), as in Redis.
 pub fn load_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
+    match std::fs::read(rdb_path(state)) {
+        Ok(data) => load_file(state, &data, now_ms, false),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE], as redis-server's test suite
+/// uses it: save (unless NOSAVE), empty the databases and the function
+/// libraries (unless NOFLUSH),
+/// load the file back (with MERGE, a key already present is replaced
+/// instead of being an error).
+pub fn debug_reload(
+    state: &mut ServerState,
+    now_ms: i64,
+    save_first: bool,
+    flush: bool,
+    merge: bool,
+) -> Result<(), ReloadError> {
+    if save_first {
+        save(state, now_ms).map_err(ReloadError::Save)?;
+    }
+    if flush {
+        // Redis's emptyData: the keys and the function libraries.
+        abandon_background(state);
+        for db in &mut state.dbs {
+            drop(db.flush());
+        }
+        if let Some(scripting) = &mut state.scripting {
+            scripting.flush_functions();
+        }
+    }
+    let data = std::fs::read(rdb_path(state)).map_err(ReloadError::Load)?;
+    load_file(state, &data, now_ms, merge).map_err(ReloadError::Load)
+}
+
+/// Which half of DEBUG RELOAD failed.
+#[derive(Debug)]
+pub enum ReloadError {
+    Save(SaveError),
+    Load(io::Error),
+}
+
+/// Loads RDB `data` into the databases (see `StartupSink`).
+fn load_file(state: &mut ServerState, data: &[u8], now_ms: i64, merge: bool) -> io::Result<()> {
     let path = rdb_path(state);
-    let data = match std::fs::read(&path) {
-        Ok(data) => data,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e),
-    };
     let limits = Limits {
         hash: state.config.hash_limits(),
         set: state.config.set_limits(),
@@ -624,18 +664,24 @@ pub fn load_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
     let mut sink = StartupSink {
         dbs: &mut state.dbs,
         now_ms,
+        merge,
         functions: Vec::new(),
         loaded: 0,
         expired: 0,
     };
-    rdb_load::load_into(&data, limits, &mut sink).map_err(invalid)?;
+    rdb_load::load_into(data, limits, &mut sink).map_err(invalid)?;
     let (functions, loaded, expired) = (sink.functions, sink.loaded, sink.expired);
     if !functions.is_empty() {
         let mut scripting = match state.scripting.take() {
             Some(s) => s,
             None => crate::scripting::Scripting::new().map_err(|e| invalid(format!("Lua: {e}")))?,
         };
-        let restored = scripting.restore_codes(&functions, crate::scripting::Restore::Append);
+        let how = if merge {
+            crate::scripting::Restore::Replace
+        } else {
+            crate::scripting::Restore::Append
+        };
+        let restored = scripting.restore_codes(&functions, how);
         state.scripting = Some(scripting);
         restored.map_err(invalid)?;
     }
@@ -646,10 +692,12 @@ pub fn load_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
 }
 
 /// Loading at startup, as a Redis primary does: keys whose deadline has
-/// passed are skipped and counted; a key twice in the file is an error.
+/// passed are skipped and counted; a key already present is an error
+/// (twice in the file), or replaced with `merge` (DEBUG RELOAD MERGE).
 struct StartupSink<'a> {
     dbs: &'a mut [Db],
     now_ms: i64,
+    merge: bool,
     functions: Vec<Vec<u8>>,
     loaded: u64,
     expired: u64,
@@ -672,6 +720,9 @@ impl StartupSink<'_> {
         if at_ms.is_some_and(|at| at < self.now_ms) {
             self.expired += 1;
             return Ok(());
+        }
+        if self.merge {
+            target.delete(key, self.now_ms, false);
         }
         if !target.load_key(key, value, at_ms) {
             return Err(format!(

@@ -912,3 +912,37 @@ fn older_encodings_load_as_redis_loads_them() {
     assert_eq!(theirs.cmd(&["DEBUG", "DIGEST"]), digest);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// DEBUG RELOAD (redis-server's test suite leans on it): save, empty,
+/// load back, digest unchanged; NOSAVE loads the last file; NOFLUSH
+/// without MERGE trips on the keys still there (redis-server aborts on a
+/// duplicate key; lapse answers Redis's load error and keeps serving).
+#[test]
+fn debug_reload_round_trips_the_dataset() {
+    let dir = temp_dir("debug-reload");
+    let conf = conf_in(&dir, "");
+    let lapse = Server::lapse(&[conf.to_str().unwrap()]);
+    let mut r = lapse.raw();
+    populate(&mut r);
+    let digest = r.cmd(&["DEBUG", "DIGEST"]);
+    assert_eq!(r.cmd(&["DEBUG", "RELOAD"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(r.cmd(&["SET", "later", "x"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["DEBUG", "RELOAD", "NOSAVE"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["EXISTS", "later"]), ":0\r\n");
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(
+        r.cmd(&["DEBUG", "RELOAD", "NOFLUSH", "NOSAVE"]),
+        "-ERR Error trying to load the RDB dump, check server logs.\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["DEBUG", "RELOAD", "NOFLUSH", "NOSAVE", "MERGE"]),
+        "+OK\r\n"
+    );
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(
+        r.cmd(&["DEBUG", "RELOAD", "BOGUS"]),
+        "-ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.\r\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -194,6 +194,15 @@ static DEBUG_SUBCOMMANDS: &[Command] = &[
         "Switches the active expire cycle off (0) or on (1)."
     ),
     cmd!(
+        "reload",
+        -2,
+        [],
+        (0, 0, 0),
+        debug_reload,
+        "server",
+        "Saves the RDB file, empties the databases and loads the file back."
+    ),
+    cmd!(
         "digest",
         2,
         [],
@@ -212,6 +221,39 @@ static DEBUG_SUBCOMMANDS: &[Command] = &[
         "Returns Redis's digest of each named key's value."
     ),
 ];
+
+/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE] (see `persist::debug_reload`),
+/// with redis-server's replies.
+fn debug_reload(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let (mut save, mut flush, mut merge) = (true, true, false);
+    for arg in args.iter().skip(2) {
+        if is(arg, "MERGE") {
+            merge = true;
+        } else if is(arg, "NOFLUSH") {
+            flush = false;
+        } else if is(arg, "NOSAVE") {
+            save = false;
+        } else {
+            return Err(CmdError::Static(
+                "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.",
+            ));
+        }
+    }
+    let now_ms = ctx.now_ms;
+    match crate::persist::debug_reload(ctx.server, now_ms, save, flush, merge) {
+        Ok(()) => {
+            ctx.out().ok();
+            Ok(())
+        }
+        Err(crate::persist::ReloadError::Load(e)) => {
+            tracing::warn!("DEBUG RELOAD: {e}");
+            Err(CmdError::Static(
+                "ERR Error trying to load the RDB dump, check server logs.",
+            ))
+        }
+        Err(crate::persist::ReloadError::Save(e)) => Err(save_error(e)),
+    }
+}
 
 /// DEBUG DIGEST: the dataset's digest as redis-server computes it, hex.
 fn debug_digest(ctx: &mut Ctx, _args: Args) -> CmdResult {
