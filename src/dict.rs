@@ -458,6 +458,20 @@ mod tests {
         }
     }
 
+    /// Removes up to `max` keys that are not in `stable`.
+    fn remove_unstable(d: &mut Dict<Num>, stable: &HashSet<Vec<u8>>, max: usize) {
+        let doomed: Vec<Vec<u8>> = d
+            .iter()
+            .map(|(_, e)| e.key().to_vec())
+            .filter(|k| !stable.contains(k))
+            .take(max)
+            .collect();
+        for k in doomed {
+            let idx = d.find(&k).unwrap();
+            d.remove_at(idx);
+        }
+    }
+
     fn check_consistent(d: &Dict<Num>) {
         for (i, e) in d.iter() {
             assert_eq!(d.find(e.key()), Some(i));
@@ -584,15 +598,7 @@ mod tests {
                     d.insert_new(Num::new(10_000 + round * 10_000 + n));
                 }
             } else {
-                let doomed: Vec<Vec<u8>> = d
-                    .iter()
-                    .map(|(_, e)| e.key().to_vec())
-                    .filter(|k| !stable.contains(k))
-                    .collect();
-                for k in doomed {
-                    let idx = d.find(&k).unwrap();
-                    d.remove_at(idx);
-                }
+                remove_unstable(&mut d, &stable, usize::MAX);
             }
             if cursor == 0 {
                 break;
@@ -626,16 +632,7 @@ mod tests {
                         d.insert_new(Num::new(1_000_000 * (round + 1) + n));
                     }
                 } else {
-                    let doomed: Vec<Vec<u8>> = d
-                        .iter()
-                        .map(|(_, e)| e.key().to_vec())
-                        .filter(|k| !stable.contains(k))
-                        .take(900)
-                        .collect();
-                    for k in doomed {
-                        let idx = d.find(&k).unwrap();
-                        d.remove_at(idx);
-                    }
+                    remove_unstable(&mut d, &stable, 900);
                 }
                 if cursor == 0 {
                     break;

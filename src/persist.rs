@@ -98,9 +98,10 @@ impl Persistence {
     /// (INFO) keys the current save has written and will write in all.
     pub fn current_save_keys(&self, dbs: &[Db]) -> (u64, u64) {
         self.background.as_ref().map_or((0, 0), |b| {
-            let left: usize = dbs.iter().map(Db::snapshot_remaining).sum();
-            let total = b.encoder.keys_total as u64;
-            (total.saturating_sub(left as u64), total)
+            (
+                b.encoder.keys_written(dbs) as u64,
+                b.encoder.keys_total as u64,
+            )
         })
     }
 }
@@ -209,6 +210,12 @@ impl Encoder {
             }
         }
         self.done
+    }
+
+    /// Keys written so far (by the saver or before a change).
+    fn keys_written(&self, dbs: &[Db]) -> usize {
+        let left: usize = dbs.iter().map(Db::snapshot_remaining).sum();
+        self.keys_total.saturating_sub(left)
     }
 
     /// Abandons the save: the databases stop preserving for it.
@@ -476,10 +483,9 @@ pub fn tick(state: &mut ServerState) -> Pace {
         let mut keys = KEYS_PER_STEP;
         if bg.key_delay_ns > 0 {
             let allowed = bg.started.elapsed().as_nanos() / u128::from(bg.key_delay_ns);
-            let left: usize = state.dbs.iter().map(Db::snapshot_remaining).sum();
-            let written = bg.encoder.keys_total.saturating_sub(left);
+            let written = bg.encoder.keys_written(&state.dbs);
             keys = keys.min((allowed as usize).saturating_sub(written));
-            if keys == 0 && left > 0 {
+            if keys == 0 && written < bg.encoder.keys_total {
                 return Pace::Waiting;
             }
         }
@@ -521,9 +527,8 @@ pub fn abandon_background(state: &mut ServerState) {
 /// reached (`save <seconds> <changes>`), as Redis's `serverCron` does;
 /// after a failure, not again before `BGSAVE_RETRY_DELAY_S`.
 pub fn cron(state: &mut ServerState, now_ms: i64) {
+    // (A background save's slices and completion are the loop's `tick`.)
     if state.persist.background.is_some() {
-        // Completion is noticed here too when the loop is idle.
-        tick(state);
         return;
     }
     let now_s = now_ms / 1000;
@@ -650,11 +655,7 @@ pub enum ReloadError {
 /// Loads RDB `data` into the databases (see `StartupSink`).
 fn load_file(state: &mut ServerState, data: &[u8], now_ms: i64, merge: bool) -> io::Result<()> {
     let path = rdb_path(state);
-    let limits = Limits {
-        hash: state.config.hash_limits(),
-        set: state.config.set_limits(),
-        zset: state.config.zset_limits(),
-    };
+    let limits = Limits::of(&state.config);
     let invalid = |message: String| {
         io::Error::new(
             io::ErrorKind::InvalidData,

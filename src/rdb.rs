@@ -118,6 +118,15 @@ fn write_string_compressed(out: &mut Vec<u8>, s: &[u8]) {
     write_string(out, s);
 }
 
+/// How strings are written under `options` (LZF or not).
+fn string_writer(options: SaveOptions) -> fn(&mut Vec<u8>, &[u8]) {
+    if options.compress {
+        write_string_compressed
+    } else {
+        write_string
+    }
+}
+
 /// How a save writes (`rdbcompression`, `rdbchecksum`).
 #[derive(Debug, Clone, Copy)]
 pub struct SaveOptions {
@@ -527,11 +536,7 @@ pub fn write_entry(
     at_ms: Option<i64>,
     options: SaveOptions,
 ) {
-    let string: fn(&mut Vec<u8>, &[u8]) = if options.compress {
-        write_string_compressed
-    } else {
-        write_string
-    };
+    let string = string_writer(options);
     if let Some(at_ms) = at_ms {
         out.push(OPCODE_EXPIRETIME_MS);
         out.extend_from_slice(&at_ms.to_le_bytes());
@@ -544,11 +549,7 @@ pub fn write_entry(
 /// DUMP's payload for one value: its RDB type and serialization (as in
 /// a file, compact encodings included), framed by `dump_payload`.
 pub fn dump_value(value: crate::value::ValueRef<'_>, options: SaveOptions) -> Vec<u8> {
-    let string: fn(&mut Vec<u8>, &[u8]) = if options.compress {
-        write_string_compressed
-    } else {
-        write_string
-    };
+    let string = string_writer(options);
     let mut body = vec![value_type(value)];
     write_value(&mut body, value, string);
     dump_payload(body)

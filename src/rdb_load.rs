@@ -89,6 +89,17 @@ pub struct Limits {
     pub zset: ZLimits,
 }
 
+impl Limits {
+    /// The limits `config` sets (`*-max-listpack-*`, `set-max-intset-entries`).
+    pub fn of(config: &crate::config::Config) -> Limits {
+        Limits {
+            hash: config.hash_limits(),
+            set: config.set_limits(),
+            zset: config.zset_limits(),
+        }
+    }
+}
+
 /// Longest string an LZF header may ask for (Redis's proto-max-bulk-len
 /// default; nothing longer can have been stored).
 const MAX_STRING_BYTES: usize = 512 * 1024 * 1024;

@@ -244,11 +244,7 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
     let body = crate::rdb::payload_body(&args[3]).ok_or(CmdError::Static(
         "ERR DUMP payload version or checksum are wrong",
     ))?;
-    let limits = crate::rdb_load::Limits {
-        hash: ctx.server.config.hash_limits(),
-        set: ctx.server.config.set_limits(),
-        zset: ctx.server.config.zset_limits(),
-    };
+    let limits = crate::rdb_load::Limits::of(&ctx.server.config);
     let value = crate::rdb_load::restore_value(body, limits)
         .ok_or(CmdError::Static("ERR Bad data format"))?;
     let lazy = ctx.server.config.lazyfree.server_del;

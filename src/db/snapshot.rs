@@ -53,11 +53,11 @@ impl Db {
     /// many remain (0: the save of this database is complete).
     pub fn snapshot_step(&mut self, max_keys: usize) -> usize {
         for _ in 0..max_keys {
-            match self.snapshot.as_deref() {
-                Some(s) if s.unsaved > 0 => {}
-                _ => break,
+            let remaining = self.snapshot_remaining();
+            if remaining == 0 {
+                break;
             }
-            self.write_unsaved(self.snapshot_remaining() as u32 - 1);
+            self.write_unsaved(remaining as u32 - 1);
         }
         self.snapshot_remaining()
     }
