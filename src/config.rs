@@ -99,6 +99,52 @@ pub struct Config {
     /// save writes at most one key per this many microseconds (negative:
     /// nanoseconds).
     pub rdb_key_save_delay: i64,
+    /// `appendonly`: every change also goes to the append-only file.
+    pub appendonly: bool,
+    /// `appendfsync`: when the append-only file is synced.
+    pub appendfsync: FsyncPolicy,
+    /// `appenddirname`: the AOF directory, in `dir`.
+    pub appenddirname: String,
+    /// `appendfilename`: the stem of the AOF files and manifest.
+    pub appendfilename: String,
+    /// `aof-use-rdb-preamble`: a rewrite's base file is an RDB file
+    /// (`.base.rdb`) rather than commands (`.base.aof`).
+    pub aof_use_rdb_preamble: bool,
+    /// `aof-load-truncated`: a last AOF file cut mid-command loads up to
+    /// its last whole command (and is truncated there) instead of failing.
+    pub aof_load_truncated: bool,
+    /// `auto-aof-rewrite-percentage` / `-min-size`: a rewrite starts when
+    /// the AOF grew by this much over its size after the last rewrite and
+    /// is at least this big (0 percent: never).
+    pub auto_aof_rewrite_percentage: u32,
+    pub auto_aof_rewrite_min_size: u64,
+    /// `no-appendfsync-on-rewrite`: no fsync while a rewrite or save runs.
+    pub no_appendfsync_on_rewrite: bool,
+    /// `aof-rewrite-incremental-fsync` / `rdb-save-incremental-fsync`: the
+    /// writer syncs every 4 MB of a rewrite / save, not all at the end.
+    pub aof_rewrite_incremental_fsync: bool,
+    pub rdb_save_incremental_fsync: bool,
+}
+
+/// `appendfsync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsyncPolicy {
+    /// Before replies go out, once per loop iteration.
+    Always,
+    /// On a background thread, about once a second.
+    EverySec,
+    /// Left to the OS.
+    No,
+}
+
+impl FsyncPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            FsyncPolicy::Always => "always",
+            FsyncPolicy::EverySec => "everysec",
+            FsyncPolicy::No => "no",
+        }
+    }
 }
 
 /// One `save <seconds> <changes>` point.
@@ -286,6 +332,17 @@ impl Default for Config {
             save_points: DEFAULT_SAVE_POINTS.to_vec(),
             stop_writes_on_bgsave_error: true,
             rdb_key_save_delay: 0,
+            appendonly: false,
+            appendfsync: FsyncPolicy::EverySec,
+            appenddirname: "appendonlydir".into(),
+            appendfilename: "appendonly.aof".into(),
+            aof_use_rdb_preamble: true,
+            aof_load_truncated: true,
+            auto_aof_rewrite_percentage: 100,
+            auto_aof_rewrite_min_size: 64 * 1024 * 1024,
+            no_appendfsync_on_rewrite: false,
+            aof_rewrite_incremental_fsync: true,
+            rdb_save_incremental_fsync: true,
         }
     }
 }
@@ -363,6 +420,16 @@ fn parse_memory(s: &str) -> Option<i64> {
         }
     }
     lower.parse().ok()
+}
+
+/// A file or directory name without a path (`dbfilename`,
+/// `appendfilename`, `appenddirname`), else Redis's error `path_error`.
+fn base_name(args: &[String], path_error: &str) -> Result<String, BadValue> {
+    match args {
+        [name] if name.contains('/') => Err(BadValue(path_error.into())),
+        [name] => Ok(name.clone()),
+        _ => Err(BadValue("wrong number of arguments".into())),
+    }
 }
 
 fn yes_no(args: &[String]) -> Result<bool, BadValue> {
@@ -693,15 +760,9 @@ pub static SETTINGS: &[Setting] = &[
     Setting {
         name: "dbfilename",
         get: |c| c.dbfilename.clone(),
-        set: |c, a| match a {
-            [name] if name.contains('/') => Err(BadValue(
-                "dbfilename can't be a path, just a filename".into(),
-            )),
-            [name] => {
-                c.dbfilename = name.clone();
-                Ok(())
-            }
-            _ => Err(BadValue("wrong number of arguments".into())),
+        set: |c, a| {
+            c.dbfilename = base_name(a, "dbfilename can't be a path, just a filename")?;
+            Ok(())
         },
         mutable: true,
     },
@@ -787,14 +848,60 @@ pub static SETTINGS: &[Setting] = &[
         },
         mutable: true,
     },
-    // lapse has no AOF yet; this reports that to tools that ask
-    // (redis-benchmark reads it) and accepts only the truth.
+    yes_no_setting!("appendonly", appendonly),
     Setting {
-        name: "appendonly",
-        get: |_| "no".into(),
-        set: |_, a| one_of(a, &["no"]).map(drop),
+        name: "appendfsync",
+        get: |c| c.appendfsync.name().into(),
+        set: |c, a| {
+            c.appendfsync = match one_of(a, &["always", "everysec", "no"])?.as_str() {
+                "always" => FsyncPolicy::Always,
+                "no" => FsyncPolicy::No,
+                _ => FsyncPolicy::EverySec,
+            };
+            Ok(())
+        },
         mutable: true,
     },
+    Setting {
+        name: "appenddirname",
+        get: |c| c.appenddirname.clone(),
+        set: |c, a| {
+            c.appenddirname = base_name(a, "appenddirname can't be a path, just a dirname")?;
+            Ok(())
+        },
+        mutable: false,
+    },
+    Setting {
+        name: "appendfilename",
+        get: |c| c.appendfilename.clone(),
+        set: |c, a| {
+            c.appendfilename = base_name(a, "appendfilename can't be a path, just a filename")?;
+            Ok(())
+        },
+        mutable: false,
+    },
+    yes_no_setting!("aof-use-rdb-preamble", aof_use_rdb_preamble),
+    yes_no_setting!("aof-load-truncated", aof_load_truncated),
+    int_setting!(
+        "auto-aof-rewrite-percentage",
+        auto_aof_rewrite_percentage,
+        0,
+        i64::from(i32::MAX),
+        true
+    ),
+    int_setting!(
+        "auto-aof-rewrite-min-size",
+        auto_aof_rewrite_min_size,
+        0,
+        i64::MAX,
+        true
+    ),
+    yes_no_setting!("no-appendfsync-on-rewrite", no_appendfsync_on_rewrite),
+    yes_no_setting!(
+        "aof-rewrite-incremental-fsync",
+        aof_rewrite_incremental_fsync
+    ),
+    yes_no_setting!("rdb-save-incremental-fsync", rdb_save_incremental_fsync),
 ];
 
 /// Settings CONFIG SET changes only for whom `enable-protected-configs`

@@ -189,7 +189,7 @@ fn persistence_section(state: &ServerState, out: &mut String) {
     field!(
         out,
         "rdb_current_bgsave_time_sec",
-        p.current_bgsave_time_s()
+        p.current_job_time_s(crate::persist::Job::Rdb)
     );
     field!(out, "rdb_saves", p.rdb_saves);
     field!(out, "rdb_last_cow_size", 0);
@@ -203,18 +203,56 @@ fn persistence_section(state: &ServerState, out: &mut String) {
         "rdb_last_load_keys_loaded",
         state.stats.rdb_last_load_keys_loaded
     );
-    field!(out, "aof_enabled", 0);
-    field!(out, "aof_rewrite_in_progress", 0);
-    field!(out, "aof_rewrite_scheduled", 0);
-    field!(out, "aof_last_rewrite_time_sec", -1);
-    field!(out, "aof_current_rewrite_time_sec", -1);
-    field!(out, "aof_last_bgrewrite_status", "ok");
-    field!(out, "aof_rewrites", 0);
-    field!(out, "aof_rewrites_consecutive_failures", 0);
-    field!(out, "aof_last_write_status", "ok");
+    let aof = &state.aof;
+    let rewriting = p.job() == Some(crate::persist::Job::AofRewrite);
+    field!(
+        out,
+        "aof_enabled",
+        u8::from(aof.state != crate::aof::AofState::Off)
+    );
+    field!(out, "aof_rewrite_in_progress", u8::from(rewriting));
+    field!(
+        out,
+        "aof_rewrite_scheduled",
+        u8::from(aof.rewrite_scheduled)
+    );
+    field!(out, "aof_last_rewrite_time_sec", aof.last_rewrite_time_s);
+    field!(
+        out,
+        "aof_current_rewrite_time_sec",
+        crate::aof::current_rewrite_time_s(state)
+    );
+    field!(
+        out,
+        "aof_last_bgrewrite_status",
+        ok_or_err(aof.last_rewrite_ok)
+    );
+    field!(out, "aof_rewrites", aof.rewrites);
+    field!(
+        out,
+        "aof_rewrites_consecutive_failures",
+        aof.consecutive_failures
+    );
+    field!(
+        out,
+        "aof_last_write_status",
+        ok_or_err(aof.write_error.is_none())
+    );
     field!(out, "aof_last_cow_size", 0);
     field!(out, "module_fork_in_progress", 0);
     field!(out, "module_fork_last_cow_size", 0);
+    if aof.state != crate::aof::AofState::Off {
+        field!(out, "aof_current_size", aof.current_size);
+        field!(out, "aof_base_size", aof.base_size);
+        field!(out, "aof_pending_rewrite", u8::from(aof.rewrite_scheduled));
+        field!(out, "aof_buffer_length", aof.buffer_len());
+        field!(
+            out,
+            "aof_pending_bio_fsync",
+            u8::from(aof.sync_in_progress())
+        );
+        field!(out, "aof_delayed_fsync", aof.delayed_fsync);
+    }
 }
 
 fn memory_section(state: &ServerState, out: &mut String) {

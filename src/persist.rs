@@ -32,7 +32,9 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::db::snapshot::EntryFormat;
 use crate::db::Db;
+use crate::protocol::encode_request;
 use crate::rdb::{self, SaveOptions};
 use crate::rdb_load::{self, Limits};
 use crate::state::ServerState;
@@ -67,8 +69,10 @@ pub struct Persistence {
     pub last_bgsave_time_s: i64,
     /// Saves started, foreground and background (`rdb_saves`).
     pub rdb_saves: u64,
-    /// A background save under way.
+    /// A background job under way (a save or an AOF rewrite).
     background: Option<Background>,
+    /// BGSAVE SCHEDULE asked for a save while an AOF rewrite ran.
+    pub bgsave_scheduled: bool,
 }
 
 impl Persistence {
@@ -81,17 +85,19 @@ impl Persistence {
             last_bgsave_time_s: -1,
             rdb_saves: 0,
             background: None,
+            bgsave_scheduled: false,
         }
     }
 
     pub fn bgsave_in_progress(&self) -> bool {
-        self.background.is_some()
+        self.job() == Some(Job::Rdb)
     }
 
-    /// (INFO) seconds the current background save has run, or -1.
-    pub fn current_bgsave_time_s(&self) -> i64 {
+    /// (INFO) seconds the current background `job` has run, or -1.
+    pub fn current_job_time_s(&self, job: Job) -> i64 {
         self.background
             .as_ref()
+            .filter(|b| b.job == job)
             .map_or(-1, |b| b.started.elapsed().as_secs() as i64)
     }
 
@@ -124,11 +130,25 @@ fn save_options(state: &ServerState) -> SaveOptions {
     }
 }
 
-/// Writes one whole RDB file from the databases' snapshots, a few keys
-/// at a time, in file order: header and function libraries, then each
-/// database that had keys when the save began, then EOF. The checksum
-/// is the file writer's (`RdbFile`).
+/// What a save writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    /// An RDB file; `aof_base`: as an AOF's base (the `aof-base` field).
+    Rdb {
+        options: SaveOptions,
+        aof_base: bool,
+    },
+    /// Commands that rebuild the dataset: an AOF base without the RDB
+    /// preamble (`aof-use-rdb-preamble no`).
+    Commands,
+}
+
+/// Writes one whole file from the databases' snapshots, a few keys at a
+/// time, in file order: header and function libraries, then each database
+/// that had keys when the save began, then the end. An RDB file's
+/// checksum is the file writer's (`SaveFile`).
 struct Encoder {
+    format: FileFormat,
     /// The databases to write, in order, with their sizes at the start
     /// (for RESIZEDB).
     dbs: Vec<(usize, usize, usize)>,
@@ -152,29 +172,42 @@ impl Encoder {
         all: &mut [Db],
         scripting: Option<&crate::scripting::Scripting>,
         now_ms: i64,
-        options: SaveOptions,
-        aof_base: bool,
+        format: FileFormat,
     ) -> Encoder {
         let mut out = Vec::new();
-        rdb::write_header(
-            &mut out,
-            now_ms,
-            crate::info::used_memory() as u64,
-            aof_base,
-        );
-        if let Some(scripting) = scripting {
-            scripting.write_functions(&mut out);
-        }
+        let entries = match format {
+            FileFormat::Rdb { options, aof_base } => {
+                rdb::write_header(
+                    &mut out,
+                    now_ms,
+                    crate::info::used_memory() as u64,
+                    aof_base,
+                );
+                if let Some(scripting) = scripting {
+                    scripting.write_functions(&mut out);
+                }
+                EntryFormat::Rdb(options)
+            }
+            FileFormat::Commands => {
+                if let Some(scripting) = scripting {
+                    for code in scripting.library_codes() {
+                        encode_request(&[&b"FUNCTION"[..], b"LOAD", code], &mut out);
+                    }
+                }
+                EntryFormat::Commands
+            }
+        };
         let mut dbs = Vec::new();
         let mut keys_total = 0;
         for db in all {
             if !db.is_empty() {
                 dbs.push((db.index, db.len(), db.expires_len()));
                 keys_total += db.len();
-                db.begin_snapshot(now_ms, options);
+                db.begin_snapshot(now_ms, entries);
             }
         }
         Encoder {
+            format,
             dbs,
             next: 0,
             db_started: false,
@@ -190,13 +223,23 @@ impl Encoder {
         let mut budget = max_keys;
         while !self.done && budget > 0 {
             let Some(&(index, keys, expires)) = self.dbs.get(self.next) else {
-                self.out.push(rdb::OPCODE_EOF);
+                if let FileFormat::Rdb { .. } = self.format {
+                    self.out.push(rdb::OPCODE_EOF);
+                }
                 self.done = true;
                 break;
             };
             let db = &mut dbs[index];
             if !self.db_started {
-                rdb::write_db_start(&mut self.out, index, keys, expires);
+                match self.format {
+                    FileFormat::Rdb { .. } => {
+                        rdb::write_db_start(&mut self.out, index, keys, expires)
+                    }
+                    FileFormat::Commands => {
+                        let index = index.to_string();
+                        encode_request(&[&b"SELECT"[..], index.as_bytes()], &mut self.out);
+                    }
+                }
                 self.db_started = true;
             }
             let before = db.snapshot_remaining();
@@ -228,59 +271,90 @@ impl Encoder {
     }
 }
 
-/// The RDB file being written: a temporary file in the target's directory,
-/// the running CRC-64 of what went in. Removed on drop unless committed.
-struct RdbFile {
+/// Bytes a save writes between syncs with `*-incremental-fsync` (Redis's
+/// `REDIS_AUTOSYNC_BYTES`): the dirty pages never pile up into one long
+/// sync at the end.
+const AUTOSYNC_BYTES: usize = 4 * 1024 * 1024;
+
+/// The file a save is writing: a temporary file beside the target, with
+/// the running CRC-64 of what went in when it is an RDB file. Removed on
+/// drop unless committed.
+struct SaveFile {
     temp: PathBuf,
     target: PathBuf,
     file: BufWriter<File>,
-    crc: crc::Digest<'static, u64, crc::Table<16>>,
+    /// The CRC-64 of the RDB written so far; `None`: no trailer (commands).
+    crc: Option<crc::Digest<'static, u64, crc::Table<16>>>,
+    /// Sync every `AUTOSYNC_BYTES`.
+    incremental_fsync: bool,
+    unsynced: usize,
     committed: bool,
 }
 
-impl RdbFile {
-    fn create(target: &Path) -> io::Result<RdbFile> {
+impl SaveFile {
+    /// `temp`'s name in the target's directory.
+    fn create(
+        target: &Path,
+        temp: &str,
+        format: FileFormat,
+        incremental_fsync: bool,
+    ) -> io::Result<SaveFile> {
         let dir = target.parent().unwrap_or(Path::new("."));
-        let temp = dir.join(format!("temp-{}.rdb", std::process::id()));
+        let temp = dir.join(temp);
         let file = File::create(&temp)?;
-        Ok(RdbFile {
+        Ok(SaveFile {
             temp,
             target: target.to_path_buf(),
             file: BufWriter::with_capacity(1 << 20, file),
-            crc: rdb::CRC64.digest(),
+            crc: matches!(format, FileFormat::Rdb { .. }).then(|| rdb::CRC64.digest()),
+            incremental_fsync,
+            unsynced: 0,
             committed: false,
         })
     }
 
     fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.crc.update(bytes);
-        self.file.write_all(bytes)
+        if let Some(crc) = &mut self.crc {
+            crc.update(bytes);
+        }
+        self.file.write_all(bytes)?;
+        self.unsynced += bytes.len();
+        if self.incremental_fsync && self.unsynced >= AUTOSYNC_BYTES {
+            self.file.flush()?;
+            self.file.get_ref().sync_data()?;
+            self.unsynced = 0;
+        }
+        Ok(())
     }
 
-    /// Appends the checksum (0 when `checksum` is off: not checked on
-    /// load), syncs, renames over the target and syncs the directory.
+    /// Appends an RDB file's checksum (0 when `checksum` is off: not
+    /// checked on load), syncs, renames over the target and syncs the
+    /// directory.
     fn commit(mut self, checksum: bool) -> io::Result<()> {
-        let crc = if checksum {
-            std::mem::replace(&mut self.crc, rdb::CRC64.digest()).finalize()
-        } else {
-            0
-        };
-        self.file.write_all(&crc.to_le_bytes())?;
+        if let Some(crc) = self.crc.take() {
+            let crc = if checksum { crc.finalize() } else { 0 };
+            self.file.write_all(&crc.to_le_bytes())?;
+        }
         self.file.flush()?;
         self.file.get_ref().sync_all()?;
         std::fs::rename(&self.temp, &self.target)?;
         self.committed = true;
-        // The rename itself survives a crash once the directory is synced.
-        if let Some(dir) = self.target.parent() {
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
+        sync_dir_of(&self.target);
         Ok(())
     }
 }
 
-impl Drop for RdbFile {
+/// Syncs the directory holding `path`, so that a rename into it survives
+/// a crash (best effort: some file systems refuse).
+pub fn sync_dir_of(path: &Path) {
+    if let Some(dir) = path.parent() {
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+}
+
+impl Drop for SaveFile {
     fn drop(&mut self) {
         if !self.committed {
             let _ = std::fs::remove_file(&self.temp);
@@ -289,28 +363,52 @@ impl Drop for RdbFile {
 }
 
 /// An encoder of the whole dataset (and function libraries) as it is now.
-fn begin_encoder(state: &mut ServerState, now_ms: i64) -> Encoder {
-    let options = save_options(state);
-    Encoder::begin(
-        &mut state.dbs,
-        state.scripting.as_ref(),
-        now_ms,
-        options,
-        false,
-    )
+fn begin_encoder(state: &mut ServerState, now_ms: i64, format: FileFormat) -> Encoder {
+    Encoder::begin(&mut state.dbs, state.scripting.as_ref(), now_ms, format)
+}
+
+/// The format of `dbfilename`.
+fn rdb_format(state: &ServerState) -> FileFormat {
+    FileFormat::Rdb {
+        options: save_options(state),
+        aof_base: false,
+    }
+}
+
+/// The temporary file of a save into `dbfilename`.
+fn rdb_temp_name() -> String {
+    format!("temp-{}.rdb", std::process::id())
 }
 
 /// SAVE: writes the whole dataset now, from the loop. Refused while a
-/// background save runs (Redis's error).
+/// background save runs (Redis's error); an AOF rewrite under way is
+/// finished first (the databases hold one snapshot at a time).
 pub fn save(state: &mut ServerState, now_ms: i64) -> Result<(), SaveError> {
-    if state.persist.background.is_some() {
-        return Err(SaveError::InProgress);
+    match state.persist.job() {
+        Some(Job::Rdb) => return Err(SaveError::InProgress),
+        Some(Job::AofRewrite) => complete_background(state),
+        None => {}
     }
     state.persist.rdb_saves += 1;
     let dirty = state.dirty();
-    let mut encoder = begin_encoder(state, now_ms);
+    let (target, format) = (rdb_path(state), rdb_format(state));
+    write_now(state, now_ms, &target, &rdb_temp_name(), format).map_err(SaveError::Io)?;
+    saved(state, dirty);
+    Ok(())
+}
+
+/// Writes the whole dataset to `target` now, from the loop (SAVE, an
+/// AOF's first base): through `temp`, synced and renamed.
+pub fn write_now(
+    state: &mut ServerState,
+    now_ms: i64,
+    target: &Path,
+    temp: &str,
+    format: FileFormat,
+) -> io::Result<()> {
+    let mut encoder = begin_encoder(state, now_ms, format);
     let written = (|| {
-        let mut file = RdbFile::create(&rdb_path(state))?;
+        let mut file = SaveFile::create(target, temp, format, incremental_fsync(state, format))?;
         loop {
             let done = encoder.step(&mut state.dbs, 1024);
             file.write(&encoder.out)?;
@@ -321,9 +419,23 @@ pub fn save(state: &mut ServerState, now_ms: i64) -> Result<(), SaveError> {
         }
     })();
     encoder.abandon(&mut state.dbs);
-    written.map_err(SaveError::Io)?;
-    saved(state, dirty);
-    Ok(())
+    written
+}
+
+/// Whether a save in `format` syncs as it goes: `rdb-save-incremental-fsync`
+/// for `dbfilename`, `aof-rewrite-incremental-fsync` for an AOF base.
+fn incremental_fsync(state: &ServerState, format: FileFormat) -> bool {
+    match format {
+        FileFormat::Rdb {
+            aof_base: false, ..
+        } => state.config.rdb_save_incremental_fsync,
+        _ => state.config.aof_rewrite_incremental_fsync,
+    }
+}
+
+/// The data now matches the files (just loaded): no changes to save.
+pub fn mark_saved_state(state: &mut ServerState) {
+    state.persist.dirty_at_save = state.dirty();
 }
 
 /// After a file was written with the data as of `dirty`.
@@ -339,6 +451,8 @@ fn saved(state: &mut ServerState, dirty: u64) {
 pub enum SaveError {
     /// A background save is running.
     InProgress,
+    /// An AOF rewrite is running (BGSAVE without SCHEDULE).
+    RewriteInProgress,
     Io(io::Error),
 }
 
@@ -346,14 +460,30 @@ impl std::fmt::Display for SaveError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SaveError::InProgress => f.write_str("Background save already in progress"),
+            SaveError::RewriteInProgress => f.write_str("An AOF log rewriting in progress"),
             SaveError::Io(e) => write!(f, "{e}"),
         }
     }
 }
 
-/// A background save: the encoder the loop feeds a slice at a time, the
+/// What a background job writes: `dbfilename`, or an AOF's new base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    Rdb,
+    AofRewrite,
+}
+
+impl Persistence {
+    /// The background job under way, if any.
+    pub fn job(&self) -> Option<Job> {
+        self.background.as_ref().map(|b| b.job)
+    }
+}
+
+/// A background job: the encoder the loop feeds a slice at a time, the
 /// thread writing its bytes.
 struct Background {
+    job: Job,
     encoder: Encoder,
     started: Instant,
     /// `dirty()` at the start: the file holds the data as of then.
@@ -369,30 +499,54 @@ struct Background {
     key_delay_ns: u64,
 }
 
-/// BGSAVE: starts a background save. Refused while one runs.
-pub fn bgsave(state: &mut ServerState, now_ms: i64) -> Result<(), SaveError> {
-    if state.persist.background.is_some() {
-        return Err(SaveError::InProgress);
+/// BGSAVE: starts a background save. Refused while one runs, and while
+/// an AOF rewrite runs unless `schedule` (then it starts when that ends:
+/// `Ok(false)`).
+pub fn bgsave(state: &mut ServerState, now_ms: i64, schedule: bool) -> Result<bool, SaveError> {
+    match state.persist.job() {
+        Some(Job::Rdb) => return Err(SaveError::InProgress),
+        Some(Job::AofRewrite) if schedule => {
+            state.persist.bgsave_scheduled = true;
+            return Ok(false);
+        }
+        Some(Job::AofRewrite) => return Err(SaveError::RewriteInProgress),
+        None => {}
     }
-    let target = rdb_path(state);
-    let file = RdbFile::create(&target).map_err(SaveError::Io)?;
+    let (target, format) = (rdb_path(state), rdb_format(state));
     state.persist.rdb_saves += 1;
     state.persist.last_bgsave_try_s = now_ms / 1000;
+    start_background(state, now_ms, Job::Rdb, &target, &rdb_temp_name(), format)
+        .map_err(SaveError::Io)?;
+    tracing::info!("Background saving started");
+    Ok(true)
+}
+
+/// Starts a background job writing the dataset as it is now into
+/// `target`, through `temp` (nothing else may be running).
+pub fn start_background(
+    state: &mut ServerState,
+    now_ms: i64,
+    job: Job,
+    target: &Path,
+    temp: &str,
+    format: FileFormat,
+) -> io::Result<()> {
+    let file = SaveFile::create(target, temp, format, incremental_fsync(state, format))?;
     let dirty_at_start = state.dirty();
-    let encoder = begin_encoder(state, now_ms);
+    let encoder = begin_encoder(state, now_ms, format);
     let (to_writer, chunks) = mpsc::channel::<Option<Vec<u8>>>();
     let (report, result) = mpsc::sync_channel(1);
     let in_flight = Arc::new(AtomicUsize::new(0));
     let written = Arc::clone(&in_flight);
     let checksum = state.config.rdbchecksum;
     let spawned = std::thread::Builder::new()
-        .name("lapse-rdb".into())
+        .name("lapse-save".into())
         .spawn(move || {
             let _ = report.send(write_chunks(file, chunks, &written, checksum));
         });
     if let Err(e) = spawned {
         encoder.abandon(&mut state.dbs);
-        return Err(SaveError::Io(e));
+        return Err(e);
     }
     let delay = state.config.rdb_key_save_delay;
     let key_delay_ns = if delay >= 0 {
@@ -400,8 +554,8 @@ pub fn bgsave(state: &mut ServerState, now_ms: i64) -> Result<(), SaveError> {
     } else {
         delay.unsigned_abs()
     };
-    tracing::info!("Background saving started");
     state.persist.background = Some(Background {
+        job,
         encoder,
         started: Instant::now(),
         dirty_at_start,
@@ -416,7 +570,7 @@ pub fn bgsave(state: &mut ServerState, now_ms: i64) -> Result<(), SaveError> {
 /// The writer thread: chunks into the file until `None` commits it; a
 /// closed channel abandons it (the temporary file is removed).
 fn write_chunks(
-    mut file: RdbFile,
+    mut file: SaveFile,
     chunks: mpsc::Receiver<Option<Vec<u8>>>,
     in_flight: &AtomicUsize,
     checksum: bool,
@@ -443,16 +597,29 @@ pub enum Pace {
     Waiting,
 }
 
-/// One slice of the background save (about `SLICE` of encoding), and its
+/// One slice of the background job (about `SLICE` of encoding), and its
 /// completion when the writer reports. Called once per loop iteration.
 pub fn tick(state: &mut ServerState) -> Pace {
+    tick_for(state, SLICE)
+}
+
+/// Runs the background job to its end now (SAVE while an AOF rewrite runs).
+fn complete_background(state: &mut ServerState) {
+    while state.persist.background.is_some() {
+        if tick_for(state, Duration::from_secs(3600)) == Pace::Waiting {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+}
+
+fn tick_for(state: &mut ServerState, slice: Duration) -> Pace {
     let Some(bg) = state.persist.background.as_mut() else {
         return Pace::Idle;
     };
     let outcome = match bg.result.try_recv() {
         Ok(outcome) => Some(outcome),
         Err(mpsc::TryRecvError::Disconnected) => {
-            Some(Err(io::Error::other("the RDB writer thread died")))
+            Some(Err(io::Error::other("the save's writer thread died")))
         }
         Err(mpsc::TryRecvError::Empty) => None,
     };
@@ -460,7 +627,7 @@ pub fn tick(state: &mut ServerState) -> Pace {
         finish_background(state, outcome);
         return Pace::Idle;
     }
-    let slice_end = Instant::now() + SLICE;
+    let slice_end = Instant::now() + slice;
     loop {
         // Everything sent: the writer is syncing.
         let Some(to_writer) = &bg.to_writer else {
@@ -496,36 +663,47 @@ pub fn tick(state: &mut ServerState) -> Pace {
     }
 }
 
-/// Records a background save's outcome.
+/// Records a background job's outcome.
 fn finish_background(state: &mut ServerState, outcome: io::Result<()>) {
     let Some(bg) = state.persist.background.take() else {
         return;
     };
     bg.encoder.abandon(&mut state.dbs);
-    state.persist.last_bgsave_time_s = bg.started.elapsed().as_secs() as i64;
-    state.persist.last_bgsave_ok = outcome.is_ok();
-    match outcome {
-        Ok(()) => {
-            saved(state, bg.dirty_at_start);
-            tracing::info!("Background saving terminated with success");
+    let elapsed_s = bg.started.elapsed().as_secs() as i64;
+    match bg.job {
+        Job::AofRewrite => crate::aof::rewrite_done(state, outcome, elapsed_s),
+        Job::Rdb => {
+            state.persist.last_bgsave_time_s = elapsed_s;
+            state.persist.last_bgsave_ok = outcome.is_ok();
+            match outcome {
+                Ok(()) => {
+                    saved(state, bg.dirty_at_start);
+                    tracing::info!("Background saving terminated with success");
+                }
+                Err(e) => tracing::warn!("Background saving error: {e}"),
+            }
         }
-        Err(e) => tracing::warn!("Background saving error: {e}"),
     }
 }
 
-/// Abandons a background save in progress (SHUTDOWN, FLUSHALL): its
+/// Abandons the background job `job`, if it is the one in progress
+/// (SHUTDOWN, FLUSHALL a save; turning the AOF off a rewrite): its
 /// temporary file is removed; the last file stays as it was.
-pub fn abandon_background(state: &mut ServerState) {
+pub fn abandon(state: &mut ServerState, job: Job) {
+    if state.persist.job() != Some(job) {
+        return;
+    }
     if let Some(bg) = state.persist.background.take() {
         bg.encoder.abandon(&mut state.dbs);
-        tracing::warn!("Background saving abandoned");
+        tracing::warn!("Background {job:?} job abandoned");
         // Dropping the sender ends the writer, which removes the file.
     }
 }
 
 /// The cron's part: starts a background save when a save point is
 /// reached (`save <seconds> <changes>`), as Redis's `serverCron` does;
-/// after a failure, not again before `BGSAVE_RETRY_DELAY_S`.
+/// after a failure, not again before `BGSAVE_RETRY_DELAY_S`. A save
+/// scheduled behind an AOF rewrite starts once that is done.
 pub fn cron(state: &mut ServerState, now_ms: i64) {
     // (A background save's slices and completion are the loop's `tick`.)
     if state.persist.background.is_some() {
@@ -540,17 +718,20 @@ pub fn cron(state: &mut ServerState, now_ms: i64) {
         .save_points
         .iter()
         .find(|sp| changes >= sp.changes && now_s - p.lastsave_s > sp.seconds as i64);
+    let scheduled = std::mem::take(&mut state.persist.bgsave_scheduled);
     if let (Some(sp), true) = (due, retry_ok) {
         tracing::info!(
             "{} changes in {} seconds. Saving...",
             sp.changes,
             sp.seconds
         );
-        if let Err(e) = bgsave(state, now_ms) {
-            state.persist.last_bgsave_ok = false;
-            state.persist.last_bgsave_try_s = now_s;
-            tracing::warn!("Can't save in background: {e}");
-        }
+    } else if !scheduled {
+        return;
+    }
+    if let Err(e) = bgsave(state, now_ms, false) {
+        state.persist.last_bgsave_ok = false;
+        state.persist.last_bgsave_try_s = now_s;
+        tracing::warn!("Can't save in background: {e}");
     }
 }
 
@@ -565,13 +746,16 @@ pub fn writes_refused(state: &ServerState) -> bool {
 /// The save before the server stops (SHUTDOWN, SIGTERM): `explicit` is
 /// SHUTDOWN's SAVE (`Some(true)`) or NOSAVE (`Some(false)`); without one,
 /// the server saves if save points are set. A background save in
-/// progress is abandoned first, as Redis kills its child.
+/// progress is abandoned first, as Redis kills its child; the AOF is
+/// written and synced (`aof::before_shutdown`, which `force` overrides).
 pub fn save_for_shutdown(
     state: &mut ServerState,
     explicit: Option<bool>,
+    force: bool,
     now_ms: i64,
 ) -> Result<(), SaveError> {
-    abandon_background(state);
+    crate::aof::before_shutdown(state, force).map_err(SaveError::Io)?;
+    abandon(state, Job::Rdb);
     let wanted = explicit.unwrap_or(!state.config.save_points.is_empty());
     if !wanted {
         return Ok(());
@@ -593,7 +777,11 @@ pub fn after_flushall(state: &mut ServerState, now_ms: i64) {
 
 /// A whole RDB file of `dbs` in memory (no function libraries).
 pub fn encode_to_vec(dbs: &mut [Db], now_ms: i64, options: SaveOptions) -> Vec<u8> {
-    let mut encoder = Encoder::begin(dbs, None, now_ms, options, false);
+    let format = FileFormat::Rdb {
+        options,
+        aof_base: false,
+    };
+    let mut encoder = Encoder::begin(dbs, None, now_ms, format);
     while !encoder.step(dbs, usize::MAX) {}
     let mut bytes = std::mem::take(&mut encoder.out);
     let crc = if options.checksum {
@@ -609,8 +797,9 @@ pub fn encode_to_vec(dbs: &mut [Db], now_ms: i64, options: SaveOptions) -> Vec<u
 /// (INFO persistence counts the keys). An unreadable or damaged file is an
 /// error (the server must not start with half a dataset), as in Redis.
 pub fn load_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
-    match std::fs::read(rdb_path(state)) {
-        Ok(data) => load_file(state, &data, now_ms, false),
+    let path = rdb_path(state);
+    match std::fs::read(&path) {
+        Ok(data) => load_rdb(state, &data, &path, now_ms, Load::Startup).map(drop),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     }
@@ -632,17 +821,26 @@ pub fn debug_reload(
         save(state, now_ms).map_err(ReloadError::Save)?;
     }
     if flush {
-        // Redis's emptyData: the keys and the function libraries.
-        abandon_background(state);
-        for db in &mut state.dbs {
-            drop(db.flush());
-        }
-        if let Some(scripting) = &mut state.scripting {
-            scripting.flush_functions();
-        }
+        empty_data(state);
     }
-    let data = std::fs::read(rdb_path(state)).map_err(ReloadError::Load)?;
-    load_file(state, &data, now_ms, merge).map_err(ReloadError::Load)
+    let path = rdb_path(state);
+    let data = std::fs::read(&path).map_err(ReloadError::Load)?;
+    let how = if merge { Load::Merge } else { Load::Startup };
+    load_rdb(state, &data, &path, now_ms, how)
+        .map(drop)
+        .map_err(ReloadError::Load)
+}
+
+/// Redis's `emptyData` (DEBUG RELOAD, DEBUG LOADAOF): the keys and the
+/// function libraries go; a background save of them is abandoned.
+pub fn empty_data(state: &mut ServerState) {
+    abandon(state, Job::Rdb);
+    for db in &mut state.dbs {
+        drop(db.flush());
+    }
+    if let Some(scripting) = &mut state.scripting {
+        scripting.flush_functions();
+    }
 }
 
 /// Which half of DEBUG RELOAD failed.
@@ -652,9 +850,28 @@ pub enum ReloadError {
     Load(io::Error),
 }
 
-/// Loads RDB `data` into the databases (see `StartupSink`).
-fn load_file(state: &mut ServerState, data: &[u8], now_ms: i64, merge: bool) -> io::Result<()> {
-    let path = rdb_path(state);
+/// How a load treats what it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Load {
+    /// As a primary at startup: keys past their deadline are skipped.
+    Startup,
+    /// DEBUG RELOAD MERGE: keys already present are replaced.
+    Merge,
+    /// An AOF's RDB preamble: every key is kept, the deadlines decide
+    /// later, as the log's own DELs would.
+    AofPreamble,
+}
+
+/// Loads RDB `data` (read from `path`) into the databases (see
+/// `StartupSink`); returns the bytes the RDB took (an old-style AOF goes
+/// on with commands after them).
+pub fn load_rdb(
+    state: &mut ServerState,
+    data: &[u8],
+    path: &Path,
+    now_ms: i64,
+    how: Load,
+) -> io::Result<usize> {
     let limits = Limits::of(&state.config);
     let invalid = |message: String| {
         io::Error::new(
@@ -664,32 +881,37 @@ fn load_file(state: &mut ServerState, data: &[u8], now_ms: i64, merge: bool) -> 
     };
     let mut sink = StartupSink {
         dbs: &mut state.dbs,
-        now_ms,
-        merge,
+        // Nothing is before the beginning of time.
+        now_ms: if how == Load::AofPreamble {
+            i64::MIN
+        } else {
+            now_ms
+        },
+        merge: how == Load::Merge,
         functions: Vec::new(),
         loaded: 0,
         expired: 0,
     };
-    rdb_load::load_into(data, limits, &mut sink).map_err(invalid)?;
+    let consumed = rdb_load::load_into(data, limits, &mut sink).map_err(invalid)?;
     let (functions, loaded, expired) = (sink.functions, sink.loaded, sink.expired);
     if !functions.is_empty() {
         let mut scripting = match state.scripting.take() {
             Some(s) => s,
             None => crate::scripting::Scripting::new().map_err(|e| invalid(format!("Lua: {e}")))?,
         };
-        let how = if merge {
+        let restore = if how == Load::Merge {
             crate::scripting::Restore::Replace
         } else {
             crate::scripting::Restore::Append
         };
-        let restored = scripting.restore_codes(&functions, how);
+        let restored = scripting.restore_codes(&functions, restore);
         state.scripting = Some(scripting);
         restored.map_err(invalid)?;
     }
     state.stats.rdb_last_load_keys_expired = expired;
     state.stats.rdb_last_load_keys_loaded = loaded;
     tracing::info!("Done loading RDB, keys loaded: {loaded}, keys expired: {expired}.");
-    Ok(())
+    Ok(consumed)
 }
 
 /// Loading at startup, as a Redis primary does: keys whose deadline has

@@ -51,9 +51,17 @@ struct Pending {
     force: bool,
 }
 
+/// Names an attached sink, to detach it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SinkId(u64);
+
 #[derive(Default)]
 pub struct Propagator {
-    sinks: Vec<Box<dyn Sink>>,
+    sinks: Vec<(SinkId, Box<dyn Sink>)>,
+    next_id: u64,
+    /// Loading (an AOF replays through the dispatcher): nothing is
+    /// propagated, as Redis's loading client propagates nothing.
+    suspended: bool,
     pending: Pending,
     /// Effects of the transaction being executed (EXEC, a script), flushed
     /// as one unit when the outermost one ends.
@@ -67,11 +75,30 @@ impl Propagator {
     /// Whether anything consumes the stream; when not, handlers skip
     /// building rewrites and the dispatcher skips copying arguments.
     pub fn active(&self) -> bool {
-        !self.sinks.is_empty()
+        !self.sinks.is_empty() && !self.suspended
     }
 
-    pub fn attach(&mut self, sink: Box<dyn Sink>) {
-        self.sinks.push(sink);
+    /// Adds a consumer; it sees every unit from the next one on.
+    pub fn attach(&mut self, sink: Box<dyn Sink>) -> SinkId {
+        self.next_id += 1;
+        let id = SinkId(self.next_id);
+        self.sinks.push((id, sink));
+        id
+    }
+
+    pub fn detach(&mut self, id: SinkId) {
+        self.sinks.retain(|(sink, _)| *sink != id);
+    }
+
+    /// Stops (`true`) or resumes propagation for a load.
+    pub fn suspend(&mut self, suspended: bool) {
+        self.suspended = suspended;
+    }
+
+    /// Whether a transaction (EXEC, a script) is executing: its effects
+    /// are held until it ends.
+    pub fn in_transaction(&self) -> bool {
+        self.depth > 0
     }
 
     /// Replaces what the running command propagates; several calls give
@@ -132,9 +159,7 @@ impl Propagator {
 
     /// Effects from here to `end_transaction` go out as one unit.
     pub fn begin_transaction(&mut self) {
-        if self.active() {
-            self.depth += 1;
-        }
+        self.depth += 1;
     }
 
     pub fn end_transaction(&mut self) {
@@ -174,7 +199,7 @@ impl Propagator {
     }
 
     fn feed(&mut self, effects: &[Effect]) {
-        for sink in &mut self.sinks {
+        for (_, sink) in &mut self.sinks {
             sink.feed(effects);
         }
     }

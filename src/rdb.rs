@@ -128,7 +128,7 @@ fn string_writer(options: SaveOptions) -> fn(&mut Vec<u8>, &[u8]) {
 }
 
 /// How a save writes (`rdbcompression`, `rdbchecksum`).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SaveOptions {
     pub compress: bool,
     pub checksum: bool,

@@ -116,10 +116,11 @@ pub fn load(data: &[u8], limits: Limits) -> Result<Loaded, String> {
     Ok(loaded)
 }
 
-/// Parses a whole RDB file, handing each entry to `sink` as it is read.
+/// Parses a whole RDB file, handing each entry to `sink` as it is read;
+/// returns the bytes it took (an old-style AOF has commands after them).
 /// The checksum is verified at the end (as Redis does): on an error the
 /// sink may have received part of the file.
-pub fn load_into(data: &[u8], limits: Limits, sink: &mut impl LoadSink) -> Result<(), String> {
+pub fn load_into(data: &[u8], limits: Limits, sink: &mut impl LoadSink) -> Result<usize, String> {
     let header = data.get(..9).ok_or_else(|| bad("too short"))?;
     if &header[..5] != b"REDIS" {
         return Err(bad("wrong signature trying to load DB from file"));
@@ -147,7 +148,7 @@ pub fn load_into(data: &[u8], limits: Limits, sink: &mut impl LoadSink) -> Resul
             return Err("Wrong RDB checksum. Aborting now.".into());
         }
     }
-    Ok(())
+    Ok(r.at)
 }
 
 /// The entries after the header, up to and including EOF.

@@ -637,6 +637,14 @@ impl Scripting {
 
     /// Each library as an RDB `FUNCTION2` record (in a DUMP payload and in
     /// an RDB file alike).
+    /// Each library's source, as FUNCTION LOAD took it (an AOF base
+    /// without the RDB preamble loads them back that way).
+    pub fn library_codes(&self) -> impl Iterator<Item = &[u8]> {
+        self.libraries
+            .values()
+            .map(|library| library.code.as_slice())
+    }
+
     pub fn write_functions(&self, out: &mut Vec<u8>) {
         for library in self.libraries.values() {
             out.push(crate::rdb::OPCODE_FUNCTION2);

@@ -240,7 +240,12 @@ impl Server {
             .register(&mut signals, SIGNAL_TOKEN, Interest::READABLE)?;
         let mut state = ServerState::new(config);
         state.bound_port = port;
-        crate::persist::load_at_startup(&mut state, unix_time_ms())?;
+        // With the AOF on, it alone holds the data (as in Redis).
+        if state.config.appendonly {
+            crate::aof::load_at_startup(&mut state, unix_time_ms())?;
+        } else {
+            crate::persist::load_at_startup(&mut state, unix_time_ms())?;
+        }
         Ok(Self {
             poll,
             listeners,
@@ -352,7 +357,7 @@ impl Server {
         let signals: Vec<i32> = self.signals.pending().collect();
         for signal in signals {
             info!("received signal {signal}, shutting down");
-            match crate::persist::save_for_shutdown(&mut self.state, None, unix_time_ms()) {
+            match crate::persist::save_for_shutdown(&mut self.state, None, false, unix_time_ms()) {
                 Ok(()) => self.state.shutdown_requested = true,
                 Err(e) => warn!("Error trying to save the DB, can't exit: {e}"),
             }
@@ -766,6 +771,9 @@ impl Server {
             self.end_waits(unix_time_ms());
         }
         self.state.free_garbage();
+        // Effects reach the AOF before any reply leaves: one write (and,
+        // with `always`, one sync) for the whole iteration.
+        crate::aof::flush(&mut self.state, false);
         let mut deferred = Vec::new();
         for token in std::mem::take(&mut self.pending_writes) {
             let Some(conn) = self.conns.get_mut(token) else {
@@ -790,6 +798,11 @@ impl Server {
     /// Writes queued output until done or `WouldBlock`; keeps the rest and
     /// asks for writable readiness only while some remains.
     fn flush(&mut self, token: usize) {
+        // A reply written mid-iteration must not overtake its effect's way
+        // to the AOF either.
+        if self.state.aof.must_flush(self.state.config.appendfsync) {
+            crate::aof::flush(&mut self.state, false);
+        }
         let Some(conn) = self.conns.get_mut(token) else {
             return;
         };
@@ -852,6 +865,7 @@ impl Server {
             }
         }
         self.active_expire_cycle(CycleKind::Slow);
+        crate::aof::cron(&mut self.state, now_ms);
         crate::persist::cron(&mut self.state, now_ms);
         self.close_idle_clients();
         // One pass over the clients: idle buffers given back, and what
@@ -939,6 +953,8 @@ impl Server {
 
     /// Stops accepting, delivers queued replies (for a bounded time), returns.
     fn shutdown(&mut self) {
+        // Effects of commands run after the SHUTDOWN in its iteration.
+        let _ = crate::aof::before_shutdown(&mut self.state, true);
         for mut listener in self.listeners.drain(..) {
             let _ = self.poll.registry().deregister(&mut listener);
         }

@@ -52,6 +52,11 @@ pub struct ServerState {
     pub scripting: Option<crate::scripting::Scripting>,
     /// The other clients while a script is busy.
     pub busy: crate::busy::Busy,
+    /// The append-only file: its files, the writes not yet on disk, the
+    /// rewrite's bookkeeping.
+    pub aof: crate::aof::Aof,
+    /// An AOF is being replayed (see `set_loading`).
+    pub loading: bool,
     /// Changes to the data outside the keyspace (function libraries).
     changes_outside_keys: u64,
 }
@@ -76,6 +81,8 @@ impl ServerState {
             blocking: Blocking::default(),
             scripting: None,
             busy: Default::default(),
+            aof: crate::aof::Aof::default(),
+            loading: false,
             changes_outside_keys: 0,
         };
         state.apply_config();
@@ -114,6 +121,23 @@ impl ServerState {
         for db in &mut self.dbs {
             db.recorded_classes = classes;
         }
+    }
+
+    /// Enters or leaves loading (an AOF replaying through the dispatcher):
+    /// nothing expires and nothing is propagated meanwhile, as in Redis.
+    pub fn set_loading(&mut self, loading: bool) {
+        self.loading = loading;
+        for db in &mut self.dbs {
+            db.loading = loading;
+        }
+        self.propagate.suspend(loading);
+    }
+
+    /// Whether a deadline given to a command (EXPIRE, GETEX, RESTORE) is
+    /// already past, so the key goes at once (Redis's
+    /// `checkAlreadyExpired`): never while loading, which keeps it.
+    pub fn already_expired(&self, at_ms: i64, now_ms: i64) -> bool {
+        at_ms <= now_ms && !self.loading
     }
 
     /// Changes signalled in all databases since startup (`server.dirty`).

@@ -8,80 +8,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{Raw, Server};
-
-/// A fresh directory for one test's files.
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("lapse-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Every type, small (packed) and big, integer-like and binary members,
-/// deadlines, several databases.
-fn populate(r: &mut Raw) {
-    let ok = |reply: String| assert!(!reply.starts_with('-'), "{reply}");
-    ok(r.cmd(&["SET", "s", "plain"]));
-    ok(r.cmd(&["SET", "n", "12345", "EX", "1000"]));
-    ok(r.cmd(&["SET", "big", &"x".repeat(100_000)]));
-    ok(r.cmd(&["RPUSH", "l", "a", "1", "-7", ""]));
-    ok(r.cmd(&["SADD", "ints", "1", "2", "3", "-40"]));
-    ok(r.cmd(&["SADD", "strs", "a", "b\u{e9}", "007"]));
-    ok(r.cmd(&["ZADD", "z", "1", "a", "2.5", "b", "-inf", "c", "1e300", "d"]));
-    ok(r.cmd(&["HSET", "h", "f", "v", "n", "1"]));
-    // Integers at each listpack and intset width, scores that are whole,
-    // fractional, huge and negative zero.
-    let edges = [
-        "0",
-        "127",
-        "128",
-        "-1",
-        "-4096",
-        "4095",
-        "4096",
-        "-32768",
-        "32768",
-        "8388607",
-        "-8388609",
-        "2147483648",
-        "-9223372036854775808",
-        "9223372036854775807",
-        "007",
-        "-0",
-    ];
-    for (i, n) in edges.iter().enumerate() {
-        ok(r.cmd(&["HSET", "hedges", n, &i.to_string()]));
-        ok(r.cmd(&["RPUSH", "ledges", n]));
-    }
-    ok(r.cmd(&["SADD", "wide", "1", "-70000"]));
-    ok(r.cmd(&["SADD", "widest", "1", "9223372036854775807"]));
-    for (score, m) in [
-        ("1.5", "a"),
-        ("-0", "b"),
-        ("1e300", "c"),
-        ("4611686018427387904", "d"),
-        ("-3", "e"),
-    ] {
-        ok(r.cmd(&["ZADD", "zedges", score, m]));
-    }
-    ok(r.cmd(&["PEXPIRE", "h", "500000"]));
-    for i in 0..700 {
-        let (m, v) = (format!("member{i}"), format!("{i}"));
-        r.cmd(&["HSET", "bighash", &m, &v]);
-        r.cmd(&["SADD", "bigset", &m]);
-        r.cmd(&["ZADD", "bigz", &v, &m]);
-        r.cmd(&["RPUSH", "biglist", &m]);
-    }
-    ok(r.cmd(&["SELECT", "5"]));
-    ok(r.cmd(&["SET", "elsewhere", "x"]));
-    ok(r.cmd(&["SELECT", "0"]));
-    ok(r.cmd(&[
-        "FUNCTION",
-        "LOAD",
-        "#!lua name=mylib\nredis.register_function('f', function() return 1 end)",
-    ]));
-}
+use common::{conf_in, populate, temp_dir, Raw, Server};
 
 #[test]
 fn save_writes_an_rdb_that_redis_checks_and_loads_alike() {
@@ -323,13 +250,6 @@ fn wait_for_bgsave(r: &mut Raw) {
         }),
         "the background save never ended"
     );
-}
-
-/// A config file for a server whose files go to `dir`, plus `extra`.
-fn conf_in(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
-    let conf = dir.join("lapse.conf");
-    std::fs::write(&conf, format!("dir {}\n{extra}", dir.display())).unwrap();
-    conf
 }
 
 /// BGSAVE writes the dataset as it was when the save began, while the

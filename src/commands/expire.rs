@@ -176,7 +176,7 @@ fn expire_generic(
     let applied = match ctx.db().expire_at(key, now_ms) {
         None => false,
         Some(current) if !conditions.allow(current, at_ms) => false,
-        Some(_) if at_ms <= now_ms => {
+        Some(_) if ctx.server.already_expired(at_ms, now_ms) => {
             delete_now(ctx, key);
             true
         }

@@ -248,14 +248,15 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
     let value = crate::rdb_load::restore_value(body, limits)
         .ok_or(CmdError::Static("ERR Bad data format"))?;
     let lazy = ctx.server.config.lazyfree.server_del;
-    let target = &mut ctx.server.dbs[db];
-    let deleted = replace && target.delete(key, now_ms, lazy);
     let at_ms = match ttl {
         0 => None,
         _ if absttl => Some(ttl),
         _ => Some(ttl.saturating_add(now_ms)),
     };
-    if at_ms.is_some_and(|at| at <= now_ms) {
+    let expired = at_ms.is_some_and(|at| ctx.server.already_expired(at, now_ms));
+    let target = &mut ctx.server.dbs[db];
+    let deleted = replace && target.delete(key, now_ms, lazy);
+    if expired {
         if deleted {
             target.signal(EventClass::GENERIC, "del", key);
             ctx.server
@@ -413,7 +414,7 @@ fn flushdb(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
     let lazy = flush_is_async(ctx, &args)?;
     // A background save of the old data is abandoned first.
-    crate::persist::abandon_background(ctx.server);
+    crate::persist::abandon(ctx.server, crate::persist::Job::Rdb);
     let all = 0..ctx.server.dbs.len();
     flush_dbs(ctx, all, lazy);
     let now_ms = ctx.now_ms;

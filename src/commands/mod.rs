@@ -335,15 +335,22 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
 }
 
 /// Redis's MISCONF: while the last background save failed (and
-/// `stop-writes-on-bgsave-error` with save points), writes and PING are
-/// refused, so that clients notice the data is not being persisted.
+/// `stop-writes-on-bgsave-error` with save points), or the AOF cannot be
+/// written or synced, writes and PING are refused, so that clients notice
+/// the data is not being persisted.
 fn disk_error_check(ctx: &Ctx, cmd: &Command) -> CmdResult {
-    if (cmd.flags.has(Flags::WRITE) || cmd.name == "ping")
-        && crate::persist::writes_refused(ctx.server)
-    {
+    if !cmd.flags.has(Flags::WRITE) && cmd.name != "ping" {
+        return Ok(());
+    }
+    if crate::persist::writes_refused(ctx.server) {
         return Err(CmdError::Static(MISCONF_RDB));
     }
-    Ok(())
+    match ctx.server.aof.disk_error() {
+        Some(e) => Err(CmdError::owned(format!(
+            "MISCONF Errors writing to the AOF file: {e}"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Redis's `shared.bgsaveerr`.

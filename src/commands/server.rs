@@ -66,6 +66,15 @@ pub static COMMANDS: &[Command] = &[
         "Asynchronously saves the database(s) to disk."
     ),
     cmd!(
+        "bgrewriteaof",
+        1,
+        ["admin", "noscript"],
+        (0, 0, 0),
+        bgrewriteaof,
+        "server",
+        "Asynchronously rewrites the append-only file to disk."
+    ),
+    cmd!(
         "lastsave",
         1,
         ["loading", "stale", "fast"],
@@ -203,6 +212,15 @@ static DEBUG_SUBCOMMANDS: &[Command] = &[
         "Saves the RDB file, empties the databases and loads the file back."
     ),
     cmd!(
+        "loadaof",
+        2,
+        [],
+        (0, 0, 0),
+        debug_loadaof,
+        "server",
+        "Writes out the AOF buffer, empties the databases and loads the AOF back."
+    ),
+    cmd!(
         "digest",
         2,
         [],
@@ -240,6 +258,8 @@ fn debug_reload(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     }
     let now_ms = ctx.now_ms;
+    // Like Redis, the reload itself is not propagated.
+    ctx.server.propagate.suppress();
     match crate::persist::debug_reload(ctx.server, now_ms, save, flush, merge) {
         Ok(()) => {
             ctx.out().ok();
@@ -253,6 +273,47 @@ fn debug_reload(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
         Err(crate::persist::ReloadError::Save(e)) => Err(save_error(e)),
     }
+}
+
+/// DEBUG LOADAOF (see `aof::debug_loadaof`). Where redis-server exits on
+/// a file it cannot load, lapse answers an error (the log says why).
+fn debug_loadaof(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    // The data came from the AOF: nothing to append to it or replicate.
+    ctx.server.propagate.suppress();
+    if let Err(e) = crate::aof::debug_loadaof(ctx.server, now_ms) {
+        tracing::warn!("DEBUG LOADAOF: {e}");
+        return Err(CmdError::Static(
+            "ERR Error trying to load the AOF files, check server logs.",
+        ));
+    }
+    ctx.out().ok();
+    Ok(())
+}
+
+/// BGREWRITEAOF: a new base for the AOF, written in the background (see
+/// `aof`); scheduled while a save or a transaction runs.
+fn bgrewriteaof(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    if ctx.server.persist.job() == Some(crate::persist::Job::AofRewrite) {
+        return Err(CmdError::Static(
+            "ERR Background append only file rewriting already in progress",
+        ));
+    }
+    let now_ms = ctx.now_ms;
+    match crate::aof::request_rewrite(ctx.server, now_ms) {
+        Ok(crate::aof::Requested::Started) => {
+            ctx.out().simple("Background append only file rewriting started")
+        }
+        Ok(crate::aof::Requested::Scheduled) => {
+            ctx.out().simple("Background append only file rewriting scheduled")
+        }
+        Err(_) => {
+            return Err(CmdError::Static(
+                "ERR Can't execute an AOF background rewriting. Please check the server logs for more information.",
+            ))
+        }
+    }
+    Ok(())
 }
 
 /// DEBUG DIGEST: the dataset's digest as redis-server computes it, hex.
@@ -524,8 +585,19 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
             }
         }
     }
+    let was_appendonly = ctx.server.config.appendonly;
     ctx.server.config = next;
     ctx.server.apply_config();
+    if ctx.server.config.appendonly != was_appendonly {
+        let now_ms = ctx.now_ms;
+        let on = ctx.server.config.appendonly;
+        if crate::aof::set_enabled(ctx.server, on, now_ms).is_err() {
+            ctx.server.config.appendonly = was_appendonly;
+            return Err(CmdError::Static(
+                "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.",
+            ));
+        }
+    }
     ctx.out().ok();
     Ok(())
 }
@@ -550,6 +622,9 @@ fn save_error(e: crate::persist::SaveError) -> CmdError {
         crate::persist::SaveError::InProgress => {
             CmdError::Static("ERR Background save already in progress")
         }
+        crate::persist::SaveError::RewriteInProgress => CmdError::Static(
+            "ERR An AOF log rewriting in progress: can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.",
+        ),
         crate::persist::SaveError::Io(e) => {
             tracing::warn!("Failed opening the temp RDB file or writing it: {e}");
             CmdError::Static("ERR")
@@ -566,17 +641,21 @@ fn save(ctx: &mut Ctx, _args: Args) -> CmdResult {
 }
 
 /// BGSAVE [SCHEDULE]: the same file, written while the server goes on
-/// serving (see `persist`). SCHEDULE changes nothing: lapse has no other
-/// background job a save would wait for.
+/// serving (see `persist`). While an AOF rewrite runs, SCHEDULE starts
+/// it when that ends.
 fn bgsave(ctx: &mut Ctx, args: Args) -> CmdResult {
-    match args.len() {
-        1 => {}
-        2 if is(&args[1], "SCHEDULE") => {}
+    let schedule = match args.len() {
+        1 => false,
+        2 if is(&args[1], "SCHEDULE") => true,
         _ => return Err(CmdError::Syntax),
-    }
+    };
     let now_ms = ctx.now_ms;
-    crate::persist::bgsave(ctx.server, now_ms).map_err(save_error)?;
-    ctx.out().simple("Background saving started");
+    let started = crate::persist::bgsave(ctx.server, now_ms, schedule).map_err(save_error)?;
+    ctx.out().simple(if started {
+        "Background saving started"
+    } else {
+        "Background saving scheduled"
+    });
     Ok(())
 }
 
@@ -644,7 +723,7 @@ fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let explicit = (save || nosave).then_some(save);
     let now_ms = ctx.now_ms;
-    if let Err(e) = crate::persist::save_for_shutdown(ctx.server, explicit, now_ms) {
+    if let Err(e) = crate::persist::save_for_shutdown(ctx.server, explicit, force, now_ms) {
         tracing::warn!("Error trying to save the DB, can't exit: {e}");
         if !force {
             return Err(CmdError::Static(

@@ -254,7 +254,7 @@ fn getex(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
     match deadline {
         // An absolute time already past deletes the key (the reply is still the value).
-        Some(at_ms) if at_ms <= now_ms => delete_now(ctx, key),
+        Some(at_ms) if ctx.server.already_expired(at_ms, now_ms) => delete_now(ctx, key),
         Some(at_ms) => {
             ctx.db().set_expire(key, at_ms, now_ms);
             set_expire_effect(ctx, key, at_ms);

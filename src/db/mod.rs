@@ -159,6 +159,10 @@ pub struct Db {
     /// A background save of this database in progress (`snapshot`): every
     /// change first preserves the entry it is about to touch.
     snapshot: Option<Box<snapshot::Snapshot>>,
+    /// The server is loading an AOF: nothing expires, whatever its
+    /// deadline (Redis's `keyIsExpired` while `server.loading`), so that
+    /// the log replays as it was written.
+    pub loading: bool,
 }
 
 impl Db {
@@ -216,7 +220,8 @@ impl Db {
 
     /// Whether the entry at `idx` has not reached its deadline at `now_ms`.
     fn is_live(&self, idx: u32, now_ms: i64) -> bool {
-        self.deadline(idx).is_none_or(|at_ms| at_ms > now_ms)
+        self.deadline(idx)
+            .is_none_or(|at_ms| at_ms > now_ms || self.loading)
     }
 
     /// Finds `key`, deleting it first if it expired at or before `now_ms`.
@@ -224,7 +229,7 @@ impl Db {
     fn lookup(&mut self, key: &[u8], now_ms: i64) -> Option<u32> {
         let idx = self.dict.find(key)?;
         match self.deadline(idx) {
-            Some(at_ms) if at_ms <= now_ms => {
+            Some(at_ms) if at_ms <= now_ms && !self.loading => {
                 self.delete_expired(idx, now_ms, Reclaim::Passive);
                 None
             }

@@ -25,6 +25,15 @@ use crate::rdb::SaveOptions;
 
 use super::{Db, NO_EXPIRE};
 
+/// How a save writes each key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryFormat {
+    /// An RDB entry (an RDB file, or an AOF base with the RDB preamble).
+    Rdb(SaveOptions),
+    /// The commands that build the key (an AOF base without it).
+    Commands,
+}
+
 /// A save in progress over one database.
 pub struct Snapshot {
     /// Entries at dict positions below this have not been written.
@@ -32,7 +41,7 @@ pub struct Snapshot {
     /// Keys with a deadline at or before this (the save's start, unix ms)
     /// are left out.
     cutoff_ms: i64,
-    options: SaveOptions,
+    format: EntryFormat,
     /// Written entries the saver has not taken yet.
     out: Vec<u8>,
 }
@@ -40,11 +49,11 @@ pub struct Snapshot {
 impl Db {
     /// Starts a save of this database as it is now (see the module doc).
     /// A save already under way is replaced.
-    pub fn begin_snapshot(&mut self, cutoff_ms: i64, options: SaveOptions) {
+    pub fn begin_snapshot(&mut self, cutoff_ms: i64, format: EntryFormat) {
         self.snapshot = Some(Box::new(Snapshot {
             unsaved: self.dict.len() as u32,
             cutoff_ms,
-            options,
+            format,
             out: Vec::new(),
         }));
     }
@@ -118,14 +127,13 @@ impl Db {
         let at_ms =
             (entry.expire_slot != NO_EXPIRE).then(|| self.expires.get(entry.expire_slot).at_ms);
         if at_ms.is_none_or(|at| at > snapshot.cutoff_ms) {
-            let slot = &entry.slot;
-            crate::rdb::write_entry(
-                &mut snapshot.out,
-                slot.key(),
-                slot.value(),
-                at_ms,
-                snapshot.options,
-            );
+            let (key, value, out) = (entry.slot.key(), entry.slot.value(), &mut snapshot.out);
+            match snapshot.format {
+                EntryFormat::Rdb(options) => {
+                    crate::rdb::write_entry(out, key, value, at_ms, options)
+                }
+                EntryFormat::Commands => crate::aof::write_key_commands(out, key, value, at_ms),
+            }
         }
         snapshot.unsaved -= 1;
         let top = snapshot.unsaved;
@@ -150,10 +158,10 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap;
 
-    const OPTIONS: SaveOptions = SaveOptions {
+    const OPTIONS: EntryFormat = EntryFormat::Rdb(SaveOptions {
         compress: false,
         checksum: false,
-    };
+    });
 
     fn string(db: &Db, key: &[u8]) -> Option<(Vec<u8>, Option<i64>)> {
         match db.peek(key)? {

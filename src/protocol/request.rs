@@ -411,7 +411,7 @@ impl std::fmt::Debug for Args<'_> {
     }
 }
 
-fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
+pub fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
     haystack.iter().position(|&b| b == needle)
 }
 

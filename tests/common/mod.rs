@@ -371,3 +371,123 @@ pub fn replay_transcript(port: u16, clients: usize, steps: &[Step], who: &str) {
         );
     }
 }
+
+/// A fresh directory for one test's files.
+pub fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("lapse-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Every type, small (packed) and big, integer-like and binary members,
+/// deadlines, several databases.
+pub fn populate(r: &mut Raw) {
+    let ok = |reply: String| assert!(!reply.starts_with('-'), "{reply}");
+    ok(r.cmd(&["SET", "s", "plain"]));
+    ok(r.cmd(&["SET", "n", "12345", "EX", "1000"]));
+    ok(r.cmd(&["SET", "big", &"x".repeat(100_000)]));
+    ok(r.cmd(&["RPUSH", "l", "a", "1", "-7", ""]));
+    ok(r.cmd(&["SADD", "ints", "1", "2", "3", "-40"]));
+    ok(r.cmd(&["SADD", "strs", "a", "b\u{e9}", "007"]));
+    ok(r.cmd(&["ZADD", "z", "1", "a", "2.5", "b", "-inf", "c", "1e300", "d"]));
+    ok(r.cmd(&["HSET", "h", "f", "v", "n", "1"]));
+    // Integers at each listpack and intset width, scores that are whole,
+    // fractional, huge and negative zero.
+    let edges = [
+        "0",
+        "127",
+        "128",
+        "-1",
+        "-4096",
+        "4095",
+        "4096",
+        "-32768",
+        "32768",
+        "8388607",
+        "-8388609",
+        "2147483648",
+        "-9223372036854775808",
+        "9223372036854775807",
+        "007",
+        "-0",
+    ];
+    for (i, n) in edges.iter().enumerate() {
+        ok(r.cmd(&["HSET", "hedges", n, &i.to_string()]));
+        ok(r.cmd(&["RPUSH", "ledges", n]));
+    }
+    ok(r.cmd(&["SADD", "wide", "1", "-70000"]));
+    ok(r.cmd(&["SADD", "widest", "1", "9223372036854775807"]));
+    for (score, m) in [
+        ("1.5", "a"),
+        ("-0", "b"),
+        ("1e300", "c"),
+        ("4611686018427387904", "d"),
+        ("-3", "e"),
+    ] {
+        ok(r.cmd(&["ZADD", "zedges", score, m]));
+    }
+    ok(r.cmd(&["PEXPIRE", "h", "500000"]));
+    for i in 0..700 {
+        let (m, v) = (format!("member{i}"), format!("{i}"));
+        r.cmd(&["HSET", "bighash", &m, &v]);
+        r.cmd(&["SADD", "bigset", &m]);
+        r.cmd(&["ZADD", "bigz", &v, &m]);
+        r.cmd(&["RPUSH", "biglist", &m]);
+    }
+    ok(r.cmd(&["SELECT", "5"]));
+    ok(r.cmd(&["SET", "elsewhere", "x"]));
+    ok(r.cmd(&["SELECT", "0"]));
+    ok(r.cmd(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=mylib\nredis.register_function('f', function() return 1 end)",
+    ]));
+}
+
+/// A config file for a server whose files go to `dir`, plus `extra`.
+pub fn conf_in(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
+    let conf = dir.join("lapse.conf");
+    std::fs::write(&conf, format!("dir {}\n{extra}", dir.display())).unwrap();
+    conf
+}
+
+/// Runs a Redis tool (`redis-check-rdb`, `redis-check-aof`) with `args`.
+/// Without it: in CI this fails the test; elsewhere it says loudly that
+/// the check is skipped and returns `None`.
+pub fn run_tool(tool: &str, args: &[&std::ffi::OsStr]) -> Option<std::process::Output> {
+    match Command::new(tool).args(args).output() {
+        Ok(out) => Some(out),
+        Err(e) if std::env::var_os("CI").is_none() => {
+            let banner =
+                format!("\n!!! SKIPPED: {tool} is not on PATH ({e}); the check did not run !!!\n");
+            let _ = std::io::stderr().lock().write_all(banner.as_bytes());
+            None
+        }
+        Err(e) => panic!("{tool} is required in CI (.ci/run installs it): {e}"),
+    }
+}
+
+/// Starts lapse with `args` and expects it to refuse to start; returns
+/// what it logged.
+pub fn lapse_refuses(args: &[&str]) -> String {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lapse"))
+        .args(args)
+        .args(["--port", "0"])
+        .current_dir(own_directory())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run lapse");
+    // A server that did start is stopped (and the test fails below).
+    if !eventually(Duration::from_secs(20), || {
+        child.try_wait().is_ok_and(|s| s.is_some())
+    }) {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().expect("lapse output");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "lapse started: {text}");
+    text
+}

@@ -1,0 +1,524 @@
+//! The append-only file: what lapse writes reloads into the same data
+//! (DEBUG DIGEST), passes `redis-check-aof` and loads in redis-server 7.0;
+//! lapse loads redis-server's AOF directories; rewrites, turning the AOF
+//! on at run time, damaged files and crashes behave as Redis's do.
+//!
+//! Needs `redis-server` and `redis-check-aof` for the interop checks (see
+//! `Server::redis`, `common::run_tool`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::{conf_in, lapse_refuses, populate, run_tool, temp_dir, Raw, Server};
+
+/// A config file with the AOF on in `dir`, plus `extra`.
+fn aof_conf(dir: &Path, extra: &str) -> PathBuf {
+    conf_in(dir, &format!("appendonly yes\nsave \"\"\n{extra}"))
+}
+
+fn number(r: &mut Raw, field: &str) -> i64 {
+    common::info_field(r, "persistence", field)
+        .parse()
+        .unwrap_or_else(|_| panic!("{field} is not a number"))
+}
+
+/// Waits (generously) until no rewrite runs or waits to run.
+fn wait_for_rewrite(r: &mut Raw) {
+    assert!(
+        common::eventually(Duration::from_secs(60), || {
+            number(r, "aof_rewrite_in_progress") == 0 && number(r, "aof_rewrite_scheduled") == 0
+        }),
+        "the rewrite never ended"
+    );
+}
+
+fn manifest(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("appendonlydir/appendonly.aof.manifest")).unwrap()
+}
+
+/// The files in the AOF directory, sorted.
+fn aof_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("appendonlydir"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Effects the AOF must replay: transactions, scripts, expiry, deletes,
+/// several databases, a lazily expired key.
+fn more_writes(r: &mut Raw) {
+    let ok = |reply: String| assert!(!reply.starts_with('-'), "{reply}");
+    ok(r.cmd(&["MULTI"]));
+    ok(r.cmd(&["INCR", "counter"]));
+    ok(r.cmd(&["LPUSH", "queue", "job1", "job2"]));
+    ok(r.cmd(&["EXEC"]));
+    ok(r.cmd(&[
+        "EVAL",
+        "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('INCRBYFLOAT', KEYS[2], '1.5')",
+        "2",
+        "fromlua",
+        "f",
+        "v",
+    ]));
+    ok(r.cmd(&["SPOP", "strs"]));
+    ok(r.cmd(&["SET", "brief", "x", "PX", "1"]));
+    std::thread::sleep(Duration::from_millis(5));
+    ok(r.cmd(&["GET", "brief"]));
+    ok(r.cmd(&["EXPIRE", "s", "5000"]));
+    ok(r.cmd(&["DEL", "big"]));
+    ok(r.cmd(&["SELECT", "3"]));
+    ok(r.cmd(&["HSET", "db3", "f", "v"]));
+    ok(r.cmd(&["SELECT", "0"]));
+    ok(r.cmd(&["SWAPDB", "3", "4"]));
+}
+
+/// Every write reloads after a crash (kill -9), through the increment
+/// file, then through a rewritten base in each format; the files pass
+/// redis-check-aof and load in redis-server 7.0 with the same digest.
+#[test]
+fn the_aof_round_trips_through_restarts_rewrites_and_redis() {
+    let dir = temp_dir("aof-roundtrip");
+    let conf = aof_conf(&dir, "");
+    let conf = conf.to_str().unwrap();
+    let first = Server::lapse(&[conf]);
+    let mut r = first.raw();
+    populate(&mut r);
+    more_writes(&mut r);
+    let digest = r.cmd(&["DEBUG", "DIGEST"]);
+    assert_eq!(
+        manifest(&dir),
+        "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+    );
+    drop(first); // SIGKILL
+    let second = Server::lapse(&[conf]);
+    let mut r = second.raw();
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert!(r.cmd(&["FUNCTION", "LIST"]).contains("mylib"));
+    assert_eq!(r.cmd(&["GET", "counter"]), "$1\r\n1\r\n");
+
+    // A rewrite: a new base (RDB preamble) and increment; the old files go.
+    assert_eq!(
+        r.cmd(&["BGREWRITEAOF"]),
+        "+Background append only file rewriting started\r\n"
+    );
+    wait_for_rewrite(&mut r);
+    assert_eq!(
+        aof_files(&dir),
+        [
+            "appendonly.aof.2.base.rdb",
+            "appendonly.aof.2.incr.aof",
+            "appendonly.aof.manifest"
+        ]
+    );
+    assert_eq!(r.cmd(&["INCR", "counter"]), ":2\r\n");
+    let digest = r.cmd(&["DEBUG", "DIGEST"]);
+    assert_eq!(r.cmd(&["DEBUG", "LOADAOF"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), digest);
+    drop(second);
+
+    // A base of commands.
+    let third = Server::lapse(&[conf, "--aof-use-rdb-preamble", "no"]);
+    let mut r = third.raw();
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), digest);
+    r.cmd(&["BGREWRITEAOF"]);
+    wait_for_rewrite(&mut r);
+    assert!(manifest(&dir).starts_with("file appendonly.aof.3.base.aof seq 3 type b\n"));
+    let base = std::fs::read(dir.join("appendonlydir/appendonly.aof.3.base.aof")).unwrap();
+    assert!(base.starts_with(b"*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n"));
+    assert_eq!(r.cmd(&["SET", "after", "rewrite"]), "+OK\r\n");
+    let digest = r.cmd(&["DEBUG", "DIGEST"]);
+    drop(third);
+    let fourth = Server::lapse(&[conf]);
+    assert_eq!(fourth.raw().cmd(&["DEBUG", "DIGEST"]), digest);
+    drop(fourth);
+
+    let manifest_path = dir.join("appendonlydir/appendonly.aof.manifest");
+    if let Some(out) = run_tool("redis-check-aof", &[manifest_path.as_os_str()]) {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("All AOF files and manifest are valid"),
+            "{text}"
+        );
+    }
+    let dir_arg = dir.to_str().unwrap();
+    let Some(redis) = Server::redis_with(&["--dir", dir_arg, "--appendonly", "yes"]) else {
+        return;
+    };
+    let mut theirs = redis.raw();
+    assert_eq!(theirs.cmd(&["DEBUG", "DIGEST"]), digest);
+    drop(redis);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// lapse loads the AOF directories redis-server 7.0 writes: an RDB
+/// preamble base, a base of commands, increments with its SELECTs,
+/// transactions and absolute deadlines.
+#[test]
+fn lapse_loads_redis_servers_aof() {
+    for preamble in ["yes", "no"] {
+        let dir = temp_dir(&format!("aof-from-redis-{preamble}"));
+        let dir_arg = dir.to_str().unwrap();
+        let Some(redis) = Server::redis_with(&[
+            "--dir",
+            dir_arg,
+            "--appendonly",
+            "yes",
+            "--aof-use-rdb-preamble",
+            preamble,
+        ]) else {
+            return;
+        };
+        let mut theirs = redis.raw();
+        populate(&mut theirs);
+        theirs.cmd(&["BGREWRITEAOF"]);
+        wait_for_rewrite(&mut theirs);
+        more_writes(&mut theirs);
+        let digest = theirs.cmd(&["DEBUG", "DIGEST"]);
+        drop(redis);
+        let conf = aof_conf(&dir, "");
+        let lapse = Server::lapse(&[conf.to_str().unwrap()]);
+        let mut ours = lapse.raw();
+        assert_eq!(
+            ours.cmd(&["DEBUG", "DIGEST"]),
+            digest,
+            "preamble {preamble}"
+        );
+        assert!(ours.cmd(&["FUNCTION", "LIST"]).contains("mylib"));
+        drop(lapse);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Keys whose deadline passed while the server was down are gone after
+/// loading, from the base and from the increment alike; nothing expires
+/// during the load itself (a later write in the log still finds them).
+#[test]
+fn keys_expired_while_down_are_gone_after_load() {
+    let dir = temp_dir("aof-expired");
+    let conf = aof_conf(&dir, "");
+    let conf = conf.to_str().unwrap();
+    let first = Server::lapse(&[conf]);
+    let mut r = first.raw();
+    let set_at = std::time::Instant::now();
+    assert_eq!(r.cmd(&["SET", "in-base", "v", "PX", "1500"]), "+OK\r\n");
+    r.cmd(&["BGREWRITEAOF"]);
+    wait_for_rewrite(&mut r);
+    assert_eq!(r.cmd(&["SET", "in-incr", "v", "PX", "1500"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["RPUSH", "kept", "a"]), ":1\r\n");
+    assert_eq!(r.cmd(&["PEXPIRE", "kept", "1500"]), ":1\r\n");
+    // Written after the deadline in the log's own order: a write to a
+    // key that is still there when it replays.
+    assert_eq!(r.cmd(&["RPUSH", "kept", "b"]), ":2\r\n");
+    assert_eq!(r.cmd(&["PERSIST", "kept"]), ":1\r\n");
+    assert!(set_at.elapsed() < Duration::from_millis(1500), "too slow");
+    drop(first);
+    std::thread::sleep(Duration::from_millis(1600).saturating_sub(set_at.elapsed()));
+    let second = Server::lapse(&[conf]);
+    let mut r = second.raw();
+    assert_eq!(r.cmd(&["EXISTS", "in-base", "in-incr"]), ":0\r\n");
+    assert_eq!(
+        r.cmd(&["LRANGE", "kept", "0", "-1"]),
+        "*2\r\n$1\r\na\r\n$1\r\nb\r\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The increment file of a fresh directory, written by a run of lapse
+/// with `writes`; returns its path.
+fn incr_with(dir: &Path, conf: &str, writes: &[&[&str]]) -> PathBuf {
+    let server = Server::lapse(&[conf]);
+    let mut r = server.raw();
+    for w in writes {
+        let reply = r.cmd(w);
+        assert!(!reply.starts_with('-'), "{reply}");
+    }
+    drop(server);
+    dir.join("appendonlydir/appendonly.aof.1.incr.aof")
+}
+
+/// A last file cut mid-command loads up to its last whole command (and
+/// is truncated there) with `aof-load-truncated yes`, Redis's default,
+/// and is refused with the file and offset with `no`; so is an open MULTI
+/// at the end, whose commands are dropped.
+#[test]
+fn a_truncated_tail_loads_up_to_the_last_whole_command() {
+    let dir = temp_dir("aof-truncated");
+    let conf = aof_conf(&dir, "");
+    let conf = conf.to_str().unwrap();
+    let incr = incr_with(
+        &dir,
+        conf,
+        &[&["SET", "a", "1"], &["SET", "b", "2"], &["SET", "c", "3"]],
+    );
+    let whole = std::fs::read(&incr).unwrap();
+    let cut = whole.len() - 3;
+    std::fs::write(&incr, &whole[..cut]).unwrap();
+    let text = lapse_refuses(&[conf, "--aof-load-truncated", "no"]);
+    assert!(
+        text.contains("Unexpected end of file") && text.contains(&incr.display().to_string()),
+        "{text}"
+    );
+    let last_whole = whole.len() - common::encode(&[b"SET", b"c", b"3"]).len();
+    assert!(text.contains(&format!("offset {last_whole}")), "{text}");
+    let server = Server::lapse(&[conf]);
+    let mut r = server.raw();
+    assert_eq!(
+        r.cmd(&["MGET", "a", "b", "c"]),
+        "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n"
+    );
+    assert_eq!(std::fs::metadata(&incr).unwrap().len() as usize, last_whole);
+    assert_eq!(r.cmd(&["SET", "d", "4"]), "+OK\r\n");
+    drop(server);
+    let server = Server::lapse(&[conf]);
+    assert_eq!(server.raw().cmd(&["GET", "d"]), "$1\r\n4\r\n");
+    drop(server);
+
+    // An open transaction at the end is reverted.
+    let mut bytes = std::fs::read(&incr).unwrap();
+    let good = bytes.len();
+    bytes.extend(common::encode(&[b"MULTI"]));
+    bytes.extend(common::encode(&[b"SET", b"e", b"5"]));
+    std::fs::write(&incr, &bytes).unwrap();
+    let server = Server::lapse(&[conf]);
+    assert_eq!(server.raw().cmd(&["EXISTS", "d", "e"]), ":1\r\n");
+    assert_eq!(std::fs::metadata(&incr).unwrap().len() as usize, good);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Damage that is not a cut tail stops startup with the file, the offset
+/// and what was wrong: garbage in the middle, an unknown command, a
+/// manifest naming a missing file, a broken manifest, a damaged base.
+#[test]
+fn damaged_aof_files_are_refused_with_the_file_and_offset() {
+    let dir = temp_dir("aof-damaged");
+    let conf = aof_conf(&dir, "");
+    let conf = conf.to_str().unwrap();
+    let incr = incr_with(&dir, conf, &[&["SET", "a", "1"], &["SET", "b", "2"]]);
+    let whole = std::fs::read(&incr).unwrap();
+    let shown = incr.display().to_string();
+
+    let mut garbage = whole.clone();
+    let middle = common::encode(&[b"SELECT", b"0"]).len();
+    garbage[middle] = b'!';
+    std::fs::write(&incr, &garbage).unwrap();
+    let text = lapse_refuses(&[conf]);
+    assert!(
+        text.contains("Bad file format")
+            && text.contains(&shown)
+            && text.contains(&format!("offset {middle}")),
+        "{text}"
+    );
+
+    let mut unknown = whole.clone();
+    unknown.extend(common::encode(&[b"NOSUCHCOMMAND", b"x"]));
+    std::fs::write(&incr, &unknown).unwrap();
+    let text = lapse_refuses(&[conf]);
+    assert!(
+        text.contains("Unknown command 'NOSUCHCOMMAND'")
+            && text.contains(&format!("offset {}", whole.len())),
+        "{text}"
+    );
+    std::fs::write(&incr, &whole).unwrap();
+
+    let manifest_path = dir.join("appendonlydir/appendonly.aof.manifest");
+    let good_manifest = std::fs::read_to_string(&manifest_path).unwrap();
+    std::fs::write(
+        &manifest_path,
+        format!("{good_manifest}file appendonly.aof.9.incr.aof seq 9 type i\n"),
+    )
+    .unwrap();
+    let text = lapse_refuses(&[conf]);
+    assert!(
+        text.contains("appendonly.aof.9.incr.aof") && text.contains("No such file"),
+        "{text}"
+    );
+    std::fs::write(&manifest_path, "file x seq 1 type z\n").unwrap();
+    let text = lapse_refuses(&[conf]);
+    assert!(
+        text.contains("Unknown AOF file type") && text.contains("line 1"),
+        "{text}"
+    );
+    std::fs::write(&manifest_path, &good_manifest).unwrap();
+
+    let base = dir.join("appendonlydir/appendonly.aof.1.base.rdb");
+    let mut rdb = std::fs::read(&base).unwrap();
+    let last = rdb.len() - 1;
+    rdb[last] ^= 1;
+    std::fs::write(&base, &rdb).unwrap();
+    let text = lapse_refuses(&[conf]);
+    assert!(
+        text.contains("Wrong RDB checksum") && text.contains("base.rdb"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// CONFIG SET appendonly yes writes a base of what is there, and from then
+/// on every write; `no` stops appending. BGSAVE and BGREWRITEAOF wait for
+/// each other as in Redis.
+#[test]
+fn the_aof_turns_on_and_off_at_run_time() {
+    let dir = temp_dir("aof-config-set");
+    let conf = conf_in(&dir, "save \"\"\n");
+    let conf = conf.to_str().unwrap();
+    let first = Server::lapse(&[conf, "--rdb-key-save-delay", "2000"]);
+    let mut r = first.raw();
+    assert_eq!(
+        common::info_field(&mut r, "persistence", "aof_enabled"),
+        "0"
+    );
+    for i in 0..100 {
+        r.cmd(&["SET", &format!("k{i}"), "v"]);
+    }
+    assert_eq!(r.cmd(&["CONFIG", "SET", "appendonly", "yes"]), "+OK\r\n");
+    assert_eq!(
+        common::info_field(&mut r, "persistence", "aof_enabled"),
+        "1"
+    );
+    assert_eq!(number(&mut r, "aof_rewrite_in_progress"), 1);
+    assert_eq!(
+        r.cmd(&["BGSAVE"]),
+        "-ERR An AOF log rewriting in progress: can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["BGSAVE", "SCHEDULE"]),
+        "+Background saving scheduled\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["BGREWRITEAOF"]),
+        "-ERR Background append only file rewriting already in progress\r\n"
+    );
+    // Writes during the first base land in the increment.
+    assert_eq!(r.cmd(&["SET", "during", "rewrite"]), "+OK\r\n");
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "0"]),
+        "+OK\r\n"
+    );
+    wait_for_rewrite(&mut r);
+    assert!(common::eventually(Duration::from_secs(30), || {
+        number(&mut r, "rdb_bgsave_in_progress") == 0 && dir.join("dump.rdb").exists()
+    }));
+    assert_eq!(
+        manifest(&dir),
+        "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+    );
+    assert_eq!(r.cmd(&["SET", "after", "on"]), "+OK\r\n");
+    let digest = r.cmd(&["DEBUG", "DIGEST"]);
+    assert_eq!(r.cmd(&["CONFIG", "SET", "appendonly", "no"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["SET", "after", "off"]), "+OK\r\n");
+    drop(first);
+    let second = Server::lapse(&[conf, "--appendonly", "yes"]);
+    let mut r = second.raw();
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(r.cmd(&["GET", "during"]), "$7\r\nrewrite\r\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// kill -9 under a steady INCR load with `appendfsync always`: every
+/// acknowledged increment is in the AOF the next start loads.
+#[test]
+fn kill_9_loses_nothing_acknowledged_with_appendfsync_always() {
+    let dir = temp_dir("aof-kill9");
+    let conf = aof_conf(&dir, "appendfsync always\n");
+    let conf = conf.to_str().unwrap();
+    let mut server = Server::lapse(&[conf]);
+    let port = server.port;
+    let writers: Vec<_> = (0..4)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let mut r = Raw::connect(port);
+                let key = format!("counter{i}");
+                let mut acknowledged = 0;
+                loop {
+                    r.send_cmd(&[b"INCR", key.as_bytes()]);
+                    let mut line = String::new();
+                    match std::io::BufRead::read_line(&mut r.reader, &mut line) {
+                        Ok(n) if n > 0 && line.starts_with(':') => {
+                            acknowledged = line[1..].trim().parse::<i64>().unwrap();
+                        }
+                        _ => return (key, acknowledged),
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    server.child.kill().unwrap();
+    let _ = server.child.wait();
+    let results: Vec<(String, i64)> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+    let restarted = Server::lapse(&[conf]);
+    let mut r = restarted.raw();
+    for (key, acknowledged) in results {
+        assert!(acknowledged > 0, "no INCR was acknowledged");
+        let stored: i64 = r
+            .cmd(&["GET", &key])
+            .lines()
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            stored >= acknowledged,
+            "{key}: acknowledged {acknowledged}, found {stored}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An old-style single `appendonly.aof` in `dir` (Redis before 7.0) is
+/// moved into the directory as its base and loaded.
+#[test]
+fn a_single_file_aof_from_before_redis_7_is_upgraded() {
+    let dir = temp_dir("aof-upgrade");
+    let mut old = Vec::new();
+    old.extend(common::encode(&[b"SELECT", b"0"]));
+    old.extend(common::encode(&[b"SET", b"old", b"style"]));
+    old.extend(common::encode(&[b"RPUSH", b"l", b"1", b"2"]));
+    std::fs::write(dir.join("appendonly.aof"), &old).unwrap();
+    let conf = aof_conf(&dir, "");
+    let server = Server::lapse(&[conf.to_str().unwrap()]);
+    let mut r = server.raw();
+    assert_eq!(r.cmd(&["GET", "old"]), "$5\r\nstyle\r\n");
+    assert_eq!(r.cmd(&["LLEN", "l"]), ":2\r\n");
+    assert!(!dir.join("appendonly.aof").exists());
+    assert_eq!(
+        manifest(&dir),
+        "file appendonly.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// INFO persistence reports the AOF as redis-server does, and writes are
+/// refused with Redis's MISCONF when the AOF cannot be written.
+#[test]
+fn info_reports_the_aof() {
+    let dir = temp_dir("aof-info");
+    let conf = aof_conf(&dir, "");
+    let server = Server::lapse(&[conf.to_str().unwrap()]);
+    let mut r = server.raw();
+    assert_eq!(r.cmd(&["SET", "k", "v"]), "+OK\r\n");
+    let size = number(&mut r, "aof_current_size");
+    let base = number(&mut r, "aof_base_size");
+    let incr = std::fs::metadata(dir.join("appendonlydir/appendonly.aof.1.incr.aof"))
+        .unwrap()
+        .len() as i64;
+    assert_eq!(size, base + incr);
+    assert_eq!(
+        common::info_field(&mut r, "persistence", "aof_last_write_status"),
+        "ok"
+    );
+    assert_eq!(number(&mut r, "aof_buffer_length"), 0);
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "appendfsync"]),
+        "*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "appenddirname", "x"]),
+        "-ERR CONFIG SET failed (possibly related to argument 'appenddirname') - can't set immutable config\r\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
