@@ -772,6 +772,9 @@ fn load_file(state: &mut ServerState, path: &Path, last: bool, now_ms: i64) -> i
         ))
     };
     let mut file = File::open(path).map_err(open_error)?;
+    if file.metadata().map_or(false, |m| m.len() == 0) {
+        return Ok(());
+    }
     let mut signature = [0u8; 5];
     let has_preamble = file.read_exact(&mut signature).is_ok() && &signature == b"REDIS";
     let replayed = if has_preamble {
@@ -1084,6 +1087,12 @@ pub fn start_rewrite(state: &mut ServerState, now_ms: i64) -> Result<(), Rewrite
         return Err(failed(state, e));
     }
     flush(state, true);
+    if state.aof.buffer_len() > 0 {
+        // The increment cannot be written: what it misses would be in no
+        // file if this rewrite failed. Wait for the disk.
+        let e = io::Error::other("the AOF buffer could not be written");
+        return Err(failed(state, e));
+    }
     let stem = state.config.appendfilename.clone();
     match state.aof.state {
         AofState::On => {

@@ -522,3 +522,129 @@ fn info_reports_the_aof() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A rewrite's base holds the data of its start while writes go on (the
+/// writes land in the new increment): after the rewrite and more writes,
+/// a crash and a restart give the live data's digest, in lapse and in
+/// redis-server.
+#[test]
+fn a_rewrite_under_writes_loses_and_repeats_nothing() {
+    let dir = temp_dir("aof-rewrite-writes");
+    let conf = aof_conf(&dir, "");
+    let conf = conf.to_str().unwrap();
+    let first = Server::lapse(&[conf]);
+    let mut r = first.raw();
+    for i in 0..3000 {
+        let k = format!("k{i}");
+        r.cmd(&["SET", &k, &i.to_string()]);
+        if i % 3 == 0 {
+            r.cmd(&["PEXPIRE", &k, "400"]);
+        }
+    }
+    // One key per 200 µs: the base takes about 0.6 s.
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "200"]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["BGREWRITEAOF"]),
+        "+Background append only file rewriting started\r\n"
+    );
+    let mut i = 0;
+    while number(&mut r, "aof_rewrite_in_progress") == 1 {
+        let k = format!("k{}", (i * 7) % 3000);
+        r.cmd(&["INCR", &k]);
+        r.cmd(&["APPEND", &format!("k{}", (i * 13) % 3000), "x"]);
+        r.cmd(&["DEL", &format!("k{}", (i * 17) % 3000)]);
+        r.cmd(&["RPUSH", "list", &i.to_string()]);
+        r.cmd(&["EXPIRE", &format!("k{}", (i * 19) % 3000), "1000"]);
+        i += 1;
+    }
+    assert!(i > 20, "the rewrite ended too soon to test anything");
+    assert_eq!(
+        common::info_field(&mut r, "persistence", "aof_last_bgrewrite_status"),
+        "ok"
+    );
+    for j in 0..50 {
+        r.cmd(&["INCR", &format!("k{j}")]);
+    }
+    // Let the short deadlines pass so that both servers see the same keys.
+    std::thread::sleep(Duration::from_millis(500));
+    r.cmd(&["SET", "last", "write"]);
+    let digest = r.cmd(&["DEBUG", "DIGEST"]);
+    drop(first);
+    let second = Server::lapse(&[conf]);
+    assert_eq!(second.raw().cmd(&["DEBUG", "DIGEST"]), digest);
+    drop(second);
+    let Some(redis) = Server::redis_with(&["--dir", dir.to_str().unwrap(), "--appendonly", "yes"])
+    else {
+        return;
+    };
+    assert_eq!(redis.raw().cmd(&["DEBUG", "DIGEST"]), digest);
+    drop(redis);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A full disk (here: a file-size limit the AOF outgrows) turns into
+/// MISCONF errors on writes and `aof_last_write_status:err`; when the disk
+/// has room again the cron's retry writes what was waiting, writes are
+/// accepted again, and nothing acknowledged is missing after a restart.
+#[test]
+fn a_full_disk_refuses_writes_and_recovers_when_the_disk_does() {
+    let dir = temp_dir("aof-disk-full");
+    let conf = aof_conf(&dir, "");
+    let conf = conf.to_str().unwrap();
+    // 64 KiB per file; SIGXFSZ ignored so that a write past it fails
+    // with EFBIG instead of killing the process.
+    let server = Server::lapse_in_shell("trap '' XFSZ;", "prlimit --fsize=65536: --", &[conf]);
+    let mut r = server.raw();
+    let value = "v".repeat(1000);
+    let mut acknowledged = Vec::new();
+    let mut refused = None;
+    for i in 0..200 {
+        let key = format!("k{i}");
+        let reply = r.cmd(&["SET", &key, &value]);
+        if reply == "+OK\r\n" {
+            acknowledged.push(key);
+        } else {
+            refused = Some(reply);
+            break;
+        }
+    }
+    let refused = refused.expect("the AOF never hit the limit");
+    assert!(
+        refused.starts_with("-MISCONF Errors writing to the AOF file: File too large"),
+        "{refused}"
+    );
+    assert_eq!(
+        common::info_field(&mut r, "persistence", "aof_last_write_status"),
+        "err"
+    );
+    assert!(r.cmd(&["PING"]).starts_with("-MISCONF"));
+    assert_eq!(
+        r.cmd(&["GET", "k0"]).len(),
+        "$1000\r\n".len() + 1000 + 2,
+        "reads still work"
+    );
+    let pid = server.child.id().to_string();
+    let raised = std::process::Command::new("prlimit")
+        .args(["--pid", &pid, "--fsize=unlimited:"])
+        .status()
+        .unwrap();
+    assert!(raised.success());
+    assert!(
+        common::eventually(Duration::from_secs(10), || {
+            common::info_field(&mut r, "persistence", "aof_last_write_status") == "ok"
+        }),
+        "the AOF never recovered"
+    );
+    assert_eq!(r.cmd(&["SET", "after", "recovery"]), "+OK\r\n");
+    acknowledged.push("after".into());
+    drop(server);
+    let restarted = Server::lapse(&[conf]);
+    let mut r = restarted.raw();
+    for key in &acknowledged {
+        assert_eq!(r.cmd(&["EXISTS", key]), ":1\r\n", "{key} was lost");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

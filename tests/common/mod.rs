@@ -40,10 +40,22 @@ impl Server {
     /// Starts lapse with an open-files limit of `nofile` (a shell's
     /// `ulimit -n`), `--port 0` and `extra` flags.
     pub fn lapse_with_nofile(nofile: u32, extra: &[&str]) -> Server {
+        Server::lapse_in_shell(&format!("ulimit -n {nofile} &&"), "", extra)
+    }
+
+    /// Starts lapse from `sh -c "<setup> exec <wrapper> lapse --port 0 …
+    /// <extra>"` (limits, a signal disposition, a wrapper such as
+    /// `prlimit … --`): the server is the child process itself.
+    pub fn lapse_in_shell(setup: &str, wrapper: &str, extra: &[&str]) -> Server {
+        // A config file goes first, as in `lapse`.
+        let (file, flags) = match extra.split_first() {
+            Some((first, rest)) if !first.starts_with("--") => (*first, rest),
+            _ => ("", extra),
+        };
         let line = format!(
-            "ulimit -n {nofile} && exec {} --port 0 --loglevel notice {}",
+            "{setup} exec {wrapper} {} {file} --port 0 --loglevel notice {}",
             env!("CARGO_BIN_EXE_lapse"),
-            extra.join(" ")
+            flags.join(" ")
         );
         let mut command = Command::new("sh");
         command.args(["-c", &line]);
