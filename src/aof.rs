@@ -772,7 +772,7 @@ fn load_file(state: &mut ServerState, path: &Path, last: bool, now_ms: i64) -> i
         ))
     };
     let mut file = File::open(path).map_err(open_error)?;
-    if file.metadata().map_or(false, |m| m.len() == 0) {
+    if file.metadata().is_ok_and(|m| m.len() == 0) {
         return Ok(());
     }
     let mut signature = [0u8; 5];
