@@ -648,3 +648,37 @@ fn a_full_disk_refuses_writes_and_recovers_when_the_disk_does() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The AOF rewrites itself when it has grown by
+/// `auto-aof-rewrite-percentage` over its size after the last rewrite and
+/// is past `auto-aof-rewrite-min-size`; the data stays whole.
+#[test]
+fn the_aof_rewrites_itself_when_it_has_grown_enough() {
+    let dir = temp_dir("aof-auto");
+    let conf = aof_conf(
+        &dir,
+        "auto-aof-rewrite-min-size 20kb\nauto-aof-rewrite-percentage 100\n",
+    );
+    let conf = conf.to_str().unwrap();
+    let server = Server::lapse(&[conf]);
+    let mut r = server.raw();
+    assert_eq!(number(&mut r, "aof_rewrites"), 0);
+    let value = "v".repeat(100);
+    // The same few keys over and over: a rewrite shrinks the AOF to them.
+    for i in 0..400 {
+        r.cmd(&["SET", &format!("k{}", i % 10), &value]);
+    }
+    assert!(
+        common::eventually(Duration::from_secs(10), || number(&mut r, "aof_rewrites")
+            >= 1),
+        "no automatic rewrite"
+    );
+    wait_for_rewrite(&mut r);
+    assert!(manifest(&dir).contains("appendonly.aof.2.base.rdb"));
+    assert!(number(&mut r, "aof_current_size") < 20 * 1024);
+    let digest = r.cmd(&["DEBUG", "DIGEST"]);
+    drop(server);
+    let server = Server::lapse(&[conf]);
+    assert_eq!(server.raw().cmd(&["DEBUG", "DIGEST"]), digest);
+    let _ = std::fs::remove_dir_all(&dir);
+}
