@@ -28,8 +28,8 @@ import tempfile
 import threading
 import time
 
-from benchlib import build, cmd, info_field, start, stop
-from persistence import pinged, populate, tree_rss
+from benchlib import build, cmd, start, stop
+from persistence import populate, under_write_load
 
 KEYS = int(os.environ.get("KEYS", "1000000"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
@@ -76,34 +76,11 @@ def rewrite(server):
     work = tempfile.mkdtemp(prefix="lapse-aof-bench-")
     proc, port = start(server, extra=server_args(work, "everysec"))
     populate(port)
-    bench = subprocess.Popen(
-        ["redis-benchmark", "-p", str(port), "-c", "4", "-n", "1000000000", "-r", str(KEYS),
-         "-P", "16", "-t", "set", "-q"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(2)
-    _, idle_worst = pinged(port, lambda: time.sleep(2))
-    before = tree_rss(proc.pid)
-    peak = [before]
-
-    def rewrite_and_watch():
-        t = time.perf_counter()
-        assert cmd(port, "BGREWRITEAOF").startswith(b"+Background")
-        while info_field(port, "aof_rewrite_in_progress", "persistence") != "0":
-            peak[0] = max(peak[0], tree_rss(proc.pid))
-            time.sleep(0.002)
-        return time.perf_counter() - t
-
-    rewrite_s, worst = pinged(port, rewrite_and_watch)
-    bench.kill()
-    bench.wait()
-    status = info_field(port, "aof_last_bgrewrite_status", "persistence")
-    cow = int(info_field(port, "aof_last_cow_size", "persistence") or 0)
-    fork_us = int(info_field(port, "latest_fork_usec", "stats") or 0)
+    job = under_write_load(proc, port, "BGREWRITEAOF", "aof_rewrite_in_progress",
+                           "aof_last_bgrewrite_status", "aof_last_cow_size")
     stop(proc)
     shutil.rmtree(work, ignore_errors=True)
-    return {"rewrite_s": rewrite_s, "idle_worst_ms": idle_worst * 1000,
-            "worst_ms": worst * 1000, "before_mb": before / 2**20, "peak_mb": peak[0] / 2**20,
-            "status": status, "cow_mb": cow / 2**20, "fork_ms": fork_us / 1000}
+    return dict(job, rewrite_s=job["job_s"])
 
 
 def rewrites():

@@ -112,6 +112,40 @@ def pinged(port, seconds_or_until):
     return result, out[0]
 
 
+def under_write_load(proc, port, command, in_progress, status_field, cow_field):
+    """Runs the background `command` (BGSAVE, BGREWRITEAOF) while
+    redis-benchmark overwrites the string keys at full speed; returns its
+    duration, the worst PING without and during it, RSS before and at
+    peak (the process and its children), and what the server reports."""
+    bench = subprocess.Popen(
+        ["redis-benchmark", "-p", str(port), "-c", "4", "-n", "1000000000", "-r", str(KEYS),
+         "-P", "16", "-t", "set", "-q"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(2)
+    _, idle_worst = pinged(port, lambda: time.sleep(2))
+    before = tree_rss(proc.pid)
+    peak = [before]
+
+    def run_and_watch():
+        t = time.perf_counter()
+        assert cmd(port, command).startswith(b"+Background")
+        while info_field(port, in_progress, "persistence") != "0":
+            peak[0] = max(peak[0], tree_rss(proc.pid))
+            time.sleep(0.002)
+        return time.perf_counter() - t
+
+    job_s, worst = pinged(port, run_and_watch)
+    bench.kill()
+    bench.wait()
+    return {
+        "job_s": job_s, "idle_worst_ms": idle_worst * 1000, "worst_ms": worst * 1000,
+        "before_mb": before / 2**20, "peak_mb": peak[0] / 2**20,
+        "status": info_field(port, status_field, "persistence"),
+        "cow_mb": int(info_field(port, cow_field, "persistence") or 0) / 2**20,
+        "fork_ms": int(info_field(port, "latest_fork_usec", "stats") or 0) / 1000,
+    }
+
+
 def measure(server):
     work = tempfile.mkdtemp(prefix="lapse-persist-bench-")
     extra = ["--dir", work, "--dbfilename", "dump.rdb"]
@@ -131,37 +165,12 @@ def measure(server):
     load_s = time.perf_counter() - t
     assert int(cmd(port, "DBSIZE")[1:].strip()) == dbsize, "the reload lost keys"
 
-    bench = subprocess.Popen(
-        ["redis-benchmark", "-p", str(port), "-c", "4", "-n", "1000000000", "-r", str(KEYS),
-         "-P", "16", "-t", "set", "-q"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(2)
-    _, idle_worst = pinged(port, lambda: time.sleep(2))
-    before = tree_rss(proc.pid)
-    peak = [before]
-
-    def save_and_watch():
-        t = time.perf_counter()
-        assert cmd(port, "BGSAVE").startswith(b"+Background")
-        while info_field(port, "rdb_bgsave_in_progress", "persistence") != "0":
-            peak[0] = max(peak[0], tree_rss(proc.pid))
-            time.sleep(0.002)
-        return time.perf_counter() - t
-
-    bgsave_s, save_worst = pinged(port, save_and_watch)
-    bench.kill()
-    bench.wait()
-    status = info_field(port, "rdb_last_bgsave_status", "persistence")
-    cow = int(info_field(port, "rdb_last_cow_size", "persistence") or 0)
-    fork_us = int(info_field(port, "latest_fork_usec", "stats") or 0)
+    job = under_write_load(proc, port, "BGSAVE", "rdb_bgsave_in_progress",
+                           "rdb_last_bgsave_status", "rdb_last_cow_size")
     stop(proc)
     shutil.rmtree(work, ignore_errors=True)
-    return {
-        "keys": dbsize, "save_s": save_s, "size": size, "load_s": load_s,
-        "bgsave_s": bgsave_s, "status": status, "idle_worst_ms": idle_worst * 1000,
-        "save_worst_ms": save_worst * 1000, "before_mb": before / 2**20,
-        "peak_mb": peak[0] / 2**20, "cow_mb": cow / 2**20, "fork_ms": fork_us / 1000,
-    }
+    return dict(job, keys=dbsize, save_s=save_s, size=size, load_s=load_s,
+                bgsave_s=job["job_s"], save_worst_ms=job["worst_ms"])
 
 
 def main():

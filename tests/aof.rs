@@ -492,8 +492,8 @@ fn a_single_file_aof_from_before_redis_7_is_upgraded() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// INFO persistence reports the AOF as redis-server does, and writes are
-/// refused with Redis's MISCONF when the AOF cannot be written.
+/// INFO persistence reports the AOF's sizes and status as redis-server
+/// does; the AOF's location is fixed at startup, as in Redis.
 #[test]
 fn info_reports_the_aof() {
     let dir = temp_dir("aof-info");
