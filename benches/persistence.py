@@ -11,6 +11,9 @@
    before (lapse: one process; redis: parent + child RSS, and the child's
    copy-on-write as redis reports it, rdb_last_cow_size).
 
+3. BGSAVE of two big values (a list and a set of 3,000,000 elements each),
+   written in pieces: the longest PING during the save.
+
     benches/persistence.py            # KEYS=1000000 by default
     KEYS=200000 benches/persistence.py
 """
@@ -173,8 +176,39 @@ def measure(server):
                 bgsave_s=job["job_s"], save_worst_ms=job["worst_ms"])
 
 
+def big_values(server):
+    """BGSAVE of a 3M-element list and a 3M-member set; (seconds, worst
+    PING ms, fork ms)."""
+    work = tempfile.mkdtemp(prefix="lapse-persist-bench-")
+    proc, port = start(server, extra=["--dir", work])
+    s = socket.create_connection(("127.0.0.1", port))
+    f = s.makefile("rb")
+    for command, prefix in (("RPUSH", "element-"), ("SADD", "member-")):
+        key = "big" + command.lower()
+        for i in range(0, 3_000_000, 1000):
+            s.sendall(enc([command, key] + ["%s%d" % (prefix, j) for j in range(i, i + 1000)]))
+        for i in range(0, 3_000_000, 1000):
+            f.readline()
+
+    def job():
+        t = time.perf_counter()
+        assert cmd(port, "BGSAVE").startswith(b"+Background")
+        wait_bgsave(port)
+        return time.perf_counter() - t
+
+    seconds, worst = pinged(port, job)
+    fork_us = int(info_field(port, "latest_fork_usec", "stats") or 0)
+    stop(proc)
+    shutil.rmtree(work, ignore_errors=True)
+    return seconds, worst * 1000, fork_us / 1000
+
+
 def main():
     build()
+    for server in ("lapse", "redis"):
+        seconds, worst, fork = big_values(server)
+        print("%s: BGSAVE of a 3M list + 3M set: %.2f s, worst PING %.1f ms, fork %.1f ms"
+              % (server, seconds, worst, fork))
     results = {s: measure(s) for s in ("lapse", "redis")}
     l, r = results["lapse"], results["redis"]
     print("%d keys (lapse %d, redis %d after load)" % (KEYS, l["keys"], r["keys"]))

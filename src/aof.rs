@@ -1462,6 +1462,84 @@ pub fn write_key_commands(
     }
 }
 
+/// The start of a big value's commands (`rdb::is_big`): for a string, the
+/// head of its SET up to the value's length, the bytes following in
+/// pieces; nothing for the others, whose commands each piece writes.
+pub fn write_big_commands_head(out: &mut Vec<u8>, key: &[u8], value: crate::value::ValueRef<'_>) {
+    if let crate::value::ValueRef::Str(s) = value {
+        out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n");
+        out.extend_from_slice(format!("${}\r\n", key.len()).as_bytes());
+        out.extend_from_slice(key);
+        out.extend_from_slice(format!("\r\n${}\r\n", s.len()).as_bytes());
+    }
+}
+
+/// Writes the commands for up to `units` more elements (or KB of a
+/// string) of a big value from position `at`, and its deadline after the
+/// last; returns where the next piece starts, or `None` when complete.
+pub fn write_big_commands_piece(
+    out: &mut Vec<u8>,
+    key: &[u8],
+    value: crate::value::ValueRef<'_>,
+    at: usize,
+    units: usize,
+    at_ms: Option<i64>,
+) -> Option<usize> {
+    use crate::value::ValueRef;
+    let (end, len) = match value {
+        ValueRef::Str(s) => {
+            let end = at
+                .saturating_add(units.saturating_mul(crate::rdb::STRING_BYTES_PER_UNIT))
+                .min(s.len());
+            out.extend_from_slice(&s[at.min(end)..end]);
+            if end == s.len() {
+                out.extend_from_slice(b"\r\n");
+            }
+            (end, s.len())
+        }
+        ValueRef::List(l) => {
+            let items: Vec<Vec<u8>> = l.iter_from(at).take(units).map(<[u8]>::to_vec).collect();
+            write_batched(out, b"RPUSH", key, &items, 1);
+            (at + items.len(), l.len())
+        }
+        ValueRef::Set(set) => {
+            let items: Vec<Vec<u8>> = set
+                .iter_from(at)
+                .take(units)
+                .map(|m| m.with_bytes(<[u8]>::to_vec))
+                .collect();
+            write_batched(out, b"SADD", key, &items, 1);
+            (at + items.len(), set.len())
+        }
+        ValueRef::ZSet(z) => {
+            let mut items = Vec::new();
+            for e in z.iter_from(at, false).take(units) {
+                items.push(crate::protocol::reply::format_double(e.score).into_bytes());
+                items.push(e.member.with_bytes(<[u8]>::to_vec));
+            }
+            write_batched(out, b"ZADD", key, &items, 2);
+            (at + items.len() / 2, z.len())
+        }
+        ValueRef::Hash(hash) => {
+            let mut items = Vec::new();
+            for (field, value) in hash.iter_from(at).take(units) {
+                items.push(field.with_bytes(<[u8]>::to_vec));
+                items.push(value.with_bytes(<[u8]>::to_vec));
+            }
+            write_batched(out, b"HSET", key, &items, 2);
+            (at + items.len() / 2, hash.len())
+        }
+    };
+    if end < len && end > at {
+        return Some(end);
+    }
+    if let Some(at_ms) = at_ms {
+        let at = at_ms.to_string();
+        encode_request(&[&b"PEXPIREAT"[..], key, at.as_bytes()], out);
+    }
+    None
+}
+
 /// `command key item…` for `items` taken `per_item` at a time (a member,
 /// or a score and member), `ITEMS_PER_COMMAND` per command.
 fn write_batched(

@@ -244,7 +244,13 @@ impl Encoder {
             }
             let before = db.snapshot_remaining();
             let left = db.snapshot_step(budget);
-            budget = budget.saturating_sub((before - left).max(1));
+            // A step stops early only when its database is done; a big
+            // value's pieces use the budget as keys do.
+            budget = if left == 0 {
+                budget.saturating_sub((before - left).max(1))
+            } else {
+                0
+            };
             db.take_snapshot_output(&mut self.out);
             if left == 0 {
                 db.end_snapshot();

@@ -546,6 +546,117 @@ pub fn write_entry(
     write_value(out, value, string);
 }
 
+/// A value with more elements than this (or a string longer than
+/// `BIG_STRING_BYTES`) is written in pieces (`write_big_head`, then
+/// `write_big_piece`), so that a background save never holds the loop for
+/// the whole of it.
+pub const BIG_VALUE_ELEMENTS: usize = 4096;
+pub const BIG_STRING_BYTES: usize = 1 << 20;
+/// Bytes of a big string per unit of a piece's budget.
+pub const STRING_BYTES_PER_UNIT: usize = 1024;
+
+/// Whether `value` is written in pieces.
+pub fn is_big(value: crate::value::ValueRef<'_>) -> bool {
+    use crate::value::ValueRef;
+    match value {
+        ValueRef::Str(s) => s.len() > BIG_STRING_BYTES,
+        ValueRef::List(l) => l.len() > BIG_VALUE_ELEMENTS,
+        ValueRef::Set(s) => s.len() > BIG_VALUE_ELEMENTS,
+        ValueRef::ZSet(z) => z.len() > BIG_VALUE_ELEMENTS,
+        ValueRef::Hash(h) => h.len() > BIG_VALUE_ELEMENTS,
+    }
+}
+
+/// The start of a big value's entry: its deadline, type, key and length.
+/// Big values use the encodings whose length comes first and whose
+/// elements follow one by one, all of which redis-server 7.0 loads: a
+/// plain string (not LZF: that would need the whole string at once),
+/// `RDB_TYPE_LIST`, `RDB_TYPE_SET`, `RDB_TYPE_ZSET_2`, `RDB_TYPE_HASH`.
+pub fn write_big_head(
+    out: &mut Vec<u8>,
+    key: &[u8],
+    value: crate::value::ValueRef<'_>,
+    at_ms: Option<i64>,
+    options: SaveOptions,
+) {
+    use crate::value::ValueRef;
+    if let Some(at_ms) = at_ms {
+        out.push(OPCODE_EXPIRETIME_MS);
+        out.extend_from_slice(&at_ms.to_le_bytes());
+    }
+    let (kind, len) = match value {
+        ValueRef::Str(s) => (TYPE_STRING, s.len()),
+        ValueRef::List(l) => (TYPE_LIST, l.len()),
+        ValueRef::Set(s) => (TYPE_SET, s.len()),
+        ValueRef::ZSet(z) => (TYPE_ZSET_2, z.len()),
+        ValueRef::Hash(h) => (TYPE_HASH, h.len()),
+    };
+    out.push(kind);
+    string_writer(options)(out, key);
+    write_len(out, len as u64);
+}
+
+/// Writes up to `units` more elements (or KB of a string) of a big value
+/// from position `at`; returns where the next piece starts, or `None`
+/// when the value is complete. The value must not change in between.
+pub fn write_big_piece(
+    out: &mut Vec<u8>,
+    value: crate::value::ValueRef<'_>,
+    at: usize,
+    units: usize,
+    options: SaveOptions,
+) -> Option<usize> {
+    use crate::value::ValueRef;
+    let string = string_writer(options);
+    let (end, len) = match value {
+        ValueRef::Str(s) => {
+            let end = at
+                .saturating_add(units.saturating_mul(STRING_BYTES_PER_UNIT))
+                .min(s.len());
+            out.extend_from_slice(&s[at.min(end)..end]);
+            (end, s.len())
+        }
+        ValueRef::List(l) => {
+            let mut end = at;
+            for e in l.iter_from(at).take(units) {
+                string(out, e);
+                end += 1;
+            }
+            (end, l.len())
+        }
+        ValueRef::Set(s) => {
+            let mut end = at;
+            for m in s.iter_from(at).take(units) {
+                m.with_bytes(|m| string(out, m));
+                end += 1;
+            }
+            (end, s.len())
+        }
+        ValueRef::ZSet(z) => {
+            let mut end = at;
+            // Highest score first, as Redis writes them.
+            for e in z.iter_from(at, true).take(units) {
+                e.member.with_bytes(|m| string(out, m));
+                out.extend_from_slice(&e.score.to_le_bytes());
+                end += 1;
+            }
+            (end, z.len())
+        }
+        ValueRef::Hash(h) => {
+            let mut end = at;
+            for (field, v) in h.iter_from(at).take(units) {
+                field.with_bytes(|f| string(out, f));
+                v.with_bytes(|v| string(out, v));
+                end += 1;
+            }
+            (end, h.len())
+        }
+    };
+    // (No progress cannot happen while the value stays as it is; it ends
+    // the value rather than loop.)
+    (end < len && end > at).then_some(end)
+}
+
 /// DUMP's payload for one value: its RDB type and serialization (as in
 /// a file, compact encodings included), framed by `dump_payload`.
 pub fn dump_value(value: crate::value::ValueRef<'_>, options: SaveOptions) -> Vec<u8> {

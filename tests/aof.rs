@@ -682,3 +682,76 @@ fn the_aof_rewrites_itself_when_it_has_grown_enough() {
     assert_eq!(server.raw().cmd(&["DEBUG", "DIGEST"]), digest);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Big values (written in pieces by a background save or rewrite) reload
+/// whole: through BGSAVE into redis-server (and redis-check-rdb), through
+/// a command base and an RDB-preamble base into lapse.
+#[test]
+fn big_values_written_in_pieces_reload_everywhere() {
+    let dir = temp_dir("aof-big");
+    let conf = aof_conf(&dir, "aof-use-rdb-preamble no\n");
+    let conf = conf.to_str().unwrap();
+    let first = Server::lapse(&[conf]);
+    let mut r = first.raw();
+    for chunk in 0..10 {
+        let members: Vec<String> = (0..1000)
+            .map(|i| format!("m{}", chunk * 1000 + i))
+            .collect();
+        let mut args: Vec<&str> = vec!["RPUSH", "biglist"];
+        args.extend(members.iter().map(String::as_str));
+        r.cmd(&args);
+        args[0] = "SADD";
+        args[1] = "bigset";
+        r.cmd(&args);
+        let mut pairs: Vec<String> = Vec::new();
+        for m in &members {
+            pairs.push(format!("{}", m.len()));
+            pairs.push(m.clone());
+        }
+        let mut zadd: Vec<&str> = vec!["ZADD", "bigz"];
+        zadd.extend(pairs.iter().map(String::as_str));
+        r.cmd(&zadd);
+        let mut hset: Vec<&str> = vec!["HSET", "bighash"];
+        for m in &members {
+            hset.push(m);
+            hset.push("value");
+        }
+        r.cmd(&hset);
+    }
+    assert_eq!(
+        r.cmd(&["SET", "bigstring", &"s".repeat(3 << 20)]),
+        "+OK\r\n"
+    );
+    assert_eq!(r.cmd(&["PEXPIRE", "bigset", "1000000"]), ":1\r\n");
+    let digest = r.cmd(&["DEBUG", "DIGEST"]);
+    r.cmd(&["BGREWRITEAOF"]);
+    wait_for_rewrite(&mut r);
+    assert!(manifest(&dir).contains(".base.aof"));
+    assert_eq!(r.cmd(&["BGSAVE"]), "+Background saving started\r\n");
+    assert!(common::eventually(Duration::from_secs(30), || {
+        number(&mut r, "rdb_bgsave_in_progress") == 0
+    }));
+    drop(first);
+    let second = Server::lapse(&[conf, "--aof-use-rdb-preamble", "yes"]);
+    let mut r = second.raw();
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), digest);
+    r.cmd(&["BGREWRITEAOF"]);
+    wait_for_rewrite(&mut r);
+    assert_eq!(r.cmd(&["DEBUG", "LOADAOF"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), digest);
+    drop(second);
+    let rdb = dir.join("dump.rdb");
+    if let Some(out) = run_tool("redis-check-rdb", &[rdb.as_os_str()]) {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("Checksum OK"),
+            "{text}"
+        );
+    }
+    let Some(redis) = Server::redis_with(&["--dir", dir.to_str().unwrap()]) else {
+        return;
+    };
+    assert_eq!(redis.raw().cmd(&["DEBUG", "DIGEST"]), digest);
+    drop(redis);
+    let _ = std::fs::remove_dir_all(&dir);
+}

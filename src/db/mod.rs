@@ -644,11 +644,12 @@ impl Db {
         let idx = self.preserve(idx);
         self.clear_deadline(idx);
         let (entry, moved) = self.dict.remove_at(idx);
-        if let Some(Moved { to, .. }) = moved {
+        if let Some(Moved { from, to }) = moved {
             let slot = self.dict.entry(to).expire_slot;
             if slot != NO_EXPIRE {
                 self.expires.set_entry(slot, to);
             }
+            self.entry_moved(from, to);
         }
         entry.slot
     }

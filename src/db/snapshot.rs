@@ -20,6 +20,14 @@
 //! memory pages. The cost of a change during a save is writing one value.
 //!
 //! Keys whose deadline had passed when the save started are not written.
+//!
+//! **Big values** (`rdb::is_big`: thousands of elements, a megabyte of
+//! string) are written by the saver in pieces, a few thousand elements
+//! per step, so that no step holds the loop for the whole value. The
+//! entry is taken above the boundary when its first piece is written and
+//! stays unchanged until its last: a change to it first writes the rest
+//! (`preserve`), and if a removal moves it, its position follows. Entries
+//! preserved meanwhile wait in `held`, after the big value in the output.
 
 use crate::rdb::SaveOptions;
 
@@ -44,7 +52,25 @@ pub struct Snapshot {
     format: EntryFormat,
     /// Written entries the saver has not taken yet.
     out: Vec<u8>,
+    /// A big value being written in pieces.
+    partial: Option<Partial>,
+    /// Entries preserved while a big value is being written: they follow
+    /// it in the output.
+    held: Vec<u8>,
 }
+
+/// A big value the saver is writing in pieces.
+struct Partial {
+    /// The entry's dict position.
+    idx: u32,
+    /// Where the next piece starts (`rdb::write_big_piece`).
+    next: usize,
+    at_ms: Option<i64>,
+}
+
+/// Elements (or KB of a string) of a big value written per key of a
+/// step's budget.
+const PIECE_UNITS_PER_KEY: usize = 32;
 
 impl Db {
     /// Starts a save of this database as it is now (see the module doc).
@@ -55,6 +81,8 @@ impl Db {
             cutoff_ms,
             format,
             out: Vec::new(),
+            partial: None,
+            held: Vec::new(),
         }));
     }
 
@@ -62,18 +90,69 @@ impl Db {
     /// many remain (0: the save of this database is complete).
     pub fn snapshot_step(&mut self, max_keys: usize) -> usize {
         for _ in 0..max_keys {
-            let remaining = self.snapshot_remaining();
-            if remaining == 0 {
+            if self.continue_partial(PIECE_UNITS_PER_KEY) {
+                continue;
+            }
+            let Some(s) = self.snapshot.as_deref() else {
+                break;
+            };
+            if s.unsaved == 0 {
                 break;
             }
-            self.write_unsaved(remaining as u32 - 1);
+            self.write_unsaved(s.unsaved - 1, true);
         }
         self.snapshot_remaining()
     }
 
-    /// Entries this save has still to write.
+    /// Entries this save has still to write (a big value being written
+    /// counts until its last piece).
     pub fn snapshot_remaining(&self) -> usize {
-        self.snapshot.as_deref().map_or(0, |s| s.unsaved as usize)
+        self.snapshot
+            .as_deref()
+            .map_or(0, |s| s.unsaved as usize + usize::from(s.partial.is_some()))
+    }
+
+    /// Writes the next piece of the big value being written, if there is
+    /// one (`units` elements or KB of it); false if there is none.
+    fn continue_partial(&mut self, units: usize) -> bool {
+        let Some(s) = self.snapshot.as_deref_mut() else {
+            return false;
+        };
+        let Some(p) = s.partial.as_mut() else {
+            return false;
+        };
+        let slot = &self.dict.entry(p.idx).slot;
+        let (key, value) = (slot.key(), slot.value());
+        let next = match s.format {
+            EntryFormat::Rdb(options) => {
+                crate::rdb::write_big_piece(&mut s.out, value, p.next, units, options)
+            }
+            EntryFormat::Commands => {
+                crate::aof::write_big_commands_piece(&mut s.out, key, value, p.next, units, p.at_ms)
+            }
+        };
+        match next {
+            Some(next) => p.next = next,
+            None => {
+                s.partial = None;
+                s.out.append(&mut s.held);
+            }
+        }
+        true
+    }
+
+    /// After a removal moved the entry at `from` to `to`: a big value
+    /// being written follows it.
+    pub(super) fn entry_moved(&mut self, from: u32, to: u32) {
+        if let Some(p) = self
+            .snapshot
+            .as_deref_mut()
+            .and_then(|s| s.partial.as_mut())
+        {
+            if p.idx == from {
+                p.idx = to;
+            }
+        }
     }
 
     /// Appends the bytes written so far to `to`.
@@ -111,32 +190,65 @@ impl Db {
     /// is afterwards (it moves above the boundary); every mutation path
     /// calls this first and uses the returned position.
     pub(super) fn preserve(&mut self, idx: u32) -> u32 {
-        match self.snapshot.as_deref() {
-            Some(s) if idx < s.unsaved => self.write_unsaved(idx),
-            _ => idx,
+        let Some(s) = self.snapshot.as_deref() else {
+            return idx;
+        };
+        if s.partial.as_ref().is_some_and(|p| p.idx == idx) {
+            // The big value being written is about to change: the rest of
+            // it first.
+            while self.continue_partial(usize::MAX) {}
+            return idx;
         }
+        if idx < s.unsaved {
+            return self.write_unsaved(idx, false);
+        }
+        idx
     }
 
-    /// Writes the unsaved entry at `idx`, moves it to the top of the unsaved
+    /// Writes the unsaved entry at `idx` (the saver, `by_saver`, writes a
+    /// big value's first piece only), moves it to the top of the unsaved
     /// range and lowers the boundary below it; returns its new position.
-    fn write_unsaved(&mut self, idx: u32) -> u32 {
+    fn write_unsaved(&mut self, idx: u32, by_saver: bool) -> u32 {
         let Some(snapshot) = self.snapshot.as_deref_mut() else {
             return idx;
         };
         let entry = self.dict.entry(idx);
         let at_ms =
             (entry.expire_slot != NO_EXPIRE).then(|| self.expires.get(entry.expire_slot).at_ms);
+        let mut big = false;
         if at_ms.is_none_or(|at| at > snapshot.cutoff_ms) {
-            let (key, value, out) = (entry.slot.key(), entry.slot.value(), &mut snapshot.out);
-            match snapshot.format {
-                EntryFormat::Rdb(options) => {
+            let (key, value) = (entry.slot.key(), entry.slot.value());
+            big = by_saver && snapshot.partial.is_none() && crate::rdb::is_big(value);
+            // While a big value is being written, others wait behind it.
+            let out = if snapshot.partial.is_some() {
+                &mut snapshot.held
+            } else {
+                &mut snapshot.out
+            };
+            match (snapshot.format, big) {
+                (EntryFormat::Rdb(options), false) => {
                     crate::rdb::write_entry(out, key, value, at_ms, options)
                 }
-                EntryFormat::Commands => crate::aof::write_key_commands(out, key, value, at_ms),
+                (EntryFormat::Rdb(options), true) => {
+                    crate::rdb::write_big_head(out, key, value, at_ms, options)
+                }
+                (EntryFormat::Commands, false) => {
+                    crate::aof::write_key_commands(out, key, value, at_ms)
+                }
+                (EntryFormat::Commands, true) => {
+                    crate::aof::write_big_commands_head(out, key, value)
+                }
             }
         }
         snapshot.unsaved -= 1;
         let top = snapshot.unsaved;
+        if big {
+            snapshot.partial = Some(Partial {
+                idx: top,
+                next: 0,
+                at_ms,
+            });
+        }
         if idx != top {
             self.dict.swap(idx, top);
             for moved in [idx, top] {
@@ -285,5 +397,125 @@ mod tests {
         let mut out = Vec::new();
         db.take_snapshot_output(&mut out);
         assert_eq!(written(&out), expected);
+    }
+
+    /// Big values written in pieces while everything changes around them
+    /// (other keys deleted, which can move the big entry; the big keys
+    /// themselves replaced or deleted mid-value): the output, in both
+    /// formats, holds the data of the start.
+    #[test]
+    fn big_values_written_in_pieces_hold_the_data_of_the_start() {
+        use crate::value::{Hash, List, Set, ZSet};
+        let big = |kind: u32| -> Value {
+            let n = crate::rdb::BIG_VALUE_ELEMENTS + 1000;
+            let limits = crate::value::SetLimits::DEFAULT;
+            match kind {
+                0 => {
+                    let mut l = List::default();
+                    for i in 0..n {
+                        l.push(crate::value::list::End::Right, format!("e{i}").as_bytes());
+                    }
+                    Value::List(l)
+                }
+                1 => {
+                    let mut s = Set::default();
+                    for i in 0..n {
+                        s.add(format!("m{i}").as_bytes(), limits);
+                    }
+                    Value::Set(s)
+                }
+                2 => {
+                    let mut h = Hash::default();
+                    for i in 0..n {
+                        h.set(
+                            format!("f{i}").as_bytes(),
+                            format!("v{i}").as_bytes(),
+                            crate::value::PackLimits::HASH,
+                        );
+                    }
+                    Value::Hash(h)
+                }
+                3 => {
+                    let mut z = ZSet::default();
+                    for i in 0..n {
+                        z.insert(
+                            format!("z{i}").as_bytes(),
+                            i as f64 / 3.0,
+                            crate::value::ZLimits::DEFAULT,
+                        );
+                    }
+                    Value::ZSet(z)
+                }
+                _ => Value::Str(vec![b'x'; crate::rdb::BIG_STRING_BYTES * 2 + 7]),
+            }
+        };
+        for format in [OPTIONS, EntryFormat::Commands] {
+            for seed in 0..6 {
+                let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+                let mut db = Db::new(0);
+                let key = |n: u32| format!("key:{n}").into_bytes();
+                for n in 0..300 {
+                    let value = if n % 50 == 7 {
+                        big(n / 50 % 5)
+                    } else {
+                        Value::Str(n.to_string().into_bytes())
+                    };
+                    let ttl = if n % 3 == 0 {
+                        Ttl::At(10_000)
+                    } else {
+                        Ttl::Clear
+                    };
+                    db.set(&key(n), value, ttl, 0);
+                }
+                let expected =
+                    crate::digest::hex(&crate::digest::dataset_digest(std::slice::from_ref(&db)));
+                db.begin_snapshot(100, format);
+                let mut out = Vec::new();
+                while db.snapshot_remaining() > 0 {
+                    let k = key(rng.gen_range(0..300));
+                    match rng.gen_range(0..10) {
+                        0..=3 => {
+                            db.snapshot_step(rng.gen_range(1..4));
+                        }
+                        4 | 5 => {
+                            db.delete(&k, 200, false);
+                        }
+                        6 => db.set_str(&k, b"new", Ttl::Keep, Default::default(), 200),
+                        7 => db.set(&k, big(rng.gen_range(0..5)), Ttl::Clear, 200),
+                        _ => db.take_snapshot_output(&mut out),
+                    }
+                }
+                db.take_snapshot_output(&mut out);
+                let mut loaded = Db::new(0);
+                match format {
+                    EntryFormat::Rdb(_) => {
+                        let mut file = Vec::new();
+                        crate::rdb::write_header(&mut file, 0, 0, false);
+                        crate::rdb::write_db_start(&mut file, 0, 300, 100);
+                        file.extend_from_slice(&out);
+                        file.push(crate::rdb::OPCODE_EOF);
+                        file.extend_from_slice(&[0; 8]);
+                        let limits = crate::rdb_load::Limits::of(&crate::config::Config::default());
+                        let parsed = crate::rdb_load::load(&file, limits).unwrap();
+                        for (_, keys) in parsed.dbs {
+                            for (k, v, at) in keys {
+                                assert!(loaded.load_key(&k, super::super::NewValue::Value(v), at));
+                            }
+                        }
+                    }
+                    EntryFormat::Commands => {
+                        let mut h = crate::harness::Harness::new();
+                        h.now_ms = 0;
+                        assert_eq!(h.replay(&out), Vec::<String>::new());
+                        loaded = std::mem::take(&mut h.server.dbs[0]);
+                    }
+                }
+                let got = crate::digest::hex(&crate::digest::dataset_digest(std::slice::from_ref(
+                    &loaded,
+                )));
+                assert_eq!(got, expected, "seed {seed} {format:?}");
+                super::super::tests::check_invariants(&db);
+            }
+        }
     }
 }

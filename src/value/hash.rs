@@ -77,9 +77,21 @@ impl Hash {
 
     /// Field and value pairs, in the representation's order.
     pub fn iter(&self) -> HashIter<'_> {
+        self.iter_from(0)
+    }
+
+    /// The pairs from the `from`th on, in `iter`'s order (O(1) to start
+    /// for a table: a big hash is written in pieces that way).
+    pub fn iter_from(&self, from: usize) -> HashIter<'_> {
         match self {
-            Hash::Packed(p) => HashIter::Packed(p.items(2)),
-            Hash::Table(d) => HashIter::Table(d, 0),
+            Hash::Packed(p) => {
+                let mut items = p.items(2);
+                for _ in 0..from.saturating_mul(2) {
+                    items.next();
+                }
+                HashIter::Packed(items)
+            }
+            Hash::Table(d) => HashIter::Table(d, u32::try_from(from).unwrap_or(u32::MAX)),
         }
     }
 
