@@ -229,7 +229,12 @@ impl Encoder {
                 self.done = true;
                 break;
             };
-            let db = &mut dbs[index];
+            // The database holding this save's snapshot (SWAPDB moves it).
+            let Some(db) = dbs.iter_mut().find(|d| d.snapshot_origin() == Some(index)) else {
+                self.next += 1;
+                self.db_started = false;
+                continue;
+            };
             if !self.db_started {
                 match self.format {
                     FileFormat::Rdb { .. } => {
@@ -270,7 +275,7 @@ impl Encoder {
     /// Abandons the save: the databases stop preserving for it.
     fn abandon(self, dbs: &mut [Db]) {
         for &(index, _, _) in &self.dbs[self.next.min(self.dbs.len())..] {
-            if let Some(db) = dbs.get_mut(index) {
+            if let Some(db) = dbs.iter_mut().find(|d| d.snapshot_origin() == Some(index)) {
                 db.end_snapshot();
             }
         }

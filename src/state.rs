@@ -234,14 +234,9 @@ impl ServerState {
     pub fn swap_dbs(&mut self, a: usize, b: usize, now_ms: i64) {
         self.touch_watched_in_db(a, Some(b), now_ms);
         self.touch_watched_in_db(b, Some(a), now_ms);
-        // A save in progress keeps each number's contents of its start.
-        self.dbs[a].finish_snapshot_now();
-        self.dbs[b].finish_snapshot_now();
+        // A save in progress moves with the data it is writing (it knows
+        // the number it began in).
         self.dbs.swap(a, b);
-        if a != b {
-            let (low, high) = self.dbs.split_at_mut(a.max(b));
-            Db::exchange_snapshots(&mut low[a.min(b)], &mut high[0]);
-        }
         self.dbs[a].index = a;
         self.dbs[b].index = b;
         self.blocking.db_changed(a);
@@ -253,6 +248,10 @@ impl ServerState {
         for db in &mut self.dbs {
             for value in db.take_garbage() {
                 self.lazyfree.free_async(value);
+            }
+            for table in db.take_retired() {
+                let count = table.0.len() as u64;
+                self.lazyfree.free_async_counted(table, count);
             }
         }
     }

@@ -159,6 +159,8 @@ pub struct Db {
     /// A background save of this database in progress (`snapshot`): every
     /// change first preserves the entry it is about to touch.
     snapshot: Option<Box<snapshot::Snapshot>>,
+    /// Tables flushed while a save still read them, freed once it ended.
+    retired: Vec<snapshot::Retired>,
     /// The server is loading an AOF: nothing expires, whatever its
     /// deadline (Redis's `keyIsExpired` while `server.loading`), so that
     /// the log replays as it was written.
@@ -657,9 +659,12 @@ impl Db {
     /// Empties the database, returning the old table whole (to be freed by
     /// the caller, possibly elsewhere): O(1) here, whatever its size.
     pub fn flush(&mut self) -> Dict<Entry> {
-        self.finish_snapshot_now();
-        self.expires.clear();
         self.avg_ttl_ms = 0;
+        // A save still reading the table keeps it (and frees it after).
+        if self.detach_into_snapshot() {
+            return Dict::default();
+        }
+        self.expires.clear();
         std::mem::take(&mut self.dict)
     }
 

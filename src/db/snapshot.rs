@@ -31,7 +31,9 @@
 
 use crate::rdb::SaveOptions;
 
-use super::{Db, NO_EXPIRE};
+use super::{Db, Entry, NO_EXPIRE};
+use crate::dict::Dict;
+use super::expires::Expires;
 
 /// How a save writes each key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +59,17 @@ pub struct Snapshot {
     /// Entries preserved while a big value is being written: they follow
     /// it in the output.
     held: Vec<u8>,
+    /// The database number the save began in (SWAPDB moves a save along
+    /// with its data).
+    origin: usize,
+    /// The table (and deadlines) FLUSHDB took from the database while the
+    /// save had entries left: nothing can change it any more, so the save
+    /// goes on from it at its own pace, and it is freed when the save ends.
+    detached: Option<Box<Retired>>,
 }
+
+/// A table a flush took from a database during its save.
+pub type Retired = (Dict<Entry>, Expires);
 
 /// A big value the saver is writing in pieces.
 struct Partial {
@@ -83,6 +95,8 @@ impl Db {
             out: Vec::new(),
             partial: None,
             held: Vec::new(),
+            origin: self.index,
+            detached: None,
         }));
     }
 
@@ -121,7 +135,8 @@ impl Db {
         let Some(p) = s.partial.as_mut() else {
             return false;
         };
-        let slot = &self.dict.entry(p.idx).slot;
+        let dict = s.detached.as_deref().map_or(&self.dict, |d| &d.0);
+        let slot = &dict.entry(p.idx).slot;
         let (key, value) = (slot.key(), slot.value());
         let next = match s.format {
             EntryFormat::Rdb(options) => {
@@ -144,11 +159,11 @@ impl Db {
     /// After a removal moved the entry at `from` to `to`: a big value
     /// being written follows it.
     pub(super) fn entry_moved(&mut self, from: u32, to: u32) {
-        if let Some(p) = self
-            .snapshot
-            .as_deref_mut()
-            .and_then(|s| s.partial.as_mut())
-        {
+        let Some(s) = self.snapshot.as_deref_mut() else {
+            return;
+        };
+        // (A detached table does not move.)
+        if let (Some(p), None) = (s.partial.as_mut(), &s.detached) {
             if p.idx == from {
                 p.idx = to;
             }
@@ -166,23 +181,40 @@ impl Db {
         }
     }
 
-    /// Ends the save (done or abandoned), dropping what it held.
+    /// Ends the save (done or abandoned), dropping what it held; a table
+    /// it took from a flush goes to `retired`, to be freed off the loop.
     pub fn end_snapshot(&mut self) {
-        self.snapshot = None;
+        if let Some(detached) = self.snapshot.take().and_then(|s| s.detached) {
+            self.retired.push(*detached);
+        }
     }
 
-    /// Writes every entry not written yet, now: before the whole database
-    /// changes at once (FLUSHDB, SWAPDB). The loop pays for the rest of the
-    /// save in one go; the output waits in `out` for the saver.
-    pub fn finish_snapshot_now(&mut self) {
-        self.snapshot_step(usize::MAX);
+    /// The database number the save in progress began in.
+    pub fn snapshot_origin(&self) -> Option<usize> {
+        self.snapshot.as_deref().map(|s| s.origin)
     }
 
-    /// After two databases traded contents (SWAPDB, both saves finished
-    /// first with `finish_snapshot_now`): gives each number back the output
-    /// of its own save.
-    pub fn exchange_snapshots(a: &mut Db, b: &mut Db) {
-        std::mem::swap(&mut a.snapshot, &mut b.snapshot);
+    /// FLUSHDB's part: if the save in progress still has entries of this
+    /// database to write, it takes the whole table and its deadlines (the
+    /// database is left empty) and goes on from them; returns whether it
+    /// did.
+    pub(super) fn detach_into_snapshot(&mut self) -> bool {
+        let Some(s) = self.snapshot.as_deref_mut() else {
+            return false;
+        };
+        if s.detached.is_some() || (s.unsaved == 0 && s.partial.is_none()) {
+            return false;
+        }
+        let dict = std::mem::take(&mut self.dict);
+        let expires = std::mem::take(&mut self.expires);
+        s.detached = Some(Box::new((dict, expires)));
+        true
+    }
+
+    /// Tables flushed during saves, now free to go (the loop hands them to
+    /// the lazyfree thread).
+    pub fn take_retired(&mut self) -> Vec<Retired> {
+        std::mem::take(&mut self.retired)
     }
 
     /// Before the entry at `idx` changes or goes: if the save in progress
@@ -193,6 +225,10 @@ impl Db {
         let Some(s) = self.snapshot.as_deref() else {
             return idx;
         };
+        if s.detached.is_some() {
+            // The save reads a table the database no longer has.
+            return idx;
+        }
         if s.partial.as_ref().is_some_and(|p| p.idx == idx) {
             // The big value being written is about to change: the rest of
             // it first.
@@ -212,20 +248,29 @@ impl Db {
         let Some(snapshot) = self.snapshot.as_deref_mut() else {
             return idx;
         };
-        let entry = self.dict.entry(idx);
-        let at_ms =
-            (entry.expire_slot != NO_EXPIRE).then(|| self.expires.get(entry.expire_slot).at_ms);
+        let Snapshot {
+            unsaved,
+            cutoff_ms,
+            format,
+            out,
+            partial,
+            held,
+            detached,
+            ..
+        } = snapshot;
+        let (dict, expires) = match detached.as_deref() {
+            Some((dict, expires)) => (dict, expires),
+            None => (&self.dict, &self.expires),
+        };
+        let entry = dict.entry(idx);
+        let at_ms = (entry.expire_slot != NO_EXPIRE).then(|| expires.get(entry.expire_slot).at_ms);
         let mut big = false;
-        if at_ms.is_none_or(|at| at > snapshot.cutoff_ms) {
+        if at_ms.is_none_or(|at| at > *cutoff_ms) {
             let (key, value) = (entry.slot.key(), entry.slot.value());
-            big = by_saver && snapshot.partial.is_none() && crate::rdb::is_big(value);
+            big = by_saver && partial.is_none() && crate::rdb::is_big(value);
             // While a big value is being written, others wait behind it.
-            let out = if snapshot.partial.is_some() {
-                &mut snapshot.held
-            } else {
-                &mut snapshot.out
-            };
-            match (snapshot.format, big) {
+            let out = if partial.is_some() { held } else { out };
+            match (*format, big) {
                 (EntryFormat::Rdb(options), false) => {
                     crate::rdb::write_entry(out, key, value, at_ms, options)
                 }
@@ -240,16 +285,17 @@ impl Db {
                 }
             }
         }
-        snapshot.unsaved -= 1;
-        let top = snapshot.unsaved;
+        *unsaved -= 1;
+        let top = *unsaved;
         if big {
-            snapshot.partial = Some(Partial {
+            *partial = Some(Partial {
                 idx: top,
                 next: 0,
                 at_ms,
             });
         }
-        if idx != top {
+        // Only the saver reaches a detached table, always at the top.
+        if idx != top && detached.is_none() {
             self.dict.swap(idx, top);
             for moved in [idx, top] {
                 let slot = self.dict.entry(moved).expire_slot;
@@ -378,7 +424,7 @@ mod tests {
     }
 
     #[test]
-    fn flush_and_finish_now_write_everything_left() {
+    fn a_flush_hands_the_table_to_the_save() {
         let mut db = Db::new(0);
         for n in 0..100u32 {
             db.set(
@@ -391,12 +437,25 @@ mod tests {
         let expected = model(&db, 0);
         db.begin_snapshot(0, OPTIONS);
         db.snapshot_step(10);
-        db.flush();
-        db.set(b"after", Value::Str(b"v".to_vec()), Ttl::Clear, 0);
-        assert_eq!(db.snapshot_remaining(), 0);
+        assert!(db.flush().is_empty(), "the save keeps the table");
+        assert_eq!(db.len(), 0);
+        assert_eq!(db.snapshot_remaining(), 90);
+        // The emptied database goes on without touching the save.
+        for n in 0..50u32 {
+            db.set(n.to_string().as_bytes(), Value::Str(b"new".to_vec()), Ttl::Clear, 0);
+        }
+        db.delete(b"3", 0, false);
+        assert!(db.flush().len() == 49, "a second flush is an ordinary one");
         let mut out = Vec::new();
+        while db.snapshot_step(7) > 0 {
+            db.set(b"x", Value::Str(b"y".to_vec()), Ttl::Clear, 0);
+        }
         db.take_snapshot_output(&mut out);
         assert_eq!(written(&out), expected);
+        db.end_snapshot();
+        let retired = db.take_retired();
+        assert_eq!(retired.len(), 1);
+        assert_eq!(retired[0].0.len(), 100);
     }
 
     /// Big values written in pieces while everything changes around them
@@ -473,15 +532,18 @@ mod tests {
                 let mut out = Vec::new();
                 while db.snapshot_remaining() > 0 {
                     let k = key(rng.gen_range(0..300));
-                    match rng.gen_range(0..10) {
-                        0..=3 => {
+                    match rng.gen_range(0..60) {
+                        // Now and then the whole database goes (FLUSHDB):
+                        // the save goes on from the table it took.
+                        59 => drop(db.flush()),
+                        10..=29 => {
                             db.snapshot_step(rng.gen_range(1..4));
                         }
-                        4 | 5 => {
+                        30..=39 => {
                             db.delete(&k, 200, false);
                         }
-                        6 => db.set_str(&k, b"new", Ttl::Keep, Default::default(), 200),
-                        7 => db.set(&k, big(rng.gen_range(0..5)), Ttl::Clear, 200),
+                        40..=49 => db.set_str(&k, b"new", Ttl::Keep, Default::default(), 200),
+                        50..=54 => db.set(&k, big(rng.gen_range(0..5)), Ttl::Clear, 200),
                         _ => db.take_snapshot_output(&mut out),
                     }
                 }
