@@ -31,9 +31,9 @@
 
 use crate::rdb::SaveOptions;
 
+use super::expires::Expires;
 use super::{Db, Entry, NO_EXPIRE};
 use crate::dict::Dict;
-use super::expires::Expires;
 
 /// How a save writes each key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -442,7 +442,12 @@ mod tests {
         assert_eq!(db.snapshot_remaining(), 90);
         // The emptied database goes on without touching the save.
         for n in 0..50u32 {
-            db.set(n.to_string().as_bytes(), Value::Str(b"new".to_vec()), Ttl::Clear, 0);
+            db.set(
+                n.to_string().as_bytes(),
+                Value::Str(b"new".to_vec()),
+                Ttl::Clear,
+                0,
+            );
         }
         db.delete(b"3", 0, false);
         assert!(db.flush().len() == 49, "a second flush is an ordinary one");
