@@ -528,6 +528,14 @@ pub fn write_db_start(out: &mut Vec<u8>, index: usize, keys: usize, expires: usi
     write_len(out, expires as u64);
 }
 
+/// An entry's absolute deadline, if it has one (before its type).
+fn write_deadline(out: &mut Vec<u8>, at_ms: Option<i64>) {
+    if let Some(at_ms) = at_ms {
+        out.push(OPCODE_EXPIRETIME_MS);
+        out.extend_from_slice(&at_ms.to_le_bytes());
+    }
+}
+
 /// One key: its absolute deadline if it has one, its type, key and value.
 pub fn write_entry(
     out: &mut Vec<u8>,
@@ -537,10 +545,7 @@ pub fn write_entry(
     options: SaveOptions,
 ) {
     let string = string_writer(options);
-    if let Some(at_ms) = at_ms {
-        out.push(OPCODE_EXPIRETIME_MS);
-        out.extend_from_slice(&at_ms.to_le_bytes());
-    }
+    write_deadline(out, at_ms);
     out.push(value_type(value));
     string(out, key);
     write_value(out, value, string);
@@ -580,10 +585,7 @@ pub fn write_big_head(
     options: SaveOptions,
 ) {
     use crate::value::ValueRef;
-    if let Some(at_ms) = at_ms {
-        out.push(OPCODE_EXPIRETIME_MS);
-        out.extend_from_slice(&at_ms.to_le_bytes());
-    }
+    write_deadline(out, at_ms);
     let (kind, len) = match value {
         ValueRef::Str(s) => (TYPE_STRING, s.len()),
         ValueRef::List(l) => (TYPE_LIST, l.len()),
