@@ -780,7 +780,7 @@ fn load_file(state: &mut ServerState, path: &Path, last: bool, now_ms: i64) -> i
     let replayed = if has_preamble {
         let data = std::fs::read(path).map_err(open_error)?;
         let consumed =
-            persist::load_rdb(state, &data, path, now_ms, Load::AofPreamble).map_err(|e| {
+            persist::load_rdb(state, &data, path, now_ms, Load::KeepAll).map_err(|e| {
                 invalid(format!(
                     "Error reading the RDB base file {shown}, AOF loading aborted: {e}"
                 ))

@@ -124,6 +124,17 @@ pub struct Config {
     /// writer syncs every 4 MB of a rewrite / save, not all at the end.
     pub aof_rewrite_incremental_fsync: bool,
     pub rdb_save_incremental_fsync: bool,
+    /// `replicaof host port`: start as a replica of that server.
+    pub replicaof: Option<(String, u16)>,
+    /// `masterauth` / `masteruser`: the password (and user) to
+    /// authenticate to the primary with.
+    pub masterauth: String,
+    pub masteruser: String,
+    /// `replica-read-only`: clients of a replica may not write.
+    pub replica_read_only: bool,
+    /// `replica-serve-stale-data`: a replica whose link is down still
+    /// answers reads (else `-MASTERDOWN`).
+    pub replica_serve_stale_data: bool,
 }
 
 /// `appendfsync`.
@@ -343,6 +354,11 @@ impl Default for Config {
             no_appendfsync_on_rewrite: false,
             aof_rewrite_incremental_fsync: true,
             rdb_save_incremental_fsync: true,
+            replicaof: None,
+            masterauth: String::new(),
+            masteruser: String::new(),
+            replica_read_only: true,
+            replica_serve_stale_data: true,
         }
     }
 }
@@ -902,6 +918,50 @@ pub static SETTINGS: &[Setting] = &[
         aof_rewrite_incremental_fsync
     ),
     yes_no_setting!("rdb-save-incremental-fsync", rdb_save_incremental_fsync),
+    Setting {
+        name: "replicaof",
+        get: |c| {
+            c.replicaof
+                .as_ref()
+                .map_or_else(String::new, |(host, port)| format!("{host} {port}"))
+        },
+        set: |c, a| {
+            let words: Vec<&str> = a.iter().flat_map(|w| w.split_whitespace()).collect();
+            c.replicaof = match words.as_slice() {
+                [no, one] if no.eq_ignore_ascii_case("no") && one.eq_ignore_ascii_case("one") => {
+                    None
+                }
+                [host, port] => Some((
+                    host.to_string(),
+                    port.parse()
+                        .map_err(|_| BadValue("Invalid master port".into()))?,
+                )),
+                _ => return Err(BadValue("wrong number of arguments".into())),
+            };
+            Ok(())
+        },
+        mutable: false,
+    },
+    Setting {
+        name: "masterauth",
+        get: |c| c.masterauth.clone(),
+        set: |c, a| {
+            c.masterauth = a.join(" ");
+            Ok(())
+        },
+        mutable: true,
+    },
+    Setting {
+        name: "masteruser",
+        get: |c| c.masteruser.clone(),
+        set: |c, a| {
+            c.masteruser = a.join(" ");
+            Ok(())
+        },
+        mutable: true,
+    },
+    yes_no_setting!("replica-read-only", replica_read_only),
+    yes_no_setting!("replica-serve-stale-data", replica_serve_stale_data),
 ];
 
 /// Settings CONFIG SET changes only for whom `enable-protected-configs`

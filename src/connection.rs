@@ -144,6 +144,9 @@ pub struct Session {
     /// Channels, patterns and shard channels subscribed (a copy of the
     /// pubsub room's count, for the subscribed-mode gate and CLIENT LIST).
     pub pubsub_counts: (usize, usize, usize),
+    /// The link to this replica's primary: its commands are the
+    /// replication stream (no replies, no read-only or disk checks).
+    pub master: bool,
 }
 
 impl Session {

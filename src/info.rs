@@ -93,6 +93,7 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "memory",
     "persistence",
     "stats",
+    "replication",
     "keyspace",
 ];
 
@@ -122,6 +123,7 @@ pub fn render(state: &ServerState, requested: &[String], now_ms: i64) -> String 
             "memory" => memory_section(state, &mut out),
             "persistence" => persistence_section(state, &mut out),
             "stats" => stats_section(state, &mut out),
+            "replication" => replication_section(state, &mut out),
             _ => keyspace_section(state, &mut out),
         }
     }
@@ -253,6 +255,73 @@ fn persistence_section(state: &ServerState, out: &mut String) {
         );
         field!(out, "aof_delayed_fsync", aof.delayed_fsync);
     }
+}
+
+/// INFO replication with Redis 7.0's fields (a replica's; a primary has
+/// no replicas yet).
+fn replication_section(state: &ServerState, out: &mut String) {
+    use crate::replication::Link;
+    let repl = &state.repl;
+    out.push_str("# Replication\r\n");
+    match &repl.master {
+        Some((host, port)) => {
+            field!(out, "role", "slave");
+            field!(out, "master_host", host);
+            field!(out, "master_port", port);
+            let up = repl.link == Link::Connected;
+            field!(out, "master_link_status", if up { "up" } else { "down" });
+            field!(
+                out,
+                "master_last_io_seconds_ago",
+                if up {
+                    repl.last_io.elapsed().as_secs() as i64
+                } else {
+                    -1
+                }
+            );
+            field!(
+                out,
+                "master_sync_in_progress",
+                u8::from(repl.link == Link::Sync)
+            );
+            field!(out, "slave_read_repl_offset", repl.offset);
+            field!(out, "slave_repl_offset", repl.offset);
+            if !up {
+                field!(
+                    out,
+                    "master_link_down_since_seconds",
+                    repl.down_since.elapsed().as_secs()
+                );
+            }
+            field!(out, "slave_priority", 100);
+            field!(
+                out,
+                "slave_read_only",
+                u8::from(state.config.replica_read_only)
+            );
+            field!(out, "replica_announced", 1);
+            field!(out, "connected_slaves", 0);
+            field!(out, "master_failover_state", "no-failover");
+            field!(out, "master_replid", repl.master_replid);
+        }
+        None => {
+            field!(out, "role", "master");
+            field!(out, "connected_slaves", 0);
+            field!(out, "master_failover_state", "no-failover");
+            field!(out, "master_replid", repl.replid);
+        }
+    }
+    field!(
+        out,
+        "master_replid2",
+        "0000000000000000000000000000000000000000"
+    );
+    field!(out, "master_repl_offset", repl.offset);
+    field!(out, "second_repl_offset", -1);
+    field!(out, "repl_backlog_active", 0);
+    field!(out, "repl_backlog_size", 1048576);
+    field!(out, "repl_backlog_first_byte_offset", 0);
+    field!(out, "repl_backlog_histlen", 0);
 }
 
 fn memory_section(state: &ServerState, out: &mut String) {

@@ -32,6 +32,7 @@ pub mod protocol;
 pub mod pubsub;
 pub mod rdb;
 pub mod rdb_load;
+pub mod replication;
 pub mod script_libs;
 pub mod scripting;
 pub mod server;

@@ -868,9 +868,10 @@ pub enum Load {
     Startup,
     /// DEBUG RELOAD MERGE: keys already present are replaced.
     Merge,
-    /// An AOF's RDB preamble: every key is kept, the deadlines decide
-    /// later, as the log's own DELs would.
-    AofPreamble,
+    /// Every key is kept, the deadlines decide later: an AOF's RDB
+    /// preamble (the log's own DELs follow), a primary's RDB on a replica
+    /// (the primary's DELs follow).
+    KeepAll,
 }
 
 /// Loads RDB `data` (read from `path`) into the databases (see
@@ -893,7 +894,7 @@ pub fn load_rdb(
     let mut sink = StartupSink {
         dbs: &mut state.dbs,
         // Nothing is before the beginning of time.
-        now_ms: if how == Load::AofPreamble {
+        now_ms: if how == Load::KeepAll {
             i64::MIN
         } else {
             now_ms

@@ -7,7 +7,7 @@
 //! `WouldBlock`; one client's I/O error closes that client, never the loop.
 
 use std::io::{self, Read, Write};
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
@@ -31,8 +31,15 @@ use crate::state::ServerState;
 use crate::state::Stats;
 
 const SIGNAL_TOKEN: Token = Token(usize::MAX - 1);
+/// The link to the primary while it connects and syncs (then it becomes a
+/// connection like a client's).
+const MASTER_TOKEN: Token = Token(usize::MAX - 2);
 /// Listener `i` uses token `LISTENER_BASE - i`.
-const LISTENER_BASE: usize = usize::MAX - 2;
+const LISTENER_BASE: usize = usize::MAX - 3;
+/// A replica tries to reach its primary again this long after a failure,
+/// and acknowledges its offset this often.
+const REPLICA_RETRY: Duration = Duration::from_secs(1);
+const REPLICA_ACK_PERIOD: Duration = Duration::from_secs(1);
 /// Reads of one client per readiness event before others get a turn.
 const READS_PER_EVENT: usize = 16;
 /// What a non-loopback client hears in protected mode (Redis's text).
@@ -121,6 +128,26 @@ pub struct Server {
     busy: bool,
     clock: SystemClock,
     next_cron: Instant,
+    /// A replica's link to its primary while connecting and syncing.
+    master_link: Option<MasterLink>,
+    /// The primary's connection once it streams commands (its token), and
+    /// the REPLICAOF it was made for.
+    master_conn: Option<(usize, u64)>,
+    /// When a replica may next try to connect, and when it last acked.
+    next_master_connect: Instant,
+    last_ack: Instant,
+    /// The last `Replication::epoch` seen.
+    master_epoch_seen: u64,
+}
+
+/// The link to the primary before it carries the command stream.
+struct MasterLink {
+    socket: TcpStream,
+    /// `None` until the connection is made.
+    handshake: Option<crate::replication::Handshake>,
+    /// The REPLICAOF it was made for (`Replication::epoch`).
+    epoch: u64,
+    addr: String,
 }
 
 /// Cuts off a client whose unsent output passed its class's limit
@@ -261,6 +288,11 @@ impl Server {
             busy: false,
             clock: SystemClock::default(),
             next_cron: Instant::now(),
+            master_link: None,
+            master_conn: None,
+            next_master_connect: Instant::now(),
+            last_ack: Instant::now(),
+            master_epoch_seen: 0,
         })
     }
 
@@ -300,6 +332,7 @@ impl Server {
             for event in events.iter() {
                 match event.token() {
                     SIGNAL_TOKEN => self.handle_signals(),
+                    MASTER_TOKEN => self.master_link_event(event.is_writable()),
                     Token(t) if t > LISTENER_BASE - self.listeners.len() && t <= LISTENER_BASE => {
                         self.accept_all(LISTENER_BASE - t)
                     }
@@ -511,6 +544,12 @@ impl Server {
                 Ok(Parsed::Complete { consumed }) => {
                     let args = parser.args(&query.data()[offset..]);
                     if !args.is_empty() {
+                        // The primary's stream: nothing expires under it,
+                        // and only REPLCONF GETACK answers.
+                        let (master, replied_before) = (session.master, session.reply.buf.len());
+                        if master {
+                            self.state.freeze_expiry(true);
+                        }
                         let mut ctx = Ctx {
                             now_ms,
                             session: &mut session,
@@ -518,9 +557,19 @@ impl Server {
                             peers: &self.conns,
                         };
                         commands::execute(&mut ctx, args);
+                        if master {
+                            self.state.freeze_expiry(false);
+                            if !args[0].eq_ignore_ascii_case(b"replconf") {
+                                session.reply.buf.truncate(replied_before);
+                            }
+                            self.state.repl.offset += consumed as i64;
+                            self.state.repl.last_io = Instant::now();
+                        }
                         if self.state.busy.has_leftovers() {
                             self.take_back_busy_clients();
                         }
+                    } else if session.master {
+                        self.state.repl.offset += consumed as i64;
                     }
                     offset += consumed;
                     if self.state.blocking.has_ready() {
@@ -763,9 +812,271 @@ impl Server {
         }
     }
 
+    /// A replica's side of the cron: a link made for an older REPLICAOF is
+    /// dropped, a missing one made (at most once a second), the offset
+    /// acknowledged every second.
+    fn replication_cron(&mut self) {
+        self.drop_stale_master_link();
+        if self.state.repl.is_replica()
+            && self.master_link.is_none()
+            && self.master_conn.is_none()
+            && Instant::now() >= self.next_master_connect
+        {
+            self.connect_master();
+        }
+        if let Some((token, _)) = self.master_conn {
+            if self.last_ack.elapsed() >= REPLICA_ACK_PERIOD {
+                self.last_ack = Instant::now();
+                let ack = crate::replication::ack(self.state.repl.offset);
+                if let Some(conn) = self.conns.get_mut(token) {
+                    conn.session.reply.buf.extend_from_slice(&ack);
+                    conn.queue_write(token, &mut self.pending_writes);
+                }
+            }
+        }
+    }
+
+    /// Drops the link to a primary REPLICAOF no longer names.
+    fn drop_stale_master_link(&mut self) {
+        let epoch = self.state.repl.epoch;
+        if let Some(link) = self.master_link.as_mut() {
+            if link.epoch != epoch {
+                let _ = self.poll.registry().deregister(&mut link.socket);
+                self.master_link = None;
+            }
+        }
+        if let Some((token, link_epoch)) = self.master_conn {
+            if link_epoch != epoch {
+                self.master_conn = None;
+                self.close(token);
+                self.state.repl.link_down();
+            }
+        }
+        // A new REPLICAOF connects at once, whatever failed before.
+        if self.master_epoch_seen != epoch {
+            self.master_epoch_seen = epoch;
+            self.next_master_connect = Instant::now();
+        }
+    }
+
+    /// Starts connecting to the primary (the handshake begins when the
+    /// socket is writable).
+    fn connect_master(&mut self) {
+        let Some((host, port)) = self.state.repl.master.clone() else {
+            return;
+        };
+        self.next_master_connect = Instant::now() + REPLICA_RETRY;
+        let addr = match (host.as_str(), port)
+            .to_socket_addrs()
+            .map(|mut a| a.next())
+        {
+            Ok(Some(addr)) => addr,
+            Ok(None) | Err(_) => {
+                warn!("Unable to resolve the master {host}:{port}");
+                return;
+            }
+        };
+        info!("Connecting to MASTER {host}:{port}");
+        let mut socket = match TcpStream::connect(addr) {
+            Ok(socket) => socket,
+            Err(e) => {
+                warn!("Unable to connect to MASTER: {e}");
+                return;
+            }
+        };
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if let Err(e) = self
+            .poll
+            .registry()
+            .register(&mut socket, MASTER_TOKEN, interest)
+        {
+            warn!("Unable to connect to MASTER: {e}");
+            return;
+        }
+        self.state.repl.link = crate::replication::Link::Connecting;
+        self.master_link = Some(MasterLink {
+            socket,
+            handshake: None,
+            epoch: self.state.repl.epoch,
+            addr: addr.to_string(),
+        });
+    }
+
+    /// The link to the primary is readable or writable: the connection
+    /// completes, the handshake goes on, the RDB arrives.
+    fn master_link_event(&mut self, writable: bool) {
+        let Some(link) = self.master_link.as_mut() else {
+            return;
+        };
+        if link.handshake.is_none() {
+            if !writable {
+                return;
+            }
+            let connected = match link.socket.take_error() {
+                Ok(None) => link.socket.peer_addr().is_ok(),
+                _ => false,
+            };
+            if !connected {
+                return self
+                    .master_link_failed("Error condition on socket for SYNC: Connection refused");
+            }
+            info!("MASTER <-> REPLICA sync started");
+            let config = &self.state.config;
+            let auth = (!config.masterauth.is_empty()).then(|| {
+                let user = (!config.masteruser.is_empty()).then(|| config.masteruser.clone());
+                (user, config.masterauth.clone())
+            });
+            let (handshake, first) =
+                crate::replication::Handshake::start(self.state.bound_port, auth);
+            link.handshake = Some(handshake);
+            let registered =
+                self.poll
+                    .registry()
+                    .reregister(&mut link.socket, MASTER_TOKEN, Interest::READABLE);
+            if registered.is_err() || link.socket.write_all(&first).is_err() {
+                return self.master_link_failed("Unable to send PING to MASTER");
+            }
+        }
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let Some(link) = self.master_link.as_mut() else {
+                return;
+            };
+            let n = match link.socket.read(&mut buf) {
+                Ok(0) => {
+                    return self.master_link_failed("MASTER aborted replication: connection closed")
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return self.master_link_failed(&format!("I/O error reading from MASTER: {e}"))
+                }
+            };
+            self.state.stats.total_net_input_bytes += n as u64;
+            self.state.repl.last_io = Instant::now();
+            let Some(handshake) = link.handshake.as_mut() else {
+                return;
+            };
+            let progress = handshake.feed(&buf[..n]);
+            if handshake.transferring() {
+                self.state.repl.link = crate::replication::Link::Sync;
+            }
+            match progress {
+                Ok(crate::replication::Progress::More) => {}
+                Ok(crate::replication::Progress::Send(bytes)) => {
+                    if link.socket.write_all(&bytes).is_err() {
+                        return self.master_link_failed("Unable to write to MASTER");
+                    }
+                }
+                Ok(crate::replication::Progress::Synced {
+                    replid,
+                    offset,
+                    rdb,
+                    rest,
+                }) => return self.finish_full_sync(replid, offset, &rdb, &rest),
+                Err(e) => return self.master_link_failed(&e),
+            }
+        }
+    }
+
+    fn master_link_failed(&mut self, why: &str) {
+        warn!("{why}");
+        if let Some(mut link) = self.master_link.take() {
+            let _ = self.poll.registry().deregister(&mut link.socket);
+        }
+        self.state.repl.link_down();
+        self.next_master_connect = Instant::now() + REPLICA_RETRY;
+    }
+
+    /// The full sync's RDB arrived: the data is replaced by it, and the
+    /// link becomes the master client, whose first commands may already
+    /// be in `rest`.
+    fn finish_full_sync(&mut self, replid: String, offset: i64, rdb: &[u8], rest: &[u8]) {
+        let Some(mut link) = self.master_link.take() else {
+            return;
+        };
+        let _ = self.poll.registry().deregister(&mut link.socket);
+        info!(
+            "MASTER <-> REPLICA sync: received {} bytes of RDB; flushing old data and loading",
+            rdb.len()
+        );
+        let state = &mut self.state;
+        crate::persist::empty_data(state);
+        let source = std::path::Path::new("(the primary's RDB)");
+        if let Err(e) = crate::persist::load_rdb(
+            state,
+            rdb,
+            source,
+            unix_time_ms(),
+            crate::persist::Load::KeepAll,
+        ) {
+            warn!("Failed trying to load the MASTER synchronization DB from socket: {e}");
+            state.repl.link_down();
+            self.next_master_connect = Instant::now() + REPLICA_RETRY;
+            return;
+        }
+        state.repl.master_replid = replid;
+        state.repl.offset = offset;
+        state.repl.full_syncs += 1;
+        state.repl.link = crate::replication::Link::Connected;
+        info!("MASTER <-> REPLICA sync: Finished with success");
+        // The AOF holds none of what was just loaded: a new base.
+        if state.aof.state != crate::aof::AofState::Off {
+            let _ = crate::aof::request_rewrite(state, unix_time_ms());
+        }
+        let entry = self.conns.vacant_entry();
+        let token = entry.key();
+        if let Err(e) =
+            self.poll
+                .registry()
+                .register(&mut link.socket, Token(token), Interest::READABLE)
+        {
+            warn!("cannot register the master link: {e}");
+            self.state.repl.link_down();
+            return;
+        }
+        let laddr = link
+            .socket
+            .local_addr()
+            .map_or_else(|_| String::new(), |a| a.to_string());
+        let mut session = Session::new(
+            self.next_client_id,
+            link.addr.clone(),
+            laddr,
+            link.socket.as_raw_fd(),
+            unix_time_ms(),
+        );
+        self.next_client_id += 1;
+        session.master = true;
+        session.authenticated = true;
+        session.token = token;
+        session.query.extend(rest);
+        entry.insert(Connection {
+            socket: link.socket,
+            session,
+            wants_write: false,
+            queued: false,
+            last_flush: Instant::now(),
+        });
+        self.state.connected_clients += 1;
+        self.master_conn = Some((token, link.epoch));
+        // The first ACK at once: a diskless primary streams only after it.
+        self.last_ack = Instant::now();
+        if let Some(conn) = self.conns.get_mut(token) {
+            let ack = crate::replication::ack(self.state.repl.offset);
+            conn.session.reply.buf.extend_from_slice(&ack);
+            conn.queue_write(token, &mut self.pending_writes);
+        }
+        self.process_input(token);
+    }
+
     /// Work done before each poll: a fast expire cycle, then one write per
     /// client with queued output.
     fn before_sleep(&mut self) {
+        if self.master_epoch_seen != self.state.repl.epoch {
+            self.replication_cron();
+        }
         self.active_expire_cycle(CycleKind::Fast);
         if self.state.blocking.any() {
             self.end_waits(unix_time_ms());
@@ -846,6 +1157,12 @@ impl Server {
     }
 
     fn close(&mut self, token: usize) {
+        if self.master_conn.is_some_and(|(t, _)| t == token) {
+            self.master_conn = None;
+            self.state.repl.link_down();
+            self.next_master_connect = Instant::now() + REPLICA_RETRY;
+            warn!("Connection with master lost.");
+        }
         if let Some(mut conn) = self.conns.try_remove(token) {
             let _ = self.poll.registry().deregister(&mut conn.socket);
             self.state.forget_client(conn.session.id);
@@ -867,6 +1184,7 @@ impl Server {
         self.active_expire_cycle(CycleKind::Slow);
         crate::aof::cron(&mut self.state, now_ms);
         crate::persist::cron(&mut self.state, now_ms);
+        self.replication_cron();
         self.close_idle_clients();
         // One pass over the clients: idle buffers given back, and what
         // they all hold afterwards.
@@ -913,6 +1231,10 @@ impl Server {
     }
 
     fn active_expire_cycle(&mut self, kind: CycleKind) {
+        // A replica's keys leave when its primary's DELs arrive.
+        if self.state.repl.is_replica() {
+            return;
+        }
         let state = &mut self.state;
         let settings = CycleSettings {
             effort: state.config.active_expire_effort,

@@ -55,8 +55,11 @@ pub struct ServerState {
     /// The append-only file: its files, the writes not yet on disk, the
     /// rewrite's bookkeeping.
     pub aof: crate::aof::Aof,
-    /// An AOF is being replayed (see `set_loading`).
+    /// An AOF is being replayed, or the primary's stream applied: nothing
+    /// expires (see `freeze_expiry`).
     pub loading: bool,
+    /// The replica's side of replication: role, link, offsets.
+    pub repl: crate::replication::Replication,
     /// Changes to the data outside the keyspace (function libraries).
     changes_outside_keys: u64,
 }
@@ -83,8 +86,10 @@ impl ServerState {
             busy: Default::default(),
             aof: crate::aof::Aof::default(),
             loading: false,
+            repl: Default::default(),
             changes_outside_keys: 0,
         };
+        state.repl.master = state.config.replicaof.clone();
         state.apply_config();
         state
     }
@@ -94,7 +99,9 @@ impl ServerState {
     pub fn apply_config(&mut self) {
         let policy = self.config.lazyfree;
         let side_events = crate::notify::side_events(self.config.notify_keyspace_events);
+        let replica = self.repl.is_replica();
         for db in &mut self.dbs {
+            db.replica = replica;
             db.lazy_expire = policy.expire;
             db.lazy_server_del = policy.server_del;
             db.side_events = side_events;
@@ -126,11 +133,18 @@ impl ServerState {
     /// Enters or leaves loading (an AOF replaying through the dispatcher):
     /// nothing expires and nothing is propagated meanwhile, as in Redis.
     pub fn set_loading(&mut self, loading: bool) {
-        self.loading = loading;
-        for db in &mut self.dbs {
-            db.loading = loading;
-        }
+        self.freeze_expiry(loading);
         self.propagate.suspend(loading);
+    }
+
+    /// Stops (or restarts) expiry of every kind: while an AOF loads, and
+    /// while a replica applies its primary's commands (the primary's DELs
+    /// are what remove keys there, as in Redis).
+    pub fn freeze_expiry(&mut self, frozen: bool) {
+        self.loading = frozen;
+        for db in &mut self.dbs {
+            db.loading = frozen;
+        }
     }
 
     /// Whether a deadline given to a command (EXPIRE, GETEX, RESTORE) is

@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{conf_in, lapse_refuses, populate, run_tool, temp_dir, Raw, Server};
+use common::{conf_in, lapse_refuses, more_writes, populate, run_tool, temp_dir, Raw, Server};
 
 /// A config file with the AOF on in `dir`, plus `extra`.
 fn aof_conf(dir: &Path, extra: &str) -> PathBuf {
@@ -46,34 +46,6 @@ fn aof_files(dir: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-/// Effects the AOF must replay: transactions, scripts, expiry, deletes,
-/// several databases, a lazily expired key.
-fn more_writes(r: &mut Raw) {
-    let ok = |reply: String| assert!(!reply.starts_with('-'), "{reply}");
-    ok(r.cmd(&["MULTI"]));
-    ok(r.cmd(&["INCR", "counter"]));
-    ok(r.cmd(&["LPUSH", "queue", "job1", "job2"]));
-    ok(r.cmd(&["EXEC"]));
-    ok(r.cmd(&[
-        "EVAL",
-        "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('INCRBYFLOAT', KEYS[2], '1.5')",
-        "2",
-        "fromlua",
-        "f",
-        "v",
-    ]));
-    ok(r.cmd(&["SPOP", "strs"]));
-    ok(r.cmd(&["SET", "brief", "x", "PX", "1"]));
-    std::thread::sleep(Duration::from_millis(5));
-    ok(r.cmd(&["GET", "brief"]));
-    ok(r.cmd(&["EXPIRE", "s", "5000"]));
-    ok(r.cmd(&["DEL", "big"]));
-    ok(r.cmd(&["SELECT", "3"]));
-    ok(r.cmd(&["HSET", "db3", "f", "v"]));
-    ok(r.cmd(&["SELECT", "0"]));
-    ok(r.cmd(&["SWAPDB", "3", "4"]));
 }
 
 /// Every write reloads after a crash (kill -9), through the increment

@@ -16,6 +16,7 @@ pub mod hashes;
 pub mod keys;
 pub mod lists;
 pub mod pubsub;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod sets;
@@ -241,6 +242,7 @@ const FAMILIES: &[&[Command]] = &[
     transactions::COMMANDS,
     pubsub::COMMANDS,
     scripting::COMMANDS,
+    replication::COMMANDS,
 ];
 
 /// Every top-level command, in table order.
@@ -323,6 +325,7 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
         protected_check(ctx, cmd)?;
         subscribed_mode_check(ctx, cmd, sub)?;
         disk_error_check(ctx, sub)?;
+        replica_check(ctx, sub)?;
         return Ok((cmd, sub));
     }
     if !cmd.arity_ok(args.len()) {
@@ -331,6 +334,7 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
     protected_check(ctx, cmd)?;
     subscribed_mode_check(ctx, cmd, cmd)?;
     disk_error_check(ctx, cmd)?;
+    replica_check(ctx, cmd)?;
     Ok((cmd, cmd))
 }
 
@@ -339,7 +343,7 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
 /// written or synced, writes and PING are refused, so that clients notice
 /// the data is not being persisted.
 fn disk_error_check(ctx: &Ctx, cmd: &Command) -> CmdResult {
-    if !cmd.flags.has(Flags::WRITE) && cmd.name != "ping" {
+    if ctx.session.master || (!cmd.flags.has(Flags::WRITE) && cmd.name != "ping") {
         return Ok(());
     }
     if crate::persist::writes_refused(ctx.server) {
@@ -351,6 +355,30 @@ fn disk_error_check(ctx: &Ctx, cmd: &Command) -> CmdResult {
         ))),
         None => Ok(()),
     }
+}
+
+/// A replica's clients: no writes with `replica-read-only` (Redis's
+/// READONLY); with the link down and `replica-serve-stale-data no`, only
+/// the commands flagged `stale` (Redis's MASTERDOWN).
+fn replica_check(ctx: &Ctx, cmd: &Command) -> CmdResult {
+    let server = &ctx.server;
+    if ctx.session.master || !server.repl.is_replica() {
+        return Ok(());
+    }
+    if cmd.flags.has(Flags::WRITE) && server.config.replica_read_only {
+        return Err(CmdError::Static(
+            "READONLY You can't write against a read only replica.",
+        ));
+    }
+    if server.repl.link != crate::replication::Link::Connected
+        && !server.config.replica_serve_stale_data
+        && !cmd.flags.has(Flags::STALE)
+    {
+        return Err(CmdError::Static(
+            "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+        ));
+    }
+    Ok(())
 }
 
 /// Redis's `shared.bgsaveerr`.

@@ -165,6 +165,10 @@ pub struct Db {
     /// deadline (Redis's `keyIsExpired` while `server.loading`), so that
     /// the log replays as it was written.
     pub loading: bool,
+    /// This server is a replica: a read finds a key past its deadline
+    /// missing but leaves it in place (the primary's DEL removes it);
+    /// writes of its own clients (a writable replica) still delete it.
+    pub replica: bool,
 }
 
 impl Db {
@@ -239,6 +243,16 @@ impl Db {
         }
     }
 
+    /// `lookup` for a read: on a replica an expired key is missing but
+    /// stays (Redis's `expireIfNeeded` on a replica).
+    fn lookup_read(&mut self, key: &[u8], now_ms: i64) -> Option<u32> {
+        if self.replica && !self.loading {
+            let idx = self.dict.find(key)?;
+            return self.is_live(idx, now_ms).then_some(idx);
+        }
+        self.lookup(key, now_ms)
+    }
+
     /// `lookup` for a method about to change or remove the entry: a save
     /// in progress writes it first (`preserve`). Every mutation of an
     /// existing entry starts here (or in `remove_at`/`delete_expired`).
@@ -249,7 +263,7 @@ impl Db {
 
     /// The value of `key` for reading (`lookupKeyRead`).
     pub fn get(&mut self, key: &[u8], now_ms: i64) -> Option<ValueRef<'_>> {
-        let Some(idx) = self.lookup(key, now_ms) else {
+        let Some(idx) = self.lookup_read(key, now_ms) else {
             self.stats.keyspace_misses += 1;
             if EventClass::KEY_MISS.intersects(self.side_events) {
                 self.events.push(EventClass::KEY_MISS, "keymiss", key);
@@ -288,7 +302,11 @@ impl Db {
         let this = &*self;
         Ok(keys
             .iter()
-            .map(|key| this.dict.find(key).map(|i| this.dict.entry(i).slot.value()))
+            .map(|key| {
+                // (On a replica an expired key is still there: skipped.)
+                let idx = this.dict.find(key).filter(|&i| this.is_live(i, now_ms));
+                idx.map(|i| this.dict.entry(i).slot.value())
+            })
             .collect())
     }
 
@@ -353,13 +371,13 @@ impl Db {
     }
 
     pub fn contains(&mut self, key: &[u8], now_ms: i64) -> bool {
-        self.lookup(key, now_ms).is_some()
+        self.lookup_read(key, now_ms).is_some()
     }
 
     /// The key's deadline: `None` if the key is absent, `Some(None)` if it
     /// has no TTL.
     pub fn expire_at(&mut self, key: &[u8], now_ms: i64) -> Option<Option<i64>> {
-        let idx = self.lookup(key, now_ms)?;
+        let idx = self.lookup_read(key, now_ms)?;
         Some(self.deadline(idx))
     }
 
@@ -434,7 +452,7 @@ impl Db {
 
     /// OBJECT ENCODING of `key`, `None` if absent.
     pub fn encoding(&mut self, key: &[u8], now_ms: i64) -> Option<&'static str> {
-        let idx = self.lookup(key, now_ms)?;
+        let idx = self.lookup_read(key, now_ms)?;
         let entry = self.dict.entry(idx);
         let value = entry.slot.value();
         Some(match (value, entry.encoding) {
@@ -495,7 +513,7 @@ impl Db {
 
     /// A copy of `key`'s value, deadline and encoding (COPY).
     pub fn duplicate(&mut self, key: &[u8], now_ms: i64) -> Option<Detached> {
-        let idx = self.lookup(key, now_ms)?;
+        let idx = self.lookup_read(key, now_ms)?;
         let entry = self.dict.entry(idx);
         Some(Detached {
             value: entry.slot.to_value(),
@@ -670,11 +688,21 @@ impl Db {
 
     /// A random live key (RANDOMKEY). Expired keys met on the way are deleted.
     pub fn random_key(&mut self, rng: &mut impl Rng, now_ms: i64) -> Option<Vec<u8>> {
+        // A replica cannot delete what it finds expired: after this many
+        // expired picks it answers one anyway, as Redis does.
+        let mut replica_tries = 100;
         while !self.dict.is_empty() {
             let idx = rng.gen_range(0..self.dict.len()) as u32;
             match self.deadline(idx) {
-                Some(at_ms) if at_ms <= now_ms => {
-                    self.delete_expired(idx, now_ms, Reclaim::Passive)
+                Some(at_ms) if at_ms <= now_ms && !self.loading => {
+                    if !self.replica {
+                        self.delete_expired(idx, now_ms, Reclaim::Passive);
+                        continue;
+                    }
+                    replica_tries -= 1;
+                    if replica_tries == 0 {
+                        return Some(self.dict.key(idx).to_vec());
+                    }
                 }
                 _ => return Some(self.dict.key(idx).to_vec()),
             }

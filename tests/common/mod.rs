@@ -503,3 +503,31 @@ pub fn lapse_refuses(args: &[&str]) -> String {
     assert!(!out.status.success(), "lapse started: {text}");
     text
 }
+
+/// Effects a copy (the AOF, a replica) must reproduce: transactions, scripts, expiry, deletes,
+/// several databases, a lazily expired key.
+pub fn more_writes(r: &mut Raw) {
+    let ok = |reply: String| assert!(!reply.starts_with('-'), "{reply}");
+    ok(r.cmd(&["MULTI"]));
+    ok(r.cmd(&["INCR", "counter"]));
+    ok(r.cmd(&["LPUSH", "queue", "job1", "job2"]));
+    ok(r.cmd(&["EXEC"]));
+    ok(r.cmd(&[
+        "EVAL",
+        "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('INCRBYFLOAT', KEYS[2], '1.5')",
+        "2",
+        "fromlua",
+        "f",
+        "v",
+    ]));
+    ok(r.cmd(&["SPOP", "strs"]));
+    ok(r.cmd(&["SET", "brief", "x", "PX", "1"]));
+    std::thread::sleep(Duration::from_millis(5));
+    ok(r.cmd(&["GET", "brief"]));
+    ok(r.cmd(&["EXPIRE", "s", "5000"]));
+    ok(r.cmd(&["DEL", "big"]));
+    ok(r.cmd(&["SELECT", "3"]));
+    ok(r.cmd(&["HSET", "db3", "f", "v"]));
+    ok(r.cmd(&["SELECT", "0"]));
+    ok(r.cmd(&["SWAPDB", "3", "4"]));
+}

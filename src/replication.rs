@@ -1,0 +1,423 @@
+//! Replication, the replica's side (Redis 7.0's protocol): `REPLICAOF
+//! host port` makes this server a copy of another (redis-server or
+//! lapse). Owns the role, the link's state and offsets, and the
+//! handshake: PING, AUTH (`masterauth`/`masteruser`), REPLCONF
+//! listening-port, REPLCONF capa eof psync2, PSYNC; then the RDB of a full
+//! sync (`$<len>` from disk, or diskless `$EOF:<mark>`), loaded with every
+//! key kept; then the primary's command stream, which the loop runs as
+//! the master client (`Session::master`): nothing expires while it runs,
+//! its replies are dropped, the bytes it consumed advance the offset that
+//! `REPLCONF ACK` reports every second and on `REPLCONF GETACK`.
+//!
+//! The socket work is the loop's (`server`); this room parses what the
+//! primary sends during the handshake (`Handshake`) and keeps the state
+//! INFO replication and ROLE show.
+
+use std::time::Instant;
+
+use crate::protocol::encode_request;
+
+/// The link to the primary, as ROLE and INFO name its states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link {
+    /// Not connected; the cron tries again.
+    Connect,
+    /// Connecting, or in the handshake.
+    Connecting,
+    /// Receiving the RDB of a full sync.
+    Sync,
+    /// Applying the command stream.
+    Connected,
+}
+
+impl Link {
+    pub fn name(self) -> &'static str {
+        match self {
+            Link::Connect => "connect",
+            Link::Connecting => "connecting",
+            Link::Sync => "sync",
+            Link::Connected => "connected",
+        }
+    }
+}
+
+/// The replication state (`ServerState::repl`).
+pub struct Replication {
+    /// The primary this server replicates, when it is a replica.
+    pub master: Option<(String, u16)>,
+    pub link: Link,
+    /// The primary's replication id and how far into its stream this
+    /// replica has applied (`master_repl_offset` / `slave_repl_offset`).
+    pub master_replid: String,
+    pub offset: i64,
+    /// The last time anything came from the primary.
+    pub last_io: Instant,
+    /// When the link last went down (`master_link_down_since_seconds`).
+    pub down_since: Instant,
+    /// This server's own replication id (a primary's, for ROLE/INFO).
+    pub replid: String,
+    /// Full syncs done as a replica (`sync_full` on the primary side).
+    pub full_syncs: u64,
+    /// Bumped by every REPLICAOF that changes the primary: the loop drops
+    /// a link made for an older one.
+    pub epoch: u64,
+}
+
+impl Default for Replication {
+    fn default() -> Self {
+        Replication {
+            master: None,
+            link: Link::Connect,
+            master_replid: String::new(),
+            offset: 0,
+            last_io: Instant::now(),
+            down_since: Instant::now(),
+            replid: random_replid(),
+            full_syncs: 0,
+            epoch: 0,
+        }
+    }
+}
+
+impl Replication {
+    pub fn is_replica(&self) -> bool {
+        self.master.is_some()
+    }
+
+    /// The link went down (or a new primary was set): the cron connects.
+    pub fn link_down(&mut self) {
+        if self.link != Link::Connect {
+            self.down_since = Instant::now();
+        }
+        self.link = Link::Connect;
+    }
+}
+
+/// 40 random hex digits (Redis's `changeReplicationId`).
+pub fn random_replid() -> String {
+    use rand::Rng;
+    let mut rng = rand::thread_rng();
+    (0..40)
+        .map(|_| char::from_digit(rng.gen_range(0..16), 16).unwrap_or('0'))
+        .collect()
+}
+
+/// The ACK a replica sends: `REPLCONF ACK <offset>`.
+pub fn ack(offset: i64) -> Vec<u8> {
+    let mut out = Vec::new();
+    let offset = offset.to_string();
+    encode_request(&[&b"REPLCONF"[..], b"ACK", offset.as_bytes()], &mut out);
+    out
+}
+
+/// What the handshake expects next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    Pong,
+    Auth,
+    Port,
+    Capa,
+    Psync,
+    /// The bulk header of the RDB (newlines before it are keep-alives).
+    BulkHeader,
+    /// `len` bytes of RDB.
+    Bulk {
+        len: usize,
+    },
+    /// RDB bytes up to the 40-byte `mark` (diskless sync).
+    UntilMark {
+        mark: Vec<u8>,
+    },
+}
+
+/// What the handshake asks of the loop after some input.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Wait for more input.
+    More,
+    /// Send these bytes, then wait for more input.
+    Send(Vec<u8>),
+    /// The full sync's RDB is complete: load it, then the rest of the
+    /// input (`rest`) is the start of the command stream.
+    Synced {
+        replid: String,
+        offset: i64,
+        rdb: Vec<u8>,
+        rest: Vec<u8>,
+    },
+}
+
+/// The replica's side of the handshake and the full sync's transfer, over
+/// the bytes the primary sends (the loop does the socket I/O).
+pub struct Handshake {
+    step: Step,
+    auth: Option<(Option<String>, String)>,
+    port: u16,
+    input: Vec<u8>,
+    replid: String,
+    offset: i64,
+    rdb: Vec<u8>,
+}
+
+/// Longest line the primary may send during the handshake.
+const MAX_LINE: usize = 64 * 1024;
+
+impl Handshake {
+    /// A handshake for a replica listening on `port`, authenticating as
+    /// `auth` (user, password) when set. Returns it and the first bytes to
+    /// send (PING).
+    pub fn start(port: u16, auth: Option<(Option<String>, String)>) -> (Handshake, Vec<u8>) {
+        let mut out = Vec::new();
+        encode_request(&[&b"PING"[..]], &mut out);
+        let handshake = Handshake {
+            step: Step::Pong,
+            auth,
+            port,
+            input: Vec::new(),
+            replid: String::new(),
+            offset: -1,
+            rdb: Vec::new(),
+        };
+        (handshake, out)
+    }
+
+    /// Whether the RDB is being received (INFO's `master_sync_in_progress`).
+    pub fn transferring(&self) -> bool {
+        matches!(self.step, Step::Bulk { .. } | Step::UntilMark { .. })
+    }
+
+    /// Takes `data` from the primary.
+    pub fn feed(&mut self, data: &[u8]) -> Result<Progress, String> {
+        self.input.extend_from_slice(data);
+        let mut send = Vec::new();
+        loop {
+            match self.step.clone() {
+                Step::Bulk { len } => {
+                    let want = len - self.rdb.len();
+                    let take = want.min(self.input.len());
+                    self.rdb.extend(self.input.drain(..take));
+                    if self.rdb.len() < len {
+                        return Ok(progress(send));
+                    }
+                    return Ok(self.synced());
+                }
+                Step::UntilMark { mark } => {
+                    // The mark may end in this read, or have straddled the
+                    // last one; what follows it is the command stream.
+                    let from = self.rdb.len().saturating_sub(mark.len() - 1);
+                    self.rdb.append(&mut self.input);
+                    let found = self.rdb[from..]
+                        .windows(mark.len())
+                        .position(|w| w == mark.as_slice());
+                    if let Some(at) = found {
+                        let end = from + at;
+                        self.input = self.rdb.split_off(end + mark.len());
+                        self.rdb.truncate(end);
+                        return Ok(self.synced());
+                    }
+                    return Ok(progress(send));
+                }
+                _ => {}
+            }
+            let Some(end) = crate::protocol::request::memchr(b'\n', &self.input) else {
+                if self.input.len() > MAX_LINE {
+                    return Err("the primary sent a line too long".into());
+                }
+                return Ok(progress(send));
+            };
+            let line: Vec<u8> = self.input.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line).trim_end().to_string();
+            if line.is_empty() {
+                // A keep-alive while the primary prepares the sync.
+                continue;
+            }
+            match self.step {
+                Step::Pong => {
+                    // An error about authentication is fine here: AUTH follows.
+                    if line.starts_with('-')
+                        && !line.starts_with("-NOAUTH")
+                        && !line.starts_with("-NOPERM")
+                        && !line.starts_with("-ERR operation not permitted")
+                    {
+                        return Err(format!("Error reply to PING from master: '{line}'"));
+                    }
+                    self.next_after_pong(&mut send);
+                }
+                Step::Auth => {
+                    if line.starts_with('-') {
+                        return Err(format!("Unable to AUTH to MASTER: {line}"));
+                    }
+                    self.send_port(&mut send);
+                }
+                Step::Port => {
+                    // Errors are only logged: old primaries do not know it.
+                    encode_request(
+                        &[&b"REPLCONF"[..], b"capa", b"eof", b"capa", b"psync2"],
+                        &mut send,
+                    );
+                    self.step = Step::Capa;
+                }
+                Step::Capa => {
+                    encode_request(&[&b"PSYNC"[..], b"?", b"-1"], &mut send);
+                    self.step = Step::Psync;
+                }
+                Step::Psync => {
+                    let words: Vec<&str> = line.split(' ').collect();
+                    match words.as_slice() {
+                        ["+FULLRESYNC", replid, offset] => {
+                            self.replid = replid.to_string();
+                            self.offset = offset.parse().map_err(|_| {
+                                format!("Bad offset in the primary's FULLRESYNC: '{line}'")
+                            })?;
+                            self.step = Step::BulkHeader;
+                        }
+                        _ => {
+                            return Err(format!("Unexpected reply to PSYNC from master: '{line}'"))
+                        }
+                    }
+                }
+                Step::BulkHeader => {
+                    if let Some(eof) = line.strip_prefix("$EOF:") {
+                        if eof.len() != 40 {
+                            return Err(format!("Bad EOF mark from the primary: '{line}'"));
+                        }
+                        self.step = Step::UntilMark {
+                            mark: eof.as_bytes().to_vec(),
+                        };
+                    } else if let Some(len) = line.strip_prefix('$') {
+                        let len = len
+                            .parse::<usize>()
+                            .map_err(|_| format!("Bad RDB length from the primary: '{line}'"))?;
+                        self.step = Step::Bulk { len };
+                    } else {
+                        return Err(format!(
+                            "Bad protocol from MASTER, the first byte is not '$' (we received '{line}'), are you sure the host and port are right?"
+                        ));
+                    }
+                }
+                Step::Bulk { .. } | Step::UntilMark { .. } => {}
+            }
+        }
+    }
+
+    fn next_after_pong(&mut self, send: &mut Vec<u8>) {
+        match &self.auth {
+            Some((user, password)) => {
+                match user {
+                    Some(user) => {
+                        encode_request(&[&b"AUTH"[..], user.as_bytes(), password.as_bytes()], send)
+                    }
+                    None => encode_request(&[&b"AUTH"[..], password.as_bytes()], send),
+                }
+                self.step = Step::Auth;
+            }
+            None => self.send_port(send),
+        }
+    }
+
+    fn send_port(&mut self, send: &mut Vec<u8>) {
+        let port = self.port.to_string();
+        encode_request(
+            &[&b"REPLCONF"[..], b"listening-port", port.as_bytes()],
+            send,
+        );
+        self.step = Step::Port;
+    }
+
+    fn synced(&mut self) -> Progress {
+        Progress::Synced {
+            replid: std::mem::take(&mut self.replid),
+            offset: self.offset,
+            rdb: std::mem::take(&mut self.rdb),
+            rest: std::mem::take(&mut self.input),
+        }
+    }
+}
+
+fn progress(send: Vec<u8>) -> Progress {
+    if send.is_empty() {
+        Progress::More
+    } else {
+        Progress::Send(send)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(bytes: &[u8]) -> String {
+        String::from_utf8_lossy(bytes)
+            .split("\r\n")
+            .filter(|w| !w.starts_with(['*', '$']) && !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn the_handshake_follows_redis_and_takes_either_transfer() {
+        for diskless in [false, true] {
+            let auth = Some((Some("repl".to_string()), "secret".to_string()));
+            let (mut h, first) = Handshake::start(6380, auth);
+            assert_eq!(words(&first), "PING");
+            let Progress::Send(out) = h.feed(b"-NOAUTH Authentication required.\r\n").unwrap()
+            else {
+                panic!()
+            };
+            assert_eq!(words(&out), "AUTH repl secret");
+            let Progress::Send(out) = h.feed(b"+OK\r\n").unwrap() else {
+                panic!()
+            };
+            assert_eq!(words(&out), "REPLCONF listening-port 6380");
+            let Progress::Send(out) = h.feed(b"+OK\r\n").unwrap() else {
+                panic!()
+            };
+            assert_eq!(words(&out), "REPLCONF capa eof capa psync2");
+            let Progress::Send(out) = h.feed(b"+OK\r\n").unwrap() else {
+                panic!()
+            };
+            assert_eq!(words(&out), "PSYNC ? -1");
+            let replid = "a".repeat(40);
+            let reply = format!("\n+FULLRESYNC {replid} 1234\r\n\n\n");
+            assert_eq!(h.feed(reply.as_bytes()).unwrap(), Progress::More);
+            let mark = "m".repeat(40);
+            let header = if diskless {
+                format!("$EOF:{mark}\r\n")
+            } else {
+                "$9\r\n".to_string()
+            };
+            assert_eq!(h.feed(header.as_bytes()).unwrap(), Progress::More);
+            assert!(h.transferring());
+            assert_eq!(h.feed(b"REDIS").unwrap(), Progress::More);
+            let tail = if diskless {
+                format!("0010{mark}*1\r\n$4\r\nPING\r\n")
+            } else {
+                "0010*1\r\n$4\r\nPING\r\n".to_string()
+            };
+            assert_eq!(
+                h.feed(tail.as_bytes()).unwrap(),
+                Progress::Synced {
+                    replid: replid.clone(),
+                    offset: 1234,
+                    rdb: b"REDIS0010".to_vec(),
+                    rest: b"*1\r\n$4\r\nPING\r\n".to_vec(),
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn a_refusing_primary_is_an_error() {
+        let (mut h, _) = Handshake::start(1, None);
+        assert!(h.feed(b"-ERR nope\r\n").is_err());
+        let (mut h, _) = Handshake::start(1, None);
+        h.feed(b"+PONG\r\n+OK\r\n+OK\r\n").unwrap();
+        assert!(h
+            .feed(b"-ERR Can't SYNC while not connected with my master\r\n")
+            .is_err());
+        let (mut h, _) = Handshake::start(1, None);
+        h.feed(b"+PONG\r\n+OK\r\n+OK\r\n+FULLRESYNC x 0\r\n")
+            .unwrap();
+        assert!(h.feed(b"HTTP/1.1 400\r\n").is_err());
+    }
+}

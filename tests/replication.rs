@@ -1,0 +1,173 @@
+//! Replication, lapse as a replica of redis-server 7.0: the handshake,
+//! full sync from disk and diskless, the command stream, ACKs (WAIT),
+//! read-only replicas, Redis's expiry rules on replicas, promotion, and
+//! a dropped link.
+//!
+//! Needs `redis-server` (see `Server::redis`).
+
+mod common;
+
+use std::time::Duration;
+
+use common::{more_writes, populate, Raw, Server};
+
+fn info(r: &mut Raw, field: &str) -> String {
+    common::info_field(r, "replication", field)
+}
+
+/// Waits until the replica's link is up and it has applied everything
+/// the primary has sent.
+fn wait_in_sync(primary: &mut Raw, replica: &mut Raw) {
+    let synced = common::eventually(Duration::from_secs(30), || {
+        info(replica, "master_link_status") == "up"
+            && info(replica, "slave_repl_offset") == info(primary, "master_repl_offset")
+    });
+    assert!(
+        synced,
+        "not in sync: replica {} at {}, primary at {}",
+        info(replica, "master_link_status"),
+        info(replica, "slave_repl_offset"),
+        info(primary, "master_repl_offset")
+    );
+}
+
+/// A redis-server primary (diskless or from disk, without the delay a
+/// diskless sync waits for more replicas).
+fn primary(diskless: bool) -> Option<Server> {
+    let diskless = if diskless { "yes" } else { "no" };
+    Server::redis_with(&[
+        "--repl-diskless-sync",
+        diskless,
+        "--repl-diskless-sync-delay",
+        "0",
+    ])
+}
+
+#[test]
+fn lapse_replicates_a_redis_server_primary() {
+    for diskless in [true, false] {
+        let Some(redis) = primary(diskless) else {
+            return;
+        };
+        let mut p = redis.raw();
+        populate(&mut p);
+        let lapse = Server::lapse(&[]);
+        let mut r = lapse.raw();
+        assert_eq!(info(&mut r, "role"), "master");
+        let port = redis.port.to_string();
+        assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &port]), "+OK\r\n");
+        assert_eq!(
+            r.cmd(&["REPLICAOF", "127.0.0.1", &port]),
+            "+OK Already connected to specified master\r\n"
+        );
+        wait_in_sync(&mut p, &mut r);
+        assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), p.cmd(&["DEBUG", "DIGEST"]));
+        assert!(r.cmd(&["FUNCTION", "LIST"]).contains("mylib"));
+        more_writes(&mut p);
+        wait_in_sync(&mut p, &mut r);
+        assert_eq!(
+            r.cmd(&["DEBUG", "DIGEST"]),
+            p.cmd(&["DEBUG", "DIGEST"]),
+            "diskless {diskless}"
+        );
+        assert_eq!(
+            r.cmd(&["SET", "x", "1"]),
+            "-READONLY You can't write against a read only replica.\r\n"
+        );
+        let role = r.cmd(&["ROLE"]);
+        assert!(
+            role.starts_with(&format!(
+                "*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:{port}\r\n$9\r\nconnected\r\n"
+            )),
+            "{role}"
+        );
+        // The primary counts the replica's acknowledgements.
+        assert_eq!(p.cmd(&["WAIT", "1", "5000"]), ":1\r\n");
+        let replicas = common::info_field(&mut p, "replication", "connected_slaves");
+        assert_eq!(replicas, "1");
+    }
+}
+
+/// Redis's rules for expired keys on a replica: it never deletes one on
+/// its own; reads see it as gone (GET, EXISTS, TTL, KEYS, MGET) while
+/// DBSIZE still counts it; the primary's DEL removes it. Promoted, it
+/// expires keys itself at once.
+#[test]
+fn a_replica_waits_for_the_primarys_del() {
+    let Some(redis) = primary(true) else {
+        return;
+    };
+    let mut p = redis.raw();
+    // The primary does not expire on its own either: its DEL comes when
+    // this test reads the key there.
+    assert_eq!(p.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), "+OK\r\n");
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    r.cmd(&["REPLICAOF", "127.0.0.1", &redis.port.to_string()]);
+    wait_in_sync(&mut p, &mut r);
+    // A diskless primary streams once it has an ACK after the transfer
+    // (up to a second): from then on the stream is prompt.
+    assert_eq!(p.cmd(&["SET", "kept", "v"]), "+OK\r\n");
+    wait_in_sync(&mut p, &mut r);
+    let set_at = std::time::Instant::now();
+    assert_eq!(p.cmd(&["SET", "brief", "v", "PX", "500"]), "+OK\r\n");
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(r.cmd(&["GET", "brief"]), "$1\r\nv\r\n");
+    assert!(
+        set_at.elapsed() < Duration::from_millis(500),
+        "too slow to test"
+    );
+    std::thread::sleep(Duration::from_millis(600).saturating_sub(set_at.elapsed()));
+    assert_eq!(r.cmd(&["GET", "brief"]), "$-1\r\n");
+    assert_eq!(r.cmd(&["EXISTS", "brief"]), ":0\r\n");
+    assert_eq!(r.cmd(&["TTL", "brief"]), ":-2\r\n");
+    assert_eq!(
+        r.cmd(&["MGET", "brief", "kept"]),
+        "*2\r\n$-1\r\n$1\r\nv\r\n"
+    );
+    assert_eq!(r.cmd(&["KEYS", "*"]), "*1\r\n$4\r\nkept\r\n");
+    assert_eq!(
+        r.cmd(&["DBSIZE"]),
+        ":2\r\n",
+        "the replica deleted it itself"
+    );
+    // The primary finds it expired: its DEL reaches the replica.
+    assert_eq!(p.cmd(&["GET", "brief"]), "$-1\r\n");
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(r.cmd(&["DBSIZE"]), ":1\r\n");
+
+    // Promoted, it expires keys itself.
+    assert_eq!(p.cmd(&["SET", "later", "v", "PX", "300"]), "+OK\r\n");
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(r.cmd(&["REPLICAOF", "NO", "ONE"]), "+OK\r\n");
+    assert_eq!(info(&mut r, "role"), "master");
+    assert_eq!(r.cmd(&["SET", "mine", "v"]), "+OK\r\n");
+    assert!(
+        common::eventually(Duration::from_secs(5), || r.cmd(&["DBSIZE"]) == ":2\r\n"),
+        "the promoted replica did not expire 'later'"
+    );
+}
+
+/// A link the primary drops is made again (a new full sync), and the
+/// replica catches up with what was written meanwhile.
+#[test]
+fn a_dropped_link_is_made_again() {
+    let Some(redis) = primary(true) else {
+        return;
+    };
+    let mut p = redis.raw();
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    r.cmd(&["REPLICAOF", "127.0.0.1", &redis.port.to_string()]);
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(p.cmd(&["SET", "before", "drop"]), "+OK\r\n");
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(p.cmd(&["CLIENT", "KILL", "TYPE", "replica"]), ":1\r\n");
+    assert_eq!(p.cmd(&["SET", "after", "drop"]), "+OK\r\n");
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(
+        r.cmd(&["MGET", "before", "after"]),
+        "*2\r\n$4\r\ndrop\r\n$4\r\ndrop\r\n"
+    );
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), p.cmd(&["DEBUG", "DIGEST"]));
+}
