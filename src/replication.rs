@@ -61,6 +61,10 @@ pub struct Replication {
     /// Bumped by every REPLICAOF that changes the primary: the loop drops
     /// a link made for an older one.
     pub epoch: u64,
+    /// The data is the primary's up to `offset` (the link dropped after a
+    /// sync): the next handshake asks to continue from there (PSYNC
+    /// <replid> <offset+1>) instead of a full sync.
+    pub resumable: bool,
 }
 
 impl Default for Replication {
@@ -75,6 +79,7 @@ impl Default for Replication {
             replid: random_replid(),
             full_syncs: 0,
             epoch: 0,
+            resumable: false,
         }
     }
 }
@@ -89,7 +94,16 @@ impl Replication {
         if self.link != Link::Connect {
             self.down_since = Instant::now();
         }
+        // What was applied can be continued from, with the same primary.
+        self.resumable = self.link == Link::Connected && !self.master_replid.is_empty();
         self.link = Link::Connect;
+    }
+
+    /// Where a handshake asks to continue from: the primary's replication
+    /// id and the next offset wanted.
+    pub fn resume_point(&self) -> Option<(String, i64)> {
+        self.resumable
+            .then(|| (self.master_replid.clone(), self.offset + 1))
     }
 }
 
@@ -137,6 +151,12 @@ pub enum Progress {
     More,
     /// Send these bytes, then wait for more input.
     Send(Vec<u8>),
+    /// The primary continues the stream from this replica's offset
+    /// (`+CONTINUE`): the data stays; `rest` is the stream's next bytes.
+    Continued {
+        replid: Option<String>,
+        rest: Vec<u8>,
+    },
     /// The full sync's RDB is complete: load it, then the rest of the
     /// input (`rest`) is the start of the command stream.
     Synced {
@@ -152,6 +172,9 @@ pub enum Progress {
 pub struct Handshake {
     step: Step,
     auth: Option<(Option<String>, String)>,
+    /// PSYNC's arguments: the primary's id and the offset to go on from,
+    /// or a full sync (`?`, `-1`).
+    resume: Option<(String, i64)>,
     port: u16,
     input: Vec<u8>,
     replid: String,
@@ -166,12 +189,17 @@ impl Handshake {
     /// A handshake for a replica listening on `port`, authenticating as
     /// `auth` (user, password) when set. Returns it and the first bytes to
     /// send (PING).
-    pub fn start(port: u16, auth: Option<(Option<String>, String)>) -> (Handshake, Vec<u8>) {
+    pub fn start(
+        port: u16,
+        auth: Option<(Option<String>, String)>,
+        resume: Option<(String, i64)>,
+    ) -> (Handshake, Vec<u8>) {
         let mut out = Vec::new();
         encode_request(&[&b"PING"[..]], &mut out);
         let handshake = Handshake {
             step: Step::Pong,
             auth,
+            resume,
             port,
             input: Vec::new(),
             replid: String::new(),
@@ -258,7 +286,16 @@ impl Handshake {
                     self.step = Step::Capa;
                 }
                 Step::Capa => {
-                    encode_request(&[&b"PSYNC"[..], b"?", b"-1"], &mut send);
+                    match &self.resume {
+                        Some((replid, offset)) => {
+                            let offset = offset.to_string();
+                            encode_request(
+                                &[&b"PSYNC"[..], replid.as_bytes(), offset.as_bytes()],
+                                &mut send,
+                            )
+                        }
+                        None => encode_request(&[&b"PSYNC"[..], b"?", b"-1"], &mut send),
+                    }
                     self.step = Step::Psync;
                 }
                 Step::Psync => {
@@ -270,6 +307,14 @@ impl Handshake {
                                 format!("Bad offset in the primary's FULLRESYNC: '{line}'")
                             })?;
                             self.step = Step::BulkHeader;
+                        }
+                        ["+CONTINUE", rest @ ..] if self.resume.is_some() => {
+                            // The stream goes on where this replica is;
+                            // the primary may have a new id (psync2).
+                            return Ok(Progress::Continued {
+                                replid: rest.first().map(|r| r.to_string()),
+                                rest: std::mem::take(&mut self.input),
+                            });
                         }
                         _ => {
                             return Err(format!("Unexpected reply to PSYNC from master: '{line}'"))
@@ -358,7 +403,7 @@ mod tests {
     fn the_handshake_follows_redis_and_takes_either_transfer() {
         for diskless in [false, true] {
             let auth = Some((Some("repl".to_string()), "secret".to_string()));
-            let (mut h, first) = Handshake::start(6380, auth);
+            let (mut h, first) = Handshake::start(6380, auth, None);
             assert_eq!(words(&first), "PING");
             let Progress::Send(out) = h.feed(b"-NOAUTH Authentication required.\r\n").unwrap()
             else {
@@ -407,15 +452,34 @@ mod tests {
     }
 
     #[test]
+    fn a_resuming_replica_asks_to_continue() {
+        let replid = "b".repeat(40);
+        let (mut h, _) = Handshake::start(1, None, Some((replid.clone(), 501)));
+        let Progress::Send(out) = h.feed(b"+PONG\r\n+OK\r\n+OK\r\n").unwrap() else {
+            panic!()
+        };
+        assert!(words(&out).ends_with(&format!("PSYNC {replid} 501")));
+        let new = "c".repeat(40);
+        let reply = format!("+CONTINUE {new}\r\n*1\r\n$4\r\nPING\r\n");
+        assert_eq!(
+            h.feed(reply.as_bytes()).unwrap(),
+            Progress::Continued {
+                replid: Some(new),
+                rest: b"*1\r\n$4\r\nPING\r\n".to_vec(),
+            }
+        );
+    }
+
+    #[test]
     fn a_refusing_primary_is_an_error() {
-        let (mut h, _) = Handshake::start(1, None);
+        let (mut h, _) = Handshake::start(1, None, None);
         assert!(h.feed(b"-ERR nope\r\n").is_err());
-        let (mut h, _) = Handshake::start(1, None);
+        let (mut h, _) = Handshake::start(1, None, None);
         h.feed(b"+PONG\r\n+OK\r\n+OK\r\n").unwrap();
         assert!(h
             .feed(b"-ERR Can't SYNC while not connected with my master\r\n")
             .is_err());
-        let (mut h, _) = Handshake::start(1, None);
+        let (mut h, _) = Handshake::start(1, None, None);
         h.feed(b"+PONG\r\n+OK\r\n+OK\r\n+FULLRESYNC x 0\r\n")
             .unwrap();
         assert!(h.feed(b"HTTP/1.1 400\r\n").is_err());

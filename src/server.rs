@@ -926,8 +926,9 @@ impl Server {
                 let user = (!config.masteruser.is_empty()).then(|| config.masteruser.clone());
                 (user, config.masterauth.clone())
             });
+            let resume = self.state.repl.resume_point();
             let (handshake, first) =
-                crate::replication::Handshake::start(self.state.bound_port, auth);
+                crate::replication::Handshake::start(self.state.bound_port, auth, resume);
             link.handshake = Some(handshake);
             let registered =
                 self.poll
@@ -975,6 +976,9 @@ impl Server {
                     rdb,
                     rest,
                 }) => return self.finish_full_sync(replid, offset, &rdb, &rest),
+                Ok(crate::replication::Progress::Continued { replid, rest }) => {
+                    return self.continue_sync(replid, &rest)
+                }
                 Err(e) => return self.master_link_failed(&e),
             }
         }
@@ -990,8 +994,7 @@ impl Server {
     }
 
     /// The full sync's RDB arrived: the data is replaced by it, and the
-    /// link becomes the master client, whose first commands may already
-    /// be in `rest`.
+    /// link becomes the master client.
     fn finish_full_sync(&mut self, replid: String, offset: i64, rdb: &[u8], rest: &[u8]) {
         let Some(mut link) = self.master_link.take() else {
             return;
@@ -1019,12 +1022,36 @@ impl Server {
         state.repl.master_replid = replid;
         state.repl.offset = offset;
         state.repl.full_syncs += 1;
-        state.repl.link = crate::replication::Link::Connected;
         info!("MASTER <-> REPLICA sync: Finished with success");
         // The AOF holds none of what was just loaded: a new base.
         if state.aof.state != crate::aof::AofState::Off {
             let _ = crate::aof::request_rewrite(state, unix_time_ms());
         }
+        self.attach_master_conn(link, rest);
+    }
+
+    /// The primary continues the stream where this replica is (`+CONTINUE`).
+    fn continue_sync(&mut self, replid: Option<String>, rest: &[u8]) {
+        let Some(mut link) = self.master_link.take() else {
+            return;
+        };
+        let _ = self.poll.registry().deregister(&mut link.socket);
+        if let Some(replid) = replid {
+            self.state.repl.master_replid = replid;
+        }
+        info!(
+            "Successful partial resynchronization with master at offset {}.",
+            self.state.repl.offset
+        );
+        self.attach_master_conn(link, rest);
+    }
+
+    /// The link becomes the master client, whose first commands may
+    /// already be in `rest`; the offset is acknowledged at once (a
+    /// diskless primary streams only after that).
+    fn attach_master_conn(&mut self, mut link: MasterLink, rest: &[u8]) {
+        self.state.repl.link = crate::replication::Link::Connected;
+        self.state.repl.resumable = false;
         let entry = self.conns.vacant_entry();
         let token = entry.key();
         if let Err(e) =
@@ -1061,7 +1088,6 @@ impl Server {
         });
         self.state.connected_clients += 1;
         self.master_conn = Some((token, link.epoch));
-        // The first ACK at once: a diskless primary streams only after it.
         self.last_ack = Instant::now();
         if let Some(conn) = self.conns.get_mut(token) {
             let ack = crate::replication::ack(self.state.repl.offset);

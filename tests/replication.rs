@@ -148,8 +148,9 @@ fn a_replica_waits_for_the_primarys_del() {
     );
 }
 
-/// A link the primary drops is made again (a new full sync), and the
-/// replica catches up with what was written meanwhile.
+/// A link the primary drops is made again and continues where it was
+/// (PSYNC with the primary's id and offset, `+CONTINUE`: no second full
+/// sync), catching up with what was written meanwhile.
 #[test]
 fn a_dropped_link_is_made_again() {
     let Some(redis) = primary(true) else {
@@ -162,9 +163,13 @@ fn a_dropped_link_is_made_again() {
     wait_in_sync(&mut p, &mut r);
     assert_eq!(p.cmd(&["SET", "before", "drop"]), "+OK\r\n");
     wait_in_sync(&mut p, &mut r);
+    let stat = |p: &mut Raw, field: &str| common::info_field(p, "stats", field);
+    let full_syncs = stat(&mut p, "sync_full");
     assert_eq!(p.cmd(&["CLIENT", "KILL", "TYPE", "replica"]), ":1\r\n");
     assert_eq!(p.cmd(&["SET", "after", "drop"]), "+OK\r\n");
     wait_in_sync(&mut p, &mut r);
+    assert_eq!(stat(&mut p, "sync_partial_ok"), "1");
+    assert_eq!(stat(&mut p, "sync_full"), full_syncs);
     assert_eq!(
         r.cmd(&["MGET", "before", "after"]),
         "*2\r\n$4\r\ndrop\r\n$4\r\ndrop\r\n"

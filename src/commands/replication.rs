@@ -56,6 +56,7 @@ fn replicaof(ctx: &mut Ctx, args: Args) -> CmdResult {
             );
             repl.epoch += 1;
             repl.link_down();
+            repl.resumable = false;
             // A promoted replica serves its own history from here.
             repl.replid = crate::replication::random_replid();
             ctx.server.apply_config();
@@ -77,6 +78,8 @@ fn replicaof(ctx: &mut Ctx, args: Args) -> CmdResult {
     repl.master = Some((host, port));
     repl.epoch += 1;
     repl.link_down();
+    // Another primary's stream does not continue this data.
+    repl.resumable = false;
     ctx.server.apply_config();
     ctx.out().ok();
     Ok(())
