@@ -199,7 +199,9 @@ impl Session {
 
     /// Which class of client this is (CLIENT LIST TYPE, output limits).
     pub fn client_type(&self) -> ClientType {
-        if self.is_subscribed() {
+        if self.master {
+            ClientType::Master
+        } else if self.is_subscribed() {
             ClientType::PubSub
         } else {
             ClientType::Normal
@@ -215,6 +217,9 @@ impl Session {
     /// One line of CLIENT LIST / the reply of CLIENT INFO, in Redis's format.
     pub fn info_line(&self, now_ms: i64) -> String {
         let mut flags = String::new();
+        if self.master {
+            flags.push('M');
+        }
         if self.blocked.is_some() {
             flags.push('b');
         }

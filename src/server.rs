@@ -812,6 +812,21 @@ impl Server {
         }
     }
 
+    /// Closes the clients CLIENT KILL named (the link to the primary
+    /// among them: it is made again, as in Redis).
+    fn kill_clients(&mut self) {
+        let ids = std::mem::take(&mut self.state.kill_requests);
+        let tokens: Vec<usize> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| ids.contains(&c.session.id))
+            .map(|(token, _)| token)
+            .collect();
+        for token in tokens {
+            self.close(token);
+        }
+    }
+
     /// A replica's side of the cron: a link made for an older REPLICAOF is
     /// dropped, a missing one made (at most once a second), the offset
     /// acknowledged every second.
@@ -1102,6 +1117,9 @@ impl Server {
     fn before_sleep(&mut self) {
         if self.master_epoch_seen != self.state.repl.epoch {
             self.replication_cron();
+        }
+        if !self.state.kill_requests.is_empty() {
+            self.kill_clients();
         }
         self.active_expire_cycle(CycleKind::Fast);
         if self.state.blocking.any() {

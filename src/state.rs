@@ -60,6 +60,8 @@ pub struct ServerState {
     pub loading: bool,
     /// The replica's side of replication: role, link, offsets.
     pub repl: crate::replication::Replication,
+    /// Clients CLIENT KILL named, closed by the loop after the command.
+    pub kill_requests: Vec<u64>,
     /// Changes to the data outside the keyspace (function libraries).
     changes_outside_keys: u64,
 }
@@ -87,6 +89,7 @@ impl ServerState {
             aof: crate::aof::Aof::default(),
             loading: false,
             repl: Default::default(),
+            kill_requests: Vec::new(),
             changes_outside_keys: 0,
         };
         state.repl.master = state.config.replicaof.clone();

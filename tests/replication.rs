@@ -176,3 +176,79 @@ fn a_dropped_link_is_made_again() {
     );
     assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), p.cmd(&["DEBUG", "DIGEST"]));
 }
+
+/// CLIENT KILL answers as redis-server does (old and new forms, errors),
+/// closes the clients it names, and `TYPE master` on a replica drops its
+/// link, which is made again with a partial resync.
+#[test]
+fn client_kill_matches_redis_and_drops_the_master_link() {
+    let Some(redis) = primary(true) else {
+        return;
+    };
+    let lapse = Server::lapse(&[]);
+    for server in [&redis, &lapse] {
+        let mut r = server.raw();
+        for (args, expected) in [
+            (
+                &["CLIENT", "KILL", "1.2.3.4:5"][..],
+                "-ERR No such client\r\n",
+            ),
+            (
+                &["CLIENT", "KILL", "ID", "0"],
+                "-ERR client-id should be greater than 0\r\n",
+            ),
+            (
+                &["CLIENT", "KILL", "ID", "x"],
+                "-ERR client-id should be greater than 0\r\n",
+            ),
+            (
+                &["CLIENT", "KILL", "TYPE", "nope"],
+                "-ERR Unknown client type 'nope'\r\n",
+            ),
+            (
+                &["CLIENT", "KILL", "USER", "nobody"],
+                "-ERR No such user 'nobody'\r\n",
+            ),
+            (
+                &["CLIENT", "KILL", "SKIPME", "maybe"],
+                "-ERR syntax error\r\n",
+            ),
+            (
+                &["CLIENT", "KILL", "ID", "999999", "TYPE", "normal"],
+                ":0\r\n",
+            ),
+            (&["CLIENT", "KILL", "TYPE", "master"], ":0\r\n"),
+        ] {
+            assert_eq!(r.cmd(args), expected, "{args:?}");
+        }
+        let mut victim = server.raw();
+        let id = victim.cmd(&["CLIENT", "ID"]);
+        let id = id.trim_start_matches(':').trim();
+        assert_eq!(r.cmd(&["CLIENT", "KILL", "ID", id]), ":1\r\n");
+        assert!(victim.is_closed());
+        // The old form may kill the caller itself, after its reply.
+        let me = r.cmd(&["CLIENT", "INFO"]);
+        let addr = me
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("addr="))
+            .unwrap()
+            .to_string();
+        assert_eq!(r.cmd(&["CLIENT", "KILL", &addr]), "+OK\r\n");
+        assert!(r.cmd_closes(&["PING"]));
+    }
+
+    let mut p = redis.raw();
+    let mut r = lapse.raw();
+    r.cmd(&["REPLICAOF", "127.0.0.1", &redis.port.to_string()]);
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(p.cmd(&["SET", "k", "1"]), "+OK\r\n");
+    wait_in_sync(&mut p, &mut r);
+    assert!(r
+        .cmd(&["CLIENT", "LIST", "TYPE", "master"])
+        .contains("flags=M"));
+    assert_eq!(r.cmd(&["CLIENT", "KILL", "TYPE", "master"]), ":1\r\n");
+    assert_eq!(p.cmd(&["SET", "k", "2"]), "+OK\r\n");
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(r.cmd(&["GET", "k"]), "$1\r\n2\r\n");
+    assert_eq!(common::info_field(&mut p, "stats", "sync_partial_ok"), "1");
+}

@@ -130,6 +130,15 @@ static CLIENT_SUBCOMMANDS: &[Command] = &[
         "Returns information about the connection."
     ),
     cmd!(
+        "kill",
+        -3,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        client_kill,
+        "connection",
+        "Terminates open connections."
+    ),
+    cmd!(
         "unblock",
         -3,
         [],
@@ -430,6 +439,88 @@ fn client_info(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let mut line = ctx.session.info_line(ctx.now_ms);
     line.push('\n');
     ctx.out().verbatim(line.as_bytes());
+    Ok(())
+}
+
+/// CLIENT KILL addr (the old form: `+OK` or `No such client`, and the
+/// caller may kill itself) or CLIENT KILL with filters (ID, TYPE, ADDR,
+/// LADDR, USER, SKIPME; answers how many): the clients go when this
+/// command is done (`ServerState::kill_requests`), as Redis frees them.
+fn client_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut addr: Option<&[u8]> = None;
+    let mut laddr: Option<&[u8]> = None;
+    let mut client_type: Option<ClientType> = None;
+    let mut id: Option<u64> = None;
+    let mut skipme = true;
+    let old_form = args.len() == 3;
+    if old_form {
+        addr = Some(&args[2]);
+        skipme = false;
+    } else {
+        let mut i = 2;
+        while i < args.len() {
+            let (option, value) = (&args[i], args.iter().nth(i + 1));
+            let Some(value) = value else {
+                return Err(CmdError::Syntax);
+            };
+            if is(option, "ID") {
+                match int_arg(value) {
+                    Ok(n) if n >= 1 => id = Some(n as u64),
+                    _ => return Err(CmdError::Static("ERR client-id should be greater than 0")),
+                }
+            } else if is(option, "TYPE") {
+                client_type =
+                    Some(ClientType::from_name(value).ok_or_else(|| {
+                        CmdError::with_arg("ERR Unknown client type '", value, "'")
+                    })?);
+            } else if is(option, "ADDR") {
+                addr = Some(value);
+            } else if is(option, "LADDR") {
+                laddr = Some(value);
+            } else if is(option, "USER") {
+                // Only the default user exists.
+                if value != b"default" {
+                    return Err(CmdError::with_arg("ERR No such user '", value, "'"));
+                }
+            } else if is(option, "SKIPME") {
+                skipme = match () {
+                    () if is(value, "YES") => true,
+                    () if is(value, "NO") => false,
+                    () => return Err(CmdError::Syntax),
+                };
+            } else {
+                return Err(CmdError::Syntax);
+            }
+            i += 2;
+        }
+    }
+    let matches = |s: &Session| {
+        addr.is_none_or(|a| a == s.addr.as_bytes())
+            && laddr.is_none_or(|a| a == s.laddr.as_bytes())
+            && client_type.is_none_or(|t| t == s.client_type())
+            && id.is_none_or(|id| id == s.id)
+    };
+    let mut doomed = Vec::new();
+    ctx.peers.for_each_session(&mut |s| {
+        if matches(s) {
+            doomed.push(s.id);
+        }
+    });
+    let me = !skipme && matches(ctx.session);
+    let killed = doomed.len() + usize::from(me);
+    ctx.server.kill_requests.extend(doomed);
+    if old_form {
+        if killed == 0 {
+            return Err(CmdError::Static("ERR No such client"));
+        }
+        ctx.out().ok();
+    } else {
+        ctx.out().int(killed as i64);
+    }
+    // Closed once the reply is out.
+    if me {
+        ctx.session.close_after_reply = true;
+    }
     Ok(())
 }
 

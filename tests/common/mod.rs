@@ -236,6 +236,14 @@ impl Raw {
         out
     }
 
+    /// Sends a command and returns whether the server closed the
+    /// connection instead of answering.
+    pub fn cmd_closes(&mut self, args: &[&str]) -> bool {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let _ = self.reader.get_mut().write_all(&encode(&args));
+        self.is_closed()
+    }
+
     /// True if the server closed the connection (EOF) within the timeout.
     pub fn is_closed(&mut self) -> bool {
         let mut buf = [0u8; 64];
