@@ -147,6 +147,10 @@ pub struct Session {
     /// The link to this replica's primary: its commands are the
     /// replication stream (no replies, no read-only or disk checks).
     pub master: bool,
+    /// This connection is a replica of this server (after SYNC/PSYNC).
+    pub replica: Option<Box<crate::replication::ReplicaLink>>,
+    /// The port it announced with REPLCONF listening-port.
+    pub replica_port: u16,
 }
 
 impl Session {
@@ -201,6 +205,8 @@ impl Session {
     pub fn client_type(&self) -> ClientType {
         if self.master {
             ClientType::Master
+        } else if self.replica.is_some() {
+            ClientType::Replica
         } else if self.is_subscribed() {
             ClientType::PubSub
         } else {
@@ -219,6 +225,9 @@ impl Session {
         let mut flags = String::new();
         if self.master {
             flags.push('M');
+        }
+        if self.replica.is_some() {
+            flags.push('S');
         }
         if self.blocked.is_some() {
             flags.push('b');

@@ -306,7 +306,10 @@ fn replication_section(state: &ServerState, out: &mut String) {
         }
         None => {
             field!(out, "role", "master");
-            field!(out, "connected_slaves", 0);
+            field!(out, "connected_slaves", repl.replica_lines.len());
+            for (i, line) in repl.replica_lines.iter().enumerate() {
+                let _ = write!(out, "slave{i}:{line}\r\n");
+            }
             field!(out, "master_failover_state", "no-failover");
             field!(out, "master_replid", repl.replid);
         }
@@ -318,10 +321,15 @@ fn replication_section(state: &ServerState, out: &mut String) {
     );
     field!(out, "master_repl_offset", repl.offset);
     field!(out, "second_repl_offset", -1);
-    field!(out, "repl_backlog_active", 0);
-    field!(out, "repl_backlog_size", 1048576);
-    field!(out, "repl_backlog_first_byte_offset", 0);
-    field!(out, "repl_backlog_histlen", 0);
+    let backlog = repl.feed.as_ref().map(|f| &f.backlog);
+    field!(out, "repl_backlog_active", u8::from(backlog.is_some()));
+    field!(out, "repl_backlog_size", crate::replication::BACKLOG_BYTES);
+    field!(
+        out,
+        "repl_backlog_first_byte_offset",
+        backlog.map_or(0, |b| b.first_offset)
+    );
+    field!(out, "repl_backlog_histlen", backlog.map_or(0, |b| b.len()));
 }
 
 fn memory_section(state: &ServerState, out: &mut String) {
@@ -367,6 +375,9 @@ fn stats_section(state: &ServerState, out: &mut String) {
     field!(out, "total_net_input_bytes", s.total_net_input_bytes);
     field!(out, "total_net_output_bytes", s.total_net_output_bytes);
     field!(out, "rejected_connections", s.rejected_connections);
+    field!(out, "sync_full", state.repl.sync_full);
+    field!(out, "sync_partial_ok", state.repl.sync_partial_ok);
+    field!(out, "sync_partial_err", state.repl.sync_partial_err);
     field!(
         out,
         "client_query_buffer_limit_disconnections",

@@ -73,6 +73,12 @@ pub struct Persistence {
     background: Option<Background>,
     /// BGSAVE SCHEDULE asked for a save while an AOF rewrite ran.
     pub bgsave_scheduled: bool,
+    /// Background saves started and ended (abandoned ones included), and
+    /// whether the last one that ended wrote its file: replicas waiting
+    /// for the file of a given save read these.
+    pub bgsaves_started: u64,
+    pub bgsaves_ended: u64,
+    pub last_bgsave_wrote_file: bool,
 }
 
 impl Persistence {
@@ -86,6 +92,9 @@ impl Persistence {
             rdb_saves: 0,
             background: None,
             bgsave_scheduled: false,
+            bgsaves_started: 0,
+            bgsaves_ended: 0,
+            last_bgsave_wrote_file: false,
         }
     }
 
@@ -528,6 +537,7 @@ pub fn bgsave(state: &mut ServerState, now_ms: i64, schedule: bool) -> Result<bo
     state.persist.last_bgsave_try_s = now_ms / 1000;
     start_background(state, now_ms, Job::Rdb, &target, &rdb_temp_name(), format)
         .map_err(SaveError::Io)?;
+    state.persist.bgsaves_started += 1;
     tracing::info!("Background saving started");
     Ok(true)
 }
@@ -686,6 +696,8 @@ fn finish_background(state: &mut ServerState, outcome: io::Result<()>) {
         Job::Rdb => {
             state.persist.last_bgsave_time_s = elapsed_s;
             state.persist.last_bgsave_ok = outcome.is_ok();
+            state.persist.bgsaves_ended = state.persist.bgsaves_started;
+            state.persist.last_bgsave_wrote_file = outcome.is_ok();
             match outcome {
                 Ok(()) => {
                     saved(state, bg.dirty_at_start);
@@ -706,6 +718,10 @@ pub fn abandon(state: &mut ServerState, job: Job) {
     }
     if let Some(bg) = state.persist.background.take() {
         bg.encoder.abandon(&mut state.dbs);
+        if job == Job::Rdb {
+            state.persist.bgsaves_ended = state.persist.bgsaves_started;
+            state.persist.last_bgsave_wrote_file = false;
+        }
         tracing::warn!("Background {job:?} job abandoned");
         // Dropping the sender ends the writer, which removes the file.
     }

@@ -65,6 +65,16 @@ pub struct Replication {
     /// sync): the next handshake asks to continue from there (PSYNC
     /// <replid> <offset+1>) instead of a full sync.
     pub resumable: bool,
+    /// The primary's side: the stream for replicas and its backlog, from
+    /// the first replica on.
+    pub feed: Option<Feed>,
+    /// Full and partial syncs served (INFO stats `sync_full`,
+    /// `sync_partial_ok`, `sync_partial_err`).
+    pub sync_full: u64,
+    pub sync_partial_ok: u64,
+    pub sync_partial_err: u64,
+    /// INFO's `slaveN:` lines, refreshed by the loop.
+    pub replica_lines: Vec<String>,
 }
 
 impl Default for Replication {
@@ -80,6 +90,11 @@ impl Default for Replication {
             full_syncs: 0,
             epoch: 0,
             resumable: false,
+            feed: None,
+            sync_full: 0,
+            sync_partial_ok: 0,
+            sync_partial_err: 0,
+            replica_lines: Vec::new(),
         }
     }
 }
@@ -483,5 +498,194 @@ mod tests {
         h.feed(b"+PONG\r\n+OK\r\n+OK\r\n+FULLRESYNC x 0\r\n")
             .unwrap();
         assert!(h.feed(b"HTTP/1.1 400\r\n").is_err());
+    }
+}
+
+// ---------------------------------------------------------------------
+// The primary's side: replicas attached to this server.
+// ---------------------------------------------------------------------
+
+/// Where a replica of this server is in its sync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplicaState {
+    /// Asked for a full sync; waits for a background save to start.
+    WaitBgsave,
+    /// The save of its sync is being written (`save` is its number, see
+    /// `Persistence::bgsaves_started`); the stream since waits in `held`.
+    InBgsave { save: u64 },
+    /// The RDB file is being sent.
+    SendingRdb,
+    /// Receives the stream as it happens.
+    Online,
+}
+
+impl ReplicaState {
+    /// INFO's `slaveN:...,state=`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReplicaState::WaitBgsave | ReplicaState::InBgsave { .. } => "wait_bgsave",
+            ReplicaState::SendingRdb => "send_bulk",
+            ReplicaState::Online => "online",
+        }
+    }
+}
+
+/// A connection that is a replica of this server (`Session::replica`).
+#[derive(Debug)]
+pub struct ReplicaLink {
+    pub state: ReplicaState,
+    /// The stream since its sync's snapshot, while the RDB is not out yet.
+    pub held: Vec<u8>,
+    /// The offset it acknowledged last (REPLCONF ACK), and when.
+    pub ack_offset: i64,
+    pub last_ack: Instant,
+    /// The RDB file being sent, and the bytes of it left.
+    pub rdb: Option<(std::fs::File, u64)>,
+}
+
+impl ReplicaLink {
+    pub fn new(state: ReplicaState) -> ReplicaLink {
+        ReplicaLink {
+            state,
+            held: Vec::new(),
+            ack_offset: 0,
+            last_ack: Instant::now(),
+            rdb: None,
+        }
+    }
+}
+
+/// The stream encoded for replicas since the loop last distributed it.
+#[derive(Default)]
+pub struct FeedBuffer {
+    encoder: crate::propagate::StreamEncoder,
+    pub pending: Vec<u8>,
+}
+
+impl FeedBuffer {
+    /// A PING in the stream (Redis's `repl-ping-replica-period`): keeps
+    /// replicas' links alive while nothing is written.
+    pub fn ping(&mut self) {
+        encode_request(&[&b"PING"[..]], &mut self.pending);
+    }
+}
+
+/// The propagation point's consumer for replicas.
+pub struct FeedSink(pub std::rc::Rc<std::cell::RefCell<FeedBuffer>>);
+
+impl crate::propagate::Sink for FeedSink {
+    fn feed(&mut self, effects: &[crate::propagate::Effect]) {
+        let buffer = &mut *self.0.borrow_mut();
+        buffer.encoder.encode(effects, &mut buffer.pending);
+    }
+}
+
+/// The primary's stream history (`repl-backlog-size`): what a replica
+/// that lost its link can continue from.
+pub struct Backlog {
+    bytes: std::collections::VecDeque<u8>,
+    capacity: usize,
+    /// The stream offset of the first byte kept.
+    pub first_offset: i64,
+}
+
+impl Backlog {
+    pub fn new(capacity: usize, next_offset: i64) -> Backlog {
+        Backlog {
+            bytes: std::collections::VecDeque::new(),
+            capacity: capacity.max(1),
+            first_offset: next_offset,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Adds the stream's next bytes, forgetting the oldest past capacity.
+    pub fn push(&mut self, data: &[u8]) {
+        self.bytes.extend(data);
+        let excess = self.bytes.len().saturating_sub(self.capacity);
+        self.bytes.drain(..excess);
+        self.first_offset += excess as i64;
+    }
+
+    /// The bytes from stream offset `from` (the next one a replica wants)
+    /// to the end, if the backlog still has them.
+    pub fn since(&self, from: i64) -> Option<Vec<u8>> {
+        let end = self.first_offset + self.bytes.len() as i64;
+        if from < self.first_offset || from > end {
+            return None;
+        }
+        let skip = (from - self.first_offset) as usize;
+        Some(self.bytes.iter().skip(skip).copied().collect())
+    }
+}
+
+/// What the primary side keeps (`Replication::feed`), made when the
+/// first replica asks to sync.
+pub struct Feed {
+    pub buffer: std::rc::Rc<std::cell::RefCell<FeedBuffer>>,
+    pub sink: crate::propagate::SinkId,
+    pub backlog: Backlog,
+}
+
+/// The size of the backlog (`repl-backlog-size`, Redis's default).
+pub const BACKLOG_BYTES: usize = 1024 * 1024;
+
+/// Makes the primary's side (the feed from the propagation point and the
+/// backlog) when the first replica asks for it.
+pub fn start_feed(state: &mut crate::state::ServerState) {
+    if state.repl.feed.is_some() {
+        return;
+    }
+    let buffer = std::rc::Rc::new(std::cell::RefCell::new(FeedBuffer::default()));
+    let sink = state
+        .propagate
+        .attach(Box::new(FeedSink(std::rc::Rc::clone(&buffer))));
+    state.repl.feed = Some(Feed {
+        buffer,
+        sink,
+        backlog: Backlog::new(BACKLOG_BYTES, state.repl.offset + 1),
+    });
+    state.refresh_event_recording();
+    tracing::info!(
+        "Replication backlog created, my new replication ID is '{}'",
+        state.repl.replid
+    );
+}
+
+/// Takes the stream written since the last call: the offset advances
+/// and the backlog keeps it; the caller hands it to the replicas.
+pub fn take_stream(repl: &mut Replication) -> Vec<u8> {
+    let Some(feed) = repl.feed.as_mut() else {
+        return Vec::new();
+    };
+    let bytes = std::mem::take(&mut feed.buffer.borrow_mut().pending);
+    repl.offset += bytes.len() as i64;
+    feed.backlog.push(&bytes);
+    bytes
+}
+
+#[cfg(test)]
+mod primary_tests {
+    use super::*;
+
+    #[test]
+    fn the_backlog_keeps_the_newest_bytes_and_their_offsets() {
+        let mut b = Backlog::new(10, 101);
+        b.push(b"abcdef");
+        assert_eq!(b.since(101).unwrap(), b"abcdef");
+        assert_eq!(b.since(104).unwrap(), b"def");
+        assert_eq!(b.since(107).unwrap(), b"");
+        assert_eq!(b.since(108), None);
+        b.push(b"ghijkl");
+        assert_eq!(b.first_offset, 103);
+        assert_eq!(b.since(102), None);
+        assert_eq!(b.since(103).unwrap(), b"cdefghijkl");
     }
 }

@@ -40,6 +40,7 @@ const LISTENER_BASE: usize = usize::MAX - 3;
 /// and acknowledges its offset this often.
 const REPLICA_RETRY: Duration = Duration::from_secs(1);
 const REPLICA_ACK_PERIOD: Duration = Duration::from_secs(1);
+const REPLICA_PING_PERIOD: Duration = Duration::from_secs(10);
 /// Reads of one client per readiness event before others get a turn.
 const READS_PER_EVENT: usize = 16;
 /// What a non-loopback client hears in protected mode (Redis's text).
@@ -138,6 +139,8 @@ pub struct Server {
     last_ack: Instant,
     /// The last `Replication::epoch` seen.
     master_epoch_seen: u64,
+    /// When a primary last pinged its replicas.
+    last_replica_ping: Instant,
 }
 
 /// The link to the primary before it carries the command stream.
@@ -293,6 +296,7 @@ impl Server {
             next_master_connect: Instant::now(),
             last_ack: Instant::now(),
             master_epoch_seen: 0,
+            last_replica_ping: Instant::now(),
         })
     }
 
@@ -812,6 +816,164 @@ impl Server {
         }
     }
 
+    /// The primary's side, once per loop iteration: the stream written
+    /// since goes to online replicas (and waits beside the RDB for those
+    /// syncing), a background save starts for replicas that asked for a
+    /// full sync, finished saves are sent, and INFO's view is refreshed.
+    fn serve_replicas(&mut self) {
+        use crate::replication::ReplicaState;
+        let stream = crate::replication::take_stream(&mut self.state.repl);
+        let hard_limit = self.state.config.output_limit_replica.hard_bytes as usize;
+        let (mut waiting, mut over_limit) = (false, Vec::new());
+        for (token, conn) in self.conns.iter_mut() {
+            let session = &mut conn.session;
+            let Some(link) = session.replica.as_mut() else {
+                continue;
+            };
+            let mut wrote = false;
+            match link.state {
+                ReplicaState::Online => {
+                    session.reply.buf.extend_from_slice(&stream);
+                    wrote = !stream.is_empty();
+                }
+                ReplicaState::InBgsave { .. } | ReplicaState::SendingRdb => {
+                    link.held.extend_from_slice(&stream)
+                }
+                ReplicaState::WaitBgsave => waiting = true,
+            }
+            let held = link.held.len() + session.reply.pending();
+            if hard_limit > 0 && held > hard_limit {
+                over_limit.push(token);
+            }
+            if wrote {
+                conn.queue_write(token, &mut self.pending_writes);
+            }
+        }
+        for token in over_limit {
+            warn!("Client closed for overcoming of output buffer limits (replica).");
+            self.state.stats.client_output_buffer_limit_disconnections += 1;
+            self.close(token);
+        }
+        if waiting && self.state.persist.job().is_none() {
+            self.start_full_sync();
+        }
+        self.send_rdb_files();
+        let now = Instant::now();
+        let mut lines = Vec::new();
+        for (_, conn) in self.conns.iter() {
+            if let Some(link) = &conn.session.replica {
+                let ip = conn.session.addr.rsplit_once(':').map_or("", |(ip, _)| ip);
+                lines.push(format!(
+                    "ip={ip},port={},state={},offset={},lag={}",
+                    conn.session.replica_port,
+                    link.state.name(),
+                    link.ack_offset,
+                    now.duration_since(link.last_ack).as_secs()
+                ));
+            }
+        }
+        self.state.repl.replica_lines = lines;
+    }
+
+    /// A background save for the replicas waiting for a full sync: each
+    /// gets `+FULLRESYNC <replid> <offset>` now, the offset of the
+    /// save's snapshot, and the stream from here on waits for its RDB.
+    fn start_full_sync(&mut self) {
+        use crate::replication::ReplicaState;
+        match crate::persist::bgsave(&mut self.state, unix_time_ms(), false) {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                warn!("Can't BGSAVE for replication: {e}");
+                return;
+            }
+        }
+        let save = self.state.persist.bgsaves_started;
+        let header = format!(
+            "+FULLRESYNC {} {}\r\n",
+            self.state.repl.replid, self.state.repl.offset
+        );
+        for (token, conn) in self.conns.iter_mut() {
+            if let Some(link) = conn.session.replica.as_mut() {
+                if link.state == ReplicaState::WaitBgsave {
+                    link.state = ReplicaState::InBgsave { save };
+                    conn.session.reply.buf.extend_from_slice(header.as_bytes());
+                    conn.queue_write(token, &mut self.pending_writes);
+                }
+            }
+        }
+        info!("Starting BGSAVE for SYNC with target: disk");
+    }
+
+    /// Sends finished saves to their replicas, a chunk at a time while
+    /// each one's output drains, then the stream held meanwhile.
+    fn send_rdb_files(&mut self) {
+        use crate::replication::ReplicaState;
+        const CHUNK: usize = 256 * 1024;
+        let persist = &self.state.persist;
+        let path = crate::persist::rdb_path(&self.state);
+        let mut failed = Vec::new();
+        for (token, conn) in self.conns.iter_mut() {
+            let session = &mut conn.session;
+            let Some(link) = session.replica.as_mut() else {
+                continue;
+            };
+            if let ReplicaState::InBgsave { save } = link.state {
+                if persist.bgsaves_ended < save {
+                    continue;
+                }
+                let opened = (persist.bgsaves_ended == save && persist.last_bgsave_wrote_file)
+                    .then(|| std::fs::File::open(&path))
+                    .and_then(Result::ok)
+                    .and_then(|f| f.metadata().ok().map(|m| (f, m.len())));
+                let Some((file, len)) = opened else {
+                    failed.push(token);
+                    continue;
+                };
+                session
+                    .reply
+                    .buf
+                    .extend_from_slice(format!("${len}\r\n").as_bytes());
+                link.rdb = Some((file, len));
+                link.state = ReplicaState::SendingRdb;
+            }
+            if link.state != ReplicaState::SendingRdb {
+                continue;
+            }
+            while session.reply.pending() < 4 * CHUNK {
+                let Some((file, left)) = link.rdb.as_mut() else {
+                    break;
+                };
+                if *left == 0 {
+                    link.rdb = None;
+                    session.reply.buf.append(&mut link.held);
+                    link.state = ReplicaState::Online;
+                    info!("Synchronization with replica {} succeeded", session.addr);
+                    break;
+                }
+                let want = (*left).min(CHUNK as u64) as usize;
+                let at = session.reply.buf.len();
+                session.reply.buf.resize(at + want, 0);
+                match file.read(&mut session.reply.buf[at..]) {
+                    Ok(n) if n > 0 => {
+                        session.reply.buf.truncate(at + n);
+                        *left -= n as u64;
+                    }
+                    _ => {
+                        session.reply.buf.truncate(at);
+                        failed.push(token);
+                        break;
+                    }
+                }
+            }
+            conn.queue_write(token, &mut self.pending_writes);
+        }
+        for token in failed {
+            warn!("The sync of a replica failed; closing it");
+            self.close(token);
+        }
+    }
+
     /// Closes the clients CLIENT KILL named (the link to the primary
     /// among them: it is made again, as in Redis).
     fn kill_clients(&mut self) {
@@ -838,6 +1000,15 @@ impl Server {
             && Instant::now() >= self.next_master_connect
         {
             self.connect_master();
+        }
+        // A primary pings its replicas (`repl-ping-replica-period` 10 s).
+        if let Some(feed) = &self.state.repl.feed {
+            if self.last_replica_ping.elapsed() >= REPLICA_PING_PERIOD {
+                self.last_replica_ping = Instant::now();
+                if !self.state.repl.replica_lines.is_empty() {
+                    feed.buffer.borrow_mut().ping();
+                }
+            }
         }
         if let Some((token, _)) = self.master_conn {
             if self.last_ack.elapsed() >= REPLICA_ACK_PERIOD {
@@ -1120,6 +1291,9 @@ impl Server {
         }
         if !self.state.kill_requests.is_empty() {
             self.kill_clients();
+        }
+        if self.state.repl.feed.is_some() {
+            self.serve_replicas();
         }
         self.active_expire_cycle(CycleKind::Fast);
         if self.state.blocking.any() {

@@ -252,3 +252,73 @@ fn client_kill_matches_redis_and_drops_the_master_link() {
     assert_eq!(r.cmd(&["GET", "k"]), "$1\r\n2\r\n");
     assert_eq!(common::info_field(&mut p, "stats", "sync_partial_ok"), "1");
 }
+
+/// lapse as a primary: redis-server 7.0 and lapse replicate it (a full
+/// sync from a fork-less BGSAVE of the populated dataset, then the
+/// stream), INFO lists them, and a dropped link continues from lapse's
+/// backlog (`+CONTINUE`).
+#[test]
+fn redis_server_and_lapse_replicate_a_lapse_primary() {
+    // The sync's RDB goes to this test's own directory.
+    let dir = common::temp_dir("repl-primary");
+    let lapse = Server::lapse(&["--save", "", "--dir", dir.to_str().unwrap()]);
+    let mut p = lapse.raw();
+    populate(&mut p);
+    let port = lapse.port.to_string();
+    let Some(redis) = Server::redis_with(&["--replicaof", "127.0.0.1", &port]) else {
+        return;
+    };
+    let replica = Server::lapse(&["--replicaof", "127.0.0.1", &port]);
+    let mut theirs = redis.raw();
+    let mut ours = replica.raw();
+    wait_in_sync(&mut p, &mut theirs);
+    wait_in_sync(&mut p, &mut ours);
+    let digest = p.cmd(&["DEBUG", "DIGEST"]);
+    assert_eq!(theirs.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(ours.cmd(&["DEBUG", "DIGEST"]), digest);
+    more_writes(&mut p);
+    wait_in_sync(&mut p, &mut theirs);
+    wait_in_sync(&mut p, &mut ours);
+    let digest = p.cmd(&["DEBUG", "DIGEST"]);
+    assert_eq!(theirs.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(ours.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(info(&mut p, "connected_slaves"), "2");
+    assert!(info(&mut p, "slave0").contains("state=online"));
+    assert_eq!(info(&mut p, "repl_backlog_active"), "1");
+    assert_eq!(common::info_field(&mut p, "stats", "sync_full"), "2");
+
+    assert_eq!(p.cmd(&["CLIENT", "KILL", "TYPE", "replica"]), ":2\r\n");
+    assert_eq!(p.cmd(&["SET", "after", "the drop"]), "+OK\r\n");
+    wait_in_sync(&mut p, &mut theirs);
+    wait_in_sync(&mut p, &mut ours);
+    assert_eq!(common::info_field(&mut p, "stats", "sync_partial_ok"), "2");
+    assert_eq!(common::info_field(&mut p, "stats", "sync_full"), "2");
+    let digest = p.cmd(&["DEBUG", "DIGEST"]);
+    assert_eq!(theirs.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(ours.cmd(&["DEBUG", "DIGEST"]), digest);
+}
+
+/// With lapse as the primary, a key's DEL reaches the replica soon after
+/// its deadline (lapse's active expiry draws deadlines in order), and the
+/// replica never removes it before.
+#[test]
+fn a_lapse_primarys_expiry_reaches_its_replica() {
+    let dir = common::temp_dir("repl-expiry");
+    let lapse = Server::lapse(&["--save", "", "--dir", dir.to_str().unwrap()]);
+    let mut p = lapse.raw();
+    let port = lapse.port.to_string();
+    let replica = Server::lapse(&["--replicaof", "127.0.0.1", &port]);
+    let mut r = replica.raw();
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(p.cmd(&["SET", "brief", "v", "PX", "300"]), "+OK\r\n");
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(r.cmd(&["DBSIZE"]), ":1\r\n");
+    assert!(
+        common::eventually(Duration::from_secs(5), || r.cmd(&["DBSIZE"]) == ":0\r\n"),
+        "the primary's DEL never arrived"
+    );
+    assert_eq!(
+        info(&mut r, "slave_repl_offset"),
+        info(&mut p, "master_repl_offset")
+    );
+}

@@ -34,6 +34,24 @@ pub static COMMANDS: &[Command] = &[
         "Returns the replication role."
     ),
     cmd!(
+        "psync",
+        -3,
+        ["admin", "noscript", "no_multi"],
+        (0, 0, 0),
+        psync,
+        "server",
+        "An internal command used in replication."
+    ),
+    cmd!(
+        "sync",
+        1,
+        ["admin", "noscript", "no_multi"],
+        (0, 0, 0),
+        psync,
+        "server",
+        "An internal command used in replication."
+    ),
+    cmd!(
         "replconf",
         -1,
         ["admin", "noscript", "loading", "stale", "allow_busy"],
@@ -127,9 +145,71 @@ fn replconf(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Ok(());
     }
     if args.len() >= 2 && super::is(&args[1], "ACK") {
-        // An ACK needs no answer.
+        // A replica's offset; it needs no answer.
+        if let (Some(link), Ok(offset)) = (ctx.session.replica.as_mut(), super::int_arg(&args[2])) {
+            link.ack_offset = link.ack_offset.max(offset);
+            link.last_ack = std::time::Instant::now();
+        }
         return Ok(());
     }
+    let mut i = 1;
+    while i + 1 < args.len() {
+        if super::is(&args[i], "listening-port") {
+            let port = super::int_arg(&args[i + 1])?;
+            ctx.session.replica_port = u16::try_from(port).unwrap_or(0);
+        }
+        i += 2;
+    }
     ctx.out().ok();
+    Ok(())
+}
+
+/// PSYNC replid offset (and SYNC): a replica of this server asks for the
+/// stream. It continues from this server's backlog when it can
+/// (`+CONTINUE <replid>` and the bytes it missed); otherwise it waits for
+/// a background save, whose start the loop answers with `+FULLRESYNC
+/// <replid> <offset>` before the RDB (see `server`).
+fn psync(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if ctx.server.repl.is_replica() {
+        return Err(CmdError::Static(
+            "ERR lapse does not serve replicas while it is a replica itself",
+        ));
+    }
+    if ctx.session.replica.is_some() {
+        // Redis ignores a second SYNC on a replica link.
+        return Ok(());
+    }
+    crate::replication::start_feed(ctx.server);
+    let repl = &mut ctx.server.repl;
+    if args.len() == 3 {
+        let wanted = super::int_arg(&args[2]).ok();
+        let same_history = args[1] == *repl.replid.as_bytes();
+        let missed = match (same_history, wanted, repl.feed.as_ref()) {
+            (true, Some(from), Some(feed)) => feed.backlog.since(from),
+            _ => None,
+        };
+        if let Some(missed) = missed {
+            repl.sync_partial_ok += 1;
+            let replid = repl.replid.clone();
+            ctx.out().simple(&format!("CONTINUE {replid}"));
+            ctx.session.reply.buf.extend_from_slice(&missed);
+            ctx.session.replica = Some(Box::new(crate::replication::ReplicaLink::new(
+                crate::replication::ReplicaState::Online,
+            )));
+            tracing::info!(
+                "Partial resynchronization request from {} accepted.",
+                ctx.session.addr
+            );
+            return Ok(());
+        }
+        if args[1] != *b"?" {
+            repl.sync_partial_err += 1;
+        }
+    }
+    repl.sync_full += 1;
+    tracing::info!("Full resync requested by replica {}", ctx.session.addr);
+    ctx.session.replica = Some(Box::new(crate::replication::ReplicaLink::new(
+        crate::replication::ReplicaState::WaitBgsave,
+    )));
     Ok(())
 }
