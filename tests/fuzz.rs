@@ -295,10 +295,13 @@ fn fuzz_command_table() {
             panic!("command panicked: {shown:?}");
         }
         // Every reply is well-formed: it ends a RESP line, unless the
-        // command dropped an oversized reply and is closing the client, or
-        // blocked (it answers later; here it is simply let go).
+        // command dropped an oversized reply and is closing the client,
+        // blocked, or became a replica (it is answered later; here it is
+        // simply let go).
         if session.blocked.take().is_some() {
             server.blocking.unblock(session.id);
+        } else if session.replica.take().is_some() {
+            // SYNC/PSYNC: the loop answers a replica when its save starts.
         } else if session.close_after_reply {
             session.close_after_reply = false;
         } else {
