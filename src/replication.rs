@@ -75,6 +75,19 @@ pub struct Replication {
     pub sync_partial_err: u64,
     /// INFO's `slaveN:` lines, refreshed by the loop.
     pub replica_lines: Vec<String>,
+    /// Clients in WAIT, answered by the loop.
+    pub waits: Vec<Wait>,
+}
+
+/// A client in WAIT: how many replicas must have acknowledged `target`,
+/// until when (unix ms; `None`: no timeout).
+#[derive(Debug, Clone)]
+pub struct Wait {
+    pub client: u64,
+    pub token: usize,
+    pub target: i64,
+    pub replicas: usize,
+    pub deadline_ms: Option<i64>,
 }
 
 impl Default for Replication {
@@ -95,6 +108,7 @@ impl Default for Replication {
             sync_partial_ok: 0,
             sync_partial_err: 0,
             replica_lines: Vec::new(),
+            waits: Vec::new(),
         }
     }
 }
@@ -657,6 +671,26 @@ pub fn start_feed(state: &mut crate::state::ServerState) {
         "Replication backlog created, my new replication ID is '{}'",
         state.repl.replid
     );
+}
+
+/// The offset the stream will have once what is written so far is out.
+pub fn written_offset(repl: &Replication) -> i64 {
+    repl.offset
+        + repl
+            .feed
+            .as_ref()
+            .map_or(0, |f| f.buffer.borrow().pending.len() as i64)
+}
+
+/// Asks every replica for its offset through the stream (`REPLCONF
+/// GETACK *`), as Redis does for WAIT.
+pub fn request_acks(repl: &mut Replication) {
+    if let Some(feed) = &repl.feed {
+        encode_request(
+            &[&b"REPLCONF"[..], b"GETACK", b"*"],
+            &mut feed.buffer.borrow_mut().pending,
+        );
+    }
 }
 
 /// Takes the stream written since the last call: the offset advances

@@ -875,6 +875,40 @@ impl Server {
         self.state.repl.replica_lines = lines;
     }
 
+    /// Answers the clients in WAIT whose replicas acknowledged enough, or
+    /// whose time is up, with the count; their next requests run.
+    fn answer_waits(&mut self) {
+        let now_ms = unix_time_ms();
+        let waits = std::mem::take(&mut self.state.repl.waits);
+        for wait in waits {
+            let acked = self
+                .conns
+                .iter()
+                .filter(|(_, c)| {
+                    c.session
+                        .replica
+                        .as_ref()
+                        .is_some_and(|r| r.ack_offset >= wait.target)
+                })
+                .count();
+            let timed_out = wait.deadline_ms.is_some_and(|d| now_ms >= d);
+            if acked < wait.replicas && !timed_out {
+                self.state.repl.waits.push(wait);
+                continue;
+            }
+            let Some(conn) = self.conns.get_mut(wait.token) else {
+                continue;
+            };
+            if conn.session.id != wait.client {
+                continue;
+            }
+            conn.session.reply.int(acked as i64);
+            conn.session.paused_until_ms = 0;
+            conn.queue_write(wait.token, &mut self.pending_writes);
+            self.resume.push(wait.token);
+        }
+    }
+
     /// A background save for the replicas waiting for a full sync: each
     /// gets `+FULLRESYNC <replid> <offset>` now, the offset of the
     /// save's snapshot, and the stream from here on waits for its RDB.
@@ -1294,6 +1328,9 @@ impl Server {
         }
         if self.state.repl.feed.is_some() {
             self.serve_replicas();
+        }
+        if !self.state.repl.waits.is_empty() {
+            self.answer_waits();
         }
         self.active_expire_cycle(CycleKind::Fast);
         if self.state.blocking.any() {

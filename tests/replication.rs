@@ -322,3 +322,40 @@ fn a_lapse_primarys_expiry_reaches_its_replica() {
         info(&mut p, "master_repl_offset")
     );
 }
+
+/// WAIT counts the replicas that acknowledged every write made so far:
+/// at once when enough did, when they do, or when the timeout passes.
+#[test]
+fn wait_counts_acknowledging_replicas() {
+    let dir = common::temp_dir("repl-wait");
+    let lapse = Server::lapse(&["--save", "", "--dir", dir.to_str().unwrap()]);
+    let mut p = lapse.raw();
+    assert_eq!(p.cmd(&["WAIT", "0", "0"]), ":0\r\n");
+    let started = std::time::Instant::now();
+    assert_eq!(p.cmd(&["WAIT", "1", "200"]), ":0\r\n");
+    assert!(started.elapsed() >= Duration::from_millis(190));
+    let port = lapse.port.to_string();
+    let replica = Server::lapse(&["--replicaof", "127.0.0.1", &port]);
+    let mut r = replica.raw();
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(p.cmd(&["SET", "k", "v"]), "+OK\r\n");
+    // Answered as soon as the replica acknowledges (GETACK), long before
+    // the timeout.
+    let started = std::time::Instant::now();
+    assert_eq!(p.cmd(&["WAIT", "1", "20000"]), ":1\r\n");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(p.cmd(&["WAIT", "2", "100"]), ":1\r\n");
+    assert_eq!(
+        r.cmd(&["WAIT", "1", "0"]),
+        "-ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.\r\n"
+    );
+    assert_eq!(p.cmd(&["WAIT", "1", "-1"]), "-ERR timeout is negative\r\n");
+    if let Some(redis) = Server::redis() {
+        let mut theirs = redis.raw();
+        assert_eq!(
+            theirs.cmd(&["WAIT", "1", "-1"]),
+            "-ERR timeout is negative\r\n"
+        );
+        assert_eq!(theirs.cmd(&["WAIT", "0", "0"]), ":0\r\n");
+    }
+}

@@ -52,6 +52,15 @@ pub static COMMANDS: &[Command] = &[
         "An internal command used in replication."
     ),
     cmd!(
+        "wait",
+        3,
+        ["noscript"],
+        (0, 0, 0),
+        wait,
+        "generic",
+        "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."
+    ),
+    cmd!(
         "replconf",
         -1,
         ["admin", "noscript", "loading", "stale", "allow_busy"],
@@ -211,5 +220,45 @@ fn psync(ctx: &mut Ctx, args: Args) -> CmdResult {
     ctx.session.replica = Some(Box::new(crate::replication::ReplicaLink::new(
         crate::replication::ReplicaState::WaitBgsave,
     )));
+    Ok(())
+}
+
+/// WAIT numreplicas timeout: how many replicas acknowledged every write
+/// made so far — at once if enough did (or inside a transaction), else
+/// when enough do or `timeout` ms pass (0: no limit). The loop asks the
+/// replicas for their offsets and answers (`server`).
+fn wait(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if ctx.server.repl.is_replica() {
+        return Err(CmdError::Static(
+            "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.",
+        ));
+    }
+    let wanted = super::int_arg(&args[1])?;
+    let timeout = super::int_arg(&args[2])?;
+    if timeout < 0 {
+        return Err(CmdError::Static("ERR timeout is negative"));
+    }
+    let target = crate::replication::written_offset(&ctx.server.repl);
+    let mut acked = 0usize;
+    ctx.peers.for_each_session(&mut |s| {
+        if s.replica.as_ref().is_some_and(|r| r.ack_offset >= target) {
+            acked += 1;
+        }
+    });
+    if acked as i64 >= wanted || ctx.session.deny_blocking {
+        ctx.out().int(acked as i64);
+        return Ok(());
+    }
+    let deadline_ms = (timeout > 0).then(|| ctx.now_ms.saturating_add(timeout));
+    ctx.server.repl.waits.push(crate::replication::Wait {
+        client: ctx.session.id,
+        token: ctx.session.token,
+        target,
+        replicas: usize::try_from(wanted).unwrap_or(0),
+        deadline_ms,
+    });
+    crate::replication::request_acks(&mut ctx.server.repl);
+    // Its next requests wait for the answer.
+    ctx.session.paused_until_ms = i64::MAX;
     Ok(())
 }
