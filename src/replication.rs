@@ -595,10 +595,13 @@ impl crate::propagate::Sink for FeedSink {
 }
 
 /// The primary's stream history (`repl-backlog-size`): what a replica
-/// that lost its link can continue from.
+/// that lost its link can continue from. A ring of bytes, written and
+/// read with at most two copies.
 pub struct Backlog {
-    bytes: std::collections::VecDeque<u8>,
-    capacity: usize,
+    ring: Vec<u8>,
+    /// Where the oldest byte kept is, and how many are kept.
+    start: usize,
+    len: usize,
     /// The stream offset of the first byte kept.
     pub first_offset: i64,
 }
@@ -606,37 +609,65 @@ pub struct Backlog {
 impl Backlog {
     pub fn new(capacity: usize, next_offset: i64) -> Backlog {
         Backlog {
-            bytes: std::collections::VecDeque::new(),
-            capacity: capacity.max(1),
+            ring: vec![0; capacity.max(1)],
+            start: 0,
+            len: 0,
             first_offset: next_offset,
         }
     }
 
     pub fn len(&self) -> usize {
-        self.bytes.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
+        self.len == 0
     }
 
     /// Adds the stream's next bytes, forgetting the oldest past capacity.
-    pub fn push(&mut self, data: &[u8]) {
-        self.bytes.extend(data);
-        let excess = self.bytes.len().saturating_sub(self.capacity);
-        self.bytes.drain(..excess);
-        self.first_offset += excess as i64;
+    pub fn push(&mut self, mut data: &[u8]) {
+        let capacity = self.ring.len();
+        if data.len() >= capacity {
+            // Only the newest `capacity` bytes can stay.
+            let dropped = self.len + data.len() - capacity;
+            data = &data[data.len() - capacity..];
+            self.ring.copy_from_slice(data);
+            self.start = 0;
+            self.len = capacity;
+            self.first_offset += dropped as i64;
+            return;
+        }
+        let end = (self.start + self.len) % capacity;
+        let first = data.len().min(capacity - end);
+        self.ring[end..end + first].copy_from_slice(&data[..first]);
+        self.ring[..data.len() - first].copy_from_slice(&data[first..]);
+        let total = self.len + data.len();
+        if total > capacity {
+            let dropped = total - capacity;
+            self.start = (self.start + dropped) % capacity;
+            self.first_offset += dropped as i64;
+            self.len = capacity;
+        } else {
+            self.len = total;
+        }
     }
 
     /// The bytes from stream offset `from` (the next one a replica wants)
     /// to the end, if the backlog still has them.
     pub fn since(&self, from: i64) -> Option<Vec<u8>> {
-        let end = self.first_offset + self.bytes.len() as i64;
+        let end = self.first_offset + self.len as i64;
         if from < self.first_offset || from > end {
             return None;
         }
+        let capacity = self.ring.len();
         let skip = (from - self.first_offset) as usize;
-        Some(self.bytes.iter().skip(skip).copied().collect())
+        let at = (self.start + skip) % capacity;
+        let wanted = self.len - skip;
+        let first = wanted.min(capacity - at);
+        let mut out = Vec::with_capacity(wanted);
+        out.extend_from_slice(&self.ring[at..at + first]);
+        out.extend_from_slice(&self.ring[..wanted - first]);
+        Some(out)
     }
 }
 
@@ -721,5 +752,33 @@ mod primary_tests {
         assert_eq!(b.first_offset, 103);
         assert_eq!(b.since(102), None);
         assert_eq!(b.since(103).unwrap(), b"cdefghijkl");
+        // Wrapping around, and a push bigger than the whole ring.
+        b.push(b"mn");
+        assert_eq!(b.since(105).unwrap(), b"efghijklmn");
+        assert_eq!(b.since(110).unwrap(), b"jklmn");
+        b.push(b"0123456789ABC");
+        assert_eq!(b.first_offset, 118);
+        assert_eq!(b.since(118).unwrap(), b"3456789ABC");
+        assert_eq!(b.since(117), None);
+    }
+
+    #[test]
+    fn the_backlog_matches_a_model_under_random_pushes() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let mut b = Backlog::new(64, 1);
+        let mut all: Vec<u8> = Vec::new();
+        for _ in 0..2000 {
+            let n = rng.gen_range(0..100);
+            let data: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
+            b.push(&data);
+            all.extend_from_slice(&data);
+            let kept = all.len().min(64);
+            assert_eq!(b.len(), kept);
+            assert_eq!(b.first_offset, (all.len() - kept) as i64 + 1);
+            let from = b.first_offset + rng.gen_range(0..=kept as i64);
+            let start = (from - 1) as usize;
+            assert_eq!(b.since(from).unwrap(), all[start..]);
+        }
     }
 }
