@@ -637,7 +637,10 @@ impl Server {
         let mut biggest: Vec<(usize, usize)> = self
             .conns
             .iter()
-            .filter(|(_, c)| !c.session.no_evict)
+            .filter(|(_, c)| {
+                // Replication links are not clients to evict (as in Redis).
+                !c.session.no_evict && !c.session.master && c.session.replica.is_none()
+            })
             .map(|(token, c)| (c.session.memory(), token))
             .collect();
         biggest.sort_unstable_by(|a, b| b.cmp(a));
@@ -1472,8 +1475,11 @@ impl Server {
             .conns
             .iter()
             .filter(|(_, c)| {
-                // A blocked client is waiting, not idle (as in Redis).
+                // A blocked client is waiting, not idle; replication
+                // links are never idle clients (as in Redis).
                 c.session.blocked.is_none()
+                    && !c.session.master
+                    && c.session.replica.is_none()
                     && now_ms.saturating_sub(c.session.last_interaction_ms) as u64
                         > timeout_s.saturating_mul(1000)
             })

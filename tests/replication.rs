@@ -359,3 +359,31 @@ fn wait_counts_acknowledging_replicas() {
         assert_eq!(theirs.cmd(&["WAIT", "0", "0"]), ":0\r\n");
     }
 }
+
+/// `timeout` closes idle clients, never replication links: a quiet
+/// primary's link (and its replica's) stays, with no resync.
+#[test]
+fn idle_timeouts_spare_replication_links() {
+    let dir = common::temp_dir("repl-timeout");
+    let lapse = Server::lapse(&[
+        "--save",
+        "",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--timeout",
+        "1",
+    ]);
+    let mut p = lapse.raw();
+    let port = lapse.port.to_string();
+    let replica = Server::lapse(&["--replicaof", "127.0.0.1", &port, "--timeout", "1"]);
+    let mut r = replica.raw();
+    wait_in_sync(&mut p, &mut r);
+    std::thread::sleep(Duration::from_millis(2500));
+    // (This test's own connections were idle: they are gone.)
+    let mut p = lapse.raw();
+    let mut r = replica.raw();
+    assert_eq!(p.cmd(&["SET", "k", "v"]), "+OK\r\n");
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(common::info_field(&mut p, "stats", "sync_partial_ok"), "0");
+    assert_eq!(common::info_field(&mut p, "stats", "sync_full"), "1");
+}
