@@ -135,6 +135,11 @@ pub struct Config {
     /// `replica-serve-stale-data`: a replica whose link is down still
     /// answers reads (else `-MASTERDOWN`).
     pub replica_serve_stale_data: bool,
+    /// `repl-timeout`, seconds: a replica drops a link its primary has
+    /// been silent on this long (the primary pings every
+    /// `repl-ping-replica-period` seconds).
+    pub repl_timeout: u64,
+    pub repl_ping_replica_period: u64,
 }
 
 /// `appendfsync`.
@@ -359,6 +364,8 @@ impl Default for Config {
             masteruser: String::new(),
             replica_read_only: true,
             replica_serve_stale_data: true,
+            repl_timeout: 60,
+            repl_ping_replica_period: 10,
         }
     }
 }
@@ -962,6 +969,14 @@ pub static SETTINGS: &[Setting] = &[
     },
     yes_no_setting!("replica-read-only", replica_read_only),
     yes_no_setting!("replica-serve-stale-data", replica_serve_stale_data),
+    int_setting!("repl-timeout", repl_timeout, 1, i64::from(i32::MAX), true),
+    int_setting!(
+        "repl-ping-replica-period",
+        repl_ping_replica_period,
+        1,
+        i64::from(i32::MAX),
+        true
+    ),
 ];
 
 /// Settings CONFIG SET changes only for whom `enable-protected-configs`

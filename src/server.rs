@@ -40,7 +40,6 @@ const LISTENER_BASE: usize = usize::MAX - 3;
 /// and acknowledges its offset this often.
 const REPLICA_RETRY: Duration = Duration::from_secs(1);
 const REPLICA_ACK_PERIOD: Duration = Duration::from_secs(1);
-const REPLICA_PING_PERIOD: Duration = Duration::from_secs(10);
 /// Reads of one client per readiness event before others get a turn.
 const READS_PER_EVENT: usize = 16;
 /// What a non-loopback client hears in protected mode (Redis's text).
@@ -139,8 +138,10 @@ pub struct Server {
     last_ack: Instant,
     /// The last `Replication::epoch` seen.
     master_epoch_seen: u64,
-    /// When a primary last pinged its replicas.
+    /// When a primary last pinged its replicas, and sent waiting ones a
+    /// newline.
     last_replica_ping: Instant,
+    last_newline: Instant,
 }
 
 /// The link to the primary before it carries the command stream.
@@ -297,6 +298,7 @@ impl Server {
             last_ack: Instant::now(),
             master_epoch_seen: 0,
             last_replica_ping: Instant::now(),
+            last_newline: Instant::now(),
         })
     }
 
@@ -1038,12 +1040,44 @@ impl Server {
         {
             self.connect_master();
         }
-        // A primary pings its replicas (`repl-ping-replica-period` 10 s).
+        // A silent primary (no data, not even its pings, for
+        // `repl-timeout`): the link is dropped and made again.
+        let timeout = Duration::from_secs(self.state.config.repl_timeout);
+        if (self.master_conn.is_some() || self.master_link.is_some())
+            && self.state.repl.last_io.elapsed() > timeout
+        {
+            warn!("MASTER timeout: no data nor PING received...");
+            if let Some((token, _)) = self.master_conn {
+                self.close(token);
+            } else {
+                self.master_link_failed("Timeout connecting to the MASTER...");
+            }
+        }
+        // A primary pings its replicas (`repl-ping-replica-period`).
+        let ping_period = Duration::from_secs(self.state.config.repl_ping_replica_period);
         if let Some(feed) = &self.state.repl.feed {
-            if self.last_replica_ping.elapsed() >= REPLICA_PING_PERIOD {
+            if self.last_replica_ping.elapsed() >= ping_period {
                 self.last_replica_ping = Instant::now();
                 if !self.state.repl.replica_lines.is_empty() {
                     feed.buffer.borrow_mut().ping();
+                }
+            }
+        }
+        // Replicas waiting for their save hear a newline every second, so
+        // that their `repl-timeout` does not run out (as Redis does).
+        if self.state.repl.feed.is_some() && self.last_newline.elapsed() >= Duration::from_secs(1) {
+            self.last_newline = Instant::now();
+            for (token, conn) in self.conns.iter_mut() {
+                let waiting = conn.session.replica.as_ref().is_some_and(|r| {
+                    matches!(
+                        r.state,
+                        crate::replication::ReplicaState::WaitBgsave
+                            | crate::replication::ReplicaState::InBgsave { .. }
+                    )
+                });
+                if waiting {
+                    conn.session.reply.buf.push(b'\n');
+                    conn.queue_write(token, &mut self.pending_writes);
                 }
             }
         }
@@ -1117,6 +1151,7 @@ impl Server {
             return;
         }
         self.state.repl.link = crate::replication::Link::Connecting;
+        self.state.repl.last_io = Instant::now();
         self.master_link = Some(MasterLink {
             socket,
             handshake: None,

@@ -387,3 +387,32 @@ fn idle_timeouts_spare_replication_links() {
     assert_eq!(common::info_field(&mut p, "stats", "sync_partial_ok"), "0");
     assert_eq!(common::info_field(&mut p, "stats", "sync_full"), "1");
 }
+
+/// A replica drops a link its primary is silent on for `repl-timeout`
+/// seconds and makes it again (continuing from the backlog).
+#[test]
+fn a_silent_primary_times_out() {
+    let dir = common::temp_dir("repl-silent");
+    let lapse = Server::lapse(&["--save", "", "--dir", dir.to_str().unwrap()]);
+    let mut p = lapse.raw();
+    let port = lapse.port.to_string();
+    let replica = Server::lapse(&["--replicaof", "127.0.0.1", &port, "--repl-timeout", "1"]);
+    let mut r = replica.raw();
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(p.cmd(&["SET", "k", "1"]), "+OK\r\n");
+    wait_in_sync(&mut p, &mut r);
+    // The primary's loop stops for 2.5 s: no data, no pings.
+    p.send_cmd(&[b"DEBUG", b"SLEEP", b"2.5"]);
+    assert!(
+        common::eventually(Duration::from_secs(5), || info(
+            &mut r,
+            "master_link_status"
+        ) == "down"),
+        "the replica never noticed the silence"
+    );
+    assert_eq!(p.reply(), b"+OK\r\n");
+    assert_eq!(p.cmd(&["SET", "k", "2"]), "+OK\r\n");
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(r.cmd(&["GET", "k"]), "$1\r\n2\r\n");
+    assert_eq!(common::info_field(&mut p, "stats", "sync_partial_ok"), "1");
+}
