@@ -140,6 +140,11 @@ pub struct Config {
     /// `repl-ping-replica-period` seconds).
     pub repl_timeout: u64,
     pub repl_ping_replica_period: u64,
+    /// `min-replicas-to-write` / `min-replicas-max-lag`: a primary refuses
+    /// writes (`-NOREPLICAS`) unless this many replicas acknowledged
+    /// within that many seconds (0: no minimum).
+    pub min_replicas_to_write: u64,
+    pub min_replicas_max_lag: u64,
 }
 
 /// `appendfsync`.
@@ -366,6 +371,8 @@ impl Default for Config {
             replica_serve_stale_data: true,
             repl_timeout: 60,
             repl_ping_replica_period: 10,
+            min_replicas_to_write: 0,
+            min_replicas_max_lag: 10,
         }
     }
 }
@@ -970,6 +977,20 @@ pub static SETTINGS: &[Setting] = &[
     yes_no_setting!("replica-read-only", replica_read_only),
     yes_no_setting!("replica-serve-stale-data", replica_serve_stale_data),
     int_setting!("repl-timeout", repl_timeout, 1, i64::from(i32::MAX), true),
+    int_setting!(
+        "min-replicas-to-write",
+        min_replicas_to_write,
+        0,
+        i64::from(i32::MAX),
+        true
+    ),
+    int_setting!(
+        "min-replicas-max-lag",
+        min_replicas_max_lag,
+        0,
+        i64::from(i32::MAX),
+        true
+    ),
     int_setting!(
         "repl-ping-replica-period",
         repl_ping_replica_period,

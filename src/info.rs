@@ -306,6 +306,9 @@ fn replication_section(state: &ServerState, out: &mut String) {
         }
         None => {
             field!(out, "role", "master");
+            if state.config.min_replicas_to_write > 0 {
+                field!(out, "min_slaves_good_slaves", repl.good_replicas);
+            }
             field!(out, "connected_slaves", repl.replica_lines.len());
             for (i, line) in repl.replica_lines.iter().enumerate() {
                 let _ = write!(out, "slave{i}:{line}\r\n");

@@ -77,6 +77,9 @@ pub struct Replication {
     pub replica_lines: Vec<String>,
     /// Clients in WAIT, answered by the loop.
     pub waits: Vec<Wait>,
+    /// Online replicas that acknowledged within `min-replicas-max-lag`
+    /// (refreshed by the loop; INFO's `min_slaves_good_slaves`).
+    pub good_replicas: u64,
 }
 
 /// A client in WAIT: how many replicas must have acknowledged `target`,
@@ -109,6 +112,7 @@ impl Default for Replication {
             sync_partial_err: 0,
             replica_lines: Vec::new(),
             waits: Vec::new(),
+            good_replicas: 0,
         }
     }
 }

@@ -864,9 +864,15 @@ impl Server {
         }
         self.send_rdb_files();
         let now = Instant::now();
+        let max_lag = self.state.config.min_replicas_max_lag;
+        let mut good = 0;
         let mut lines = Vec::new();
         for (_, conn) in self.conns.iter() {
             if let Some(link) = &conn.session.replica {
+                let lag = now.duration_since(link.last_ack).as_secs();
+                if link.state == ReplicaState::Online && lag <= max_lag {
+                    good += 1;
+                }
                 let ip = conn.session.addr.rsplit_once(':').map_or("", |(ip, _)| ip);
                 lines.push(format!(
                     "ip={ip},port={},state={},offset={},lag={}",
@@ -878,6 +884,7 @@ impl Server {
             }
         }
         self.state.repl.replica_lines = lines;
+        self.state.repl.good_replicas = good;
     }
 
     /// Answers the clients in WAIT whose replicas acknowledged enough, or

@@ -416,3 +416,44 @@ fn a_silent_primary_times_out() {
     assert_eq!(r.cmd(&["GET", "k"]), "$1\r\n2\r\n");
     assert_eq!(common::info_field(&mut p, "stats", "sync_partial_ok"), "1");
 }
+
+/// `min-replicas-to-write`: a primary refuses writes with Redis's
+/// NOREPLICAS until enough replicas acknowledge within
+/// `min-replicas-max-lag` seconds, and again when they stop.
+#[test]
+fn min_replicas_to_write_refuses_writes_without_good_replicas() {
+    let refused = "-NOREPLICAS Not enough good replicas to write.\r\n";
+    if let Some(redis) = Server::redis_with(&["--min-replicas-to-write", "1"]) {
+        assert_eq!(redis.raw().cmd(&["SET", "k", "v"]), refused);
+    }
+    let dir = common::temp_dir("repl-min");
+    let lapse = Server::lapse(&[
+        "--save",
+        "",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--min-replicas-to-write",
+        "1",
+        "--min-replicas-max-lag",
+        "2",
+    ]);
+    let mut p = lapse.raw();
+    assert_eq!(p.cmd(&["SET", "k", "v"]), refused);
+    assert_eq!(p.cmd(&["GET", "k"]), "$-1\r\n");
+    let port = lapse.port.to_string();
+    let replica = Server::lapse(&["--replicaof", "127.0.0.1", &port]);
+    let mut r = replica.raw();
+    wait_in_sync(&mut p, &mut r);
+    assert!(
+        common::eventually(Duration::from_secs(5), || p.cmd(&["SET", "k", "v"])
+            == "+OK\r\n"),
+        "writes still refused with a good replica"
+    );
+    assert_eq!(info(&mut p, "min_slaves_good_slaves"), "1");
+    drop(replica);
+    assert!(
+        common::eventually(Duration::from_secs(10), || p.cmd(&["SET", "k", "v"])
+            == refused),
+        "writes still accepted with no replica"
+    );
+}

@@ -359,10 +359,26 @@ fn disk_error_check(ctx: &Ctx, cmd: &Command) -> CmdResult {
 
 /// A replica's clients: no writes with `replica-read-only` (Redis's
 /// READONLY); with the link down and `replica-serve-stale-data no`, only
-/// the commands flagged `stale` (Redis's MASTERDOWN).
+/// the commands flagged `stale` (Redis's MASTERDOWN). A primary's: no
+/// writes without `min-replicas-to-write` good replicas (NOREPLICAS).
 fn replica_check(ctx: &Ctx, cmd: &Command) -> CmdResult {
     let server = &ctx.server;
-    if ctx.session.master || !server.repl.is_replica() {
+    if ctx.session.master {
+        return Ok(());
+    }
+    if !server.repl.is_replica() {
+        // A primary with `min-replicas-to-write`: Redis's NOREPLICAS.
+        let wanted = server.config.min_replicas_to_write;
+        let lag = server.config.min_replicas_max_lag;
+        if wanted > 0
+            && lag > 0
+            && cmd.flags.has(Flags::WRITE)
+            && server.repl.good_replicas < wanted
+        {
+            return Err(CmdError::Static(
+                "NOREPLICAS Not enough good replicas to write.",
+            ));
+        }
         return Ok(());
     }
     if cmd.flags.has(Flags::WRITE) && server.config.replica_read_only {
