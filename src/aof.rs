@@ -30,10 +30,10 @@
 
 use std::cell::RefCell;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
 use crate::config::{Config, FsyncPolicy};
@@ -327,8 +327,11 @@ struct Syncer {
     jobs: mpsc::Sender<Arc<File>>,
     /// Syncs submitted and not finished.
     pending: Arc<AtomicUsize>,
-    /// The last sync's failure, cleared by the next success.
+    /// The last sync's failure, cleared by the next success; `failing`
+    /// says whether there is one without taking the lock (every write
+    /// command asks).
     error: Arc<Mutex<Option<String>>>,
+    failing: Arc<AtomicBool>,
 }
 
 impl Syncer {
@@ -336,7 +339,12 @@ impl Syncer {
         let (jobs, queue) = mpsc::channel::<Arc<File>>();
         let pending = Arc::new(AtomicUsize::new(0));
         let error = Arc::new(Mutex::new(None));
-        let (done, failed) = (Arc::clone(&pending), Arc::clone(&error));
+        let failing = Arc::new(AtomicBool::new(false));
+        let (done, failed, flag) = (
+            Arc::clone(&pending),
+            Arc::clone(&error),
+            Arc::clone(&failing),
+        );
         std::thread::Builder::new()
             .name("lapse-aof-fsync".into())
             .spawn(move || {
@@ -345,6 +353,7 @@ impl Syncer {
                     if let Some(e) = &outcome {
                         tracing::warn!("Error in the background fsync of the AOF: {e}");
                     }
+                    flag.store(outcome.is_some(), Ordering::Release);
                     *failed.lock().unwrap_or_else(|p| p.into_inner()) = outcome;
                     done.fetch_sub(1, Ordering::Release);
                 }
@@ -353,6 +362,7 @@ impl Syncer {
             jobs,
             pending,
             error,
+            failing,
         })
     }
 
@@ -368,6 +378,9 @@ impl Syncer {
     }
 
     fn error(&self) -> Option<String> {
+        if !self.failing.load(Ordering::Acquire) {
+            return None;
+        }
         self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
@@ -602,10 +615,7 @@ fn file_len(path: &Path) -> u64 {
 fn base_format(state: &ServerState) -> FileFormat {
     if state.config.aof_use_rdb_preamble {
         FileFormat::Rdb {
-            options: crate::rdb::SaveOptions {
-                compress: state.config.rdbcompression,
-                checksum: state.config.rdbchecksum,
-            },
+            options: persist::save_options(state),
             aof_base: true,
         }
     } else {
@@ -777,8 +787,10 @@ fn load_file(state: &mut ServerState, path: &Path, last: bool, now_ms: i64) -> i
     }
     let mut signature = [0u8; 5];
     let has_preamble = file.read_exact(&mut signature).is_ok() && &signature == b"REDIS";
+    file.seek(io::SeekFrom::Start(0)).map_err(open_error)?;
     let replayed = if has_preamble {
-        let data = std::fs::read(path).map_err(open_error)?;
+        let mut data = Vec::new();
+        file.read_to_end(&mut data).map_err(open_error)?;
         let consumed =
             persist::load_rdb(state, &data, path, now_ms, Load::KeepAll).map_err(|e| {
                 invalid(format!(
@@ -787,8 +799,7 @@ fn load_file(state: &mut ServerState, path: &Path, last: bool, now_ms: i64) -> i
             })?;
         replay(state, &data[consumed..], consumed as u64, &shown)?
     } else {
-        drop(file);
-        replay(state, File::open(path).map_err(open_error)?, 0, &shown)?
+        replay(state, file, 0, &shown)?
     };
     let Replayed::Truncated { valid_up_to, why } = replayed else {
         return Ok(());
@@ -1428,38 +1439,9 @@ pub fn write_key_commands(
     value: crate::value::ValueRef<'_>,
     at_ms: Option<i64>,
 ) {
-    use crate::value::ValueRef;
-    match value {
-        ValueRef::Str(s) => encode_request(&[&b"SET"[..], key, s], out),
-        ValueRef::List(list) => {
-            let items: Vec<Vec<u8>> = list.iter().map(|e| e.to_vec()).collect();
-            write_batched(out, b"RPUSH", key, &items, 1);
-        }
-        ValueRef::Set(set) => {
-            let items: Vec<Vec<u8>> = set.iter().map(|m| m.with_bytes(<[u8]>::to_vec)).collect();
-            write_batched(out, b"SADD", key, &items, 1);
-        }
-        ValueRef::ZSet(z) => {
-            let mut items = Vec::with_capacity(z.len() * 2);
-            for e in z.iter_from(0, false) {
-                items.push(crate::protocol::reply::format_double(e.score).into_bytes());
-                items.push(e.member.with_bytes(<[u8]>::to_vec));
-            }
-            write_batched(out, b"ZADD", key, &items, 2);
-        }
-        ValueRef::Hash(hash) => {
-            let mut items = Vec::with_capacity(hash.len() * 2);
-            for (field, value) in hash.iter() {
-                items.push(field.with_bytes(<[u8]>::to_vec));
-                items.push(value.with_bytes(<[u8]>::to_vec));
-            }
-            write_batched(out, b"HSET", key, &items, 2);
-        }
-    }
-    if let Some(at_ms) = at_ms {
-        let at = at_ms.to_string();
-        encode_request(&[&b"PEXPIREAT"[..], key, at.as_bytes()], out);
-    }
+    // A small value is a big one written in a single piece.
+    write_big_commands_head(out, key, value);
+    write_big_commands_piece(out, key, value, 0, usize::MAX, at_ms);
 }
 
 /// The start of a big value's commands (`rdb::is_big`): for a string, the

@@ -98,7 +98,12 @@ const DEFAULT_SECTIONS: &[&str] = &[
 ];
 
 /// The INFO text for the requested sections (none = the default set).
-pub fn render(state: &ServerState, requested: &[String], now_ms: i64) -> String {
+pub fn render(
+    state: &ServerState,
+    peers: &dyn crate::connection::Sessions,
+    requested: &[String],
+    now_ms: i64,
+) -> String {
     let mut wanted: Vec<&str> = Vec::new();
     for section in requested {
         match section.as_str() {
@@ -123,7 +128,7 @@ pub fn render(state: &ServerState, requested: &[String], now_ms: i64) -> String 
             "memory" => memory_section(state, &mut out),
             "persistence" => persistence_section(state, &mut out),
             "stats" => stats_section(state, &mut out),
-            "replication" => replication_section(state, &mut out),
+            "replication" => replication_section(state, peers, &mut out),
             _ => keyspace_section(state, &mut out),
         }
     }
@@ -259,7 +264,11 @@ fn persistence_section(state: &ServerState, out: &mut String) {
 
 /// INFO replication with Redis 7.0's fields (a replica's; a primary has
 /// no replicas yet).
-fn replication_section(state: &ServerState, out: &mut String) {
+fn replication_section(
+    state: &ServerState,
+    peers: &dyn crate::connection::Sessions,
+    out: &mut String,
+) {
     use crate::replication::Link;
     let repl = &state.repl;
     out.push_str("# Replication\r\n");
@@ -309,8 +318,21 @@ fn replication_section(state: &ServerState, out: &mut String) {
             if state.config.min_replicas_to_write > 0 {
                 field!(out, "min_slaves_good_slaves", repl.good_replicas);
             }
-            field!(out, "connected_slaves", repl.replica_lines.len());
-            for (i, line) in repl.replica_lines.iter().enumerate() {
+            let mut lines = Vec::new();
+            peers.for_each_session(&mut |s| {
+                if let Some(link) = &s.replica {
+                    let ip = s.addr.rsplit_once(':').map_or("", |(ip, _)| ip);
+                    lines.push(format!(
+                        "ip={ip},port={},state={},offset={},lag={}",
+                        s.replica_port,
+                        link.state.name(),
+                        link.ack_offset,
+                        link.last_ack.elapsed().as_secs()
+                    ));
+                }
+            });
+            field!(out, "connected_slaves", lines.len());
+            for (i, line) in lines.iter().enumerate() {
                 let _ = write!(out, "slave{i}:{line}\r\n");
             }
             field!(out, "master_failover_state", "no-failover");

@@ -132,7 +132,9 @@ pub fn rdb_path(state: &ServerState) -> PathBuf {
     Path::new(&state.config.dir).join(&state.config.dbfilename)
 }
 
-fn save_options(state: &ServerState) -> SaveOptions {
+/// How files are written (`rdbcompression`, `rdbchecksum`): `dbfilename`
+/// and an AOF's RDB base alike.
+pub fn save_options(state: &ServerState) -> SaveOptions {
     SaveOptions {
         compress: state.config.rdbcompression,
         checksum: state.config.rdbchecksum,

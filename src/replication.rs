@@ -73,12 +73,10 @@ pub struct Replication {
     pub sync_full: u64,
     pub sync_partial_ok: u64,
     pub sync_partial_err: u64,
-    /// INFO's `slaveN:` lines, refreshed by the loop.
-    pub replica_lines: Vec<String>,
     /// Clients in WAIT, answered by the loop.
     pub waits: Vec<Wait>,
     /// Online replicas that acknowledged within `min-replicas-max-lag`
-    /// (refreshed by the loop; INFO's `min_slaves_good_slaves`).
+    /// (counted by the cron; INFO's `min_slaves_good_slaves`).
     pub good_replicas: u64,
 }
 
@@ -110,7 +108,6 @@ impl Default for Replication {
             sync_full: 0,
             sync_partial_ok: 0,
             sync_partial_err: 0,
-            replica_lines: Vec::new(),
             waits: Vec::new(),
             good_replicas: 0,
         }

@@ -824,7 +824,7 @@ impl Server {
     /// The primary's side, once per loop iteration: the stream written
     /// since goes to online replicas (and waits beside the RDB for those
     /// syncing), a background save starts for replicas that asked for a
-    /// full sync, finished saves are sent, and INFO's view is refreshed.
+    /// full sync, and finished saves are sent.
     fn serve_replicas(&mut self) {
         use crate::replication::ReplicaState;
         let stream = crate::replication::take_stream(&mut self.state.repl);
@@ -863,28 +863,6 @@ impl Server {
             self.start_full_sync();
         }
         self.send_rdb_files();
-        let now = Instant::now();
-        let max_lag = self.state.config.min_replicas_max_lag;
-        let mut good = 0;
-        let mut lines = Vec::new();
-        for (_, conn) in self.conns.iter() {
-            if let Some(link) = &conn.session.replica {
-                let lag = now.duration_since(link.last_ack).as_secs();
-                if link.state == ReplicaState::Online && lag <= max_lag {
-                    good += 1;
-                }
-                let ip = conn.session.addr.rsplit_once(':').map_or("", |(ip, _)| ip);
-                lines.push(format!(
-                    "ip={ip},port={},state={},offset={},lag={}",
-                    conn.session.replica_port,
-                    link.state.name(),
-                    link.ack_offset,
-                    now.duration_since(link.last_ack).as_secs()
-                ));
-            }
-        }
-        self.state.repl.replica_lines = lines;
-        self.state.repl.good_replicas = good;
     }
 
     /// Answers the clients in WAIT whose replicas acknowledged enough, or
@@ -1060,12 +1038,23 @@ impl Server {
                 self.master_link_failed("Timeout connecting to the MASTER...");
             }
         }
-        // A primary pings its replicas (`repl-ping-replica-period`).
-        let ping_period = Duration::from_secs(self.state.config.repl_ping_replica_period);
+        // A primary counts its good replicas (`min-replicas-max-lag`, as
+        // Redis's cron does) and pings them (`repl-ping-replica-period`).
         if let Some(feed) = &self.state.repl.feed {
+            let max_lag = self.state.config.min_replicas_max_lag;
+            let (mut replicas, mut good) = (0, 0);
+            for (_, conn) in self.conns.iter() {
+                if let Some(link) = &conn.session.replica {
+                    replicas += 1;
+                    let online = link.state == crate::replication::ReplicaState::Online;
+                    good += u64::from(online && link.last_ack.elapsed().as_secs() <= max_lag);
+                }
+            }
+            self.state.repl.good_replicas = good;
+            let ping_period = Duration::from_secs(self.state.config.repl_ping_replica_period);
             if self.last_replica_ping.elapsed() >= ping_period {
                 self.last_replica_ping = Instant::now();
-                if !self.state.repl.replica_lines.is_empty() {
+                if replicas > 0 {
                     feed.buffer.borrow_mut().ping();
                 }
             }
@@ -1100,14 +1089,19 @@ impl Server {
         }
     }
 
+    /// The link being made, out of the poll (to be dropped, or to become
+    /// the master client).
+    fn take_master_link(&mut self) -> Option<MasterLink> {
+        let mut link = self.master_link.take()?;
+        let _ = self.poll.registry().deregister(&mut link.socket);
+        Some(link)
+    }
+
     /// Drops the link to a primary REPLICAOF no longer names.
     fn drop_stale_master_link(&mut self) {
         let epoch = self.state.repl.epoch;
-        if let Some(link) = self.master_link.as_mut() {
-            if link.epoch != epoch {
-                let _ = self.poll.registry().deregister(&mut link.socket);
-                self.master_link = None;
-            }
+        if self.master_link.as_ref().is_some_and(|l| l.epoch != epoch) {
+            self.take_master_link();
         }
         if let Some((token, link_epoch)) = self.master_conn {
             if link_epoch != epoch {
@@ -1251,9 +1245,7 @@ impl Server {
 
     fn master_link_failed(&mut self, why: &str) {
         warn!("{why}");
-        if let Some(mut link) = self.master_link.take() {
-            let _ = self.poll.registry().deregister(&mut link.socket);
-        }
+        self.take_master_link();
         self.state.repl.link_down();
         self.next_master_connect = Instant::now() + REPLICA_RETRY;
     }
@@ -1261,10 +1253,9 @@ impl Server {
     /// The full sync's RDB arrived: the data is replaced by it, and the
     /// link becomes the master client.
     fn finish_full_sync(&mut self, replid: String, offset: i64, rdb: &[u8], rest: &[u8]) {
-        let Some(mut link) = self.master_link.take() else {
+        let Some(link) = self.take_master_link() else {
             return;
         };
-        let _ = self.poll.registry().deregister(&mut link.socket);
         info!(
             "MASTER <-> REPLICA sync: received {} bytes of RDB; flushing old data and loading",
             rdb.len()
@@ -1297,10 +1288,9 @@ impl Server {
 
     /// The primary continues the stream where this replica is (`+CONTINUE`).
     fn continue_sync(&mut self, replid: Option<String>, rest: &[u8]) {
-        let Some(mut link) = self.master_link.take() else {
+        let Some(link) = self.take_master_link() else {
             return;
         };
-        let _ = self.poll.registry().deregister(&mut link.socket);
         if let Some(replid) = replid {
             self.state.repl.master_replid = replid;
         }

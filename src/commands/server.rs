@@ -494,7 +494,7 @@ fn info(ctx: &mut Ctx, args: Args) -> CmdResult {
         .skip(1)
         .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
         .collect();
-    let text = crate::info::render(ctx.server, &sections, ctx.now_ms);
+    let text = crate::info::render(ctx.server, ctx.peers, &sections, ctx.now_ms);
     ctx.out().verbatim(text.as_bytes());
     Ok(())
 }
