@@ -349,7 +349,7 @@ impl Syncer {
             .name("lapse-aof-fsync".into())
             .spawn(move || {
                 for file in queue {
-                    let outcome = file.sync_data().err().map(|e| error_text(&e));
+                    let outcome = file.sync_data().err().map(|e| persist::error_text(&e));
                     if let Some(e) = &outcome {
                         tracing::warn!("Error in the background fsync of the AOF: {e}");
                     }
@@ -382,15 +382,6 @@ impl Syncer {
             return None;
         }
         self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-}
-
-/// An I/O error as `strerror` words it (without Rust's "(os error N)").
-fn error_text(e: &io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error") {
-        Some(at) => text[..at].to_string(),
-        None => text,
     }
 }
 
@@ -555,7 +546,7 @@ fn read_manifest(config: &Config) -> io::Result<Manifest> {
             return Err(invalid(format!(
                 "Fatal error: can't open the AOF manifest file {} for reading: {}",
                 path.display(),
-                error_text(&e)
+                persist::error_text(&e)
             )))
         }
     };
@@ -577,19 +568,9 @@ fn read_manifest(config: &Config) -> io::Result<Manifest> {
 fn write_manifest(config: &Config, manifest: &Manifest) -> io::Result<()> {
     let path = manifest_path(config);
     let temp = dir_path(config).join(format!("temp-{}.manifest", config.appendfilename));
-    let written = (|| {
-        let mut file = File::create(&temp)?;
-        file.write_all(manifest.format().as_bytes())?;
-        file.sync_all()?;
-        std::fs::rename(&temp, &path)
-    })();
-    if let Err(e) = written {
+    persist::replace_file(&path, &temp, manifest.format().as_bytes()).inspect_err(|e| {
         tracing::warn!("Can't write the AOF manifest {}: {e}", path.display());
-        let _ = std::fs::remove_file(&temp);
-        return Err(e);
-    }
-    persist::sync_dir_of(&path);
-    Ok(())
+    })
 }
 
 /// Opens an increment file for appending.
@@ -667,7 +648,7 @@ fn open_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
         invalid(format!(
             "Can't open or create append-only dir {}: {}",
             dir.display(),
-            error_text(&e)
+            persist::error_text(&e)
         ))
     })?;
     let mut manifest = std::mem::take(&mut state.aof.manifest);
@@ -691,7 +672,7 @@ fn open_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
         invalid(format!(
             "Can't open the append-only file {}: {}",
             path.display(),
-            error_text(&e)
+            persist::error_text(&e)
         ))
     })?;
     write_manifest(&state.config, &manifest)?;
@@ -730,7 +711,7 @@ fn load_files(state: &mut ServerState, manifest: &Manifest, now_ms: i64) -> io::
                     "The AOF file {} named in the manifest {} can't be opened: {}",
                     path.display(),
                     manifest_path(&state.config).display(),
-                    error_text(&e)
+                    persist::error_text(&e)
                 )))
             }
         }
@@ -778,7 +759,7 @@ fn load_file(state: &mut ServerState, path: &Path, last: bool, now_ms: i64) -> i
     let open_error = |e: io::Error| {
         invalid(format!(
             "Fatal error: can't open the append log file {shown} for reading: {}",
-            error_text(&e)
+            persist::error_text(&e)
         ))
     };
     let mut file = File::open(path).map_err(open_error)?;
@@ -823,7 +804,7 @@ fn load_file(state: &mut ServerState, path: &Path, last: bool, now_ms: i64) -> i
         .map_err(|e| {
             invalid(format!(
                 "Error truncating the AOF file {shown}: {}",
-                error_text(&e)
+                persist::error_text(&e)
             ))
         })?;
     tracing::warn!("AOF {shown} loaded anyway because aof-load-truncated is enabled");
@@ -944,7 +925,7 @@ fn replay(
                     Err(e) => {
                         break Err(invalid(format!(
                             "Unrecoverable error reading the append only file {shown}: {}",
-                            error_text(&e)
+                            persist::error_text(&e)
                         )))
                     }
                 }
@@ -1038,7 +1019,7 @@ pub fn flush(state: &mut ServerState, force: bool) {
     match policy {
         FsyncPolicy::Always => {
             if let Err(e) = file.sync_data() {
-                tracing::error!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {}. Exiting...", error_text(&e));
+                tracing::error!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {}. Exiting...", persist::error_text(&e));
                 std::process::exit(1);
             }
             aof.incr_synced = aof.incr_size;
@@ -1066,7 +1047,7 @@ fn write_fully(mut file: &File, bytes: &[u8]) -> (usize, Option<String>) {
             Ok(0) => return (written, Some("No space left on device".into())),
             Ok(n) => written += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return (written, Some(error_text(&e))),
+            Err(e) => return (written, Some(persist::error_text(&e))),
         }
     }
     (written, None)

@@ -151,12 +151,21 @@ fn server_section(state: &ServerState, now_ms: i64, out: &mut String) {
     field!(out, "arch_bits", usize::BITS);
     field!(out, "multiplexing_api", "mio");
     field!(out, "process_id", std::process::id());
+    field!(out, "run_id", state.run_id);
     field!(out, "tcp_port", state.bound_port);
     field!(out, "server_time_usec", now_ms * 1000);
     field!(out, "uptime_in_seconds", uptime);
     field!(out, "uptime_in_days", uptime / 86_400);
     field!(out, "hz", state.config.hz);
     field!(out, "configured_hz", state.config.hz);
+    let executable = std::env::current_exe().map(|p| p.display().to_string());
+    field!(out, "executable", executable.unwrap_or_default());
+    let config_file = state
+        .config
+        .config_file
+        .as_ref()
+        .map(|p| p.display().to_string());
+    field!(out, "config_file", config_file.unwrap_or_default());
 }
 
 fn clients_section(state: &ServerState, out: &mut String) {
@@ -302,7 +311,7 @@ fn replication_section(
                     repl.down_since.elapsed().as_secs()
                 );
             }
-            field!(out, "slave_priority", 100);
+            field!(out, "slave_priority", state.config.replica_priority);
             field!(
                 out,
                 "slave_read_only",

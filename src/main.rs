@@ -43,11 +43,13 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
     let mut config = Config::default();
     let mut directives = Directives::new(&mut config);
     let mut rest = args;
+    let mut config_file = None;
     if let Some((first, after)) = args.split_first() {
         if !first.starts_with("--") {
             directives
                 .load_file(Path::new(first))
                 .map_err(|e| e.to_string())?;
+            config_file = Some(first);
             rest = after;
         }
     }
@@ -60,6 +62,11 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
             .apply(name, &after[..values])
             .map_err(|reason| format!("--{name}: {reason}"))?;
         rest = &after[values..];
+    }
+    // Absolute, as Redis keeps it: CONFIG REWRITE writes there whatever
+    // the working directory is by then.
+    if let Some(file) = config_file {
+        config.config_file = Some(std::path::absolute(file).map_err(|e| e.to_string())?);
     }
     Ok(Invocation::Run(Box::new(config)))
 }

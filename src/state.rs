@@ -62,6 +62,9 @@ pub struct ServerState {
     pub repl: crate::replication::Replication,
     /// Clients CLIENT KILL named, closed by the loop after the command.
     pub kill_requests: Vec<u64>,
+    /// This process's random identity (INFO `run_id`): Sentinel tells a
+    /// restarted server from one that stayed up by it.
+    pub run_id: String,
     /// Changes to the data outside the keyspace (function libraries).
     changes_outside_keys: u64,
 }
@@ -90,6 +93,7 @@ impl ServerState {
             loading: false,
             repl: Default::default(),
             kill_requests: Vec::new(),
+            run_id: crate::replication::random_replid(),
             changes_outside_keys: 0,
         };
         state.repl.master = state.config.replicaof.clone();

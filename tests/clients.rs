@@ -8,37 +8,10 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
-use common::Server;
-
-/// The packages' folder, or `None` (with a loud message outside CI) when
-/// they or Python are missing.
-fn python_deps() -> Option<&'static Path> {
-    let deps = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/pydeps"));
-    let python = Command::new("python3").arg("--version").output();
-    let ready = python.is_ok_and(|o| o.status.success())
-        && deps.join("redis").is_dir()
-        && deps.join("huey").is_dir();
-    if ready {
-        return Some(deps);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "python3 with redis and huey in .ci/pydeps is required in CI (.ci/run installs them)"
-        );
-    }
-    let banner = "\n\
-        !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
-        !!! SKIPPED: the client-library test needs python3 and the packages  !!!\n\
-        !!! in .ci/pydeps: pip3 install --target .ci/pydeps redis huey       !!!\n\
-        !!! (the versions are in .ci/run)                                    !!!\n\
-        !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n";
-    let _ = std::io::stderr().lock().write_all(banner.as_bytes());
-    None
-}
+use common::{python_deps, Server};
 
 fn run_clients(deps: &Path, port: u16, who: &str) {
     let script = concat!(

@@ -9,7 +9,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "replicaof",
         3,
-        ["admin", "noscript", "stale", "no_multi"],
+        ["admin", "noscript", "stale"],
         (0, 0, 0),
         replicaof,
         "server",
@@ -18,7 +18,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "slaveof",
         3,
-        ["admin", "noscript", "stale", "no_multi"],
+        ["admin", "noscript", "stale"],
         (0, 0, 0),
         replicaof,
         "server",
@@ -86,6 +86,7 @@ fn replicaof(ctx: &mut Ctx, args: Args) -> CmdResult {
             repl.resumable = false;
             // A promoted replica serves its own history from here.
             repl.replid = crate::replication::random_replid();
+            ctx.server.config.replicaof = None;
             ctx.server.apply_config();
         }
         ctx.out().ok();
@@ -103,6 +104,8 @@ fn replicaof(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.session.addr
     );
     repl.master = Some((host, port));
+    ctx.server.config.replicaof = repl.master.clone();
+    let repl = &mut ctx.server.repl;
     repl.epoch += 1;
     repl.link_down();
     // Another primary's stream does not continue this data.

@@ -173,6 +173,15 @@ static CONFIG_SUBCOMMANDS: &[Command] = &[
         "Sets configuration parameters in-flight."
     ),
     cmd!(
+        "rewrite",
+        2,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        config_rewrite,
+        "server",
+        "Persists the effective configuration to file."
+    ),
+    cmd!(
         "resetstat",
         2,
         ["admin", "noscript", "loading", "stale"],
@@ -598,6 +607,37 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
             ));
         }
     }
+    ctx.out().ok();
+    Ok(())
+}
+
+/// CONFIG REWRITE: the config file the server started from gets the
+/// current settings (`Config::rewrite_file_text`), replaced whole so a
+/// crash leaves the old file or the new one.
+fn config_rewrite(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let Some(path) = ctx.server.config.config_file.clone() else {
+        return Err(CmdError::Static(
+            "ERR The server is running without a config file",
+        ));
+    };
+    let failed = |e: std::io::Error| {
+        tracing::warn!("CONFIG REWRITE failed: {e}");
+        CmdError::owned(format!(
+            "ERR Rewriting config file: {}",
+            crate::persist::error_text(&e)
+        ))
+    };
+    let old = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(failed(e)),
+    };
+    let text = ctx.server.config.rewrite_file_text(&old);
+    let mut temp = path.clone().into_os_string();
+    temp.push(format!(".tmp-{}", std::process::id()));
+    crate::persist::replace_file(&path, std::path::Path::new(&temp), text.as_bytes())
+        .map_err(failed)?;
+    tracing::info!("CONFIG REWRITE executed with success.");
     ctx.out().ok();
     Ok(())
 }

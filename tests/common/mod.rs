@@ -153,7 +153,7 @@ impl Server {
     }
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -538,4 +538,51 @@ pub fn more_writes(r: &mut Raw) {
     ok(r.cmd(&["HSET", "db3", "f", "v"]));
     ok(r.cmd(&["SELECT", "0"]));
     ok(r.cmd(&["SWAPDB", "3", "4"]));
+}
+
+/// The packages' folder, or `None` (with a loud message outside CI) when
+/// they or Python are missing.
+pub fn python_deps() -> Option<&'static std::path::Path> {
+    let deps = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/pydeps"));
+    let python = Command::new("python3").arg("--version").output();
+    let ready = python.is_ok_and(|o| o.status.success())
+        && deps.join("redis").is_dir()
+        && deps.join("huey").is_dir();
+    if ready {
+        return Some(deps);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!(
+            "python3 with redis and huey in .ci/pydeps is required in CI (.ci/run installs them)"
+        );
+    }
+    let banner = "\n\
+        !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
+        !!! SKIPPED: the client-library test needs python3 and the packages  !!!\n\
+        !!! in .ci/pydeps: pip3 install --target .ci/pydeps redis huey       !!!\n\
+        !!! (the versions are in .ci/run)                                    !!!\n\
+        !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n";
+    let _ = std::io::stderr().lock().write_all(banner.as_bytes());
+    None
+}
+
+/// Whether `tool` runs (`<tool> --version`). Without it: in CI this fails
+/// the test; elsewhere it says loudly that `what` is skipped.
+pub fn tool_present(tool: &str, what: &str) -> bool {
+    let found = Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        if std::env::var_os("CI").is_some() {
+            panic!("{tool} is required in CI (.ci/run installs it) but is not on PATH");
+        }
+        let banner = format!(
+            "\n!!!!!!!!\n!!! SKIPPED: {tool} is not on PATH; {what} did not run.\n!!! Install it (see .ci/run).\n!!!!!!!!\n"
+        );
+        let _ = std::io::stderr().lock().write_all(banner.as_bytes());
+    }
+    found
 }
