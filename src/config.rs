@@ -145,6 +145,14 @@ pub struct Config {
     /// within that many seconds (0: no minimum).
     pub min_replicas_to_write: u64,
     pub min_replicas_max_lag: u64,
+    /// `repl-diskless-sync`: a full sync streams the RDB straight to the
+    /// replicas' sockets (when they all can take it: `capa eof`) instead
+    /// of writing `dbfilename` first; `-delay`: seconds to wait for more
+    /// replicas to share it; `-max-replicas`: start as soon as this many
+    /// wait (0: no such limit).
+    pub repl_diskless_sync: bool,
+    pub repl_diskless_sync_delay: u64,
+    pub repl_diskless_sync_max_replicas: u64,
     /// `replica-priority` (alias `slave-priority`): how Sentinel ranks
     /// this replica for promotion (lower first; 0: never promoted).
     pub replica_priority: u64,
@@ -379,6 +387,9 @@ impl Default for Config {
             repl_ping_replica_period: 10,
             min_replicas_to_write: 0,
             min_replicas_max_lag: 10,
+            repl_diskless_sync: true,
+            repl_diskless_sync_delay: 5,
+            repl_diskless_sync_max_replicas: 0,
             replica_priority: 100,
             config_file: None,
         }
@@ -995,6 +1006,21 @@ pub static SETTINGS: &[Setting] = &[
     int_setting!(
         "min-replicas-max-lag",
         min_replicas_max_lag,
+        0,
+        i64::from(i32::MAX),
+        true
+    ),
+    yes_no_setting!("repl-diskless-sync", repl_diskless_sync),
+    int_setting!(
+        "repl-diskless-sync-delay",
+        repl_diskless_sync_delay,
+        0,
+        i64::from(i32::MAX),
+        true
+    ),
+    int_setting!(
+        "repl-diskless-sync-max-replicas",
+        repl_diskless_sync_max_replicas,
         0,
         i64::from(i32::MAX),
         true

@@ -151,6 +151,8 @@ pub struct Session {
     pub replica: Option<Box<crate::replication::ReplicaLink>>,
     /// The port it announced with REPLCONF listening-port.
     pub replica_port: u16,
+    /// It announced `REPLCONF capa eof`: it can take a diskless RDB.
+    pub replica_eof_capable: bool,
 }
 
 impl Session {

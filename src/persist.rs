@@ -79,6 +79,9 @@ pub struct Persistence {
     pub bgsaves_started: u64,
     pub bgsaves_ended: u64,
     pub last_bgsave_wrote_file: bool,
+    /// During a diskless sync, the most bytes of it one replica has not
+    /// been sent yet (set by the loop): encoding waits while it is high.
+    pub replica_output_behind: usize,
 }
 
 impl Persistence {
@@ -95,6 +98,7 @@ impl Persistence {
             bgsaves_started: 0,
             bgsaves_ended: 0,
             last_bgsave_wrote_file: false,
+            replica_output_behind: 0,
         }
     }
 
@@ -531,14 +535,30 @@ impl Persistence {
     }
 }
 
-/// A background job: the encoder the loop feeds a slice at a time, the
-/// thread writing its bytes.
+/// A background job: the encoder the loop feeds a slice at a time, and
+/// where its bytes go.
 struct Background {
     job: Job,
     encoder: Encoder,
     started: Instant,
     /// `dirty()` at the start: the file holds the data as of then.
     dirty_at_start: u64,
+    output: Output,
+    /// `rdb-key-save-delay`, as nanoseconds per key (0: no delay).
+    key_delay_ns: u64,
+}
+
+/// Where a background job's bytes go.
+enum Output {
+    /// A thread writes them to a file.
+    File(FileWriter),
+    /// The loop hands them to the replicas of a diskless sync
+    /// (`take_replica_bytes`).
+    Replicas(ReplicaBytes),
+}
+
+/// The writer thread of a save to a file.
+struct FileWriter {
     /// Chunks to the writer; `None` ends the file. Dropped (disconnected)
     /// to abandon it.
     to_writer: Option<mpsc::Sender<Option<Vec<u8>>>>,
@@ -546,8 +566,25 @@ struct Background {
     in_flight: Arc<AtomicUsize>,
     /// The writer's outcome.
     result: mpsc::Receiver<io::Result<()>>,
-    /// `rdb-key-save-delay`, as nanoseconds per key (0: no delay).
-    key_delay_ns: u64,
+}
+
+/// A diskless sync's RDB on its way to the replicas' sockets.
+struct ReplicaBytes {
+    /// Encoded bytes the loop has not taken yet.
+    ready: Vec<u8>,
+    /// The CRC-64 of everything encoded so far (the RDB's trailer).
+    crc: crc::Digest<'static, u64, crc::Table<16>>,
+    checksum: bool,
+    /// The trailer is in `ready`: the RDB is whole.
+    complete: bool,
+}
+
+impl ReplicaBytes {
+    /// Moves encoded bytes to `ready`, counting them into the checksum.
+    fn take_from(&mut self, out: &mut Vec<u8>) {
+        self.crc.update(out);
+        self.ready.append(out);
+    }
 }
 
 /// BGSAVE: starts a background save. Refused while one runs, and while
@@ -584,22 +621,76 @@ pub fn start_background(
     format: FileFormat,
 ) -> io::Result<()> {
     let file = SaveFile::create(target, temp, format, incremental_fsync(state, format))?;
-    let dirty_at_start = state.dirty();
-    let encoder = begin_encoder(state, now_ms, format);
     let (to_writer, chunks) = mpsc::channel::<Option<Vec<u8>>>();
     let (report, result) = mpsc::sync_channel(1);
     let in_flight = Arc::new(AtomicUsize::new(0));
     let written = Arc::clone(&in_flight);
     let checksum = state.config.rdbchecksum;
-    let spawned = std::thread::Builder::new()
+    std::thread::Builder::new()
         .name("lapse-save".into())
         .spawn(move || {
             let _ = report.send(write_chunks(file, chunks, &written, checksum));
-        });
-    if let Err(e) = spawned {
-        encoder.abandon(&mut state.dbs);
-        return Err(e);
+        })?;
+    let output = Output::File(FileWriter {
+        to_writer: Some(to_writer),
+        in_flight,
+        result,
+    });
+    begin_background(state, now_ms, job, format, output);
+    Ok(())
+}
+
+/// Starts a diskless sync's save: the RDB of the dataset as it is now,
+/// checksum included, for the loop to hand to replicas' sockets as it is
+/// encoded (`take_replica_bytes`). A background save to the replicas is
+/// a save like another (BGSAVE answers that one is in progress). Nothing
+/// else may be running.
+pub fn bgsave_to_replicas(state: &mut ServerState, now_ms: i64) {
+    state.persist.rdb_saves += 1;
+    state.persist.replica_output_behind = 0;
+    let output = Output::Replicas(ReplicaBytes {
+        ready: Vec::new(),
+        crc: rdb::CRC64.digest(),
+        checksum: state.config.rdbchecksum,
+        complete: false,
+    });
+    begin_background(state, now_ms, Job::Rdb, rdb_format(state), output);
+    state.persist.bgsaves_started += 1;
+}
+
+/// Whether the job under way is a diskless sync's.
+pub fn saving_to_replicas(state: &ServerState) -> bool {
+    state
+        .persist
+        .background
+        .as_ref()
+        .is_some_and(|b| matches!(b.output, Output::Replicas(_)))
+}
+
+/// The diskless sync's RDB bytes encoded since the last call, and
+/// whether they end it (the job is then over). `None`: no such job.
+pub fn take_replica_bytes(state: &mut ServerState) -> Option<(Vec<u8>, bool)> {
+    let bg = state.persist.background.as_mut()?;
+    let Output::Replicas(bytes) = &mut bg.output else {
+        return None;
+    };
+    let taken = (std::mem::take(&mut bytes.ready), bytes.complete);
+    if taken.1 {
+        finish_background(state, Ok(()));
     }
+    Some(taken)
+}
+
+/// The encoder of a background job and its bookkeeping.
+fn begin_background(
+    state: &mut ServerState,
+    now_ms: i64,
+    job: Job,
+    format: FileFormat,
+    output: Output,
+) {
+    let dirty_at_start = state.dirty();
+    let encoder = begin_encoder(state, now_ms, format);
     let delay = state.config.rdb_key_save_delay;
     let key_delay_ns = if delay >= 0 {
         delay as u64 * 1000
@@ -611,12 +702,9 @@ pub fn start_background(
         encoder,
         started: Instant::now(),
         dirty_at_start,
-        to_writer: Some(to_writer),
-        in_flight,
-        result,
+        output,
         key_delay_ns,
     });
-    Ok(())
 }
 
 /// The writer thread: chunks into the file until `None` commits it; a
@@ -665,38 +753,27 @@ fn complete_background(state: &mut ServerState) {
 }
 
 fn tick_for(state: &mut ServerState, slice: Duration) -> Pace {
-    let Some(bg) = state.persist.background.as_mut() else {
+    let persist = &mut state.persist;
+    let behind = persist.replica_output_behind;
+    let Some(bg) = persist.background.as_mut() else {
         return Pace::Idle;
     };
-    let outcome = match bg.result.try_recv() {
-        Ok(outcome) => Some(outcome),
-        Err(mpsc::TryRecvError::Disconnected) => {
-            Some(Err(io::Error::other("the save's writer thread died")))
+    if let Output::File(writer) = &bg.output {
+        let outcome = match writer.result.try_recv() {
+            Ok(outcome) => Some(outcome),
+            Err(mpsc::TryRecvError::Disconnected) => {
+                Some(Err(io::Error::other("the save's writer thread died")))
+            }
+            Err(mpsc::TryRecvError::Empty) => None,
+        };
+        if let Some(outcome) = outcome {
+            finish_background(state, outcome);
+            return Pace::Idle;
         }
-        Err(mpsc::TryRecvError::Empty) => None,
-    };
-    if let Some(outcome) = outcome {
-        finish_background(state, outcome);
-        return Pace::Idle;
     }
     let slice_end = Instant::now() + slice;
     loop {
-        // Everything sent: the writer is syncing.
-        let Some(to_writer) = &bg.to_writer else {
-            return Pace::Waiting;
-        };
-        if bg.encoder.out.len() >= CHUNK_BYTES || bg.encoder.done {
-            let chunk = std::mem::take(&mut bg.encoder.out);
-            bg.in_flight.fetch_add(chunk.len(), Ordering::Relaxed);
-            // A closed channel means the writer failed: its report says why.
-            let _ = to_writer.send(Some(chunk));
-            if bg.encoder.done {
-                let _ = to_writer.send(None);
-                bg.to_writer = None;
-                continue;
-            }
-        }
-        if bg.in_flight.load(Ordering::Relaxed) >= MAX_IN_FLIGHT_BYTES {
+        if bg.hand_over(behind) {
             return Pace::Waiting;
         }
         let mut keys = KEYS_PER_STEP;
@@ -715,6 +792,56 @@ fn tick_for(state: &mut ServerState, slice: Duration) -> Pace {
     }
 }
 
+impl Background {
+    /// Hands what was encoded to the output (the writer thread a chunk
+    /// at a time, or the replicas' bytes), the end too when the encoder is
+    /// done. True: encode no more now — all of it is out, or the output
+    /// is `MAX_IN_FLIGHT_BYTES` behind (`behind`: the slowest replica's
+    /// unsent bytes, for a diskless sync).
+    fn hand_over(&mut self, behind: usize) -> bool {
+        let encoder = &mut self.encoder;
+        match &mut self.output {
+            Output::File(writer) => {
+                // Everything sent: the writer is syncing.
+                let Some(to_writer) = &writer.to_writer else {
+                    return true;
+                };
+                if encoder.out.len() >= CHUNK_BYTES || encoder.done {
+                    let chunk = std::mem::take(&mut encoder.out);
+                    writer.in_flight.fetch_add(chunk.len(), Ordering::Relaxed);
+                    // A closed channel means the writer failed: its report says why.
+                    let _ = to_writer.send(Some(chunk));
+                    if encoder.done {
+                        let _ = to_writer.send(None);
+                        writer.to_writer = None;
+                        return true;
+                    }
+                }
+                writer.in_flight.load(Ordering::Relaxed) >= MAX_IN_FLIGHT_BYTES
+            }
+            Output::Replicas(bytes) => {
+                if bytes.complete {
+                    return true;
+                }
+                if encoder.out.len() >= CHUNK_BYTES || encoder.done {
+                    bytes.take_from(&mut encoder.out);
+                }
+                if encoder.done {
+                    let crc = if bytes.checksum {
+                        bytes.crc.clone().finalize()
+                    } else {
+                        0
+                    };
+                    bytes.ready.extend_from_slice(&crc.to_le_bytes());
+                    bytes.complete = true;
+                    return true;
+                }
+                bytes.ready.len() + behind >= MAX_IN_FLIGHT_BYTES
+            }
+        }
+    }
+}
+
 /// Records a background job's outcome.
 fn finish_background(state: &mut ServerState, outcome: io::Result<()>) {
     let Some(bg) = state.persist.background.take() else {
@@ -724,6 +851,12 @@ fn finish_background(state: &mut ServerState, outcome: io::Result<()>) {
     let elapsed_s = bg.started.elapsed().as_secs() as i64;
     match bg.job {
         Job::AofRewrite => crate::aof::rewrite_done(state, outcome, elapsed_s),
+        // A diskless sync's save: no file, so no saved state.
+        Job::Rdb if matches!(bg.output, Output::Replicas(_)) => {
+            state.persist.bgsaves_ended = state.persist.bgsaves_started;
+            state.persist.last_bgsave_wrote_file = false;
+            tracing::info!("Background RDB transfer terminated with success");
+        }
         Job::Rdb => {
             state.persist.last_bgsave_time_s = elapsed_s;
             state.persist.last_bgsave_ok = outcome.is_ok();
@@ -1047,5 +1180,52 @@ impl rdb_load::LoadSink for StartupSink<'_> {
     fn function(&mut self, code: Vec<u8>) -> Result<(), String> {
         self.functions.push(code);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::harness::Harness;
+
+    /// A diskless sync's bytes are the RDB of the moment it started, its
+    /// checksum included, whatever is written while they go out.
+    #[test]
+    fn replica_bytes_are_the_rdb_of_the_start() {
+        let mut h = Harness::new();
+        for i in 0..5000 {
+            h.run(&format!("RPUSH list:{} {}", i % 7, "x".repeat(i % 90)));
+            h.run(&format!("SET k{i} v{i}"));
+        }
+        let now_ms = h.now_ms;
+        let expected = h.digest();
+        // 2 µs a key: the save takes several slices.
+        h.run("CONFIG SET rdb-key-save-delay -2000");
+        super::bgsave_to_replicas(&mut h.server, now_ms);
+        assert_eq!(
+            h.run("BGSAVE"),
+            "-ERR Background save already in progress\r\n"
+        );
+        let mut got = Vec::new();
+        let mut writes = 0;
+        loop {
+            super::tick(&mut h.server);
+            let (bytes, complete) = super::take_replica_bytes(&mut h.server).unwrap();
+            got.extend_from_slice(&bytes);
+            if complete {
+                break;
+            }
+            // The loop runs commands between slices.
+            h.run(&format!("SET k{writes} changed"));
+            h.run(&format!("DEL list:{}", writes % 7));
+            writes += 1;
+        }
+        assert!(writes > 0, "the save ended in one slice: nothing tested");
+        assert!(super::take_replica_bytes(&mut h.server).is_none());
+        assert!(crate::rdb::crc64(&got[..got.len() - 8]).to_le_bytes() == got[got.len() - 8..]);
+        let mut copy = Harness::new();
+        let path = std::path::Path::new("diskless");
+        let used = super::load_rdb(&mut copy.server, &got, path, now_ms, super::Load::KeepAll);
+        assert_eq!(used.unwrap(), got.len());
+        assert_eq!(copy.digest(), expected);
     }
 }

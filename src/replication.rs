@@ -530,6 +530,13 @@ pub enum ReplicaState {
     InBgsave { save: u64 },
     /// The RDB file is being sent.
     SendingRdb,
+    /// A diskless sync: the RDB of save `save` goes to its socket as it is
+    /// encoded, between `$EOF:<mark>` and the mark.
+    StreamingRdb { save: u64 },
+    /// The diskless RDB is out; the stream starts at its first `REPLCONF
+    /// ACK` (until it has read the mark, bytes after it would be taken
+    /// for RDB, as Redis's `repl_start_cmd_stream_on_ack`).
+    WaitAck,
     /// Receives the stream as it happens.
     Online,
 }
@@ -538,9 +545,11 @@ impl ReplicaState {
     /// INFO's `slaveN:...,state=`.
     pub fn name(self) -> &'static str {
         match self {
-            ReplicaState::WaitBgsave | ReplicaState::InBgsave { .. } => "wait_bgsave",
+            ReplicaState::WaitBgsave
+            | ReplicaState::InBgsave { .. }
+            | ReplicaState::StreamingRdb { .. } => "wait_bgsave",
             ReplicaState::SendingRdb => "send_bulk",
-            ReplicaState::Online => "online",
+            ReplicaState::WaitAck | ReplicaState::Online => "online",
         }
     }
 }
@@ -556,6 +565,11 @@ pub struct ReplicaLink {
     pub last_ack: Instant,
     /// The RDB file being sent, and the bytes of it left.
     pub rdb: Option<(std::fs::File, u64)>,
+    /// When it asked for a full sync (a diskless sync waits
+    /// `repl-diskless-sync-delay` for others to join).
+    pub since: Instant,
+    /// The end mark of its diskless RDB.
+    pub eof_mark: String,
 }
 
 impl ReplicaLink {
@@ -566,6 +580,8 @@ impl ReplicaLink {
             ack_offset: 0,
             last_ack: Instant::now(),
             rdb: None,
+            since: Instant::now(),
+            eof_mark: String::new(),
         }
     }
 }

@@ -829,7 +829,10 @@ impl Server {
         use crate::replication::ReplicaState;
         let stream = crate::replication::take_stream(&mut self.state.repl);
         let hard_limit = self.state.config.output_limit_replica.hard_bytes as usize;
-        let (mut waiting, mut over_limit) = (false, Vec::new());
+        let mut over_limit = Vec::new();
+        // Replicas waiting for a full sync: how many, whether all can
+        // take a diskless one, how long the first has waited.
+        let (mut waiting, mut all_eof, mut longest) = (0, true, Duration::ZERO);
         for (token, conn) in self.conns.iter_mut() {
             let session = &mut conn.session;
             let Some(link) = session.replica.as_mut() else {
@@ -841,10 +844,15 @@ impl Server {
                     session.reply.buf.extend_from_slice(&stream);
                     wrote = !stream.is_empty();
                 }
-                ReplicaState::InBgsave { .. } | ReplicaState::SendingRdb => {
-                    link.held.extend_from_slice(&stream)
+                ReplicaState::InBgsave { .. }
+                | ReplicaState::SendingRdb
+                | ReplicaState::StreamingRdb { .. }
+                | ReplicaState::WaitAck => link.held.extend_from_slice(&stream),
+                ReplicaState::WaitBgsave => {
+                    waiting += 1;
+                    all_eof &= session.replica_eof_capable;
+                    longest = longest.max(link.since.elapsed());
                 }
-                ReplicaState::WaitBgsave => waiting = true,
             }
             let held = link.held.len() + session.reply.pending();
             if hard_limit > 0 && held > hard_limit {
@@ -859,10 +867,73 @@ impl Server {
             self.state.stats.client_output_buffer_limit_disconnections += 1;
             self.close(token);
         }
-        if waiting && self.state.persist.job().is_none() {
-            self.start_full_sync();
+        if waiting > 0 && self.state.persist.job().is_none() {
+            // Diskless when every one can take it; then after the delay
+            // (for more replicas to share the transfer) or as soon as
+            // enough wait, as Redis's replicationCron decides.
+            let config = &self.state.config;
+            let diskless = config.repl_diskless_sync && all_eof;
+            let max = config.repl_diskless_sync_max_replicas;
+            if !diskless
+                || longest.as_secs() >= config.repl_diskless_sync_delay
+                || (max > 0 && waiting >= max)
+            {
+                self.start_full_sync(diskless);
+            }
         }
         self.send_rdb_files();
+        self.stream_rdb();
+    }
+
+    /// A diskless sync's RDB, as the save encodes it, to its replicas,
+    /// the end mark after its last bytes; then they wait for their first
+    /// ACK. Replicas of a save that ended without them (FLUSHALL
+    /// abandoned it) are closed; a save whose replicas all left is
+    /// abandoned. Tells the save how far behind the slowest one is.
+    fn stream_rdb(&mut self) {
+        use crate::replication::ReplicaState;
+        let taken = crate::persist::take_replica_bytes(&mut self.state);
+        let (started, ended) = (
+            self.state.persist.bgsaves_started,
+            self.state.persist.bgsaves_ended,
+        );
+        let (mut failed, mut behind, mut receiving) = (Vec::new(), 0, 0);
+        for (token, conn) in self.conns.iter_mut() {
+            let session = &mut conn.session;
+            let Some(link) = session.replica.as_mut() else {
+                continue;
+            };
+            let ReplicaState::StreamingRdb { save } = link.state else {
+                continue;
+            };
+            match &taken {
+                Some((bytes, complete)) if save == started => {
+                    session.reply.buf.extend_from_slice(bytes);
+                    if *complete {
+                        session
+                            .reply
+                            .buf
+                            .extend_from_slice(link.eof_mark.as_bytes());
+                        link.state = ReplicaState::WaitAck;
+                    } else {
+                        receiving += 1;
+                        behind = behind.max(session.reply.pending());
+                    }
+                    conn.queue_write(token, &mut self.pending_writes);
+                }
+                _ if ended >= save => failed.push(token),
+                _ => {}
+            }
+        }
+        self.state.persist.replica_output_behind = behind;
+        if matches!(taken, Some((_, false))) && receiving == 0 {
+            warn!("Diskless rdb transfer, last replica dropped, killing fork child.");
+            crate::persist::abandon(&mut self.state, crate::persist::Job::Rdb);
+        }
+        for token in failed {
+            warn!("The diskless sync of a replica failed; closing it");
+            self.close(token);
+        }
     }
 
     /// Answers the clients in WAIT whose replicas acknowledged enough, or
@@ -902,14 +973,18 @@ impl Server {
     /// A background save for the replicas waiting for a full sync: each
     /// gets `+FULLRESYNC <replid> <offset>` now, the offset of the
     /// save's snapshot, and the stream from here on waits for its RDB.
-    fn start_full_sync(&mut self) {
+    fn start_full_sync(&mut self, diskless: bool) {
         use crate::replication::ReplicaState;
-        match crate::persist::bgsave(&mut self.state, unix_time_ms(), false) {
-            Ok(true) => {}
-            Ok(false) => return,
-            Err(e) => {
-                warn!("Can't BGSAVE for replication: {e}");
-                return;
+        if diskless {
+            crate::persist::bgsave_to_replicas(&mut self.state, unix_time_ms());
+        } else {
+            match crate::persist::bgsave(&mut self.state, unix_time_ms(), false) {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    warn!("Can't BGSAVE for replication: {e}");
+                    return;
+                }
             }
         }
         let save = self.state.persist.bgsaves_started;
@@ -917,16 +992,29 @@ impl Server {
             "+FULLRESYNC {} {}\r\n",
             self.state.repl.replid, self.state.repl.offset
         );
+        // A diskless RDB's length is not known: it ends at a random mark.
+        let mark = diskless.then(crate::replication::random_replid);
         for (token, conn) in self.conns.iter_mut() {
-            if let Some(link) = conn.session.replica.as_mut() {
-                if link.state == ReplicaState::WaitBgsave {
-                    link.state = ReplicaState::InBgsave { save };
-                    conn.session.reply.buf.extend_from_slice(header.as_bytes());
-                    conn.queue_write(token, &mut self.pending_writes);
-                }
+            let Some(link) = conn.session.replica.as_mut() else {
+                continue;
+            };
+            if link.state != ReplicaState::WaitBgsave {
+                continue;
             }
+            let out = &mut conn.session.reply.buf;
+            out.extend_from_slice(header.as_bytes());
+            match &mark {
+                Some(mark) => {
+                    link.state = ReplicaState::StreamingRdb { save };
+                    link.eof_mark = mark.clone();
+                    out.extend_from_slice(format!("$EOF:{mark}\r\n").as_bytes());
+                }
+                None => link.state = ReplicaState::InBgsave { save },
+            }
+            conn.queue_write(token, &mut self.pending_writes);
         }
-        info!("Starting BGSAVE for SYNC with target: disk");
+        let target = if diskless { "replicas sockets" } else { "disk" };
+        info!("Starting BGSAVE for SYNC with target: {target}");
     }
 
     /// Sends finished saves to their replicas, a chunk at a time while

@@ -31,6 +31,23 @@ fn wait_in_sync(primary: &mut Raw, replica: &mut Raw) {
     );
 }
 
+/// A lapse primary in a directory of its own (a disk sync's RDB goes
+/// there), no save points, full syncs started without waiting for more
+/// replicas; `extra` flags after those.
+fn lapse_primary(name: &str, extra: &[&str]) -> Server {
+    let dir = common::temp_dir(name);
+    let mut args = vec![
+        "--save",
+        "",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--repl-diskless-sync-delay",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    Server::lapse(&args)
+}
+
 /// A redis-server primary (diskless or from disk, without the delay a
 /// diskless sync waits for more replicas).
 fn primary(diskless: bool) -> Option<Server> {
@@ -254,14 +271,19 @@ fn client_kill_matches_redis_and_drops_the_master_link() {
 }
 
 /// lapse as a primary: redis-server 7.0 and lapse replicate it (a full
-/// sync from a fork-less BGSAVE of the populated dataset, then the
-/// stream), INFO lists them, and a dropped link continues from lapse's
-/// backlog (`+CONTINUE`).
+/// sync from a fork-less save of the populated dataset, to disk or
+/// straight to the sockets, then the stream), INFO lists them, and a
+/// dropped link continues from lapse's backlog (`+CONTINUE`).
 #[test]
 fn redis_server_and_lapse_replicate_a_lapse_primary() {
-    // The sync's RDB goes to this test's own directory.
-    let dir = common::temp_dir("repl-primary");
-    let lapse = Server::lapse(&["--save", "", "--dir", dir.to_str().unwrap()]);
+    for diskless in ["yes", "no"] {
+        replicate_a_lapse_primary(diskless);
+    }
+}
+
+fn replicate_a_lapse_primary(diskless: &str) {
+    // A disk sync's RDB goes to this test's own directory.
+    let lapse = lapse_primary("repl-primary", &["--repl-diskless-sync", diskless]);
     let mut p = lapse.raw();
     populate(&mut p);
     let port = lapse.port.to_string();
@@ -275,7 +297,16 @@ fn redis_server_and_lapse_replicate_a_lapse_primary() {
     wait_in_sync(&mut p, &mut ours);
     let digest = p.cmd(&["DEBUG", "DIGEST"]);
     assert_eq!(theirs.cmd(&["DEBUG", "DIGEST"]), digest);
-    assert_eq!(ours.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(
+        ours.cmd(&["DEBUG", "DIGEST"]),
+        digest,
+        "diskless {diskless}"
+    );
+    // Diskless: nothing was written to disk.
+    let dir = p.cmd(&["CONFIG", "GET", "dir"]);
+    let dir = dir.lines().nth(4).unwrap();
+    let on_disk = std::path::Path::new(dir).join("dump.rdb").exists();
+    assert_eq!(on_disk, diskless == "no", "{dir}");
     more_writes(&mut p);
     wait_in_sync(&mut p, &mut theirs);
     wait_in_sync(&mut p, &mut ours);
@@ -303,8 +334,7 @@ fn redis_server_and_lapse_replicate_a_lapse_primary() {
 /// replica never removes it before.
 #[test]
 fn a_lapse_primarys_expiry_reaches_its_replica() {
-    let dir = common::temp_dir("repl-expiry");
-    let lapse = Server::lapse(&["--save", "", "--dir", dir.to_str().unwrap()]);
+    let lapse = lapse_primary("repl-expiry", &[]);
     let mut p = lapse.raw();
     let port = lapse.port.to_string();
     let replica = Server::lapse(&["--replicaof", "127.0.0.1", &port]);
@@ -327,8 +357,7 @@ fn a_lapse_primarys_expiry_reaches_its_replica() {
 /// at once when enough did, when they do, or when the timeout passes.
 #[test]
 fn wait_counts_acknowledging_replicas() {
-    let dir = common::temp_dir("repl-wait");
-    let lapse = Server::lapse(&["--save", "", "--dir", dir.to_str().unwrap()]);
+    let lapse = lapse_primary("repl-wait", &[]);
     let mut p = lapse.raw();
     assert_eq!(p.cmd(&["WAIT", "0", "0"]), ":0\r\n");
     let started = std::time::Instant::now();
@@ -364,15 +393,7 @@ fn wait_counts_acknowledging_replicas() {
 /// primary's link (and its replica's) stays, with no resync.
 #[test]
 fn idle_timeouts_spare_replication_links() {
-    let dir = common::temp_dir("repl-timeout");
-    let lapse = Server::lapse(&[
-        "--save",
-        "",
-        "--dir",
-        dir.to_str().unwrap(),
-        "--timeout",
-        "1",
-    ]);
+    let lapse = lapse_primary("repl-timeout", &["--timeout", "1"]);
     let mut p = lapse.raw();
     let port = lapse.port.to_string();
     let replica = Server::lapse(&["--replicaof", "127.0.0.1", &port, "--timeout", "1"]);
@@ -392,8 +413,7 @@ fn idle_timeouts_spare_replication_links() {
 /// seconds and makes it again (continuing from the backlog).
 #[test]
 fn a_silent_primary_times_out() {
-    let dir = common::temp_dir("repl-silent");
-    let lapse = Server::lapse(&["--save", "", "--dir", dir.to_str().unwrap()]);
+    let lapse = lapse_primary("repl-silent", &[]);
     let mut p = lapse.raw();
     let port = lapse.port.to_string();
     let replica = Server::lapse(&["--replicaof", "127.0.0.1", &port, "--repl-timeout", "1"]);
@@ -426,17 +446,15 @@ fn min_replicas_to_write_refuses_writes_without_good_replicas() {
     if let Some(redis) = Server::redis_with(&["--min-replicas-to-write", "1"]) {
         assert_eq!(redis.raw().cmd(&["SET", "k", "v"]), refused);
     }
-    let dir = common::temp_dir("repl-min");
-    let lapse = Server::lapse(&[
-        "--save",
-        "",
-        "--dir",
-        dir.to_str().unwrap(),
-        "--min-replicas-to-write",
-        "1",
-        "--min-replicas-max-lag",
-        "2",
-    ]);
+    let lapse = lapse_primary(
+        "repl-min",
+        &[
+            "--min-replicas-to-write",
+            "1",
+            "--min-replicas-max-lag",
+            "2",
+        ],
+    );
     let mut p = lapse.raw();
     assert_eq!(p.cmd(&["SET", "k", "v"]), refused);
     assert_eq!(p.cmd(&["GET", "k"]), "$-1\r\n");
@@ -456,4 +474,60 @@ fn min_replicas_to_write_refuses_writes_without_good_replicas() {
             == refused),
         "writes still accepted with no replica"
     );
+}
+
+/// A diskless sync waits `repl-diskless-sync-delay` for more replicas and
+/// serves them with one save; a transfer whose replicas all left is
+/// abandoned; FLUSHALL during one drops its replica, which syncs again.
+#[test]
+fn diskless_syncs_are_shared_and_abandoned() {
+    let lapse = lapse_primary("repl-diskless", &["--repl-diskless-sync-delay", "1"]);
+    let mut p = lapse.raw();
+    populate(&mut p);
+    let port = lapse.port.to_string();
+    let persistence = |p: &mut Raw, field: &str| common::info_field(p, "persistence", field);
+    let first = Server::lapse(&["--replicaof", "127.0.0.1", &port]);
+    let second = Server::lapse(&["--replicaof", "127.0.0.1", &port]);
+    let digest = p.cmd(&["DEBUG", "DIGEST"]);
+    for replica in [&first, &second] {
+        let mut r = replica.raw();
+        wait_in_sync(&mut p, &mut r);
+        assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), digest);
+    }
+    assert_eq!(common::info_field(&mut p, "stats", "sync_full"), "2");
+    assert_eq!(persistence(&mut p, "rdb_saves"), "1", "one save for both");
+
+    // A slow transfer (1 ms a key) whose only replica goes away ends.
+    let cmd = |p: &mut Raw, args: &[&str]| assert_eq!(p.cmd(args), "+OK\r\n");
+    cmd(&mut p, &["CONFIG", "SET", "repl-diskless-sync-delay", "0"]);
+    cmd(&mut p, &["CONFIG", "SET", "rdb-key-save-delay", "1000"]);
+    for i in 0..2000 {
+        cmd(&mut p, &["SET", &format!("pad:{i}"), "x"]);
+    }
+    let third = Server::lapse(&["--replicaof", "127.0.0.1", &port]);
+    let saving = |p: &mut Raw| persistence(p, "rdb_bgsave_in_progress") == "1";
+    assert!(common::eventually(Duration::from_secs(10), || saving(
+        &mut p
+    )));
+    drop(third);
+    assert!(
+        common::eventually(Duration::from_secs(1), || !saving(&mut p)),
+        "the transfer went on without replicas"
+    );
+
+    // FLUSHALL abandons a transfer: its replica is dropped, comes back
+    // and syncs the data as it is now.
+    let fourth = Server::lapse(&["--replicaof", "127.0.0.1", &port]);
+    assert!(common::eventually(Duration::from_secs(10), || saving(
+        &mut p
+    )));
+    cmd(&mut p, &["FLUSHALL"]);
+    cmd(&mut p, &["CONFIG", "SET", "rdb-key-save-delay", "0"]);
+    cmd(&mut p, &["SET", "after", "flush"]);
+    let mut r = fourth.raw();
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), p.cmd(&["DEBUG", "DIGEST"]));
+    assert_eq!(r.cmd(&["DBSIZE"]), ":1\r\n");
+    // Two, three, and the fourth's twice.
+    assert_eq!(common::info_field(&mut p, "stats", "sync_full"), "5");
 }

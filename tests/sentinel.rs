@@ -59,9 +59,13 @@ fn sentinel(dir: &Path, n: usize, primary_port: u16) -> Server {
 }
 
 /// A lapse with its own directory and config file (CONFIG REWRITE writes
-/// it) on `port`, no save points.
+/// it) on `port`, no save points, full syncs without waiting for more
+/// replicas.
 fn lapse(dir: &Path, port: u16, extra: &str) -> Server {
-    let conf = conf_in(dir, &format!("save \"\"\n{extra}"));
+    let conf = conf_in(
+        dir,
+        &format!("save \"\"\nrepl-diskless-sync-delay 0\n{extra}"),
+    );
     Server::lapse(&[conf.to_str().unwrap(), "--port", &port.to_string()])
 }
 

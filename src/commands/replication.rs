@@ -161,6 +161,16 @@ fn replconf(ctx: &mut Ctx, args: Args) -> CmdResult {
         if let (Some(link), Ok(offset)) = (ctx.session.replica.as_mut(), super::int_arg(&args[2])) {
             link.ack_offset = link.ack_offset.max(offset);
             link.last_ack = std::time::Instant::now();
+            // A diskless sync's replica has read its RDB: the stream
+            // held since starts now.
+            if link.state == crate::replication::ReplicaState::WaitAck {
+                link.state = crate::replication::ReplicaState::Online;
+                ctx.session.reply.buf.append(&mut link.held);
+                tracing::info!(
+                    "Synchronization with replica {} succeeded",
+                    ctx.session.addr
+                );
+            }
         }
         return Ok(());
     }
@@ -169,6 +179,8 @@ fn replconf(ctx: &mut Ctx, args: Args) -> CmdResult {
         if super::is(&args[i], "listening-port") {
             let port = super::int_arg(&args[i + 1])?;
             ctx.session.replica_port = u16::try_from(port).unwrap_or(0);
+        } else if super::is(&args[i], "capa") && super::is(&args[i + 1], "eof") {
+            ctx.session.replica_eof_capable = true;
         }
         i += 2;
     }
