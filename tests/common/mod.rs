@@ -135,6 +135,13 @@ impl Server {
                 .expect("spawn redis-server");
             let server = Server { child, port };
             if wait_for_port(port, Duration::from_secs(5)) {
+                // redis-server answers while it loads its files (DEBUG
+                // DIGEST too, over half the data): wait for the end.
+                let mut r = server.raw();
+                let loaded = eventually(Duration::from_secs(30), || {
+                    info_field(&mut r, "persistence", "loading") == "0"
+                });
+                assert!(loaded, "redis-server is still loading");
                 return Some(server);
             }
         }
