@@ -454,6 +454,8 @@ fn stats_section(state: &ServerState, out: &mut String) {
     field!(out, "pubsub_channels", channels);
     field!(out, "pubsub_patterns", patterns);
     field!(out, "pubsubshard_channels", shard);
+    let tracked: usize = state.dbs.iter().map(|db| db.replica_ttls_tracked()).sum();
+    field!(out, "slave_expires_tracked_keys", tracked);
     field!(out, "total_error_replies", s.total_error_replies);
     field!(out, "acl_access_denied_auth", s.acl_access_denied_auth);
     field!(out, "evicted_clients", s.evicted_clients);

@@ -1612,23 +1612,35 @@ impl Server {
     }
 
     fn active_expire_cycle(&mut self, kind: CycleKind) {
-        // A replica's keys leave when its primary's DELs arrive.
-        if self.state.repl.is_replica() {
-            return;
-        }
         let state = &mut self.state;
-        let settings = CycleSettings {
-            effort: state.config.active_expire_effort,
-            hz: state.config.hz,
-            strategy: state.config.expire_strategy,
-        };
-        state.expire.run(
-            kind,
-            &mut state.dbs,
-            settings,
-            &mut self.clock,
-            &mut state.rng,
-        );
+        if state.repl.is_replica() {
+            // A replica's keys leave when its primary's DELs arrive, but
+            // for those its own clients gave a deadline (a writable
+            // replica), which it expires itself, in deadline order.
+            const REPLICA_KEYS_PER_CALL: usize = 256;
+            let now_ms = unix_time_ms();
+            let deleted: usize = state
+                .dbs
+                .iter_mut()
+                .map(|db| db.expire_replica_keys(now_ms, REPLICA_KEYS_PER_CALL))
+                .sum();
+            if deleted == 0 {
+                return;
+            }
+        } else {
+            let settings = CycleSettings {
+                effort: state.config.active_expire_effort,
+                hz: state.config.hz,
+                strategy: state.config.expire_strategy,
+            };
+            state.expire.run(
+                kind,
+                &mut state.dbs,
+                settings,
+                &mut self.clock,
+                &mut state.rng,
+            );
+        }
         state.process_key_events();
         if state.pubsub.has_outbox() {
             self.deliver_messages(None, unix_time_ms());

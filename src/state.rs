@@ -108,7 +108,7 @@ impl ServerState {
         let side_events = crate::notify::side_events(self.config.notify_keyspace_events);
         let replica = self.repl.is_replica();
         for db in &mut self.dbs {
-            db.replica = replica;
+            db.set_replica(replica);
             db.lazy_expire = policy.expire;
             db.lazy_server_del = policy.server_del;
             db.side_events = side_events;

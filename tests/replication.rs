@@ -531,3 +531,60 @@ fn diskless_syncs_are_shared_and_abandoned() {
     // Two, three, and the fourth's twice.
     assert_eq!(common::info_field(&mut p, "stats", "sync_full"), "5");
 }
+
+/// A writable replica expires the deadlines its own clients set, on its
+/// own and on time, and only those: a key the primary gave a TTL waits
+/// for the primary's DEL, and a key the primary rewrote since is kept.
+#[test]
+fn a_writable_replica_expires_only_its_own_ttls() {
+    let lapse = lapse_primary("repl-writable", &[]);
+    let mut p = lapse.raw();
+    // The primary sends no DELs of its own during this test.
+    assert_eq!(p.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), "+OK\r\n");
+    let port = lapse.port.to_string();
+    let replica = Server::lapse(&[
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+        "--replica-read-only",
+        "no",
+    ]);
+    let mut r = replica.raw();
+    wait_in_sync(&mut p, &mut r);
+    let ok = |reply: String| assert_eq!(reply, "+OK\r\n");
+    ok(p.cmd(&["SET", "theirs", "v", "PX", "200"]));
+    ok(p.cmd(&["SET", "shared", "v"]));
+    ok(p.cmd(&["SET", "plain", "v"]));
+    wait_in_sync(&mut p, &mut r);
+    ok(r.cmd(&["SET", "mine", "v", "PX", "200"]));
+    assert_eq!(r.cmd(&["PEXPIRE", "shared", "300"]), ":1\r\n");
+    assert_eq!(r.cmd(&["EXPIRE", "plain", "1"]), ":1\r\n");
+    // The primary rewrites `plain` without a TTL: no longer the replica's.
+    ok(p.cmd(&["SET", "plain", "w"]));
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(
+        common::info_field(&mut r, "stats", "slave_expires_tracked_keys"),
+        "3"
+    );
+    let dbsize = |r: &mut Raw| r.cmd(&["DBSIZE"]);
+    assert_eq!(dbsize(&mut r), ":4\r\n");
+    // `mine` and `shared` leave untouched; `theirs` stays (missing to
+    // reads) until the primary deletes it.
+    assert!(
+        common::eventually(Duration::from_secs(5), || dbsize(&mut r) == ":2\r\n"),
+        "the replica did not expire its own keys: {}",
+        dbsize(&mut r)
+    );
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(dbsize(&mut r), ":2\r\n");
+    assert_eq!(r.cmd(&["GET", "theirs"]), "$-1\r\n");
+    assert_eq!(r.cmd(&["GET", "plain"]), "$1\r\nw\r\n");
+    assert_eq!(common::info_field(&mut r, "stats", "expired_keys"), "2");
+    assert_eq!(
+        common::info_field(&mut r, "stats", "slave_expires_tracked_keys"),
+        "0"
+    );
+    assert_eq!(p.cmd(&["GET", "theirs"]), "$-1\r\n");
+    wait_in_sync(&mut p, &mut r);
+    assert_eq!(dbsize(&mut r), ":1\r\n");
+}

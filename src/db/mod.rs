@@ -22,6 +22,7 @@
 
 pub mod expires;
 pub mod keylog;
+pub mod replica_ttls;
 pub mod slot;
 pub mod snapshot;
 
@@ -168,7 +169,11 @@ pub struct Db {
     /// This server is a replica: a read finds a key past its deadline
     /// missing but leaves it in place (the primary's DEL removes it);
     /// writes of its own clients (a writable replica) still delete it.
+    /// Set with `set_replica`.
     pub replica: bool,
+    /// On a replica, the deadlines its own clients set: the keys it
+    /// expires itself (`expire_replica_keys`).
+    replica_ttls: replica_ttls::ReplicaTtls,
 }
 
 impl Db {
@@ -396,8 +401,53 @@ impl Db {
         match ttl {
             Ttl::Keep => {}
             Ttl::Clear => self.clear_deadline(idx),
-            Ttl::At(at_ms) => self.set_deadline(idx, at_ms),
+            Ttl::At(at_ms) => self.set_client_deadline(idx, at_ms),
         }
+    }
+
+    /// A deadline a command gives a key. On a replica, one its own
+    /// client gave (not the primary's stream, which runs with expiry
+    /// frozen) is remembered: the replica expires that key itself.
+    fn set_client_deadline(&mut self, idx: u32, at_ms: i64) {
+        self.set_deadline(idx, at_ms);
+        if self.replica && !self.loading {
+            self.replica_ttls.remember(self.dict.key(idx), at_ms);
+        }
+    }
+
+    /// This server became a replica or a primary. A primary expires every
+    /// key itself: what a replica remembered is dropped.
+    pub fn set_replica(&mut self, replica: bool) {
+        self.replica = replica;
+        if !replica {
+            self.replica_ttls.clear();
+        }
+    }
+
+    /// (Writable replica) deletes up to `max` keys whose deadline, set by
+    /// a client of this replica, has come and is still theirs, through
+    /// the one expired-key path (so its DEL reaches this server's AOF).
+    /// Returns how many it deleted; 0 when none is due.
+    pub fn expire_replica_keys(&mut self, now_ms: i64, max: usize) -> usize {
+        let mut deleted = 0;
+        for _ in 0..max {
+            let Some((key, at_ms)) = self.replica_ttls.pop_due(now_ms) else {
+                break;
+            };
+            if let Some(idx) = self.dict.find(&key) {
+                if self.deadline(idx) == Some(at_ms) {
+                    self.delete_expired(idx, now_ms, Reclaim::Active);
+                    deleted += 1;
+                }
+            }
+        }
+        deleted
+    }
+
+    /// Keys whose deadline a client of this replica set (INFO
+    /// `slave_expires_tracked_keys`).
+    pub fn replica_ttls_tracked(&self) -> usize {
+        self.replica_ttls.len()
     }
 
     /// Stores the string `value` at `key` (`setKey`), replacing any old
@@ -553,7 +603,7 @@ impl Db {
     pub fn set_expire(&mut self, key: &[u8], at_ms: i64, now_ms: i64) -> bool {
         match self.lookup_for_change(key, now_ms) {
             Some(idx) => {
-                self.set_deadline(idx, at_ms);
+                self.set_client_deadline(idx, at_ms);
                 true
             }
             None => false,
@@ -678,6 +728,7 @@ impl Db {
     /// the caller, possibly elsewhere): O(1) here, whatever its size.
     pub fn flush(&mut self) -> Dict<Entry> {
         self.avg_ttl_ms = 0;
+        self.replica_ttls.clear();
         // A save still reading the table keeps it (and frees it after).
         if self.detach_into_snapshot() {
             return Dict::default();
