@@ -3,9 +3,12 @@
 (issue 17). For each server as both primary and replica:
 
 1. Full sync of KEYS keys (persistence.py's mixed dataset, half with a
-   TTL): seconds from REPLICAOF to master_link_status:up, the longest PING
-   on the primary meanwhile (one every ms on its own connection), peak
-   RSS of the primary (with its children) over its RSS before.
+   TTL), from disk and diskless (both primaries with the same
+   `repl-diskless-sync`, no delay): seconds from REPLICAOF to
+   master_link_status:up, the longest PING on the primary meanwhile (one
+   every ms on its own connection), peak RSS of the primary (with its
+   children) over its RSS before. The rest runs after the diskless sync
+   (the default of both).
 2. redis-benchmark SET -P 16, 50 clients, 100,000 random keys, on the
    primary with the replica attached, as a ratio to the same primary with
    no replica; the largest lag (primary offset minus replica offset,
@@ -42,25 +45,33 @@ def set_rps(port):
 
 def measure(server):
     work = tempfile.mkdtemp(prefix="lapse-repl-bench-")
-    # Both primaries sync from disk (lapse's way; redis-server's default
-    # is diskless after a 5 s delay).
-    extra = ["--repl-diskless-sync", "no"] if server == "redis" else []
-    primary, pport = start(server, extra=["--dir", work] + extra)
+    primary, pport = start(server, extra=["--dir", work, "--repl-diskless-sync-delay", "0"])
     populate(pport)
     alone_rps = set_rps(pport)
     replica, rport = start(server, extra=["--dir", work, "--dbfilename", "replica.rdb"])
     before = tree_rss(primary.pid)
-    peak = [before]
+    result = {}
 
-    def sync():
-        t = time.perf_counter()
-        cmd(rport, "REPLICAOF", "127.0.0.1", str(pport))
-        while info_field(rport, "master_link_status", "replication") != "up":
-            peak[0] = max(peak[0], tree_rss(primary.pid))
-            time.sleep(0.005)
-        return time.perf_counter() - t
+    def sync(mode):
+        cmd(pport, "CONFIG", "SET", "repl-diskless-sync", "yes" if mode == "diskless" else "no")
+        peak = [before]
 
-    sync_s, worst = pinged(pport, sync)
+        def run():
+            t = time.perf_counter()
+            cmd(rport, "REPLICAOF", "127.0.0.1", str(pport))
+            while info_field(rport, "master_link_status", "replication") != "up":
+                peak[0] = max(peak[0], tree_rss(primary.pid))
+                time.sleep(0.005)
+            return time.perf_counter() - t
+
+        sync_s, worst = pinged(pport, run)
+        result.update({mode + "_sync_s": sync_s, mode + "_worst_ms": worst * 1000,
+                       mode + "_peak": peak[0] / before})
+
+    sync("disk")
+    cmd(rport, "REPLICAOF", "NO", "ONE")
+    cmd(rport, "FLUSHALL")
+    sync("diskless")
 
     lag = [0]
     done = threading.Event()
@@ -95,17 +106,21 @@ def measure(server):
     stop(replica)
     stop(primary)
     shutil.rmtree(work, ignore_errors=True)
-    return {"sync_s": sync_s, "worst_ms": worst * 1000, "peak": peak[0] / before,
-            "alone_rps": alone_rps, "with_rps": with_rps, "lag": lag[0],
-            "del_lag_ms": del_lag_ms}
+    result.update({"alone_rps": alone_rps, "with_rps": with_rps, "lag": lag[0],
+                   "del_lag_ms": del_lag_ms})
+    return result
 
 
 def main():
     build()
     results = {s: measure(s) for s in ("lapse", "redis")}
     print("%d keys; primary and replica of the same kind" % KEYS)
-    rows = [("full sync, s", "sync_s"), ("worst PING on the primary, ms", "worst_ms"),
-            ("primary peak RSS / before", "peak"),
+    rows = [(label % mode, key % mode)
+            for mode in ("disk", "diskless")
+            for label, key in [("full sync (%s), s", "%s_sync_s"),
+                               ("worst PING on the primary (%s), ms", "%s_worst_ms"),
+                               ("primary peak RSS / before (%s)", "%s_peak")]]
+    rows += [
             ("SET -P 16 alone, req/s", "alone_rps"), ("SET -P 16 with a replica", "with_rps"),
             ("max lag under that load, bytes", "lag"),
             ("probes gone on the replica after the deadline, ms", "del_lag_ms")]

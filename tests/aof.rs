@@ -426,13 +426,7 @@ fn kill_9_loses_nothing_acknowledged_with_appendfsync_always() {
     let mut r = restarted.raw();
     for (key, acknowledged) in results {
         assert!(acknowledged > 0, "no INCR was acknowledged");
-        let stored: i64 = r
-            .cmd(&["GET", &key])
-            .lines()
-            .nth(1)
-            .unwrap()
-            .parse()
-            .unwrap();
+        let stored = common::get_int(&mut r, &key).unwrap();
         assert!(
             stored >= acknowledged,
             "{key}: acknowledged {acknowledged}, found {stored}"

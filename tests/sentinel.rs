@@ -153,8 +153,7 @@ fn sentinel_fails_over_lapse_while_a_client_writes() {
 
     let mut first = Raw::connect(ports[0]);
     let writing = eventually(Duration::from_secs(20), || {
-        let reply = first.cmd(&["GET", "counter"]);
-        reply.lines().nth(1).and_then(|v| v.parse::<u64>().ok()) >= Some(200)
+        common::get_int(&mut first, "counter") >= Some(200)
     });
     assert!(writing, "the client's writes did not reach the primary");
 
@@ -216,13 +215,7 @@ fn sentinel_fails_over_lapse_while_a_client_writes() {
         "the client did not keep writing: {done}"
     );
     let mut p = Raw::connect(promoted);
-    let counter: u64 = p
-        .cmd(&["GET", "counter"])
-        .lines()
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
+    let counter = common::get_int(&mut p, "counter").unwrap() as u64;
     assert!(
         counter >= field("max_acked"),
         "a write both replicas acknowledged was lost: {counter} < {done}"

@@ -97,23 +97,7 @@ impl Server {
 
     /// `redis()` with `extra` arguments (a `--dir`, say).
     pub fn redis_with(extra: &[&str]) -> Option<Server> {
-        let found = Command::new("redis-server")
-            .arg("--version")
-            .stdout(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !found {
-            if std::env::var_os("CI").is_some() {
-                panic!("redis-server is required in CI (.ci/run installs it) but is not on PATH");
-            }
-            // Written to the stderr handle directly: the test harness captures
-            // eprintln! of passing tests, and this must be seen.
-            let banner = "\n\
-                !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
-                !!! SKIPPED: redis-server is not on PATH; the comparison with Redis  !!!\n\
-                !!! did not run. Install it: apt-get install -y redis-server         !!!\n\
-                !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n";
-            let _ = std::io::stderr().lock().write_all(banner.as_bytes());
+        if !tool_present("redis-server", "the comparison with Redis") {
             return None;
         }
         for _ in 0..10 {
@@ -586,10 +570,19 @@ pub fn tool_present(tool: &str, what: &str) -> bool {
         if std::env::var_os("CI").is_some() {
             panic!("{tool} is required in CI (.ci/run installs it) but is not on PATH");
         }
+        // Written to the stderr handle directly: the test harness captures
+        // eprintln! of passing tests, and this must be seen.
+        let rule = "!".repeat(72);
         let banner = format!(
-            "\n!!!!!!!!\n!!! SKIPPED: {tool} is not on PATH; {what} did not run.\n!!! Install it (see .ci/run).\n!!!!!!!!\n"
+            "\n{rule}\n!!! SKIPPED: {tool} is not on PATH; {what} did not run.\n\
+             !!! Install it: apt-get install -y {tool} (.ci/run installs it)\n{rule}\n"
         );
         let _ = std::io::stderr().lock().write_all(banner.as_bytes());
     }
     found
+}
+
+/// The integer at `key` (GET), `None` when it is missing or not one.
+pub fn get_int(r: &mut Raw, key: &str) -> Option<i64> {
+    r.cmd(&["GET", key]).lines().nth(1)?.parse().ok()
 }
