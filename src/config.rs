@@ -156,6 +156,19 @@ pub struct Config {
     /// `replica-priority` (alias `slave-priority`): how Sentinel ranks
     /// this replica for promotion (lower first; 0: never promoted).
     pub replica_priority: u64,
+    /// `maxmemory`, bytes (0: no limit): keys are evicted by
+    /// `maxmemory-policy` to stay under it (see `evict`).
+    pub maxmemory: u64,
+    pub maxmemory_policy: crate::evict::Policy,
+    /// `maxmemory-samples`: keys sampled per database for LRU/LFU.
+    pub maxmemory_samples: u32,
+    /// `maxmemory-eviction-tenacity` (0..=100): how long one command may
+    /// spend evicting.
+    pub maxmemory_eviction_tenacity: u32,
+    /// `lfu-log-factor`, `lfu-decay-time` (minutes): how the LFU counter
+    /// grows and fades.
+    pub lfu_log_factor: u32,
+    pub lfu_decay_time: u32,
     /// The config file the server started from, absolute (INFO
     /// `config_file`; where CONFIG REWRITE writes). Not a setting.
     pub config_file: Option<std::path::PathBuf>,
@@ -392,6 +405,12 @@ impl Default for Config {
             repl_diskless_sync_max_replicas: 0,
             replica_priority: 100,
             config_file: None,
+            maxmemory: 0,
+            maxmemory_policy: crate::evict::Policy::NoEviction,
+            maxmemory_samples: 5,
+            maxmemory_eviction_tenacity: 10,
+            lfu_log_factor: 10,
+            lfu_decay_time: 1,
         }
     }
 }
@@ -815,6 +834,40 @@ pub static SETTINGS: &[Setting] = &[
         },
         mutable: true,
     },
+    int_setting!("maxmemory", maxmemory, 0, i64::MAX, true),
+    Setting {
+        name: "maxmemory-policy",
+        get: |c| c.maxmemory_policy.name().into(),
+        set: |c, a| {
+            let names: Vec<&str> = crate::evict::POLICIES.iter().map(|(n, _)| *n).collect();
+            c.maxmemory_policy = crate::evict::Policy::parse(&one_of(a, &names)?)
+                .unwrap_or(crate::evict::Policy::NoEviction);
+            Ok(())
+        },
+        mutable: true,
+    },
+    int_setting!("maxmemory-samples", maxmemory_samples, 1, 64, true),
+    int_setting!(
+        "maxmemory-eviction-tenacity",
+        maxmemory_eviction_tenacity,
+        0,
+        100,
+        true
+    ),
+    int_setting!(
+        "lfu-log-factor",
+        lfu_log_factor,
+        0,
+        i64::from(i32::MAX),
+        true
+    ),
+    int_setting!(
+        "lfu-decay-time",
+        lfu_decay_time,
+        0,
+        i64::from(i32::MAX),
+        true
+    ),
     Setting {
         name: "maxmemory-clients",
         get: |c| match c.maxmemory_clients {

@@ -374,6 +374,13 @@ fn memory_section(state: &ServerState, out: &mut String) {
     field!(out, "used_memory_human", human_bytes(used));
     field!(out, "used_memory_rss", rss);
     field!(out, "used_memory_rss_human", human_bytes(rss));
+    field!(out, "maxmemory", state.config.maxmemory);
+    field!(out, "maxmemory_human", human_bytes(state.config.maxmemory));
+    field!(
+        out,
+        "maxmemory_policy",
+        state.config.maxmemory_policy.name()
+    );
     field!(out, "mem_allocator", "libc");
     let (scripts, script_bytes) = state.scripting.as_ref().map_or((0, 0), |s| s.cache_stats());
     field!(out, "used_memory_scripts", script_bytes);
@@ -448,6 +455,8 @@ fn stats_section(state: &ServerState, out: &mut String) {
     }
     field!(out, "expire_strategy", state.config.expire_strategy.name());
     field!(out, "lazyfreed_objects", state.lazyfree.freed_objects());
+    let evicted: u64 = state.dbs.iter().map(|db| db.stats.evicted_keys).sum();
+    field!(out, "evicted_keys", evicted);
     field!(out, "keyspace_hits", hits);
     field!(out, "keyspace_misses", misses);
     let (channels, patterns, shard) = state.pubsub.totals();

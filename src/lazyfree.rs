@@ -54,6 +54,21 @@ pub fn free_effort(value: &Value) -> usize {
     }
 }
 
+/// About how many heap bytes `value` holds, in O(1): its length times
+/// a typical cost per element (a measure would cost what lazy free
+/// saves). Only for counting memory on its way back.
+pub fn estimated_bytes(value: &Value) -> usize {
+    match value {
+        Value::Str(s) => s.capacity(),
+        Value::List(l) => l.chunk_count() * 8 * 1024,
+        Value::Hash(Hash::Table(h)) => h.len() * 96,
+        Value::Set(Set::Table(s)) => s.len() * 64,
+        Value::ZSet(ZSet::Tree(z)) => z.len() * 96,
+        Value::Hash(Hash::Packed(p)) => p.allocated(),
+        Value::Set(_) | Value::ZSet(_) => 256,
+    }
+}
+
 /// Whether `value` is worth handing to the background thread.
 pub fn is_big(value: &Value) -> bool {
     free_effort(value) > LAZYFREE_THRESHOLD
@@ -90,7 +105,7 @@ fn set_scheduling(idle: bool) {
 
 /// Anything that can be dropped on another thread, and how many values
 /// it holds.
-type Garbage = (Box<dyn Any + Send>, u64);
+type Garbage = (Box<dyn Any + Send>, u64, u64);
 
 /// Work the freer does before it pauses.
 const SLICE: Duration = Duration::from_micros(100);
@@ -207,6 +222,10 @@ pub struct LazyFree {
     pending: Arc<AtomicU64>,
     /// Objects freed by the thread so far (INFO `lazyfreed_objects`).
     freed: Arc<AtomicU64>,
+    /// About how many bytes the objects handed over and not yet freed
+    /// hold (`estimated_bytes`): memory on its way back, which eviction
+    /// counts as gone so that it does not evict more meanwhile.
+    pending_bytes: Arc<AtomicU64>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -223,15 +242,17 @@ impl LazyFree {
         let (tx, rx) = channel::<Garbage>();
         let pending = Arc::new(AtomicU64::new(0));
         let freed = Arc::new(AtomicU64::new(0));
+        let pending_bytes = Arc::new(AtomicU64::new(0));
         let thread = {
-            let (pending, freed) = (pending.clone(), freed.clone());
+            let (pending, freed, bytes) = (pending.clone(), freed.clone(), pending_bytes.clone());
             std::thread::Builder::new()
                 .name("lazyfree".into())
                 .spawn(move || {
                     set_scheduling(true);
                     let mut pacer = Pacer::new(pending.clone());
-                    while let Ok((garbage, objects)) = rx.recv() {
+                    while let Ok((garbage, objects, size)) = rx.recv() {
                         free_paced(garbage, &mut pacer);
+                        bytes.fetch_sub(size, Ordering::Relaxed);
                         pending.fetch_sub(objects, Ordering::Relaxed);
                         freed.fetch_add(objects, Ordering::Relaxed);
                     }
@@ -242,6 +263,7 @@ impl LazyFree {
             tx: thread.as_ref().map(|_| tx),
             pending,
             freed,
+            pending_bytes,
             thread,
         }
     }
@@ -254,15 +276,33 @@ impl LazyFree {
     /// Frees `garbage` (holding `objects` values, e.g. a flushed database)
     /// on the background thread.
     pub fn free_async_counted<T: Any + Send>(&self, garbage: T, objects: u64) {
+        self.free_async_sized(garbage, objects, 0);
+    }
+
+    /// Frees a value on the background thread, counting its memory as
+    /// on its way back until it is (`pending_bytes`).
+    pub fn free_value(&self, value: Value) {
+        let bytes = estimated_bytes(&value) as u64;
+        self.free_async_sized(value, 1, bytes);
+    }
+
+    fn free_async_sized<T: Any + Send>(&self, garbage: T, objects: u64, bytes: u64) {
         let Some(tx) = &self.tx else {
             return drop(garbage);
         };
         self.pending.fetch_add(objects, Ordering::Relaxed);
-        if let Err(returned) = tx.send((Box::new(garbage), objects)) {
+        self.pending_bytes.fetch_add(bytes, Ordering::Relaxed);
+        if let Err(returned) = tx.send((Box::new(garbage), objects, bytes)) {
             // The thread is gone: free here.
             self.pending.fetch_sub(objects, Ordering::Relaxed);
+            self.pending_bytes.fetch_sub(bytes, Ordering::Relaxed);
             drop(returned);
         }
+    }
+
+    /// About how many bytes are on their way back (see `pending_bytes`).
+    pub fn pending_bytes(&self) -> u64 {
+        self.pending_bytes.load(Ordering::Relaxed)
     }
 
     pub fn pending_objects(&self) -> u64 {

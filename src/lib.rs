@@ -15,6 +15,7 @@ pub mod connection;
 pub mod db;
 pub mod dict;
 pub mod digest;
+pub mod evict;
 pub mod expire;
 pub mod fdlimit;
 pub mod float;

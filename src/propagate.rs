@@ -119,8 +119,9 @@ impl Propagator {
         self.pending.force = true;
     }
 
-    /// An expired key was deleted in `db`: its own DEL (or UNLINK), at once.
-    pub fn expired(&mut self, db: usize, key: &[u8], lazy: bool) {
+    /// The server deleted a key in `db` (it expired, or was evicted): its
+    /// own DEL (or UNLINK), at once.
+    pub fn deleted_by_server(&mut self, db: usize, key: &[u8], lazy: bool) {
         if !self.active() {
             return;
         }
@@ -259,7 +260,7 @@ mod tests {
         p.attach(Box::new(recorder));
         p.command_done(0, || args(&["SET", "a", "1"]), 1);
         p.command_done(0, || args(&["GET", "a"]), 0);
-        p.expired(1, b"old", false);
+        p.deleted_by_server(1, b"old", false);
         p.rewrite(args(&["SREM", "s", "x"]));
         p.rewrite(args(&["SREM", "s", "y"]));
         p.command_done(1, || args(&["SPOP", "s", "2"]), 2);

@@ -142,6 +142,10 @@ pub struct Server {
     /// newline.
     last_replica_ping: Instant,
     last_newline: Instant,
+    /// Over `maxmemory` with more to evict than one slice allowed: the
+    /// loop evicts again before it sleeps, and does not sleep long
+    /// (Redis's `evictionTimeProc`).
+    evicting: bool,
 }
 
 /// The link to the primary before it carries the command stream.
@@ -299,6 +303,7 @@ impl Server {
             master_epoch_seen: 0,
             last_replica_ping: Instant::now(),
             last_newline: Instant::now(),
+            evicting: false,
         })
     }
 
@@ -316,6 +321,7 @@ impl Server {
             let save_pace = crate::persist::tick(&mut self.state);
             let timeout = if !self.read_again.is_empty()
                 || !self.resume.is_empty()
+                || self.evicting
                 || save_pace == Pace::Busy
             {
                 Duration::ZERO
@@ -936,6 +942,27 @@ impl Server {
         }
     }
 
+    /// Evicts while over `maxmemory` though no command asks (a limit
+    /// lowered, a slice that ran out of time), a slice per iteration.
+    /// A replica leaves its keys to its primary.
+    fn evict_between_commands(&mut self) {
+        if self.state.repl.is_replica() {
+            self.evicting = false;
+            return;
+        }
+        let mut not_counted = self.state.aof.buffer_len();
+        for (_, conn) in self.conns.iter() {
+            if let Some(link) = &conn.session.replica {
+                not_counted += conn.session.reply.pending() + link.held.len();
+            }
+        }
+        let outcome = crate::evict::perform_evictions(&mut self.state, not_counted, unix_time_ms());
+        self.evicting = outcome == crate::evict::Outcome::Running;
+        if self.state.pubsub.has_outbox() {
+            self.deliver_messages(None, unix_time_ms());
+        }
+    }
+
     /// Answers the clients in WAIT whose replicas acknowledged enough, or
     /// whose time is up, with the count; their next requests run.
     fn answer_waits(&mut self) {
@@ -1454,6 +1481,9 @@ impl Server {
         }
         if !self.state.repl.waits.is_empty() {
             self.answer_waits();
+        }
+        if self.evicting || crate::evict::over_limit(&self.state) {
+            self.evict_between_commands();
         }
         self.active_expire_cycle(CycleKind::Fast);
         if self.state.blocking.any() {

@@ -62,6 +62,8 @@ pub struct ServerState {
     pub repl: crate::replication::Replication,
     /// Clients CLIENT KILL named, closed by the loop after the command.
     pub kill_requests: Vec<u64>,
+    /// Eviction's candidates between calls (the memory limit).
+    pub evict: crate::evict::Evictor,
     /// This process's random identity (INFO `run_id`): Sentinel tells a
     /// restarted server from one that stayed up by it.
     pub run_id: String,
@@ -94,6 +96,7 @@ impl ServerState {
             repl: Default::default(),
             kill_requests: Vec::new(),
             run_id: crate::replication::random_replid(),
+            evict: Default::default(),
             changes_outside_keys: 0,
         };
         state.repl.master = state.config.replicaof.clone();
@@ -107,8 +110,14 @@ impl ServerState {
         let policy = self.config.lazyfree;
         let side_events = crate::notify::side_events(self.config.notify_keyspace_events);
         let replica = self.repl.is_replica();
+        let access_policy = crate::db::access::AccessPolicy {
+            lfu: self.config.maxmemory_policy.is_lfu(),
+            lfu_log_factor: self.config.lfu_log_factor,
+            lfu_decay_time: self.config.lfu_decay_time,
+        };
         for db in &mut self.dbs {
             db.set_replica(replica);
+            db.access_policy = access_policy;
             db.lazy_expire = policy.expire;
             db.lazy_server_del = policy.server_del;
             db.side_events = side_events;
@@ -127,7 +136,7 @@ impl ServerState {
             classes = u32::MAX;
         }
         if self.propagate.active() {
-            classes |= EventClass::EXPIRED.0;
+            classes |= EventClass::EXPIRED.0 | EventClass::EVICTED.0;
         }
         if self.blocking.any() {
             classes |= EventClass::LIST.0 | EventClass::ZSET.0 | EventClass::GENERIC.0;
@@ -214,11 +223,17 @@ impl ServerState {
     /// expired key's deletion, keyspace notifications.
     fn handle_key_event(&mut self, db: usize, event: &KeyEvent, key: &[u8]) {
         let expired = event.class == EventClass::EXPIRED;
-        if self.watches.watches_in(db) && (event.class.is_write() || expired) {
-            self.watches.touch(db, key, expired || event.name == "del");
+        let evicted = event.class == EventClass::EVICTED;
+        if self.watches.watches_in(db) && (event.class.is_write() || expired || evicted) {
+            self.watches
+                .touch(db, key, expired || evicted || event.name == "del");
         }
         if expired {
-            self.propagate.expired(db, key, self.config.lazyfree.expire);
+            self.propagate
+                .deleted_by_server(db, key, self.config.lazyfree.expire);
+        } else if evicted {
+            self.propagate
+                .deleted_by_server(db, key, self.config.lazyfree.eviction);
         } else if event.class.is_write() || event.class == EventClass::NEW {
             self.blocking.key_changed(db, key);
         }
@@ -268,7 +283,7 @@ impl ServerState {
     pub fn free_garbage(&mut self) {
         for db in &mut self.dbs {
             for value in db.take_garbage() {
-                self.lazyfree.free_async(value);
+                self.lazyfree.free_value(value);
             }
             for table in db.take_retired() {
                 let count = table.0.len() as u64;

@@ -77,15 +77,67 @@ fn exists(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
-static OBJECT_SUBCOMMANDS: &[Command] = &[cmd!(
-    "encoding",
-    3,
-    ["readonly"],
-    (2, 2, 1),
-    object_encoding,
-    "generic",
-    "Returns the internal encoding of a Redis object."
-)];
+static OBJECT_SUBCOMMANDS: &[Command] = &[
+    cmd!(
+        "encoding",
+        3,
+        ["readonly"],
+        (2, 2, 1),
+        object_encoding,
+        "generic",
+        "Returns the internal encoding of a Redis object."
+    ),
+    cmd!(
+        "idletime",
+        3,
+        ["readonly"],
+        (2, 2, 1),
+        object_idletime,
+        "generic",
+        "Returns the time since the last access to a Redis object."
+    ),
+    cmd!(
+        "freq",
+        3,
+        ["readonly"],
+        (2, 2, 1),
+        object_freq,
+        "generic",
+        "Returns the logarithmic access frequency counter of a Redis object."
+    ),
+];
+
+/// OBJECT IDLETIME: seconds since the key was last used (not counting
+/// this look); Redis's error under an LFU policy, which keeps no time.
+fn object_idletime(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if ctx.server.config.maxmemory_policy.is_lfu() {
+        return Err(CmdError::Static(
+            "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+        ));
+    }
+    let now_ms = ctx.now_ms;
+    match ctx.db().access_of(&args[2], now_ms) {
+        Some((idle_ms, _)) => ctx.out().int((idle_ms / 1000) as i64),
+        None => ctx.out().null(),
+    }
+    Ok(())
+}
+
+/// OBJECT FREQ: the key's logarithmic access counter, decayed; Redis's
+/// error unless an LFU policy is set.
+fn object_freq(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if !ctx.server.config.maxmemory_policy.is_lfu() {
+        return Err(CmdError::Static(
+            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+        ));
+    }
+    let now_ms = ctx.now_ms;
+    match ctx.db().access_of(&args[2], now_ms) {
+        Some((_, freq)) => ctx.out().int(i64::from(freq)),
+        None => ctx.out().null(),
+    }
+    Ok(())
+}
 
 /// OBJECT ENCODING: Redis's name for the representation (see
 /// `ValueRef::encoding`); a missing key is a null reply.

@@ -286,6 +286,14 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     };
     ctx.session.last_cmd = (top.name, (!std::ptr::eq(top, cmd)).then_some(cmd.name));
+    if ctx.server.config.maxmemory > 0 {
+        if let Err(err) = oom_check(ctx, cmd) {
+            if let Some(t) = &mut ctx.session.multi {
+                t.aborted = true;
+            }
+            return Err(err);
+        }
+    }
     // Outside MULTI (the hot path) this is one check of an Option.
     if let Some(t) = &mut ctx.session.multi {
         if !RUN_IN_MULTI.contains(&top.name) {
@@ -295,6 +303,56 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     }
     call(ctx, cmd, args)
+}
+
+/// Redis's `shared.oomerr`.
+pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+
+/// The memory limit, before every command (Redis's `processCommand`):
+/// evicts what `maxmemory-policy` allows; while still over the limit,
+/// refuses the commands that may grow memory (`denyoom`, an EXEC holding
+/// one) and any command a transaction would queue, so reads, deletes and
+/// EXEC/DISCARD keep working. Not for the primary's stream or a loading
+/// AOF, nor on a replica (Redis's `replica-ignore-maxmemory yes`).
+fn oom_check(ctx: &mut Ctx, cmd: &Command) -> CmdResult {
+    if !crate::evict::over_limit(ctx.server)
+        || ctx.session.master
+        || ctx.server.loading
+        || ctx.server.repl.is_replica()
+    {
+        return Ok(());
+    }
+    // What is written to replicas and the AOF does not count (Redis's
+    // `freeMemoryGetNotCountedMemory`): sending it must not evict.
+    let mut not_counted = ctx.server.aof.buffer_len();
+    ctx.peers.for_each_session(&mut |s| {
+        if let Some(link) = &s.replica {
+            not_counted += s.reply.pending() + link.held.len();
+        }
+    });
+    let outcome = crate::evict::perform_evictions(ctx.server, not_counted, ctx.now_ms);
+    if outcome != crate::evict::Outcome::Fail {
+        return Ok(());
+    }
+    let in_multi = ctx.session.multi.as_ref();
+    if cmd.name == "exec" {
+        let denied =
+            in_multi.is_some_and(|t| t.queue.iter().any(|(c, _)| c.flags.has(Flags::DENYOOM)));
+        if denied {
+            ctx.session.multi = None;
+            let client = ctx.session.id;
+            ctx.server.unwatch_all(client);
+            return Err(CmdError::owned(format!(
+                "EXECABORT Transaction discarded because of: {OOM}"
+            )));
+        }
+        return Ok(());
+    }
+    let queuing = in_multi.is_some() && !["discard", "quit", "reset"].contains(&cmd.name);
+    if cmd.flags.has(Flags::DENYOOM) || queuing {
+        return Err(CmdError::Static(OOM));
+    }
+    Ok(())
 }
 
 /// Commands that run at once between MULTI and EXEC instead of being
@@ -455,7 +513,16 @@ pub fn call_and_reply(ctx: &mut Ctx, cmd: &Command, args: Args) {
 pub fn call(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
     let db = ctx.session.db;
     let dirty_before = ctx.server.dirty();
+    // CLIENT NO-TOUCH: its reads leave keys' access history alone (but
+    // TOUCH touches, as in Redis).
+    let no_touch = ctx.session.no_touch && cmd.name != "touch";
+    if no_touch {
+        ctx.server.dbs.iter_mut().for_each(|db| db.no_touch = true);
+    }
     let result = (cmd.handler)(ctx, args);
+    if no_touch {
+        ctx.server.dbs.iter_mut().for_each(|db| db.no_touch = false);
+    }
     ctx.server.process_key_events();
     let changes = ctx.server.dirty() - dirty_before;
     ctx.server

@@ -20,6 +20,7 @@
 //! see `slot`), about 6 bytes of bucket array, and 20 bytes on the expires
 //! side (`expires`) for keys with a TTL.
 
+pub mod access;
 pub mod expires;
 pub mod keylog;
 pub mod replica_ttls;
@@ -43,6 +44,8 @@ pub struct Entry {
     expire_slot: u32,
     /// How Redis would have encoded a string value (sits in what was padding).
     encoding: StrEncoding,
+    /// When it was last used, or how often (eviction); in what was padding.
+    access: access::Access,
     slot: Slot,
 }
 
@@ -123,6 +126,8 @@ pub struct DbStats {
     /// Read lookups that found / did not find their key.
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
+    /// Keys evicted by the memory limit (`evicted_keys`).
+    pub evicted_keys: u64,
     /// How long after its deadline each expired key was removed, ms.
     pub lag_active: Histogram,
     pub lag_passive: Histogram,
@@ -174,14 +179,47 @@ pub struct Db {
     /// On a replica, the deadlines its own clients set: the keys it
     /// expires itself (`expire_replica_keys`).
     replica_ttls: replica_ttls::ReplicaTtls,
+    /// What a key's `access` bits keep (`maxmemory-policy`'s LRU or LFU).
+    pub access_policy: access::AccessPolicy,
+    /// The running command asked not to count its reads as accesses
+    /// (CLIENT NO-TOUCH; OBJECT IDLETIME/FREQ).
+    pub no_touch: bool,
+    /// The time of the last lookup, unix ms: a new key's first access.
+    clock_ms: i64,
+    /// A xorshift state for the LFU counter's random increments.
+    lfu_rng: u64,
 }
 
 impl Db {
     pub fn new(index: usize) -> Db {
         Db {
             index,
+            clock_ms: crate::clock::unix_time_ms(),
+            lfu_rng: 0x9e37_79b9_7f4a_7c15 ^ index as u64,
             ..Db::default()
         }
+    }
+
+    /// Records an access to the entry at `idx` (`updateLFU` / LRU clock).
+    fn touch(&mut self, idx: u32, now_ms: i64) {
+        self.clock_ms = now_ms;
+        if self.no_touch {
+            return;
+        }
+        let policy = self.access_policy;
+        let chance = if policy.lfu {
+            // xorshift64: the draw needs no quality, only speed.
+            let mut x = self.lfu_rng;
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            self.lfu_rng = x;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        } else {
+            0.0
+        };
+        let entry = self.dict.entry_mut(idx);
+        entry.access = entry.access.touched(policy, now_ms, chance);
     }
 
     /// The key-change signal (Redis's `signalModifiedKey` plus
@@ -244,7 +282,10 @@ impl Db {
                 self.delete_expired(idx, now_ms, Reclaim::Passive);
                 None
             }
-            _ => Some(idx),
+            _ => {
+                self.touch(idx, now_ms);
+                Some(idx)
+            }
         }
     }
 
@@ -253,7 +294,11 @@ impl Db {
     fn lookup_read(&mut self, key: &[u8], now_ms: i64) -> Option<u32> {
         if self.replica && !self.loading {
             let idx = self.dict.find(key)?;
-            return self.is_live(idx, now_ms).then_some(idx);
+            let live = self.is_live(idx, now_ms);
+            if live {
+                self.touch(idx, now_ms);
+            }
+            return live.then_some(idx);
         }
         self.lookup(key, now_ms)
     }
@@ -393,6 +438,7 @@ impl Db {
         self.dict.insert_new(Entry {
             expire_slot: NO_EXPIRE,
             encoding: StrEncoding::Auto,
+            access: access::Access::fresh(self.access_policy, self.clock_ms),
             slot,
         })
     }
@@ -665,6 +711,93 @@ impl Db {
         } else {
             None
         }
+    }
+
+    /// A key's access history without touching it (OBJECT IDLETIME /
+    /// FREQ): idle ms (LRU) and the decayed counter (LFU).
+    pub fn access_of(&mut self, key: &[u8], now_ms: i64) -> Option<(u64, u8)> {
+        let no_touch = std::mem::replace(&mut self.no_touch, true);
+        let idx = self.lookup_read(key, now_ms);
+        self.no_touch = no_touch;
+        let access = self.dict.entry(idx?).access;
+        Some((
+            access.idle_ms(now_ms),
+            access.lfu_count(self.access_policy, now_ms),
+        ))
+    }
+
+    /// Eviction's sample: `n` random keys (with a TTL only, if
+    /// `volatile`), each with its score by `score(access, deadline)`
+    /// (higher: a better victim), into `out`.
+    pub fn eviction_sample(
+        &self,
+        rng: &mut impl Rng,
+        volatile: bool,
+        n: usize,
+        score: &impl Fn(access::Access, Option<i64>) -> u64,
+        out: &mut Vec<(u64, Vec<u8>)>,
+    ) {
+        for _ in 0..n {
+            let idx = if volatile {
+                match self.expires.random(rng) {
+                    Some(v) => v.entry,
+                    None => return,
+                }
+            } else if self.dict.is_empty() {
+                return;
+            } else {
+                rng.gen_range(0..self.dict.len()) as u32
+            };
+            let entry = self.dict.entry(idx);
+            out.push((
+                score(entry.access, self.deadline(idx)),
+                entry.slot.key().to_vec(),
+            ));
+        }
+    }
+
+    /// The key with the nearest deadline and that deadline, exactly (the
+    /// deadline strategy keeps them in order); `None` if no key has one
+    /// or they are not kept in order.
+    pub fn nearest_deadline(&mut self) -> Option<(i64, Vec<u8>)> {
+        if !self.expires.is_ordered() {
+            return None;
+        }
+        loop {
+            let top = self.expires.top()?;
+            // The top's place is a lower bound: settle a raised one first.
+            if self
+                .expires
+                .earliest_ms()
+                .is_some_and(|order| order < top.at_ms)
+            {
+                let dict = &mut self.dict;
+                self.expires
+                    .settle_top(&mut |entry, pos| dict.entry_mut(entry).expire_slot = pos);
+                continue;
+            }
+            return Some((top.at_ms, self.dict.key(top.entry).to_vec()));
+        }
+    }
+
+    /// Evicts `key` (the memory limit): removed whatever its deadline, the
+    /// `evicted` event recorded (its DEL is propagated from it), counted.
+    /// With `lazy`, a big value goes to the lazyfree thread. Returns
+    /// false if it is not there.
+    pub fn evict(&mut self, key: &[u8], lazy: bool) -> bool {
+        let Some(idx) = self.dict.find(key) else {
+            return false;
+        };
+        if EventClass::EVICTED.intersects(self.recorded_classes) {
+            self.events.push(EventClass::EVICTED, "evicted", key);
+        }
+        self.dirty += 1;
+        self.stats.evicted_keys += 1;
+        let mut slot = self.remove_at(idx);
+        if lazy {
+            self.garbage.extend(slot.take_big_value());
+        }
+        true
     }
 
     /// Deletes `key` (DEL/UNLINK). Returns true if a live key was removed.

@@ -1,0 +1,305 @@
+//! The memory limit (`maxmemory`): before a command runs, keys are evicted
+//! until the memory the server counts is under the limit, as Redis's
+//! `performEvictions` does; a command that may grow memory (`denyoom`) is
+//! refused when nothing more can be evicted.
+//!
+//! `evict` decides *which* key goes; `db` removes it (the `evicted` event,
+//! from which the loop propagates its DEL and publishes the notification),
+//! `lazyfree` decides where its value is freed.
+//!
+//! Victims, by `maxmemory-policy`:
+//! - LRU and LFU: Redis's approximation — `maxmemory-samples` random keys
+//!   per database scored by idle time (LRU) or by how rarely they are used
+//!   (LFU, the decayed logarithmic counter), merged into a pool of the 16
+//!   best candidates kept across calls; the best still present goes.
+//! - volatile-ttl: exactly the key nearest its deadline, from the
+//!   deadline order the keyspace keeps (Redis samples it); sampled when
+//!   `expire-strategy uniform` keeps no order.
+//! - random: one uniformly random key, the databases taken in turn.
+
+use std::time::{Duration, Instant};
+
+use crate::db::access::Access;
+use crate::state::ServerState;
+
+/// `maxmemory-policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    NoEviction,
+    AllKeysLru,
+    AllKeysLfu,
+    AllKeysRandom,
+    VolatileLru,
+    VolatileLfu,
+    VolatileRandom,
+    VolatileTtl,
+}
+
+/// The policies by their Redis names.
+pub const POLICIES: &[(&str, Policy)] = &[
+    ("volatile-lru", Policy::VolatileLru),
+    ("volatile-lfu", Policy::VolatileLfu),
+    ("volatile-random", Policy::VolatileRandom),
+    ("volatile-ttl", Policy::VolatileTtl),
+    ("allkeys-lru", Policy::AllKeysLru),
+    ("allkeys-lfu", Policy::AllKeysLfu),
+    ("allkeys-random", Policy::AllKeysRandom),
+    ("noeviction", Policy::NoEviction),
+];
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        POLICIES
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map_or("noeviction", |(name, _)| name)
+    }
+
+    pub fn parse(name: &str) -> Option<Policy> {
+        POLICIES
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, p)| *p)
+    }
+
+    pub fn is_lfu(self) -> bool {
+        matches!(self, Policy::AllKeysLfu | Policy::VolatileLfu)
+    }
+
+    /// Victims only among keys with a TTL.
+    fn volatile(self) -> bool {
+        matches!(
+            self,
+            Policy::VolatileLru
+                | Policy::VolatileLfu
+                | Policy::VolatileRandom
+                | Policy::VolatileTtl
+        )
+    }
+}
+
+/// The best candidates seen (Redis's `EVPOOL_SIZE`).
+const POOL_SIZE: usize = 16;
+
+/// Eviction's state between calls.
+#[derive(Default)]
+pub struct Evictor {
+    /// Candidates, best (highest score) last: (score, database, key).
+    pool: Vec<(u64, usize, Vec<u8>)>,
+    /// The database the random policies take a key from next.
+    next_db: usize,
+}
+
+/// What `perform_evictions` achieved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Under the limit (or no limit).
+    Ok,
+    /// Still over, but evicting: time ran out for this call.
+    Running,
+    /// Over the limit and nothing (more) can be evicted.
+    Fail,
+}
+
+/// Memory counted against `maxmemory`: what is allocated minus
+/// `not_counted` (replicas' output and the AOF buffer, as Redis leaves
+/// them out so that writing them never causes evictions) and minus what
+/// the lazyfree thread is still freeing (already evicted: counting it
+/// would evict more while it is returned).
+fn counted_memory(state: &ServerState, not_counted: usize) -> usize {
+    crate::info::used_memory()
+        .saturating_sub(not_counted)
+        .saturating_sub(state.lazyfree.pending_bytes() as usize)
+}
+
+/// Whether all that is allocated is over `maxmemory` (a set one): one
+/// load of a counter, the check every command makes first.
+pub fn over_limit(state: &ServerState) -> bool {
+    let limit = state.config.maxmemory as usize;
+    limit > 0 && crate::info::used_memory() > limit
+}
+
+/// How long one call may evict (Redis's `evictionTimeLimitUs` from
+/// `maxmemory-eviction-tenacity`: 500 µs at the default 10, growing 15%
+/// a step up to 99; 100 means no limit).
+fn time_limit(tenacity: u32) -> Option<Duration> {
+    if tenacity >= 100 {
+        return None;
+    }
+    let us = if tenacity <= 10 {
+        50.0 * f64::from(tenacity)
+    } else {
+        500.0 * 1.15f64.powi(tenacity as i32 - 10)
+    };
+    Some(Duration::from_micros(us as u64))
+}
+
+/// Evicts keys until the counted memory is under `maxmemory` or time runs
+/// out; the evictions' DELs and notifications go out before it returns.
+pub fn perform_evictions(state: &mut ServerState, not_counted: usize, now_ms: i64) -> Outcome {
+    let limit = state.config.maxmemory as usize;
+    if !over_limit(state) || counted_memory(state, not_counted) <= limit {
+        return Outcome::Ok;
+    }
+    let policy = state.config.maxmemory_policy;
+    if policy == Policy::NoEviction {
+        return Outcome::Fail;
+    }
+    let started = Instant::now();
+    let budget = time_limit(state.config.maxmemory_eviction_tenacity);
+    let lazy = state.config.lazyfree.eviction;
+    let mut outcome = Outcome::Ok;
+    let mut evicted = 0usize;
+    while counted_memory(state, not_counted) > limit {
+        let Some((db, key)) = select_victim(state, policy, now_ms) else {
+            outcome = Outcome::Fail;
+            break;
+        };
+        if state.dbs[db].evict(&key, lazy) {
+            evicted += 1;
+            if lazy {
+                // Its value goes to the lazyfree thread (counted as gone).
+                state.free_garbage();
+            }
+        }
+        if evicted.is_multiple_of(16) && budget.is_some_and(|b| started.elapsed() > b) {
+            outcome = Outcome::Running;
+            break;
+        }
+    }
+    if evicted > 0 {
+        state.process_key_events();
+    }
+    outcome
+}
+
+/// The next key to evict under `policy`, and its database.
+fn select_victim(state: &mut ServerState, policy: Policy, now_ms: i64) -> Option<(usize, Vec<u8>)> {
+    match policy {
+        Policy::NoEviction => None,
+        Policy::AllKeysRandom | Policy::VolatileRandom => random_victim(state, policy.volatile()),
+        Policy::VolatileTtl => {
+            nearest_deadline(state).or_else(|| pooled_victim(state, policy, now_ms))
+        }
+        _ => pooled_victim(state, policy, now_ms),
+    }
+}
+
+/// The key nearest its deadline over all databases.
+fn nearest_deadline(state: &mut ServerState) -> Option<(usize, Vec<u8>)> {
+    let mut best: Option<(i64, usize, Vec<u8>)> = None;
+    for db in &mut state.dbs {
+        if let Some((at_ms, key)) = db.nearest_deadline() {
+            if best.as_ref().is_none_or(|b| at_ms < b.0) {
+                best = Some((at_ms, db.index, key));
+            }
+        }
+    }
+    best.map(|(_, db, key)| (db, key))
+}
+
+/// A random key (with a TTL if `volatile`), the databases in turn.
+fn random_victim(state: &mut ServerState, volatile: bool) -> Option<(usize, Vec<u8>)> {
+    let n = state.dbs.len();
+    for i in 0..n {
+        let db = (state.evict.next_db + i) % n;
+        let mut out = Vec::with_capacity(1);
+        state.dbs[db].eviction_sample(&mut state.rng, volatile, 1, &|_, _| 0, &mut out);
+        if let Some((_, key)) = out.pop() {
+            state.evict.next_db = db + 1;
+            return Some((db, key));
+        }
+    }
+    None
+}
+
+/// Samples every database into the pool and takes its best candidate
+/// that still exists (Redis's `evictionPoolPopulate` + the pick).
+fn pooled_victim(state: &mut ServerState, policy: Policy, now_ms: i64) -> Option<(usize, Vec<u8>)> {
+    let samples = state.config.maxmemory_samples as usize;
+    let volatile = policy.volatile();
+    let access_policy = state
+        .dbs
+        .first()
+        .map(|db| db.access_policy)
+        .unwrap_or_default();
+    let score = |access: Access, deadline: Option<i64>| -> u64 {
+        match policy {
+            Policy::VolatileTtl => u64::MAX - deadline.unwrap_or(i64::MAX).max(0) as u64,
+            p if p.is_lfu() => 255 - u64::from(access.lfu_count(access_policy, now_ms)),
+            _ => access.idle_ms(now_ms),
+        }
+    };
+    loop {
+        for db in &state.dbs {
+            let mut sampled = Vec::with_capacity(samples);
+            db.eviction_sample(&mut state.rng, volatile, samples, &score, &mut sampled);
+            for (score, key) in sampled {
+                insert_candidate(&mut state.evict.pool, score, db.index, key);
+            }
+        }
+        // The best candidate that is still there; gone ones are dropped.
+        let mut any = false;
+        while let Some((_, db, key)) = state.evict.pool.pop() {
+            any = true;
+            if state.dbs[db].exists_raw(&key) {
+                return Some((db, key));
+            }
+        }
+        if !any {
+            return None;
+        }
+    }
+}
+
+/// Puts a candidate in the pool, kept sorted by score and at most
+/// `POOL_SIZE` long: a candidate worse than all of a full pool is dropped.
+fn insert_candidate(pool: &mut Vec<(u64, usize, Vec<u8>)>, score: u64, db: usize, key: Vec<u8>) {
+    if pool.iter().any(|(_, d, k)| *d == db && *k == key) {
+        return;
+    }
+    let at = pool.partition_point(|(s, _, _)| *s < score);
+    if pool.len() >= POOL_SIZE {
+        if at == 0 {
+            return;
+        }
+        pool.remove(0);
+        pool.insert(at - 1, (score, db, key));
+    } else {
+        pool.insert(at, (score, db, key));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pool_keeps_the_best_sixteen_in_order() {
+        let mut pool = Vec::new();
+        for score in [5u64, 1, 9, 3] {
+            insert_candidate(&mut pool, score, 0, score.to_string().into_bytes());
+        }
+        insert_candidate(&mut pool, 9, 0, b"9".to_vec());
+        let scores: Vec<u64> = pool.iter().map(|c| c.0).collect();
+        assert_eq!(scores, [1, 3, 5, 9]);
+        for score in 10..40u64 {
+            insert_candidate(&mut pool, score, 1, score.to_string().into_bytes());
+        }
+        assert_eq!(pool.len(), POOL_SIZE);
+        assert_eq!(pool.first().unwrap().0, 24);
+        assert_eq!(pool.last().unwrap().0, 39);
+        insert_candidate(&mut pool, 2, 1, b"low".to_vec());
+        assert_eq!(pool.first().unwrap().0, 24);
+    }
+
+    #[test]
+    fn tenacity_sets_the_time_limit_as_redis() {
+        assert_eq!(time_limit(10), Some(Duration::from_micros(500)));
+        assert_eq!(time_limit(0), Some(Duration::ZERO));
+        assert!(time_limit(20).unwrap() > Duration::from_millis(2));
+        assert_eq!(time_limit(100), None);
+        assert_eq!(Policy::parse("ALLKEYS-LFU"), Some(Policy::AllKeysLfu));
+        assert_eq!(Policy::VolatileTtl.name(), "volatile-ttl");
+    }
+}
