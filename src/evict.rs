@@ -112,6 +112,19 @@ fn counted_memory(state: &ServerState, not_counted: usize) -> usize {
         .saturating_sub(state.lazyfree.pending_bytes() as usize)
 }
 
+/// Bytes allocated that do not count against `maxmemory` (Redis's
+/// `freeMemoryGetNotCountedMemory`): the AOF buffer and what waits to go
+/// to replicas, so that sending them never causes evictions.
+pub fn not_counted(state: &ServerState, peers: &dyn crate::connection::Sessions) -> usize {
+    let mut bytes = state.aof.buffer_len();
+    peers.for_each_session(&mut |s| {
+        if let Some(link) = &s.replica {
+            bytes += s.reply.pending() + link.held.len();
+        }
+    });
+    bytes
+}
+
 /// Whether all that is allocated is over `maxmemory` (a set one): one
 /// load of a counter, the check every command makes first.
 pub fn over_limit(state: &ServerState) -> bool {

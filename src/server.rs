@@ -950,12 +950,7 @@ impl Server {
             self.evicting = false;
             return;
         }
-        let mut not_counted = self.state.aof.buffer_len();
-        for (_, conn) in self.conns.iter() {
-            if let Some(link) = &conn.session.replica {
-                not_counted += conn.session.reply.pending() + link.held.len();
-            }
-        }
+        let not_counted = crate::evict::not_counted(&self.state, &self.conns);
         let outcome = crate::evict::perform_evictions(&mut self.state, not_counted, unix_time_ms());
         self.evicting = outcome == crate::evict::Outcome::Running;
         if self.state.pubsub.has_outbox() {

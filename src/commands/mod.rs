@@ -322,14 +322,7 @@ fn oom_check(ctx: &mut Ctx, cmd: &Command) -> CmdResult {
     {
         return Ok(());
     }
-    // What is written to replicas and the AOF does not count (Redis's
-    // `freeMemoryGetNotCountedMemory`): sending it must not evict.
-    let mut not_counted = ctx.server.aof.buffer_len();
-    ctx.peers.for_each_session(&mut |s| {
-        if let Some(link) = &s.replica {
-            not_counted += s.reply.pending() + link.held.len();
-        }
-    });
+    let not_counted = crate::evict::not_counted(ctx.server, ctx.peers);
     let outcome = crate::evict::perform_evictions(ctx.server, not_counted, ctx.now_ms);
     if outcome != crate::evict::Outcome::Fail {
         return Ok(());
