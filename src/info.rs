@@ -52,6 +52,20 @@ pub fn used_memory() -> usize {
     USED_MEMORY.load(Ordering::Relaxed)
 }
 
+/// The most `used_memory` has been, sampled after every command, by the
+/// cron and by INFO, as Redis samples `used_memory_peak`.
+static PEAK_MEMORY: AtomicUsize = AtomicUsize::new(0);
+
+/// Records the memory in use now towards the peak; returns the peak.
+pub fn sample_peak_memory() -> usize {
+    let used = used_memory();
+    let peak = PEAK_MEMORY.load(Ordering::Relaxed);
+    if used <= peak {
+        return peak;
+    }
+    PEAK_MEMORY.fetch_max(used, Ordering::Relaxed).max(used)
+}
+
 /// Memory the OS says is available (`MemAvailable` in /proc/meminfo),
 /// in bytes; `None` where it cannot tell.
 pub fn available_memory() -> Option<u64> {
@@ -374,12 +388,25 @@ fn memory_section(state: &ServerState, out: &mut String) {
     field!(out, "used_memory_human", human_bytes(used));
     field!(out, "used_memory_rss", rss);
     field!(out, "used_memory_rss_human", human_bytes(rss));
+    let peak = sample_peak_memory() as u64;
+    field!(out, "used_memory_peak", peak);
+    field!(out, "used_memory_peak_human", human_bytes(peak));
+    field!(
+        out,
+        "used_memory_peak_perc",
+        format!("{:.2}%", used as f64 * 100.0 / peak.max(1) as f64)
+    );
     field!(out, "maxmemory", state.config.maxmemory);
     field!(out, "maxmemory_human", human_bytes(state.config.maxmemory));
     field!(
         out,
         "maxmemory_policy",
         state.config.maxmemory_policy.name()
+    );
+    field!(
+        out,
+        "mem_fragmentation_ratio",
+        format!("{:.2}", rss as f64 / used.max(1) as f64)
     );
     field!(out, "mem_allocator", "libc");
     let (scripts, script_bytes) = state.scripting.as_ref().map_or((0, 0), |s| s.cache_stats());

@@ -1578,6 +1578,7 @@ impl Server {
     /// clients.
     fn server_cron(&mut self) {
         let now_ms = unix_time_ms();
+        crate::info::sample_peak_memory();
         self.resume_paused(now_ms);
         if std::mem::take(&mut self.accept_retry) {
             for listener in 0..self.listeners.len() {

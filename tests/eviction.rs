@@ -292,3 +292,22 @@ fn evictions_reach_the_replica_and_subscribers_with_lazy_free_on_and_off() {
         ok(p.cmd(&["CONFIG", "SET", "maxmemory", "0"]));
     }
 }
+
+/// used_memory follows the data: up with keys, down when they go; the
+/// peak remembers the high point.
+#[test]
+fn used_memory_moves_with_the_data() {
+    let server = Server::lapse(&[]);
+    let mut r = server.raw();
+    let before = used(&mut r);
+    fill(&mut r, "k", 10_000, None);
+    let full = used(&mut r);
+    assert!(full > before + 10_000 * 100, "{before} -> {full}");
+    ok(r.cmd(&["FLUSHALL", "SYNC"]));
+    let after = used(&mut r);
+    assert!(after < before + 100_000, "{before} -> {full} -> {after}");
+    let peak: u64 = info_field(&mut r, "memory", "used_memory_peak")
+        .parse()
+        .unwrap();
+    assert!(peak >= full, "{peak} < {full}");
+}

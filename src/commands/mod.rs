@@ -272,6 +272,7 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
         let msg = err.message();
         ctx.out().error(&msg);
     }
+    crate::info::sample_peak_memory();
 }
 
 fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
