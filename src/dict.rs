@@ -35,6 +35,23 @@ const NIL: u32 = u32::MAX;
 const NO_LINK: u32 = !NIL;
 /// Smallest bucket array, as Redis's `DICT_HT_INITIAL_SIZE`.
 const MIN_BUCKETS: usize = 4;
+
+/// Entries the storage grows by when full: it doubles while small; from
+/// `STEPPED_GROWTH_FROM` entries on, by a quarter of the power of two at
+/// or below its size, so its capacities are 1, 1.25, 1.5, 1.75 times a
+/// power of two. Every power of two is still a capacity (a table of 2^n
+/// keys wastes nothing), but a table crossing one grows by 25% at most,
+/// not 100%: with 56-byte entries a doubling of a 262,144-key table
+/// would count 14.7 MB at once against `maxmemory` (and evict as much).
+/// Big allocations grow by remapping pages, not copying them.
+fn storage_growth(len: usize) -> usize {
+    const STEPPED_GROWTH_FROM: usize = 1 << 16;
+    if len < STEPPED_GROWTH_FROM {
+        return len.max(4);
+    }
+    let power = 1usize << (usize::BITS - 1 - len.leading_zeros());
+    power / 4
+}
 /// Old buckets moved per insert or removal while rehashing.
 const REHASH_STEP_BUCKETS: usize = 4;
 
@@ -244,6 +261,7 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
     }
 
     /// Adds `entry`, whose key must not be present; returns its index.
+    /// The entry storage grows as `storage_growth` says.
     pub fn insert_new(&mut self, entry: E) -> u32 {
         debug_assert!(self.find(entry.key()).is_none());
         self.rehash_step(REHASH_STEP_BUCKETS);
@@ -253,6 +271,9 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
         let hash = self.hash(entry.key());
         let chain = self.chain_of(hash);
         let idx = self.nodes.len() as u32;
+        if self.nodes.len() == self.nodes.capacity() {
+            self.nodes.reserve_exact(storage_growth(self.nodes.len()));
+        }
         self.nodes.push(Node {
             hash,
             next: !self.head(chain),
@@ -441,6 +462,23 @@ fn next_cursor(cursor: u64, mask: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn storage_grows_by_quarters_and_meets_every_power_of_two() {
+        let mut capacity = 1 << 16;
+        let mut seen = Vec::new();
+        while capacity < 1 << 20 {
+            let next = capacity + storage_growth(capacity);
+            assert!(next - capacity <= capacity / 4, "{capacity} -> {next}");
+            seen.push(next);
+            capacity = next;
+        }
+        assert_eq!(capacity, 1 << 20);
+        for power in [1 << 17, 1 << 18, 1 << 19] {
+            assert!(seen.contains(&power), "{power}");
+        }
+        assert_eq!(storage_growth(1000), 1000);
+    }
     use std::collections::{HashMap, HashSet};
 
     /// A test entry: the key is the decimal form of the number.

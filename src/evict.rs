@@ -168,6 +168,7 @@ pub fn perform_evictions(state: &mut ServerState, not_counted: usize, now_ms: i6
             outcome = Outcome::Fail;
             break;
         };
+        // A candidate deleted meanwhile is not there: the next one is.
         if state.dbs[db].evict(&key, lazy) {
             evicted += 1;
             if lazy {
@@ -216,9 +217,11 @@ fn random_victim(state: &mut ServerState, volatile: bool) -> Option<(usize, Vec<
     let n = state.dbs.len();
     for i in 0..n {
         let db = (state.evict.next_db + i) % n;
-        let mut out = Vec::with_capacity(1);
-        state.dbs[db].eviction_sample(&mut state.rng, volatile, 1, &|_, _| 0, &mut out);
-        if let Some((_, key)) = out.pop() {
+        let mut picked = None;
+        state.dbs[db].eviction_sample(&mut state.rng, volatile, 1, &mut |_, _, key| {
+            picked = Some(key.to_vec())
+        });
+        if let Some(key) = picked {
             state.evict.next_db = db + 1;
             return Some((db, key));
         }
@@ -227,7 +230,7 @@ fn random_victim(state: &mut ServerState, volatile: bool) -> Option<(usize, Vec<
 }
 
 /// Samples every database into the pool and takes its best candidate
-/// that still exists (Redis's `evictionPoolPopulate` + the pick).
+/// (Redis's `evictionPoolPopulate` + the pick).
 fn pooled_victim(state: &mut ServerState, policy: Policy, now_ms: i64) -> Option<(usize, Vec<u8>)> {
     let samples = state.config.maxmemory_samples as usize;
     let volatile = policy.volatile();
@@ -243,43 +246,38 @@ fn pooled_victim(state: &mut ServerState, policy: Policy, now_ms: i64) -> Option
             _ => access.idle_ms(now_ms),
         }
     };
-    loop {
-        for db in &state.dbs {
-            let mut sampled = Vec::with_capacity(samples);
-            db.eviction_sample(&mut state.rng, volatile, samples, &score, &mut sampled);
-            for (score, key) in sampled {
-                insert_candidate(&mut state.evict.pool, score, db.index, key);
-            }
-        }
-        // The best candidate that is still there; gone ones are dropped.
-        let mut any = false;
-        while let Some((_, db, key)) = state.evict.pool.pop() {
-            any = true;
-            if state.dbs[db].exists_raw(&key) {
-                return Some((db, key));
-            }
-        }
-        if !any {
-            return None;
-        }
+    for db in &state.dbs {
+        let pool = &mut state.evict.pool;
+        db.eviction_sample(
+            &mut state.rng,
+            volatile,
+            samples,
+            &mut |access, deadline, key| {
+                insert_candidate(pool, score(access, deadline), db.index, key)
+            },
+        );
     }
+    // The best candidate. (One deleted since it entered the pool is found
+    // missing by the eviction, which then asks again.)
+    state.evict.pool.pop().map(|(_, db, key)| (db, key))
 }
 
 /// Puts a candidate in the pool, kept sorted by score and at most
-/// `POOL_SIZE` long: a candidate worse than all of a full pool is dropped.
-fn insert_candidate(pool: &mut Vec<(u64, usize, Vec<u8>)>, score: u64, db: usize, key: Vec<u8>) {
-    if pool.iter().any(|(_, d, k)| *d == db && *k == key) {
+/// `POOL_SIZE` long: a candidate worse than all of a full pool is dropped
+/// (before its key is copied).
+fn insert_candidate(pool: &mut Vec<(u64, usize, Vec<u8>)>, score: u64, db: usize, key: &[u8]) {
+    let at = pool.partition_point(|(s, _, _)| *s < score);
+    if pool.len() >= POOL_SIZE && at == 0 {
         return;
     }
-    let at = pool.partition_point(|(s, _, _)| *s < score);
+    if pool.iter().any(|(_, d, k)| *d == db && k.as_slice() == key) {
+        return;
+    }
     if pool.len() >= POOL_SIZE {
-        if at == 0 {
-            return;
-        }
         pool.remove(0);
-        pool.insert(at - 1, (score, db, key));
+        pool.insert(at - 1, (score, db, key.to_vec()));
     } else {
-        pool.insert(at, (score, db, key));
+        pool.insert(at, (score, db, key.to_vec()));
     }
 }
 
@@ -291,18 +289,18 @@ mod tests {
     fn the_pool_keeps_the_best_sixteen_in_order() {
         let mut pool = Vec::new();
         for score in [5u64, 1, 9, 3] {
-            insert_candidate(&mut pool, score, 0, score.to_string().into_bytes());
+            insert_candidate(&mut pool, score, 0, score.to_string().as_bytes());
         }
-        insert_candidate(&mut pool, 9, 0, b"9".to_vec());
+        insert_candidate(&mut pool, 9, 0, b"9");
         let scores: Vec<u64> = pool.iter().map(|c| c.0).collect();
         assert_eq!(scores, [1, 3, 5, 9]);
         for score in 10..40u64 {
-            insert_candidate(&mut pool, score, 1, score.to_string().into_bytes());
+            insert_candidate(&mut pool, score, 1, score.to_string().as_bytes());
         }
         assert_eq!(pool.len(), POOL_SIZE);
         assert_eq!(pool.first().unwrap().0, 24);
         assert_eq!(pool.last().unwrap().0, 39);
-        insert_candidate(&mut pool, 2, 1, b"low".to_vec());
+        insert_candidate(&mut pool, 2, 1, b"low");
         assert_eq!(pool.first().unwrap().0, 24);
     }
 

@@ -727,15 +727,14 @@ impl Db {
     }
 
     /// Eviction's sample: `n` random keys (with a TTL only, if
-    /// `volatile`), each with its score by `score(access, deadline)`
-    /// (higher: a better victim), into `out`.
+    /// `volatile`), each shown to `visit` with its access history and
+    /// deadline (the key is copied only if kept).
     pub fn eviction_sample(
         &self,
         rng: &mut impl Rng,
         volatile: bool,
         n: usize,
-        score: &impl Fn(access::Access, Option<i64>) -> u64,
-        out: &mut Vec<(u64, Vec<u8>)>,
+        visit: &mut impl FnMut(access::Access, Option<i64>, &[u8]),
     ) {
         for _ in 0..n {
             let idx = if volatile {
@@ -749,10 +748,7 @@ impl Db {
                 rng.gen_range(0..self.dict.len()) as u32
             };
             let entry = self.dict.entry(idx);
-            out.push((
-                score(entry.access, self.deadline(idx)),
-                entry.slot.key().to_vec(),
-            ));
+            visit(entry.access, self.deadline(idx), entry.slot.key());
         }
     }
 
