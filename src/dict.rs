@@ -260,6 +260,14 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
         None
     }
 
+    /// Bytes of the table itself (entry storage and bucket arrays, as
+    /// allocated), not what its entries point to: MEMORY STATS' and INFO's
+    /// overhead.
+    pub fn table_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node<E>>()
+            + (self.buckets.capacity() + self.old.capacity()) * std::mem::size_of::<u32>()
+    }
+
     /// Adds `entry`, whose key must not be present; returns its index.
     /// The entry storage grows as `storage_growth` says.
     pub fn insert_new(&mut self, entry: E) -> u32 {

@@ -139,7 +139,7 @@ pub fn render(
         match *section {
             "server" => server_section(state, now_ms, &mut out),
             "clients" => clients_section(state, &mut out),
-            "memory" => memory_section(state, &mut out),
+            "memory" => memory_section(state, peers, &mut out),
             "persistence" => persistence_section(state, &mut out),
             "stats" => stats_section(state, &mut out),
             "replication" => replication_section(state, peers, &mut out),
@@ -380,9 +380,79 @@ fn replication_section(
     field!(out, "repl_backlog_histlen", backlog.map_or(0, |b| b.len()));
 }
 
-fn memory_section(state: &ServerState, out: &mut String) {
+/// Where the memory goes, as MEMORY STATS and INFO memory name it.
+pub struct MemoryStats {
+    pub peak: usize,
+    pub total: usize,
+    /// Allocated before any data (`used_memory_startup`).
+    pub startup: usize,
+    pub replication_backlog: usize,
+    pub clients_replicas: usize,
+    pub clients_normal: usize,
+    pub aof_buffer: usize,
+    pub lua_caches: usize,
+    /// Each database's main table and expires side (entry storage and
+    /// bucket arrays), for the non-empty ones.
+    pub tables: Vec<(usize, usize, usize)>,
+    pub keys: usize,
+}
+
+impl MemoryStats {
+    pub fn gather(state: &ServerState, peers: &dyn crate::connection::Sessions) -> MemoryStats {
+        let mut clients_replicas = 0;
+        peers.for_each_session(&mut |s| {
+            if let Some(link) = &s.replica {
+                clients_replicas += s.memory() + link.held.len();
+            }
+        });
+        let tables = state
+            .dbs
+            .iter()
+            .filter(|db| !db.is_empty())
+            .map(|db| {
+                let (main, expires) = db.table_bytes();
+                (db.index, main, expires)
+            })
+            .collect();
+        MemoryStats {
+            peak: sample_peak_memory(),
+            total: used_memory(),
+            startup: state.startup_memory,
+            replication_backlog: state
+                .repl
+                .feed
+                .as_ref()
+                .map_or(0, |_| crate::replication::BACKLOG_BYTES),
+            clients_replicas,
+            clients_normal: state.stats.mem_clients_normal as usize,
+            aof_buffer: state.aof.buffer_len(),
+            lua_caches: state.scripting.as_ref().map_or(0, |s| s.cache_stats().1),
+            tables,
+            keys: state.dbs.iter().map(|db| db.len()).sum(),
+        }
+    }
+
+    /// What is not the data (Redis's `overhead.total`).
+    pub fn overhead(&self) -> usize {
+        self.startup
+            + self.replication_backlog
+            + self.clients_replicas
+            + self.clients_normal
+            + self.aof_buffer
+            + self.lua_caches
+            + self.tables.iter().map(|(_, m, e)| m + e).sum::<usize>()
+    }
+
+    /// The data: what is allocated beyond the overhead.
+    pub fn dataset(&self) -> usize {
+        self.total.saturating_sub(self.overhead())
+    }
+}
+
+fn memory_section(state: &ServerState, peers: &dyn crate::connection::Sessions, out: &mut String) {
     let used = used_memory() as u64;
     let rss = rss_bytes();
+    let stats = MemoryStats::gather(state, peers);
     out.push_str("# Memory\r\n");
     field!(out, "used_memory", used);
     field!(out, "used_memory_human", human_bytes(used));
@@ -402,6 +472,18 @@ fn memory_section(state: &ServerState, out: &mut String) {
         out,
         "maxmemory_policy",
         state.config.maxmemory_policy.name()
+    );
+    field!(out, "used_memory_overhead", stats.overhead());
+    field!(out, "used_memory_startup", stats.startup);
+    field!(out, "used_memory_dataset", stats.dataset());
+    field!(
+        out,
+        "used_memory_dataset_perc",
+        format!(
+            "{:.2}%",
+            stats.dataset() as f64 * 100.0
+                / stats.total.saturating_sub(stats.startup).max(1) as f64
+        )
     );
     field!(
         out,

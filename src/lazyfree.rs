@@ -328,6 +328,17 @@ impl Drop for LazyFree {
     }
 }
 
+/// Asks glibc to hand free pages back to the OS (freed buffers scattered
+/// through the heap otherwise stay resident): MEMORY PURGE, and the cron
+/// after idle clients' buffers were released.
+pub fn return_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

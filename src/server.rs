@@ -216,16 +216,6 @@ fn check_databases_fit(databases: usize) -> io::Result<()> {
 /// asked to return free pages to the OS (10,000 idle clients' 16 KB).
 const TRIM_AFTER_RELEASED_BYTES: usize = 16 * 1024 * 1024;
 
-/// Asks glibc to hand free pages back to the OS (freed buffers scattered
-/// through the heap otherwise stay resident).
-fn return_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks the allocator's own free lists.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 impl Server {
     /// Binds every address of `config.bind` on `config.port` (0 = a free port).
     pub fn bind(mut config: Config) -> io::Result<Self> {
@@ -1598,7 +1588,7 @@ impl Server {
             held += conn.session.memory();
         }
         if released >= TRIM_AFTER_RELEASED_BYTES {
-            return_free_memory();
+            crate::lazyfree::return_free_memory();
         }
         self.evict_clients(held);
         // Resizes move forward on every write too; this finishes idle ones.

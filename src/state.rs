@@ -62,6 +62,8 @@ pub struct ServerState {
     pub repl: crate::replication::Replication,
     /// Clients CLIENT KILL named, closed by the loop after the command.
     pub kill_requests: Vec<u64>,
+    /// What was allocated before any data (INFO `used_memory_startup`).
+    pub startup_memory: usize,
     /// Eviction's candidates between calls (the memory limit).
     pub evict: crate::evict::Evictor,
     /// This process's random identity (INFO `run_id`): Sentinel tells a
@@ -97,8 +99,10 @@ impl ServerState {
             kill_requests: Vec::new(),
             run_id: crate::replication::random_replid(),
             evict: Default::default(),
+            startup_memory: 0,
             changes_outside_keys: 0,
         };
+        state.startup_memory = crate::info::used_memory();
         state.repl.master = state.config.replicaof.clone();
         state.apply_config();
         state

@@ -311,3 +311,54 @@ fn used_memory_moves_with_the_data() {
         .unwrap();
     assert!(peak >= full, "{peak} < {full}");
 }
+
+/// MEMORY USAGE sizes keys (and answers bad input as redis-server does);
+/// MEMORY STATS, DOCTOR and PURGE answer; INFO splits dataset and overhead.
+#[test]
+fn memory_usage_stats_doctor_and_purge() {
+    let mut servers = vec![Server::lapse(&[])];
+    servers.extend(Server::redis());
+    let mut errors = Vec::new();
+    for server in &servers {
+        let mut r = server.raw();
+        ok(r.cmd(&["SET", "small", "v"]));
+        ok(r.cmd(&["SET", "big", &"x".repeat(10_000)]));
+        let usage = |r: &mut Raw, key: &str| -> i64 {
+            r.cmd(&["MEMORY", "USAGE", key]).trim()[1..]
+                .parse()
+                .unwrap()
+        };
+        let (small, big) = (usage(&mut r, "small"), usage(&mut r, "big"));
+        assert!(small > 0 && small < 200, "{small}");
+        assert!(big > 10_000 && big < 12_000, "{big}");
+        assert_eq!(r.cmd(&["MEMORY", "USAGE", "missing"]), "$-1\r\n");
+        errors.push([
+            r.cmd(&["MEMORY", "USAGE", "small", "SAMPLES", "x"]),
+            r.cmd(&["MEMORY", "USAGE", "small", "FOO"]),
+            r.cmd(&["MEMORY", "USAGE"]),
+        ]);
+        let stats = r.cmd(&["MEMORY", "STATS"]);
+        for name in [
+            "peak.allocated",
+            "total.allocated",
+            "overhead.total",
+            "keys.count",
+            "dataset.bytes",
+        ] {
+            assert!(stats.contains(name), "{name}: {stats}");
+        }
+        assert!(r.cmd(&["MEMORY", "DOCTOR"]).contains("Sam"));
+        ok(r.cmd(&["MEMORY", "PURGE"]));
+        let dataset: u64 = info_field(&mut r, "memory", "used_memory_dataset")
+            .parse()
+            .unwrap();
+        let overhead: u64 = info_field(&mut r, "memory", "used_memory_overhead")
+            .parse()
+            .unwrap();
+        assert!(dataset > 10_000, "{dataset}");
+        assert!(overhead > 0);
+    }
+    if let [lapse, redis] = errors.as_slice() {
+        assert_eq!(lapse, redis);
+    }
+}

@@ -28,6 +28,17 @@ pub static COMMANDS: &[Command] = &[
         "Returns information and statistics about the server."
     ),
     Command {
+        name: "memory",
+        arity: -2,
+        flags: Flags::parse(&[]),
+        keys: (0, 0, 0),
+        numkeys_at: None,
+        handler: |_, _| Ok(()),
+        subcommands: MEMORY_SUBCOMMANDS,
+        summary: "A container for memory diagnostics commands.",
+        group: "server",
+    },
+    Command {
         name: "config",
         arity: -2,
         flags: Flags::parse(&[]),
@@ -152,6 +163,167 @@ static COMMAND_SUBCOMMANDS: &[Command] = &[
         "Returns a list of command names."
     ),
 ];
+
+static MEMORY_SUBCOMMANDS: &[Command] = &[
+    cmd!(
+        "usage",
+        -3,
+        ["readonly"],
+        (2, 2, 1),
+        memory_usage,
+        "server",
+        "Estimates the memory usage of a key."
+    ),
+    cmd!(
+        "stats",
+        2,
+        [],
+        (0, 0, 0),
+        memory_stats,
+        "server",
+        "Returns details about memory usage."
+    ),
+    cmd!(
+        "doctor",
+        2,
+        [],
+        (0, 0, 0),
+        memory_doctor,
+        "server",
+        "Outputs a memory problems report."
+    ),
+    cmd!(
+        "purge",
+        2,
+        [],
+        (0, 0, 0),
+        memory_purge,
+        "server",
+        "Asks the allocator to release memory."
+    ),
+    cmd!(
+        "malloc-stats",
+        2,
+        [],
+        (0, 0, 0),
+        memory_malloc_stats,
+        "server",
+        "Returns the allocator statistics."
+    ),
+];
+
+/// MEMORY USAGE key [SAMPLES count]: about how many bytes the key takes
+/// (see `Db::memory_usage`); SAMPLES 0 sizes every element (default 5).
+fn memory_usage(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let mut samples = 5usize;
+    let mut i = 3;
+    while i < args.len() {
+        if super::is(&args[i], "SAMPLES") && i + 1 < args.len() {
+            let n = super::int_arg(&args[i + 1])?;
+            samples = usize::try_from(n).map_err(|_| CmdError::Syntax)?;
+            i += 2;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    match ctx.db().memory_usage(&args[2], samples) {
+        Some(bytes) => ctx.out().int(bytes as i64),
+        None => ctx.out().null(),
+    }
+    Ok(())
+}
+
+/// MEMORY STATS: where the memory goes, under Redis's names.
+fn memory_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let m = crate::info::MemoryStats::gather(ctx.server, ctx.peers);
+    let rss = crate::info::rss_bytes() as usize;
+    let keys = m.keys.max(1);
+    let net = m.total.saturating_sub(m.startup).max(1);
+    let ints: [(&str, usize); 10] = [
+        ("peak.allocated", m.peak),
+        ("total.allocated", m.total),
+        ("startup.allocated", m.startup),
+        ("replication.backlog", m.replication_backlog),
+        ("clients.slaves", m.clients_replicas),
+        ("clients.normal", m.clients_normal),
+        ("aof.buffer", m.aof_buffer),
+        ("lua.caches", m.lua_caches),
+        ("overhead.total", m.overhead()),
+        ("keys.count", m.keys),
+    ];
+    let out = ctx.out();
+    out.map(ints.len() + m.tables.len() + 6);
+    for (name, value) in ints {
+        out.bulk(name.as_bytes());
+        out.int(value as i64);
+    }
+    for (db, main, expires) in &m.tables {
+        out.bulk(format!("db.{db}").as_bytes());
+        out.map(2);
+        out.bulk(b"overhead.hashtable.main");
+        out.int(*main as i64);
+        out.bulk(b"overhead.hashtable.expires");
+        out.int(*expires as i64);
+    }
+    out.bulk(b"keys.bytes-per-key");
+    out.int((net / keys) as i64);
+    out.bulk(b"dataset.bytes");
+    out.int(m.dataset() as i64);
+    out.bulk(b"dataset.percentage");
+    out.double(m.dataset() as f64 * 100.0 / net as f64);
+    out.bulk(b"peak.percentage");
+    out.double(m.total as f64 * 100.0 / m.peak.max(1) as f64);
+    out.bulk(b"fragmentation");
+    out.double(rss as f64 / m.total.max(1) as f64);
+    out.bulk(b"fragmentation.bytes");
+    out.int(rss as i64 - m.total as i64);
+    Ok(())
+}
+
+/// MEMORY DOCTOR: Redis's words for an instance too small to judge, else
+/// what looks wrong (fragmentation, a peak far above the use now, big
+/// client buffers), or that nothing does.
+fn memory_doctor(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let m = crate::info::MemoryStats::gather(ctx.server, ctx.peers);
+    let text = if m.total < 5 * 1024 * 1024 {
+        "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.".to_string()
+    } else {
+        let mut issues = Vec::new();
+        let rss = crate::info::rss_bytes() as f64;
+        if rss / m.total as f64 > 1.4 {
+            issues.push(format!(" * High fragmentation: RSS is {:.2} times what is allocated; MEMORY PURGE may give some back.", rss / m.total as f64));
+        }
+        if m.peak as f64 > m.total as f64 * 1.5 {
+            issues.push(" * Peak memory: in the past this instance used more than 150% the memory that is currently using.".to_string());
+        }
+        if m.clients_normal > 200 * 1024 * 1024 {
+            issues.push(" * Big client buffers: the clients' output and query buffers hold more than 200 MB.".to_string());
+        }
+        if issues.is_empty() {
+            "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.".to_string()
+        } else {
+            format!(
+                "Sam, I detected a few issues in this Redis instance memory implants:\n\n{}\n",
+                issues.join("\n\n")
+            )
+        }
+    };
+    ctx.out().verbatim(text.as_bytes());
+    Ok(())
+}
+
+/// MEMORY PURGE: gives the allocator's free pages back to the OS.
+fn memory_purge(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    crate::lazyfree::return_free_memory();
+    ctx.out().ok();
+    Ok(())
+}
+
+fn memory_malloc_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    ctx.out()
+        .verbatim(b"Stats not supported for the current allocator");
+    Ok(())
+}
 
 static CONFIG_SUBCOMMANDS: &[Command] = &[
     cmd!(

@@ -44,6 +44,11 @@ pub struct Expires {
 }
 
 impl Expires {
+    /// Bytes of the records, as allocated.
+    pub fn table_bytes(&self) -> usize {
+        self.items.capacity() * std::mem::size_of::<Volatile>()
+    }
+
     pub fn len(&self) -> usize {
         self.items.len()
     }

@@ -258,6 +258,23 @@ impl Db {
         self.dict.is_empty()
     }
 
+    /// Bytes of the main table and the expires side themselves (MEMORY
+    /// STATS `overhead.hashtable.main` / `.expires`).
+    pub fn table_bytes(&self) -> (usize, usize) {
+        (self.dict.table_bytes(), self.expires.table_bytes())
+    }
+
+    /// MEMORY USAGE: about how many bytes `key` takes (key, value, its
+    /// entry and deadline record), the value sized from `samples`
+    /// elements (0: all). A key past its deadline still counts, as Redis's
+    /// `dictFind` there counts it. `None`: absent.
+    pub fn memory_usage(&self, key: &[u8], samples: usize) -> Option<usize> {
+        let (value, deadline) = self.peek(key)?;
+        let entry = std::mem::size_of::<Entry>() + 8;
+        let record = if deadline.is_some() { 20 } else { 0 };
+        Some(key.len() + value.memory_usage(samples) + entry + record)
+    }
+
     pub fn expires_len(&self) -> usize {
         self.expires.len()
     }
