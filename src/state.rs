@@ -62,6 +62,9 @@ pub struct ServerState {
     pub repl: crate::replication::Replication,
     /// Clients CLIENT KILL named, closed by the loop after the command.
     pub kill_requests: Vec<u64>,
+    /// The running command found the server over `maxmemory` with nothing
+    /// left to evict: a script's commands that may grow memory are refused.
+    pub out_of_memory: bool,
     /// What was allocated before any data (INFO `used_memory_startup`).
     pub startup_memory: usize,
     /// Eviction's candidates between calls (the memory limit).
@@ -100,6 +103,7 @@ impl ServerState {
             run_id: crate::replication::random_replid(),
             evict: Default::default(),
             startup_memory: 0,
+            out_of_memory: false,
             changes_outside_keys: 0,
         };
         state.startup_memory = crate::info::used_memory();

@@ -166,6 +166,7 @@ fn noeviction_refuses_writes_that_grow_memory_and_serves_the_rest() {
     let oom = "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
     let mut servers = vec![Server::lapse(&[])];
     servers.extend(Server::redis());
+    let mut script_replies = Vec::new();
     for server in &servers {
         let mut r = server.raw();
         fill(&mut r, "k", 100, None);
@@ -179,6 +180,15 @@ fn noeviction_refuses_writes_that_grow_memory_and_serves_the_rest() {
         assert_eq!(r.cmd(&["DEL", "k:1"]), ":1\r\n");
         assert_eq!(r.cmd(&["EXPIRE", "k:2", "100"]), ":1\r\n");
         assert_eq!(r.cmd(&["PING"]), "+PONG\r\n");
+        // In a script: the same, command by command.
+        let script_set = r.cmd(&["EVAL", "return redis.call('SET', KEYS[1], 'v')", "1", "s"]);
+        assert!(
+            script_set.starts_with("-OOM command not allowed"),
+            "{script_set}"
+        );
+        script_replies.push(script_set);
+        let script_get = r.cmd(&["EVAL", "return redis.call('GET', KEYS[1])", "1", "k:3"]);
+        assert_eq!(script_get, format!("$100\r\n{}\r\n", "v".repeat(100)));
         // In a transaction: queueing is refused, EXEC answers why.
         ok(r.cmd(&["MULTI"]));
         assert_eq!(r.cmd(&["GET", "k:3"]), oom);
@@ -189,6 +199,9 @@ fn noeviction_refuses_writes_that_grow_memory_and_serves_the_rest() {
         assert_eq!(evicted(&mut r), 0);
         ok(r.cmd(&["CONFIG", "SET", "maxmemory", "0"]));
         ok(r.cmd(&["SET", "new", "v"]));
+    }
+    if let [lapse, redis] = script_replies.as_slice() {
+        assert_eq!(lapse, redis);
     }
 }
 

@@ -316,6 +316,7 @@ pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 /// EXEC/DISCARD keep working. Not for the primary's stream or a loading
 /// AOF, nor on a replica (Redis's `replica-ignore-maxmemory yes`).
 fn oom_check(ctx: &mut Ctx, cmd: &Command) -> CmdResult {
+    ctx.server.out_of_memory = false;
     if !crate::evict::over_limit(ctx.server)
         || ctx.session.master
         || ctx.server.loading
@@ -325,6 +326,9 @@ fn oom_check(ctx: &mut Ctx, cmd: &Command) -> CmdResult {
     }
     let not_counted = crate::evict::not_counted(ctx.server, ctx.peers);
     let outcome = crate::evict::perform_evictions(ctx.server, not_counted, ctx.now_ms);
+    // Remembered for the commands a script runs (Redis's
+    // `pre_command_oom_state`).
+    ctx.server.out_of_memory = outcome == crate::evict::Outcome::Fail;
     if outcome != crate::evict::Outcome::Fail {
         return Ok(());
     }

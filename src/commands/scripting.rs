@@ -273,6 +273,12 @@ impl CommandRunner for ScriptClient<'_, '_> {
         if self.read_only && cmd.flags.has(Flags::WRITE) {
             return refuse("ERR Write commands are not allowed from read-only scripts.");
         }
+        if cmd.flags.has(Flags::DENYOOM)
+            && self.ctx.server.out_of_memory
+            && self.ctx.server.config.maxmemory > 0
+        {
+            return refuse(super::OOM);
+        }
         self.session.reply.resp3 = resp3;
         self.session.reply.buf.clear();
         let mut ctx = Ctx {
