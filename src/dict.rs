@@ -42,10 +42,12 @@ const MIN_BUCKETS: usize = 4;
 /// power of two. Every power of two is still a capacity (a table of 2^n
 /// keys wastes nothing), but a table crossing one grows by 25% at most,
 /// not 100%: with 56-byte entries a doubling of a 262,144-key table
-/// would count 14.7 MB at once against `maxmemory` (and evict as much).
-/// Big allocations grow by remapping pages, not copying them.
+/// would count 14.7 MB at once against `maxmemory` (and evict as much;
+/// at a 4.5 MB limit, a 16,384-key table's doubling took a fifth of it).
+/// Big allocations grow by remapping pages, not copying them; small ones
+/// are copied, a few KB at a time.
 fn storage_growth(len: usize) -> usize {
-    const STEPPED_GROWTH_FROM: usize = 1 << 16;
+    const STEPPED_GROWTH_FROM: usize = 1 << 10;
     if len < STEPPED_GROWTH_FROM {
         return len.max(4);
     }
@@ -473,7 +475,7 @@ mod tests {
 
     #[test]
     fn storage_grows_by_quarters_and_meets_every_power_of_two() {
-        let mut capacity = 1 << 16;
+        let mut capacity = 1 << 10;
         let mut seen = Vec::new();
         while capacity < 1 << 20 {
             let next = capacity + storage_growth(capacity);
@@ -486,6 +488,7 @@ mod tests {
             assert!(seen.contains(&power), "{power}");
         }
         assert_eq!(storage_growth(1000), 1000);
+        assert_eq!(storage_growth(1 << 16), 1 << 14);
     }
     use std::collections::{HashMap, HashSet};
 
