@@ -264,13 +264,11 @@ fn pooled_victim(state: &mut ServerState, policy: Policy, now_ms: i64) -> Option
 
 /// Puts a candidate in the pool, kept sorted by score and at most
 /// `POOL_SIZE` long: a candidate worse than all of a full pool is dropped
-/// (before its key is copied).
+/// (before its key is copied). A key sampled twice may sit there twice,
+/// as in Redis: its second copy is found gone and skipped.
 fn insert_candidate(pool: &mut Vec<(u64, usize, Vec<u8>)>, score: u64, db: usize, key: &[u8]) {
     let at = pool.partition_point(|(s, _, _)| *s < score);
     if pool.len() >= POOL_SIZE && at == 0 {
-        return;
-    }
-    if pool.iter().any(|(_, d, k)| *d == db && k.as_slice() == key) {
         return;
     }
     if pool.len() >= POOL_SIZE {
@@ -291,7 +289,6 @@ mod tests {
         for score in [5u64, 1, 9, 3] {
             insert_candidate(&mut pool, score, 0, score.to_string().as_bytes());
         }
-        insert_candidate(&mut pool, 9, 0, b"9");
         let scores: Vec<u64> = pool.iter().map(|c| c.0).collect();
         assert_eq!(scores, [1, 3, 5, 9]);
         for score in 10..40u64 {
