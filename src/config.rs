@@ -244,12 +244,12 @@ pub enum ClientMemoryLimit {
 }
 
 impl ClientMemoryLimit {
-    /// The limit in bytes (0: none). A percentage means nothing while lapse
-    /// has no `maxmemory`.
-    pub fn bytes(self) -> u64 {
+    /// The limit in bytes (0: none); a percentage is of `maxmemory`
+    /// (none without one), as in Redis.
+    pub fn bytes(self, maxmemory: u64) -> u64 {
         match self {
             ClientMemoryLimit::Bytes(n) => n,
-            ClientMemoryLimit::Percent(_) => 0,
+            ClientMemoryLimit::Percent(p) => maxmemory / 100 * p,
         }
     }
 }

@@ -628,7 +628,8 @@ impl Server {
     /// INFO.
     fn evict_clients(&mut self, mut total: usize) {
         self.state.stats.mem_clients_normal = total as u64;
-        let limit = self.state.config.maxmemory_clients.bytes() as usize;
+        let config = &self.state.config;
+        let limit = config.maxmemory_clients.bytes(config.maxmemory) as usize;
         if limit == 0 || total <= limit {
             return;
         }

@@ -369,4 +369,16 @@ fn maxmemory_clients_evicts_the_biggest_client() {
     );
     assert_eq!(small.cmd(&["PING"]), "+PONG\r\n");
     assert_eq!(info_field(&mut small, "stats", "evicted_clients"), "1");
+    // A percentage is of maxmemory: 1% of 100 MB, the same 1 MB.
+    for (name, value) in [("maxmemory", "100mb"), ("maxmemory-clients", "1%")] {
+        assert_eq!(small.cmd(&["CONFIG", "SET", name, value]), "+OK\r\n");
+    }
+    let mut big = server.raw();
+    big.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3000000\r\n");
+    big.send(&vec![b'x'; 1_500_000]);
+    assert!(
+        eventually(Duration::from_secs(5), || big.is_closed()),
+        "the biggest client was not evicted"
+    );
+    assert_eq!(info_field(&mut small, "stats", "evicted_clients"), "2");
 }
