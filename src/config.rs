@@ -169,6 +169,10 @@ pub struct Config {
     /// grows and fades.
     pub lfu_log_factor: u32,
     pub lfu_decay_time: u32,
+    /// `slowlog-log-slower-than`, µs (negative: no slow log; 0: every
+    /// command) and `slowlog-max-len`, entries.
+    pub slowlog_log_slower_than: i64,
+    pub slowlog_max_len: usize,
     /// The config file the server started from, absolute (INFO
     /// `config_file`; where CONFIG REWRITE writes). Not a setting.
     pub config_file: Option<std::path::PathBuf>,
@@ -405,6 +409,8 @@ impl Default for Config {
             repl_diskless_sync_max_replicas: 0,
             replica_priority: 100,
             config_file: None,
+            slowlog_log_slower_than: 10_000,
+            slowlog_max_len: 128,
             maxmemory: 0,
             maxmemory_policy: crate::evict::Policy::NoEviction,
             maxmemory_samples: 5,
@@ -834,6 +840,14 @@ pub static SETTINGS: &[Setting] = &[
         },
         mutable: true,
     },
+    int_setting!(
+        "slowlog-log-slower-than",
+        slowlog_log_slower_than,
+        -1,
+        i64::MAX,
+        true
+    ),
+    int_setting!("slowlog-max-len", slowlog_max_len, 0, i64::MAX, true),
     int_setting!("maxmemory", maxmemory, 0, i64::MAX, true),
     Setting {
         name: "maxmemory-policy",

@@ -153,6 +153,10 @@ pub struct Session {
     pub replica_port: u16,
     /// It announced `REPLCONF capa eof`: it can take a diskless RDB.
     pub replica_eof_capable: bool,
+    /// While the loop runs a batch of its requests: when the last one
+    /// ended (`clock::ticks`), the next one's start for the slow log; 0
+    /// outside a batch.
+    pub command_tick: u64,
 }
 
 impl Session {

@@ -37,5 +37,6 @@ pub mod replication;
 pub mod script_libs;
 pub mod scripting;
 pub mod server;
+pub mod slowlog;
 pub mod state;
 pub mod value;

@@ -532,6 +532,7 @@ impl Server {
         parser.set_max_bulk_len(self.state.config.proto_max_bulk_len);
         // One clock reading per batch of requests read together.
         let now_ms = unix_time_ms();
+        session.command_tick = crate::clock::ticks();
         let mut offset = 0;
         // A blocked client's further requests wait until it is unblocked.
         while !session.close_after_reply
@@ -597,6 +598,8 @@ impl Server {
                 }
             }
         }
+        // Outside the batch the next command's start is read afresh.
+        session.command_tick = 0;
         session.query = query;
         session.query.consume(offset);
         session.parser = parser;

@@ -65,6 +65,10 @@ pub struct ServerState {
     /// The running command found the server over `maxmemory` with nothing
     /// left to evict: a script's commands that may grow memory are refused.
     pub out_of_memory: bool,
+    /// `clock::ticks` per microsecond (the slow log's timer).
+    pub ticks_per_us: u64,
+    /// Commands that ran long (SLOWLOG).
+    pub slowlog: crate::slowlog::SlowLog,
     /// What was allocated before any data (INFO `used_memory_startup`).
     pub startup_memory: usize,
     /// Eviction's candidates between calls (the memory limit).
@@ -103,10 +107,14 @@ impl ServerState {
             run_id: crate::replication::random_replid(),
             evict: Default::default(),
             startup_memory: 0,
+            slowlog: Default::default(),
+            ticks_per_us: 1000,
             out_of_memory: false,
             changes_outside_keys: 0,
         };
         state.startup_memory = crate::info::used_memory();
+        // Calibrates the command timer now, not on the first command.
+        state.ticks_per_us = crate::clock::ticks_per_us();
         state.repl.master = state.config.replicaof.clone();
         state.apply_config();
         state

@@ -303,7 +303,7 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
             return Ok(());
         }
     }
-    call(ctx, cmd, args)
+    call_logged(ctx, cmd, args)
 }
 
 /// Redis's `shared.oomerr`.
@@ -494,11 +494,17 @@ fn subscribed_mode_check(ctx: &Ctx, top: &Command, cmd: &Command) -> CmdResult {
     )))
 }
 
-/// Runs a queued command inside EXEC: as `call`, with an error written as
+/// Runs a command inside EXEC or a script: as `call` (`call_logged` for
+/// EXEC's, which the slow log sees one by one), with an error written as
 /// the command's reply.
-pub fn call_and_reply(ctx: &mut Ctx, cmd: &Command, args: Args) {
+pub fn call_and_reply(ctx: &mut Ctx, cmd: &Command, args: Args, slowlog: bool) {
     ctx.server.stats.total_commands_processed += 1;
-    if let Err(err) = call(ctx, cmd, args) {
+    let result = if slowlog {
+        call_logged(ctx, cmd, args)
+    } else {
+        call(ctx, cmd, args)
+    };
+    if let Err(err) = result {
         ctx.server.stats.total_error_replies += 1;
         let msg = err.message();
         ctx.out().error(&msg);
@@ -527,6 +533,59 @@ pub fn call(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
         .propagate
         .command_done(db, || OwnedArgs::from_args(args), changes);
     result
+}
+
+/// `call`, timed for the slow log: the dispatcher's way to run a client's
+/// command (and EXEC's for each of its own; EXEC itself is not logged,
+/// nor are a script's commands, as in Redis).
+pub fn call_logged(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
+    if cmd.name == "exec" {
+        return call(ctx, cmd, args);
+    }
+    // One reading a command: within a batch of requests the end of one
+    // command is the start of the next (the parse between them counts).
+    let started = match ctx.session.command_tick {
+        0 => crate::clock::ticks(),
+        tick => tick,
+    };
+    let result = call(ctx, cmd, args);
+    let ended = crate::clock::ticks();
+    ctx.session.command_tick = ended;
+    let ticks = ended.wrapping_sub(started);
+    // The setting as the command left it (a CONFIG SET of it counts);
+    // compared in ticks, converted only for an entry.
+    let threshold_us = ctx.server.config.slowlog_log_slower_than;
+    if threshold_us >= 0 && ticks >= (threshold_us as u64).saturating_mul(ctx.server.ticks_per_us) {
+        let duration_us = crate::clock::ticks_to_us(ticks);
+        let all: Vec<&[u8]> = args.iter().collect();
+        let shown = crate::slowlog::redacted_args(&all);
+        let max_len = ctx.server.config.slowlog_max_len;
+        ctx.server.slowlog.push(
+            threshold_us,
+            max_len,
+            duration_us,
+            &shown,
+            &ctx.session.addr,
+            &ctx.session.name,
+            ctx.now_ms / 1000,
+        );
+    }
+    result
+}
+
+/// A container command's HELP, as Redis's `addReplyHelp` words it: a
+/// header naming `command`, the `lines`, then HELP itself.
+pub fn reply_help(ctx: &mut Ctx, command: &str, lines: &[&str]) {
+    let out = ctx.out();
+    out.array(lines.len() + 3);
+    out.simple(&format!(
+        "{command} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+    ));
+    for line in lines {
+        out.simple(line);
+    }
+    out.simple("HELP");
+    out.simple("    Prints this help.");
 }
 
 /// Redis's `unknown command` error: the name and the first arguments as

@@ -287,7 +287,7 @@ impl CommandRunner for ScriptClient<'_, '_> {
             server: &mut *self.ctx.server,
             peers: self.ctx.peers,
         };
-        call_and_reply(&mut ctx, cmd, args);
+        call_and_reply(&mut ctx, cmd, args, false);
         Ok(&self.session.reply.buf)
     }
 }

@@ -28,6 +28,17 @@ pub static COMMANDS: &[Command] = &[
         "Returns information and statistics about the server."
     ),
     Command {
+        name: "slowlog",
+        arity: -2,
+        flags: Flags::parse(&[]),
+        keys: (0, 0, 0),
+        numkeys_at: None,
+        handler: |_, _| Ok(()),
+        subcommands: SLOWLOG_SUBCOMMANDS,
+        summary: "A container for slow log commands.",
+        group: "server",
+    },
+    Command {
         name: "memory",
         arity: -2,
         flags: Flags::parse(&[]),
@@ -163,6 +174,117 @@ static COMMAND_SUBCOMMANDS: &[Command] = &[
         "Returns a list of command names."
     ),
 ];
+
+static SLOWLOG_SUBCOMMANDS: &[Command] = &[
+    cmd!(
+        "get",
+        -2,
+        ["admin", "loading", "stale"],
+        (0, 0, 0),
+        slowlog_get,
+        "server",
+        "Returns the slow log's entries."
+    ),
+    cmd!(
+        "len",
+        2,
+        ["admin", "loading", "stale"],
+        (0, 0, 0),
+        slowlog_len,
+        "server",
+        "Returns the number of entries in the slow log."
+    ),
+    cmd!(
+        "reset",
+        2,
+        ["admin", "loading", "stale"],
+        (0, 0, 0),
+        slowlog_reset,
+        "server",
+        "Clears all entries from the slow log."
+    ),
+    cmd!(
+        "help",
+        2,
+        ["loading", "stale"],
+        (0, 0, 0),
+        slowlog_help,
+        "server",
+        "Show helpful text about the different subcommands"
+    ),
+];
+
+/// SLOWLOG GET [count]: the newest `count` entries (10; -1: all), each
+/// id, unix time, microseconds, arguments, client address, client name.
+fn slowlog_get(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 3 {
+        return Err(CmdError::with_arg(
+            "ERR unknown subcommand or wrong number of arguments for '",
+            &args[1],
+            "'. Try SLOWLOG HELP.",
+        ));
+    }
+    let count = match (args.len() == 3).then(|| &args[2]) {
+        None => 10,
+        Some(arg) => match super::int_arg(arg) {
+            Ok(-1) => usize::MAX,
+            Ok(n) if n >= 0 => n as usize,
+            _ => {
+                return Err(CmdError::Static(
+                    "ERR count should be greater than or equal to -1",
+                ))
+            }
+        },
+    };
+    let log = &ctx.server.slowlog;
+    let entries: Vec<_> = log.newest(count).collect();
+    let out = &mut ctx.session.reply;
+    out.array(entries.len());
+    for e in entries {
+        out.array(6);
+        out.int(e.id as i64);
+        out.int(e.time_s);
+        out.int(e.duration_us as i64);
+        out.array(e.args.len());
+        for arg in &e.args {
+            out.bulk(arg);
+        }
+        out.bulk(e.addr.as_bytes());
+        out.bulk(e.name.as_bytes());
+    }
+    Ok(())
+}
+
+fn slowlog_len(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let len = ctx.server.slowlog.len();
+    ctx.out().int(len as i64);
+    Ok(())
+}
+
+fn slowlog_reset(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    ctx.server.slowlog.reset();
+    ctx.out().ok();
+    Ok(())
+}
+
+fn slowlog_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "SLOWLOG",
+        &[
+            "GET [<count>]",
+            "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+            "    Entries are made of:",
+            "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+            "    client name",
+            "LEN",
+            "    Return the length of the slowlog.",
+            "RESET",
+            "    Reset the slowlog.",
+        ],
+    );
+    Ok(())
+}
 
 static MEMORY_SUBCOMMANDS: &[Command] = &[
     cmd!(

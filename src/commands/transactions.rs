@@ -90,7 +90,7 @@ fn exec(ctx: &mut Ctx, _args: Args) -> CmdResult {
     // Blocking commands inside a transaction answer as if timed out.
     ctx.session.deny_blocking = true;
     for (cmd, args) in &transaction.queue {
-        call_and_reply(ctx, cmd, args.as_args());
+        call_and_reply(ctx, cmd, args.as_args(), true);
     }
     ctx.session.deny_blocking = false;
     ctx.server.propagate.end_transaction();
