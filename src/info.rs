@@ -108,6 +108,7 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "persistence",
     "stats",
     "replication",
+    "errorstats",
     "keyspace",
 ];
 
@@ -143,6 +144,7 @@ pub fn render(
             "persistence" => persistence_section(state, &mut out),
             "stats" => stats_section(state, &mut out),
             "replication" => replication_section(state, peers, &mut out),
+            "errorstats" => errorstats_section(state, &mut out),
             _ => keyspace_section(state, &mut out),
         }
     }
@@ -153,6 +155,14 @@ macro_rules! field {
     ($out:expr, $name:literal, $value:expr) => {
         let _ = write!($out, concat!($name, ":{}\r\n"), $value);
     };
+}
+
+/// Error replies by code, as Redis's INFO errorstats lists them.
+fn errorstats_section(state: &ServerState, out: &mut String) {
+    out.push_str("# Errorstats\r\n");
+    for (code, count) in &state.stats.error_codes {
+        let _ = write!(out, "errorstat_{code}:count={count}\r\n");
+    }
 }
 
 fn server_section(state: &ServerState, now_ms: i64, out: &mut String) {

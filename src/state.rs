@@ -309,12 +309,33 @@ impl ServerState {
     }
 }
 
+/// Distinct error codes INFO errorstats counts (Redis's
+/// `ERRORSTATS_LIMIT`): a client cannot grow the table without bound.
+const ERROR_CODES_KEPT: usize = 128;
+
+impl Stats {
+    /// Counts an error reply (`total_error_replies`, and by its code).
+    pub fn error_replied(&mut self, message: &[u8]) {
+        self.total_error_replies += 1;
+        let code = message.split(|&b| b == b' ').next().unwrap_or_default();
+        let code = String::from_utf8_lossy(code);
+        if let Some(count) = self.error_codes.get_mut(code.as_ref()) {
+            *count += 1;
+        } else if self.error_codes.len() < ERROR_CODES_KEPT {
+            self.error_codes.insert(code.into_owned(), 1);
+        }
+    }
+}
+
 /// Server-wide counters (the keyspace keeps its own, in `DbStats`).
 #[derive(Debug, Default)]
 pub struct Stats {
     pub total_connections_received: u64,
     pub total_commands_processed: u64,
     pub total_error_replies: u64,
+    /// Error replies by their code, the first word (INFO errorstats), at
+    /// most `ERROR_CODES_KEPT` codes.
+    pub error_codes: std::collections::BTreeMap<String, u64>,
     pub total_net_input_bytes: u64,
     pub total_net_output_bytes: u64,
     pub rejected_connections: u64,

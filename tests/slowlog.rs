@@ -2,7 +2,8 @@
 //! command is logged, newest first, each command of an EXEC on its own
 //! (EXEC itself not), arguments cut at 32 and 128 bytes, secrets
 //! redacted, the log trimmed to `slowlog-max-len`; GET/LEN/RESET/HELP and
-//! their errors answer as redis-server's do.
+//! their errors answer as redis-server's do. INFO errorstats, the other
+//! per-command record, is compared here too.
 
 mod common;
 
@@ -126,4 +127,38 @@ fn a_slow_command_is_logged_with_its_duration() {
         panic!("no duration")
     };
     assert!((50_000..5_000_000).contains(&duration_us), "{duration_us}");
+}
+
+/// INFO errorstats counts error replies by code as redis-server does,
+/// inside a transaction too; CONFIG RESETSTAT clears it.
+#[test]
+fn errorstats_match_redis_server() {
+    let mut servers = vec![Server::lapse(&[])];
+    servers.extend(Server::redis());
+    let mut seen = Vec::new();
+    for server in &servers {
+        let mut r = server.raw();
+        r.cmd(&["LPUSH", "list", "a"]);
+        r.cmd(&["GET", "list"]);
+        r.cmd(&["NOSUCHCOMMAND"]);
+        r.cmd(&["SET", "k", "v", "BADOPTION"]);
+        r.cmd(&["EVALSHA", &"0".repeat(40), "0"]);
+        r.cmd(&["INCR", "list"]);
+        r.cmd(&["MULTI"]);
+        r.cmd(&["INCR", "list"]);
+        r.cmd(&["EXEC"]);
+        let stats = r.cmd(&["INFO", "errorstats"]);
+        let total = common::info_field(&mut r, "stats", "total_error_replies");
+        assert_eq!(r.cmd(&["CONFIG", "RESETSTAT"]), "+OK\r\n");
+        let after = r.cmd(&["INFO", "errorstats"]);
+        seen.push((stats, total, after));
+    }
+    assert!(
+        seen[0].0.contains("errorstat_WRONGTYPE:count=3"),
+        "{}",
+        seen[0].0
+    );
+    if let [lapse, redis] = seen.as_slice() {
+        assert_eq!(lapse, redis);
+    }
 }

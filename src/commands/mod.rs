@@ -268,8 +268,8 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
     ctx.server.stats.total_commands_processed += 1;
     ctx.session.last_interaction_ms = ctx.now_ms;
     if let Err(err) = dispatch(ctx, args) {
-        ctx.server.stats.total_error_replies += 1;
         let msg = err.message();
+        ctx.server.stats.error_replied(&msg);
         ctx.out().error(&msg);
     }
     crate::info::sample_peak_memory();
@@ -505,8 +505,8 @@ pub fn call_and_reply(ctx: &mut Ctx, cmd: &Command, args: Args, slowlog: bool) {
         call(ctx, cmd, args)
     };
     if let Err(err) = result {
-        ctx.server.stats.total_error_replies += 1;
         let msg = err.message();
+        ctx.server.stats.error_replied(&msg);
         ctx.out().error(&msg);
     }
 }
