@@ -108,7 +108,10 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "persistence",
     "stats",
     "replication",
+    "cpu",
+    "modules",
     "errorstats",
+    "cluster",
     "keyspace",
 ];
 
@@ -145,6 +148,10 @@ pub fn render(
             "stats" => stats_section(state, &mut out),
             "replication" => replication_section(state, peers, &mut out),
             "errorstats" => errorstats_section(state, &mut out),
+            "cpu" => cpu_section(&mut out),
+            // No modules, no cluster: the sections say so, as Redis's do.
+            "modules" => out.push_str("# Modules\r\n"),
+            "cluster" => out.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
             _ => keyspace_section(state, &mut out),
         }
     }
@@ -155,6 +162,34 @@ macro_rules! field {
     ($out:expr, $name:literal, $value:expr) => {
         let _ = write!($out, concat!($name, ":{}\r\n"), $value);
     };
+}
+
+/// CPU time used, as Redis's INFO cpu reports it (seconds with
+/// microseconds): the process, its children (none: lapse never forks),
+/// and the loop's own thread (INFO runs on it).
+fn cpu_section(out: &mut String) {
+    let usage = |who: libc::c_int| -> (String, String) {
+        // SAFETY: getrusage only writes the struct it is given.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+            return ("0.000000".into(), "0.000000".into());
+        }
+        let time = |t: libc::timeval| format!("{}.{:06}", t.tv_sec, t.tv_usec);
+        (time(ru.ru_stime), time(ru.ru_utime))
+    };
+    out.push_str("# CPU\r\n");
+    let (sys, user) = usage(libc::RUSAGE_SELF);
+    field!(out, "used_cpu_sys", sys);
+    field!(out, "used_cpu_user", user);
+    let (sys, user) = usage(libc::RUSAGE_CHILDREN);
+    field!(out, "used_cpu_sys_children", sys);
+    field!(out, "used_cpu_user_children", user);
+    #[cfg(target_os = "linux")]
+    {
+        let (sys, user) = usage(libc::RUSAGE_THREAD);
+        field!(out, "used_cpu_sys_main_thread", sys);
+        field!(out, "used_cpu_user_main_thread", user);
+    }
 }
 
 /// Error replies by code, as Redis's INFO errorstats lists them.

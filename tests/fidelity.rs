@@ -179,3 +179,38 @@ fn a_big_command_does_not_pin_memory_on_its_client() {
     );
     assert_eq!(client.cmd(&["PING"]), "+PONG\r\n");
 }
+
+/// INFO's default sections are redis-server 7.0's, in its order, and the
+/// CPU section has its fields.
+#[test]
+fn info_sections_match_redis_server() {
+    let headers = |r: &mut Raw, args: &[&str]| -> Vec<String> {
+        r.cmd(args)
+            .lines()
+            .filter(|l| l.starts_with('#'))
+            .map(String::from)
+            .collect()
+    };
+    let lapse = Server::lapse(&[]);
+    let mut ours = lapse.raw();
+    let cpu = ours.cmd(&["INFO", "cpu"]);
+    for field in [
+        "used_cpu_sys:",
+        "used_cpu_user:",
+        "used_cpu_user_main_thread:",
+    ] {
+        assert!(cpu.contains(field), "{cpu}");
+    }
+    let Some(redis) = Server::redis() else {
+        return;
+    };
+    let mut theirs = redis.raw();
+    assert_eq!(
+        headers(&mut ours, &["INFO"]),
+        headers(&mut theirs, &["INFO"])
+    );
+    assert_eq!(
+        headers(&mut ours, &["INFO", "cpu", "cluster"]),
+        headers(&mut theirs, &["INFO", "cpu", "cluster"])
+    );
+}
