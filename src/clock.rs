@@ -64,7 +64,7 @@ impl Clock for ManualClock {
 /// `Instant` (tens of ns: at two a command, 10% of a pipelined GET).
 pub fn ticks() -> u64 {
     #[cfg(target_arch = "x86_64")]
-    if tsc_ticks_per_us().is_some() {
+    if timer().tsc {
         // SAFETY: RDTSC reads a counter; it has no preconditions.
         #[allow(unused_unsafe)]
         return unsafe { core::arch::x86_64::_rdtsc() };
@@ -75,40 +75,50 @@ pub fn ticks() -> u64 {
         .as_nanos() as u64
 }
 
+/// How many ticks make a microsecond (to compare durations in ticks).
+pub fn ticks_per_us() -> u64 {
+    timer().per_us
+}
+
 /// Microseconds between two `ticks()` readings.
 pub fn ticks_to_us(ticks: u64) -> u64 {
     ticks / ticks_per_us()
 }
 
-/// How many ticks make a microsecond (to compare durations in ticks).
-pub fn ticks_per_us() -> u64 {
-    match tsc_ticks_per_us() {
-        Some(per_us) => (per_us as u64).max(1),
-        None => 1000,
-    }
+/// What `ticks` reads and at what rate.
+struct Timer {
+    tsc: bool,
+    per_us: u64,
 }
 
-/// The time-stamp counter's rate, measured once against `Instant` over
-/// 2 ms, if the CPU says it is constant; `None` elsewhere.
-fn tsc_ticks_per_us() -> Option<f64> {
-    static RATE: std::sync::OnceLock<Option<f64>> = std::sync::OnceLock::new();
-    *RATE.get_or_init(|| {
+/// The timer, chosen once: the time-stamp counter if the CPU says it is
+/// constant, its rate measured against `Instant` over 2 ms (the first
+/// call); else `Instant`'s nanoseconds.
+fn timer() -> &'static Timer {
+    static TIMER: std::sync::OnceLock<Timer> = std::sync::OnceLock::new();
+    TIMER.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
         {
             let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-            if !(flags.contains(" constant_tsc") && flags.contains(" nonstop_tsc")) {
-                return None;
+            if flags.contains(" constant_tsc") && flags.contains(" nonstop_tsc") {
+                // SAFETY: as in `ticks`.
+                #[allow(unused_unsafe)]
+                let read = || unsafe { core::arch::x86_64::_rdtsc() };
+                let (t0, i0) = (read(), std::time::Instant::now());
+                while i0.elapsed() < std::time::Duration::from_millis(2) {}
+                let (t1, us) = (read(), i0.elapsed().as_secs_f64() * 1e6);
+                let rate = t1.wrapping_sub(t0) as f64 / us;
+                if rate.is_finite() && rate >= 1.0 {
+                    return Timer {
+                        tsc: true,
+                        per_us: rate as u64,
+                    };
+                }
             }
-            // SAFETY: as in `ticks`.
-            #[allow(unused_unsafe)]
-            let read = || unsafe { core::arch::x86_64::_rdtsc() };
-            let (t0, i0) = (read(), std::time::Instant::now());
-            while i0.elapsed() < std::time::Duration::from_millis(2) {}
-            let (t1, us) = (read(), i0.elapsed().as_secs_f64() * 1e6);
-            let rate = (t1.wrapping_sub(t0)) as f64 / us;
-            (rate.is_finite() && rate > 1.0).then_some(rate)
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        None
+        Timer {
+            tsc: false,
+            per_us: 1000,
+        }
     })
 }

@@ -1146,6 +1146,16 @@ impl Setting {
 }
 
 impl Config {
+    /// What keys' access history keeps (`maxmemory-policy`'s LRU or
+    /// LFU, and the LFU's settings).
+    pub fn access_policy(&self) -> crate::db::access::AccessPolicy {
+        crate::db::access::AccessPolicy {
+            lfu: self.maxmemory_policy.is_lfu(),
+            lfu_log_factor: self.lfu_log_factor,
+            lfu_decay_time: self.lfu_decay_time,
+        }
+    }
+
     /// When a packed hash becomes a table.
     pub fn hash_limits(&self) -> crate::value::PackLimits {
         crate::value::PackLimits {

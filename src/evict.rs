@@ -173,7 +173,7 @@ pub fn perform_evictions(state: &mut ServerState, not_counted: usize, now_ms: i6
             evicted += 1;
             if lazy {
                 // Its value goes to the lazyfree thread (counted as gone).
-                state.free_garbage();
+                state.free_garbage_of(db);
             }
         }
         if evicted.is_multiple_of(16) && budget.is_some_and(|b| started.elapsed() > b) {
@@ -234,11 +234,7 @@ fn random_victim(state: &mut ServerState, volatile: bool) -> Option<(usize, Vec<
 fn pooled_victim(state: &mut ServerState, policy: Policy, now_ms: i64) -> Option<(usize, Vec<u8>)> {
     let samples = state.config.maxmemory_samples as usize;
     let volatile = policy.volatile();
-    let access_policy = state
-        .dbs
-        .first()
-        .map(|db| db.access_policy)
-        .unwrap_or_default();
+    let access_policy = state.config.access_policy();
     let score = |access: Access, deadline: Option<i64>| -> u64 {
         match policy {
             Policy::VolatileTtl => u64::MAX - deadline.unwrap_or(i64::MAX).max(0) as u64,

@@ -429,6 +429,7 @@ fn replication_section(
 pub struct MemoryStats {
     pub peak: usize,
     pub total: usize,
+    pub rss: usize,
     /// Allocated before any data (`used_memory_startup`).
     pub startup: usize,
     pub replication_backlog: usize,
@@ -462,6 +463,7 @@ impl MemoryStats {
         MemoryStats {
             peak: sample_peak_memory(),
             total: used_memory(),
+            rss: rss_bytes() as usize,
             startup: state.startup_memory,
             replication_backlog: state
                 .repl
@@ -492,24 +494,37 @@ impl MemoryStats {
     pub fn dataset(&self) -> usize {
         self.total.saturating_sub(self.overhead())
     }
+
+    /// The data's share of what was allocated after startup, percent.
+    pub fn dataset_percentage(&self) -> f64 {
+        self.dataset() as f64 * 100.0 / self.total.saturating_sub(self.startup).max(1) as f64
+    }
+
+    /// What is allocated now as a share of the peak, percent.
+    pub fn peak_percentage(&self) -> f64 {
+        self.total as f64 * 100.0 / self.peak.max(1) as f64
+    }
+
+    /// Resident memory over allocated memory.
+    pub fn fragmentation(&self) -> f64 {
+        self.rss as f64 / self.total.max(1) as f64
+    }
 }
 
 fn memory_section(state: &ServerState, peers: &dyn crate::connection::Sessions, out: &mut String) {
-    let used = used_memory() as u64;
-    let rss = rss_bytes();
     let stats = MemoryStats::gather(state, peers);
+    let (used, rss, peak) = (stats.total as u64, stats.rss as u64, stats.peak as u64);
     out.push_str("# Memory\r\n");
     field!(out, "used_memory", used);
     field!(out, "used_memory_human", human_bytes(used));
     field!(out, "used_memory_rss", rss);
     field!(out, "used_memory_rss_human", human_bytes(rss));
-    let peak = sample_peak_memory() as u64;
     field!(out, "used_memory_peak", peak);
     field!(out, "used_memory_peak_human", human_bytes(peak));
     field!(
         out,
         "used_memory_peak_perc",
-        format!("{:.2}%", used as f64 * 100.0 / peak.max(1) as f64)
+        format!("{:.2}%", stats.peak_percentage())
     );
     field!(out, "maxmemory", state.config.maxmemory);
     field!(out, "maxmemory_human", human_bytes(state.config.maxmemory));
@@ -524,16 +539,12 @@ fn memory_section(state: &ServerState, peers: &dyn crate::connection::Sessions, 
     field!(
         out,
         "used_memory_dataset_perc",
-        format!(
-            "{:.2}%",
-            stats.dataset() as f64 * 100.0
-                / stats.total.saturating_sub(stats.startup).max(1) as f64
-        )
+        format!("{:.2}%", stats.dataset_percentage())
     );
     field!(
         out,
         "mem_fragmentation_ratio",
-        format!("{:.2}", rss as f64 / used.max(1) as f64)
+        format!("{:.2}", stats.fragmentation())
     );
     field!(out, "mem_allocator", "libc");
     let (scripts, script_bytes) = state.scripting.as_ref().map_or((0, 0), |s| s.cache_stats());

@@ -658,15 +658,6 @@ pub fn bgsave_to_replicas(state: &mut ServerState, now_ms: i64) {
     state.persist.bgsaves_started += 1;
 }
 
-/// Whether the job under way is a diskless sync's.
-pub fn saving_to_replicas(state: &ServerState) -> bool {
-    state
-        .persist
-        .background
-        .as_ref()
-        .is_some_and(|b| matches!(b.output, Output::Replicas(_)))
-}
-
 /// The diskless sync's RDB bytes encoded since the last call, and
 /// whether they end it (the job is then over). `None`: no such job.
 pub fn take_replica_bytes(state: &mut ServerState) -> Option<(Vec<u8>, bool)> {

@@ -65,8 +65,6 @@ pub struct ServerState {
     /// The running command found the server over `maxmemory` with nothing
     /// left to evict: a script's commands that may grow memory are refused.
     pub out_of_memory: bool,
-    /// `clock::ticks` per microsecond (the slow log's timer).
-    pub ticks_per_us: u64,
     /// Commands that ran long (SLOWLOG).
     pub slowlog: crate::slowlog::SlowLog,
     /// What was allocated before any data (INFO `used_memory_startup`).
@@ -108,13 +106,12 @@ impl ServerState {
             evict: Default::default(),
             startup_memory: 0,
             slowlog: Default::default(),
-            ticks_per_us: 1000,
             out_of_memory: false,
             changes_outside_keys: 0,
         };
         state.startup_memory = crate::info::used_memory();
         // Calibrates the command timer now, not on the first command.
-        state.ticks_per_us = crate::clock::ticks_per_us();
+        crate::clock::ticks();
         state.repl.master = state.config.replicaof.clone();
         state.apply_config();
         state
@@ -126,11 +123,7 @@ impl ServerState {
         let policy = self.config.lazyfree;
         let side_events = crate::notify::side_events(self.config.notify_keyspace_events);
         let replica = self.repl.is_replica();
-        let access_policy = crate::db::access::AccessPolicy {
-            lfu: self.config.maxmemory_policy.is_lfu(),
-            lfu_log_factor: self.config.lfu_log_factor,
-            lfu_decay_time: self.config.lfu_decay_time,
-        };
+        let access_policy = self.config.access_policy();
         for db in &mut self.dbs {
             db.set_replica(replica);
             db.access_policy = access_policy;
@@ -297,14 +290,20 @@ impl ServerState {
 
     /// Hands the big values the databases removed to the lazyfree thread.
     pub fn free_garbage(&mut self) {
-        for db in &mut self.dbs {
-            for value in db.take_garbage() {
-                self.lazyfree.free_value(value);
-            }
-            for table in db.take_retired() {
-                let count = table.0.len() as u64;
-                self.lazyfree.free_async_counted(table, count);
-            }
+        for db in 0..self.dbs.len() {
+            self.free_garbage_of(db);
+        }
+    }
+
+    /// `free_garbage` for one database (an eviction's value, at once).
+    pub fn free_garbage_of(&mut self, db: usize) {
+        let db = &mut self.dbs[db];
+        for value in db.take_garbage() {
+            self.lazyfree.free_value(value);
+        }
+        for table in db.take_retired() {
+            let count = table.0.len() as u64;
+            self.lazyfree.free_async_counted(table, count);
         }
     }
 }

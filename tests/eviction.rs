@@ -164,8 +164,7 @@ fn allkeys_random_and_config_set_below_the_memory_in_use() {
 #[test]
 fn noeviction_refuses_writes_that_grow_memory_and_serves_the_rest() {
     let oom = "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
-    let mut servers = vec![Server::lapse(&[])];
-    servers.extend(Server::redis());
+    let servers = Server::lapse_then_redis();
     let mut script_replies = Vec::new();
     for server in &servers {
         let mut r = server.raw();
@@ -207,8 +206,7 @@ fn noeviction_refuses_writes_that_grow_memory_and_serves_the_rest() {
 
 #[test]
 fn object_idletime_and_freq_follow_the_policy_as_redis() {
-    let mut servers = vec![Server::lapse(&[])];
-    servers.extend(Server::redis());
+    let servers = Server::lapse_then_redis();
     let mut replies = Vec::new();
     for server in &servers {
         let mut r = server.raw();
@@ -329,8 +327,7 @@ fn used_memory_moves_with_the_data() {
 /// MEMORY STATS, DOCTOR and PURGE answer; INFO splits dataset and overhead.
 #[test]
 fn memory_usage_stats_doctor_and_purge() {
-    let mut servers = vec![Server::lapse(&[])];
-    servers.extend(Server::redis());
+    let servers = Server::lapse_then_redis();
     let mut errors = Vec::new();
     for server in &servers {
         let mut r = server.raw();

@@ -133,8 +133,7 @@ fn a_slow_command_is_logged_with_its_duration() {
 /// inside a transaction too; CONFIG RESETSTAT clears it.
 #[test]
 fn errorstats_match_redis_server() {
-    let mut servers = vec![Server::lapse(&[])];
-    servers.extend(Server::redis());
+    let servers = Server::lapse_then_redis();
     let mut seen = Vec::new();
     for server in &servers {
         let mut r = server.raw();

@@ -555,7 +555,9 @@ pub fn call_logged(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
     // The setting as the command left it (a CONFIG SET of it counts);
     // compared in ticks, converted only for an entry.
     let threshold_us = ctx.server.config.slowlog_log_slower_than;
-    if threshold_us >= 0 && ticks >= (threshold_us as u64).saturating_mul(ctx.server.ticks_per_us) {
+    if threshold_us >= 0
+        && ticks >= (threshold_us as u64).saturating_mul(crate::clock::ticks_per_us())
+    {
         let duration_us = crate::clock::ticks_to_us(ticks);
         let all: Vec<&[u8]> = args.iter().collect();
         let shown = crate::slowlog::redacted_args(&all);

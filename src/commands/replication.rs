@@ -74,42 +74,43 @@ pub static COMMANDS: &[Command] = &[
 /// REPLICAOF host port | NO ONE, with Redis's replies. The loop notices
 /// the change (`Replication::epoch`) and drops or makes the link.
 fn replicaof(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let repl = &mut ctx.server.repl;
-    if super::is(&args[1], "NO") && super::is(&args[2], "ONE") {
-        if repl.master.take().is_some() {
-            tracing::info!(
-                "MASTER MODE enabled (user request from '{}')",
-                ctx.session.addr
-            );
-            repl.epoch += 1;
-            repl.link_down();
-            repl.resumable = false;
-            // A promoted replica serves its own history from here.
-            repl.replid = crate::replication::random_replid();
-            ctx.server.config.replicaof = None;
-            ctx.server.apply_config();
+    let promote = super::is(&args[1], "NO") && super::is(&args[2], "ONE");
+    let target = if promote {
+        if ctx.server.repl.master.is_none() {
+            ctx.out().ok();
+            return Ok(());
         }
-        ctx.out().ok();
-        return Ok(());
-    }
-    let port = super::int_arg(&args[2])?;
-    let port = u16::try_from(port).map_err(|_| CmdError::Static("ERR Invalid master port"))?;
-    let host = String::from_utf8_lossy(&args[1]).into_owned();
-    if repl.master.as_ref() == Some(&(host.clone(), port)) {
-        ctx.out().simple("OK Already connected to specified master");
-        return Ok(());
-    }
-    tracing::info!(
-        "REPLICAOF {host}:{port} enabled (user request from '{}')",
-        ctx.session.addr
-    );
-    repl.master = Some((host, port));
-    ctx.server.config.replicaof = repl.master.clone();
+        tracing::info!(
+            "MASTER MODE enabled (user request from '{}')",
+            ctx.session.addr
+        );
+        None
+    } else {
+        let port = super::int_arg(&args[2])?;
+        let port = u16::try_from(port).map_err(|_| CmdError::Static("ERR Invalid master port"))?;
+        let host = String::from_utf8_lossy(&args[1]).into_owned();
+        if ctx.server.repl.master.as_ref() == Some(&(host.clone(), port)) {
+            ctx.out().simple("OK Already connected to specified master");
+            return Ok(());
+        }
+        tracing::info!(
+            "REPLICAOF {host}:{port} enabled (user request from '{}')",
+            ctx.session.addr
+        );
+        Some((host, port))
+    };
     let repl = &mut ctx.server.repl;
+    repl.master = target.clone();
     repl.epoch += 1;
     repl.link_down();
-    // Another primary's stream does not continue this data.
+    // Another primary's stream does not continue this data; a promoted
+    // replica serves its own history from here.
     repl.resumable = false;
+    if promote {
+        repl.replid = crate::replication::random_replid();
+    }
+    // What CONFIG GET and CONFIG REWRITE show.
+    ctx.server.config.replicaof = target;
     ctx.server.apply_config();
     ctx.out().ok();
     Ok(())

@@ -358,7 +358,6 @@ fn memory_usage(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// MEMORY STATS: where the memory goes, under Redis's names.
 fn memory_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let m = crate::info::MemoryStats::gather(ctx.server, ctx.peers);
-    let rss = crate::info::rss_bytes() as usize;
     let keys = m.keys.max(1);
     let net = m.total.saturating_sub(m.startup).max(1);
     let ints: [(&str, usize); 10] = [
@@ -392,13 +391,13 @@ fn memory_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
     out.bulk(b"dataset.bytes");
     out.int(m.dataset() as i64);
     out.bulk(b"dataset.percentage");
-    out.double(m.dataset() as f64 * 100.0 / net as f64);
+    out.double(m.dataset_percentage());
     out.bulk(b"peak.percentage");
-    out.double(m.total as f64 * 100.0 / m.peak.max(1) as f64);
+    out.double(m.peak_percentage());
     out.bulk(b"fragmentation");
-    out.double(rss as f64 / m.total.max(1) as f64);
+    out.double(m.fragmentation());
     out.bulk(b"fragmentation.bytes");
-    out.int(rss as i64 - m.total as i64);
+    out.int(m.rss as i64 - m.total as i64);
     Ok(())
 }
 
@@ -411,9 +410,8 @@ fn memory_doctor(ctx: &mut Ctx, _args: Args) -> CmdResult {
         "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.".to_string()
     } else {
         let mut issues = Vec::new();
-        let rss = crate::info::rss_bytes() as f64;
-        if rss / m.total as f64 > 1.4 {
-            issues.push(format!(" * High fragmentation: RSS is {:.2} times what is allocated; MEMORY PURGE may give some back.", rss / m.total as f64));
+        if m.fragmentation() > 1.4 {
+            issues.push(format!(" * High fragmentation: RSS is {:.2} times what is allocated; MEMORY PURGE may give some back.", m.fragmentation()));
         }
         if m.peak as f64 > m.total as f64 * 1.5 {
             issues.push(" * Peak memory: in the past this instance used more than 150% the memory that is currently using.".to_string());

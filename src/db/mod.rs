@@ -806,11 +806,17 @@ impl Db {
         }
         self.dirty += 1;
         self.stats.evicted_keys += 1;
+        self.remove_freeing(idx, lazy);
+        true
+    }
+
+    /// Removes the entry at `idx`; with `lazy`, a big value goes to the
+    /// garbage for the lazyfree thread (else it is dropped here).
+    fn remove_freeing(&mut self, idx: u32, lazy: bool) {
         let mut slot = self.remove_at(idx);
         if lazy {
             self.garbage.extend(slot.take_big_value());
         }
-        true
     }
 
     /// Deletes `key` (DEL/UNLINK). Returns true if a live key was removed.
@@ -818,10 +824,7 @@ impl Db {
     pub fn delete(&mut self, key: &[u8], now_ms: i64, lazy: bool) -> bool {
         match self.lookup(key, now_ms) {
             Some(idx) => {
-                let mut slot = self.remove_at(idx);
-                if lazy {
-                    self.garbage.extend(slot.take_big_value());
-                }
+                self.remove_freeing(idx, lazy);
                 true
             }
             None => false,

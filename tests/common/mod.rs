@@ -132,6 +132,14 @@ impl Server {
         panic!("could not start redis-server");
     }
 
+    /// A lapse, and a redis-server beside it where one is installed: the
+    /// same steps run on each, their replies compared.
+    pub fn lapse_then_redis() -> Vec<Server> {
+        let mut servers = vec![Server::lapse(&[])];
+        servers.extend(Server::redis());
+        servers
+    }
+
     pub fn raw(&self) -> Raw {
         Raw::connect(self.port)
     }
