@@ -62,7 +62,7 @@ def start(server, port=None, extra=(), **popen):
         "lapse": [LAPSE, "--port", str(port), "--save", ""],
         "redis": ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
     }[server] + list(extra)
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **popen)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=None if os.environ.get("SHOW_STDERR") else subprocess.DEVNULL, **popen)
     deadline = time.time() + 10
     while True:
         try:

@@ -36,7 +36,7 @@ REDIS_PORT=$(free_port)
 ./target/release/lapse --port "$LAPSE_PORT" --loglevel warning --save "" $LAPSE_ARGS &
 LAPSE_PID=$!
 if [ -n "$AGAINST_BIN" ]; then
-    "$AGAINST_BIN" --port "$REDIS_PORT" --loglevel warning &
+    "$AGAINST_BIN" --port "$REDIS_PORT" --loglevel warning --save "" &
     B_NAME="lapse (other build)"
 elif [ -n "$AGAINST" ]; then
     # shellcheck disable=SC2086

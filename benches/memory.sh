@@ -17,7 +17,10 @@ rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
 # The load as RESP, generated once.
 LOAD=$(mktemp)
-trap 'rm -f "$LOAD"' EXIT
+# The servers run in an empty directory: a dump.rdb lying in the checkout
+# would otherwise be loaded first.
+RUN_DIR=$(mktemp -d)
+trap 'rm -rf "$LOAD" "$RUN_DIR"' EXIT
 awk -v n="$KEYS" 'BEGIN {
     v = "0123456789abcdef";
     for (i = 0; i < n; i++) {
@@ -30,7 +33,7 @@ awk -v n="$KEYS" 'BEGIN {
 # Sets RESULT to "before_kb after_kb keys" for the server started by "$@".
 measure() {
     local port; port=$(free_port)
-    "$@" --port "$port" >/dev/null &
+    "$@" --port "$port" --dir "$RUN_DIR" >/dev/null &
     local pid=$!
     until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
     sleep 0.5

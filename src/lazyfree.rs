@@ -12,14 +12,20 @@
 //! It frees at a measured pace. Freeing a big value in one go puts tens of
 //! milliseconds of kernel work (returning pages) into one burst, and on a
 //! small machine that burst delays the event loop by milliseconds even from
-//! another thread at idle priority (measured: a 400 MiB string, or the 32 MiB
-//! entry array of a 1M-member set, stalled a PINGing client 1.5-4 ms; the
-//! same UNLINK with the free skipped stalled nothing). So the thread drops
-//! aggregates a slice of elements at a time, returns big buffers' pages
-//! 256 KiB at a time, and sleeps `PAUSE` after every `SLICE` of work,
-//! unless more than `CATCH_UP_OBJECTS` wait: then it works flat out at
-//! normal priority until the backlog is half that, so that a loop deleting
-//! faster than the paced thread frees cannot grow memory without bound.
+//! another thread (measured: a 400 MiB string, or the 32 MiB entry array
+//! of a 1M-member set, stalled a PINGing client 1.5-4 ms; the same UNLINK
+//! with the free skipped stalled nothing). So the thread drops aggregates a
+//! slice of elements at a time, returns big buffers' pages 256 KiB at a
+//! time, and sleeps `PAUSE` after every `SLICE` of work, unless more than
+//! `CATCH_UP_OBJECTS` wait: then it works flat out until the backlog is
+//! half that, so that a loop deleting faster than the paced thread frees
+//! cannot grow memory without bound.
+//!
+//! The thread runs in the normal scheduling class: the pacing alone keeps
+//! its bursts short. In `SCHED_IDLE` (tried) it got no core while the loop
+//! and busy clients took both of a small machine's, fell hundreds of
+//! thousands of objects behind under FLUSHALL ASYNC churn, and, preempted
+//! while holding the allocator's lock, made the loop wait for it.
 
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -74,35 +80,6 @@ pub fn is_big(value: &Value) -> bool {
     free_effort(value) > LAZYFREE_THRESHOLD
 }
 
-/// Moves the calling thread into Linux's `SCHED_IDLE` class (`idle`),
-/// where it runs only on a CPU nothing else wants, or back to the normal
-/// class. Freeing a big value takes tens of milliseconds of CPU; at normal
-/// priority, on a machine with few cores, the scheduler hands the freer
-/// whole time slices while the event loop waits for a core, which is the
-/// very stall lazy free exists to avoid. Best effort: if the call fails
-/// the thread keeps its class.
-fn set_scheduling(idle: bool) {
-    #[cfg(target_os = "linux")]
-    {
-        let param = libc::sched_param { sched_priority: 0 };
-        let policy = if idle {
-            libc::SCHED_IDLE
-        } else {
-            libc::SCHED_OTHER
-        };
-        // SAFETY: plain system call on the calling thread with a valid,
-        // initialised parameter; it touches no memory we own.
-        let rc = unsafe { libc::sched_setscheduler(0, policy, &param) };
-        if rc != 0 {
-            tracing::debug!(
-                "lazyfree thread keeps its scheduling class (sched_setscheduler failed)"
-            );
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = idle;
-}
-
 /// Anything that can be dropped on another thread, and how many values
 /// it holds.
 type Garbage = (Box<dyn Any + Send>, u64, u64);
@@ -111,11 +88,9 @@ type Garbage = (Box<dyn Any + Send>, u64, u64);
 const SLICE: Duration = Duration::from_micros(100);
 /// How long it pauses: the freer uses at most about a third of a core.
 const PAUSE: Duration = Duration::from_micros(200);
-/// Objects waiting past which the freer catches up: no pauses and the
-/// normal scheduling class, until the backlog is half that again. At a
-/// third of an idle core it cannot keep up with a loop that deletes
-/// faster (FLUSHALL ASYNC every second under writers: millions pending
-/// and gigabytes held).
+/// Objects waiting past which the freer catches up: no pauses, until the
+/// backlog is half that again. At a third of a core it may not keep up
+/// with a loop that deletes faster, and memory held would grow.
 const CATCH_UP_OBJECTS: u64 = 1_000_000;
 
 /// Bytes of a buffer's pages returned to the OS per step.
@@ -127,7 +102,7 @@ struct Pacer {
     slice_started: Instant,
     /// Objects handed over and not yet freed (shared with the loop).
     backlog: Arc<AtomicU64>,
-    /// Working flat out at normal priority.
+    /// Working flat out, without pauses.
     catching_up: bool,
 }
 
@@ -147,12 +122,10 @@ impl Pacer {
             return;
         }
         let backlog = self.backlog.load(Ordering::Relaxed);
-        if backlog > CATCH_UP_OBJECTS && !self.catching_up {
+        if backlog > CATCH_UP_OBJECTS {
             self.catching_up = true;
-            set_scheduling(false);
-        } else if backlog <= CATCH_UP_OBJECTS / 2 && self.catching_up {
+        } else if backlog <= CATCH_UP_OBJECTS / 2 {
             self.catching_up = false;
-            set_scheduling(true);
         }
         if !self.catching_up {
             std::thread::sleep(PAUSE);
@@ -248,7 +221,6 @@ impl LazyFree {
             std::thread::Builder::new()
                 .name("lazyfree".into())
                 .spawn(move || {
-                    set_scheduling(true);
                     let mut pacer = Pacer::new(pending.clone());
                     while let Ok((garbage, objects, size)) = rx.recv() {
                         free_paced(garbage, &mut pacer);
@@ -328,6 +300,26 @@ impl Drop for LazyFree {
     }
 }
 
+/// Tunes glibc's allocator for a server whose frees happen on two
+/// threads: no fastbins (`M_MXFAST` 0). A fastbin defers coalescing, and
+/// glibc pays it back all at once (`malloc_consolidate`, walking every
+/// deferred chunk) when a large block is freed or requested, under the
+/// arena's lock. With FLUSHALL ASYNC every second under 8 writers, the
+/// freer met such a walk of hundreds of thousands of chunks every few
+/// frees and the loop waited for the lock: the freer fell a million
+/// entries behind (~750 MB RSS) and PINGs took 5-17 ms for 200 ms after
+/// each flush. Without fastbins (the per-thread tcache still serves the
+/// hot path) the freer keeps up (nothing pending at each second, 480 MB)
+/// and PING p99 is under 1 ms (`benches/flush_churn.py`). Call once at
+/// startup; best effort.
+pub fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes the allocator's own parameters.
+    unsafe {
+        libc::mallopt(libc::M_MXFAST, 0);
+    }
+}
+
 /// Asks glibc to hand free pages back to the OS (freed buffers scattered
 /// through the heap otherwise stay resident): MEMORY PURGE, and the cron
 /// after idle clients' buffers were released.
@@ -371,6 +363,43 @@ mod tests {
         assert!(!is_big(&Value::List(list.clone())));
         (0..100_000).for_each(|i| list.push(End::Right, format!("e{i}").as_bytes()));
         assert!(is_big(&Value::List(list)));
+    }
+
+    #[test]
+    fn the_freer_stops_pausing_while_far_behind_until_half_caught_up() {
+        let backlog = Arc::new(AtomicU64::new(0));
+        let mut pacer = Pacer::new(backlog.clone());
+        let mut tick_at = |objects: u64| {
+            backlog.store(objects, Ordering::Relaxed);
+            pacer.slice_started = Instant::now() - 2 * SLICE;
+            pacer.tick();
+            pacer.catching_up
+        };
+        assert!(!tick_at(10));
+        assert!(tick_at(CATCH_UP_OBJECTS + 1));
+        assert!(tick_at(CATCH_UP_OBJECTS / 2 + 1));
+        assert!(!tick_at(CATCH_UP_OBJECTS / 2));
+        assert!(!tick_at(CATCH_UP_OBJECTS / 2 + 1));
+    }
+
+    /// After `tune_allocator`, freed small blocks never wait in fastbins
+    /// (whose later consolidation stalled the loop): freeing a thousand
+    /// 24-byte blocks adds none (other tests' threads can only make the
+    /// count fall meanwhile, by consolidating theirs).
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn small_frees_bypass_fastbins() {
+        tune_allocator();
+        std::thread::spawn(|| {
+            let blocks: Vec<Box<[u8; 24]>> = (0..1000).map(|_| Box::new([7; 24])).collect();
+            // SAFETY: mallinfo2 only reads the allocator's statistics.
+            let before = unsafe { libc::mallinfo2() }.smblks;
+            drop(blocks);
+            let after = unsafe { libc::mallinfo2() }.smblks;
+            assert!(after <= before, "fastbin blocks {before} -> {after}");
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

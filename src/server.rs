@@ -220,6 +220,7 @@ impl Server {
     /// Binds every address of `config.bind` on `config.port` (0 = a free port).
     pub fn bind(mut config: Config) -> io::Result<Self> {
         check_databases_fit(config.databases)?;
+        crate::lazyfree::tune_allocator();
         config.maxclients = crate::fdlimit::fit_maxclients(config.maxclients);
         let poll = Poll::new()?;
         let mut listeners = Vec::new();
