@@ -4,11 +4,16 @@
 //!
 //! Run: `cargo bench --bench soak` (`SOAK_SECONDS`, default 60).
 //!
-//! Misbehaviours, each on its own threads: connect and vanish at once;
-//! half-written requests; pipelines of garbage; slow readers of big replies;
-//! clients that never read. Printed every second: connected clients, RSS,
-//! limit disconnections; at the end: totals and whether any acknowledged
-//! write was lost.
+//! The server requires a password. Misbehaviours, each on its own threads
+//! (`SOAK_KINDS` picks some, by number): 0 connect and vanish at once;
+//! 1 half-written requests; 2 pipelines of garbage; 3 slow readers of big
+//! replies; 4 clients that never read; 5 writers of 512-byte values into
+//! database 1 that empty it with FLUSHDB ASYNC every second (lazy-free
+//! churn); 6 unauthenticated clients sending a 400 MB AUTH argument;
+//! 7 unauthenticated clients pipelining PINGs without reading the NOAUTH
+//! errors. Printed every second: connected clients, RSS, limit
+//! disconnections, objects waiting for lazy free; at the end: totals and
+//! whether any acknowledged write was lost.
 
 mod common;
 
@@ -37,26 +42,41 @@ fn encode(args: &[&[u8]]) -> Vec<u8> {
     out
 }
 
-fn connect(port: u16, c: &Counters) -> Option<TcpStream> {
-    match TcpStream::connect(("127.0.0.1", port)) {
-        Ok(s) => {
-            c.connections.fetch_add(1, Ordering::Relaxed);
-            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-            let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
-            Some(s)
-        }
+/// The server's password.
+const PASSWORD: &[u8] = b"soak-secret";
+/// Kinds of misbehaving clients that never authenticate.
+const UNAUTHENTICATED: [usize; 2] = [6, 7];
+
+/// Connects, and authenticates unless `anonymous`.
+fn connect(port: u16, c: &Counters, anonymous: bool) -> Option<TcpStream> {
+    let mut s = match TcpStream::connect(("127.0.0.1", port)) {
+        Ok(s) => s,
         Err(_) => {
             c.connect_errors.fetch_add(1, Ordering::Relaxed);
-            None
+            return None;
+        }
+    };
+    c.connections.fetch_add(1, Ordering::Relaxed);
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let _ = s.set_write_timeout(Some(Duration::from_secs(5)));
+    if !anonymous {
+        let mut ok = [0u8; 5];
+        let authed = s.write_all(&encode(&[b"AUTH", PASSWORD])).is_ok()
+            && s.read_exact(&mut ok).is_ok()
+            && &ok == b"+OK\r\n";
+        if !authed {
+            c.io_errors.fetch_add(1, Ordering::Relaxed);
+            return None;
         }
     }
+    Some(s)
 }
 
 /// One kind of misbehaving client, run in a loop until `stop`.
 fn misbehave(kind: usize, port: u16, c: &Counters, stop: &AtomicBool, seed: u64) {
     let mut rng = SmallRng::seed_from_u64(seed);
     while !stop.load(Ordering::Relaxed) {
-        let Some(mut s) = connect(port, c) else {
+        let Some(mut s) = connect(port, c, UNAUTHENTICATED.contains(&kind)) else {
             std::thread::sleep(Duration::from_millis(10));
             continue;
         };
@@ -88,6 +108,44 @@ fn misbehave(kind: usize, port: u16, c: &Counters, stop: &AtomicBool, seed: u64)
                         std::thread::sleep(Duration::from_millis(5));
                     }
                 }
+                // Lazy-free churn: a second of pipelined writes into
+                // database 1, then FLUSHDB ASYNC.
+                5 => {
+                    s.write_all(&encode(&[b"SELECT", b"1"]))?;
+                    let mut ok = [0u8; 5];
+                    s.read_exact(&mut ok)?;
+                    let value = vec![b'v'; 512];
+                    let until = Instant::now() + Duration::from_secs(1);
+                    while Instant::now() < until {
+                        let mut batch = Vec::new();
+                        for _ in 0..100 {
+                            let key = format!("churn:{}", rng.gen_range(0..10_000_000u64));
+                            batch.extend(encode(&[b"SET", key.as_bytes(), &value]));
+                        }
+                        s.write_all(&batch)?;
+                        s.read_exact(&mut [0u8; 500])?;
+                    }
+                    s.write_all(&encode(&[b"FLUSHDB", b"ASYNC"]))?;
+                    s.read_exact(&mut ok)?;
+                }
+                // Unauthenticated: a 400 MB AUTH argument, streamed until
+                // the server hangs up (Redis's limit: 16 KB).
+                6 => {
+                    s.write_all(b"*2\r\n$4\r\nAUTH\r\n$400000000\r\n")?;
+                    let piece = vec![b'p'; 64 * 1024];
+                    for _ in 0..400_000_000 / piece.len() {
+                        s.write_all(&piece)?;
+                    }
+                }
+                // Unauthenticated: PINGs pipelined without reading the
+                // NOAUTH errors, until the server hangs up or a write
+                // times out.
+                7 => {
+                    let pings = encode(&[b"PING"]).repeat(10_000);
+                    for _ in 0..10_000 {
+                        s.write_all(&pings)?;
+                    }
+                }
                 // Never reads: asks for 200 MB of replies and holds on.
                 _ => {
                     let mut batch = Vec::new();
@@ -109,7 +167,7 @@ fn misbehave(kind: usize, port: u16, c: &Counters, stop: &AtomicBool, seed: u64)
 /// The well-behaved client: SET, check the OK, and read back every key it
 /// was told was written.
 fn verify(port: u16, c: &Counters, stop: &AtomicBool) {
-    let Some(s) = connect(port, c) else {
+    let Some(s) = connect(port, c, false) else {
         panic!("the verifier cannot connect");
     };
     let mut r = BufReader::new(s);
@@ -152,7 +210,9 @@ fn verify(port: u16, c: &Counters, stop: &AtomicBool) {
 
 fn info(port: u16, field: &str) -> String {
     let out = Command::new("redis-cli")
-        .args(["-p", &port.to_string(), "INFO", "everything"])
+        .args(["-p", &port.to_string(), "--no-auth-warning"])
+        .args(["-a", std::str::from_utf8(PASSWORD).unwrap_or_default()])
+        .args(["INFO", "everything"])
         .output();
     out.ok()
         .and_then(|o| {
@@ -177,6 +237,10 @@ fn main() {
     let mut server = Command::new(env!("CARGO_BIN_EXE_lapse"))
         .args(["--port", &port.to_string(), "--loglevel", "warning"])
         .args(["--client-output-buffer-limit", "normal 64mb 16mb 5"])
+        .args([
+            "--requirepass",
+            std::str::from_utf8(PASSWORD).unwrap_or_default(),
+        ])
         .stdout(Stdio::null())
         .spawn()
         .expect("start lapse");
@@ -185,7 +249,7 @@ fn main() {
     }
     let counters = Arc::new(Counters::default());
     {
-        let mut s = connect(port, &counters).unwrap();
+        let mut s = connect(port, &counters, false).unwrap();
         s.write_all(&encode(&[b"SET", b"soak:big", &vec![b'b'; 1024 * 1024]]))
             .unwrap();
         let mut ok = [0u8; 5];
@@ -193,9 +257,9 @@ fn main() {
     }
     let stop = Arc::new(AtomicBool::new(false));
     let mut threads = Vec::new();
-    // 5 kinds x 8 threads of misbehaving clients (`SOAK_KINDS` picks some).
+    // 8 kinds x 8 threads of misbehaving clients (`SOAK_KINDS` picks some).
     let kinds: Vec<usize> = std::env::var("SOAK_KINDS")
-        .unwrap_or_else(|_| "0,1,2,3,4".into())
+        .unwrap_or_else(|_| "0,1,2,3,4,5,6,7".into())
         .split(',')
         .filter_map(|k| k.trim().parse().ok())
         .collect();
@@ -211,21 +275,24 @@ fn main() {
         let (c, s) = (counters.clone(), stop.clone());
         std::thread::spawn(move || verify(port, &c, &s))
     };
-    println!("| t (s) | connected | RSS (MB) | output-limit cuts | query-limit cuts | connections made |");
-    println!("|---|---|---|---|---|---|");
+    println!("| t (s) | connected | RSS (MB) | output-limit cuts | query-limit cuts | lazy free pending | connections made |");
+    println!("|---|---|---|---|---|---|---|");
     let started = Instant::now();
-    let mut max_rss: f64 = 0.0;
+    let (mut max_rss, mut max_pending): (f64, u64) = (0.0, 0);
     while started.elapsed() < Duration::from_secs(seconds) {
         std::thread::sleep(Duration::from_secs(1));
         let rss = common::rss_mb(server.id());
         max_rss = max_rss.max(rss);
+        let pending = info(port, "lazyfree_pending_objects");
+        max_pending = max_pending.max(pending.parse().unwrap_or(0));
         println!(
-            "| {} | {} | {:.0} | {} | {} | {} |",
+            "| {} | {} | {:.0} | {} | {} | {} | {} |",
             started.elapsed().as_secs(),
             info(port, "connected_clients"),
             rss,
             info(port, "client_output_buffer_limit_disconnections"),
             info(port, "client_query_buffer_limit_disconnections"),
+            pending,
             counters.connections.load(Ordering::Relaxed)
         );
     }
@@ -236,7 +303,9 @@ fn main() {
     verifier.join().expect("verifier");
     let alive = server.try_wait().ok().flatten().is_none();
     let c = &counters;
-    println!("\nserver alive at the end: {alive}; max RSS {max_rss:.0} MB");
+    println!(
+        "\nserver alive at the end: {alive}; max RSS {max_rss:.0} MB; most objects pending lazy free {max_pending}"
+    );
     println!(
         "connections {}, connect errors {}, client-side I/O errors {}, acknowledged writes {}, lost {}",
         c.connections.load(Ordering::Relaxed),

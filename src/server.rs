@@ -174,14 +174,24 @@ fn enforce_output_limit(config: &Config, stats: &mut Stats, session: &mut Sessio
     session.close_after_reply = true;
 }
 
+/// Unsent output past which a client that must still authenticate is
+/// cut off: Redis's 16 KB reply buffer (any reply overflowing it into the
+/// reply list closes such a client there), so that NOAUTH errors to a
+/// client that never reads cannot fill memory.
+const UNAUTHENTICATED_MAX_OUTPUT_BYTES: u64 = 16 * 1024;
+
 /// Whether the session's unsent output passed the hard limit, or has been
-/// over the soft limit for too long.
+/// over the soft limit for too long, or passed what a client that must
+/// still authenticate may have.
 fn output_limit_reached(config: &Config, session: &mut Session, now_ms: i64) -> bool {
     let limit = match session.client_type() {
         ClientType::PubSub => config.output_limit_pubsub,
         _ => config.output_limit_normal,
     };
     let pending = session.reply.pending() as u64;
+    if !session.authenticated && pending > UNAUTHENTICATED_MAX_OUTPUT_BYTES {
+        return true;
+    }
     if limit.hard_bytes > 0 && pending > limit.hard_bytes {
         return true;
     }

@@ -289,9 +289,11 @@ fn maxclients_fits_the_open_files_limit_and_the_listener_never_wedges() {
 }
 
 /// A client that must still authenticate may send at most 10 arguments of
-/// 16 KB each (Redis's limits, its error, then the close); an AUTH earlier
-/// in the same pipeline lifts them for what follows. Compared with
-/// redis-server given the same password.
+/// 16 KB each (Redis's limits, its error, then the close), and may have at
+/// most 16 KB of replies unsent (481 NOAUTH errors are 16,354 bytes: all
+/// answered; 482 close the connection with nothing answered); an AUTH
+/// earlier in the same pipeline lifts them for what follows. Compared
+/// with redis-server given the same password.
 #[test]
 fn unauthenticated_clients_get_redis_limits() {
     let lapse = Server::lapse(&["--requirepass", "pw"]);
@@ -329,6 +331,14 @@ fn unauthenticated_clients_get_redis_limits() {
         assert_eq!(r.reply(), b"+OK\r\n");
         assert_eq!(r.reply(), b"+OK\r\n");
         assert_eq!(r.reply(), b":100000\r\n");
+        let mut r = server.raw();
+        r.send(&encode(&[b"PING"]).repeat(481));
+        for _ in 0..481 {
+            assert_eq!(r.reply(), b"-NOAUTH Authentication required.\r\n");
+        }
+        let mut r = server.raw();
+        r.send(&encode(&[b"PING"]).repeat(482));
+        assert!(r.is_closed(), "482 unread NOAUTH errors were kept");
     }
 }
 
