@@ -5,6 +5,7 @@ side by side on a fresh port."""
 import os
 import socket
 import subprocess
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -55,13 +56,15 @@ def free_port():
 
 
 def start(server, port=None, extra=(), **popen):
-    """Starts "lapse" or "redis" (no persistence) on `port` (a free one by
-    default) and waits until it answers; returns (process, port)."""
+    """Starts "lapse" or "redis" (no persistence, in an empty directory of
+    its own, so that no dump.rdb is loaded or left behind) on `port` (a free
+    one by default) and waits until it answers; returns (process, port)."""
     port = port or free_port()
+    run_dir = tempfile.mkdtemp(prefix="bench-%s-" % server)
     argv = {
         "lapse": [LAPSE, "--port", str(port), "--save", ""],
         "redis": ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
-    }[server] + list(extra)
+    }[server] + ["--dir", run_dir] + list(extra)
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=None if os.environ.get("SHOW_STDERR") else subprocess.DEVNULL, **popen)
     deadline = time.time() + 10
     while True:

@@ -235,7 +235,14 @@ fn main() {
         .unwrap()
         .port();
     let mut server = Command::new(env!("CARGO_BIN_EXE_lapse"))
-        .args(["--port", &port.to_string(), "--loglevel", "warning"])
+        .args([
+            "--port",
+            &port.to_string(),
+            "--loglevel",
+            "warning",
+            "--save",
+            "",
+        ])
         .args(["--client-output-buffer-limit", "normal 64mb 16mb 5"])
         .args([
             "--requirepass",

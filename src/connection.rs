@@ -189,17 +189,14 @@ impl Session {
     /// Gives back what one big request or reply grew (from the cron, as
     /// Redis does): argument storage and the output buffer at once, the
     /// query buffer once the client has been idle for `QUERY_IDLE_MS`.
-    /// Returns the query and output buffer bytes given back.
-    pub fn shrink_idle_buffers(&mut self, now_ms: i64) -> usize {
+    pub fn shrink_idle_buffers(&mut self, now_ms: i64) {
         /// Redis frees an idle client's query buffer after 2 seconds.
         const QUERY_IDLE_MS: i64 = 2000;
-        let before = self.memory();
         self.parser.shrink_idle();
         self.reply.shrink_idle();
         if now_ms.saturating_sub(self.last_interaction_ms) >= QUERY_IDLE_MS {
             self.query.shrink_idle();
         }
-        before.saturating_sub(self.memory())
     }
 
     /// Bytes its buffers hold (CLIENT LIST `tot-mem`, `maxmemory-clients`).

@@ -222,10 +222,6 @@ fn check_databases_fit(databases: usize) -> io::Result<()> {
     }
 }
 
-/// Client buffers given back in one cron tick past which the allocator is
-/// asked to return free pages to the OS (10,000 idle clients' 16 KB).
-const TRIM_AFTER_RELEASED_BYTES: usize = 16 * 1024 * 1024;
-
 impl Server {
     /// Binds every address of `config.bind` on `config.port` (0 = a free port).
     pub fn bind(mut config: Config) -> io::Result<Self> {
@@ -1597,15 +1593,14 @@ impl Server {
         self.close_idle_clients();
         // One pass over the clients: idle buffers given back, and what
         // they all hold afterwards.
-        let (mut released, mut held) = (0, 0);
+        let mut held = 0;
         for (_, conn) in self.conns.iter_mut() {
-            released += conn.session.shrink_idle_buffers(now_ms);
+            conn.session.shrink_idle_buffers(now_ms);
             held += conn.session.memory();
         }
-        if released >= TRIM_AFTER_RELEASED_BYTES {
-            crate::lazyfree::return_free_memory();
-        }
         self.evict_clients(held);
+        let commands = self.state.stats.total_commands_processed;
+        self.state.lazyfree.cron(commands);
         // Resizes move forward on every write too; this finishes idle ones.
         let per_db = DICT_REHASH_BUDGET / self.state.dbs.len().max(1) as u32;
         for db in &mut self.state.dbs {
