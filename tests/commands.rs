@@ -372,6 +372,23 @@ fn config_set_failed(name: &str, reason: &str) -> String {
     format!("-ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}\r\n")
 }
 
+/// An address that cannot be bound is named in the error, as Redis names
+/// it, and lapse exits instead of serving without it.
+#[test]
+fn a_listen_address_in_use_is_named() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lapse"))
+        .args(["--port", &port, "--bind", "127.0.0.1", "--save", ""])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    let expected =
+        format!("Could not create server TCP listening socket 127.0.0.1:{port}: bind: Address already in use");
+    assert!(text.contains(&expected), "{text}");
+}
+
 /// A databases count whose empty databases cannot fit in memory is refused
 /// at startup with a message, not an abort while allocating them.
 #[test]
