@@ -173,6 +173,10 @@ pub struct Config {
     /// command) and `slowlog-max-len`, entries.
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: usize,
+    /// `latency-tracking`: a latency histogram per command (INFO
+    /// latencystats), and `latency-tracking-info-percentiles`, what it shows.
+    pub latency_tracking: bool,
+    pub latency_tracking_info_percentiles: Vec<f64>,
     /// The config file the server started from, absolute (INFO
     /// `config_file`; where CONFIG REWRITE writes). Not a setting.
     pub config_file: Option<std::path::PathBuf>,
@@ -411,6 +415,8 @@ impl Default for Config {
             config_file: None,
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
+            latency_tracking: true,
+            latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             maxmemory: 0,
             maxmemory_policy: crate::evict::Policy::NoEviction,
             maxmemory_samples: 5,
@@ -504,6 +510,31 @@ fn base_name(args: &[String], path_error: &str) -> Result<String, BadValue> {
         [name] => Ok(name.clone()),
         _ => Err(BadValue("wrong number of arguments".into())),
     }
+}
+
+/// `latency-tracking-info-percentiles`: numbers in 0..=100 (one empty
+/// argument: none), with Redis's errors.
+fn set_latency_percentiles(c: &mut Config, args: &[String]) -> Result<(), BadValue> {
+    let words: Vec<&str> = args.iter().flat_map(|a| a.split_whitespace()).collect();
+    let mut percentiles = Vec::with_capacity(words.len());
+    for word in words {
+        let p: f64 = word
+            .parse()
+            .ok()
+            .filter(|p: &f64| !p.is_nan())
+            .ok_or_else(|| {
+                BadValue("Invalid latency-tracking-info-percentiles parameters".into())
+            })?;
+        if !(0.0..=100.0).contains(&p) {
+            return Err(BadValue(
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+                    .into(),
+            ));
+        }
+        percentiles.push(p);
+    }
+    c.latency_tracking_info_percentiles = percentiles;
+    Ok(())
 }
 
 fn yes_no(args: &[String]) -> Result<bool, BadValue> {
@@ -848,6 +879,20 @@ pub static SETTINGS: &[Setting] = &[
         true
     ),
     int_setting!("slowlog-max-len", slowlog_max_len, 0, i64::MAX, true),
+    yes_no_setting!("latency-tracking", latency_tracking),
+    Setting {
+        name: "latency-tracking-info-percentiles",
+        get: |c| {
+            let shown: Vec<String> = c
+                .latency_tracking_info_percentiles
+                .iter()
+                .map(|&p| crate::cmdstats::format_percentile(p))
+                .collect();
+            shown.join(" ")
+        },
+        set: set_latency_percentiles,
+        mutable: true,
+    },
     int_setting!("maxmemory", maxmemory, 0, i64::MAX, true),
     Setting {
         name: "maxmemory-policy",

@@ -101,6 +101,7 @@ fn human_bytes(n: u64) -> String {
     }
 }
 
+/// What `INFO` with no argument (or `default`) shows, in Redis 7.0's order.
 const DEFAULT_SECTIONS: &[&str] = &[
     "server",
     "clients",
@@ -115,6 +116,23 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "keyspace",
 ];
 
+/// Every section (`all`, `everything`), in Redis 7.0's order.
+const ALL_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "commandstats",
+    "errorstats",
+    "latencystats",
+    "cluster",
+    "keyspace",
+];
+
 /// The INFO text for the requested sections (none = the default set).
 pub fn render(
     state: &ServerState,
@@ -125,7 +143,8 @@ pub fn render(
     let mut wanted: Vec<&str> = Vec::new();
     for section in requested {
         match section.as_str() {
-            "default" | "all" | "everything" => wanted.extend(DEFAULT_SECTIONS),
+            "default" => wanted.extend(DEFAULT_SECTIONS),
+            "all" | "everything" => wanted.extend(ALL_SECTIONS),
             other => wanted.push(other),
         }
     }
@@ -133,7 +152,7 @@ pub fn render(
         wanted.extend(DEFAULT_SECTIONS);
     }
     let mut out = String::new();
-    for section in DEFAULT_SECTIONS {
+    for section in ALL_SECTIONS {
         if !wanted.contains(section) {
             continue;
         }
@@ -148,6 +167,18 @@ pub fn render(
             "stats" => stats_section(state, &mut out),
             "replication" => replication_section(state, peers, &mut out),
             "errorstats" => errorstats_section(state, &mut out),
+            "commandstats" => {
+                out.push_str("# Commandstats\r\n");
+                state.cmdstats.write_commandstats(&mut out);
+            }
+            "latencystats" => {
+                out.push_str("# Latencystats\r\n");
+                // Shown only while tracking, as Redis shows them.
+                if state.config.latency_tracking {
+                    let percentiles = &state.config.latency_tracking_info_percentiles;
+                    state.cmdstats.write_latencystats(&mut out, percentiles);
+                }
+            }
             "cpu" => cpu_section(&mut out),
             // No modules, no cluster: the sections say so, as Redis's do.
             "modules" => out.push_str("# Modules\r\n"),

@@ -9,6 +9,7 @@ pub mod aof;
 pub mod blocking;
 pub mod busy;
 pub mod clock;
+pub mod cmdstats;
 pub mod commands;
 pub mod config;
 pub mod connection;

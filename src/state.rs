@@ -67,6 +67,9 @@ pub struct ServerState {
     pub out_of_memory: bool,
     /// Commands that ran long (SLOWLOG).
     pub slowlog: crate::slowlog::SlowLog,
+    /// Calls, time and latency per command (INFO commandstats and
+    /// latencystats).
+    pub cmdstats: crate::cmdstats::CommandStats,
     /// What was allocated before any data (INFO `used_memory_startup`).
     pub startup_memory: usize,
     /// Eviction's candidates between calls (the memory limit).
@@ -106,6 +109,7 @@ impl ServerState {
             evict: Default::default(),
             startup_memory: 0,
             slowlog: Default::default(),
+            cmdstats: Default::default(),
             out_of_memory: false,
             changes_outside_keys: 0,
         };

@@ -161,3 +161,104 @@ fn errorstats_match_redis_server() {
         assert_eq!(lapse, redis);
     }
 }
+
+/// INFO commandstats and latencystats list the same commands with the same
+/// counts as redis-server's after the same session (times and percentile
+/// values masked): calls of clients', EXEC's and scripts' commands, EXEC
+/// and EVAL themselves, subcommands as `config|get`, a refused call as
+/// rejected (an unknown subcommand not at all), an error reply as failed;
+/// CONFIG RESETSTAT clears them; the percentiles follow
+/// latency-tracking-info-percentiles, and nothing is tracked without
+/// latency-tracking.
+#[test]
+fn commandstats_and_latencystats_match_redis_server() {
+    let mask = |text: String| -> Vec<String> {
+        let mut lines: Vec<String> = text
+            .lines()
+            .filter(|line| !line.starts_with('$'))
+            .map(|line| {
+                let mut out = String::new();
+                let mut in_number = false;
+                for ch in line.chars() {
+                    if in_number && (ch.is_ascii_digit() || ch == '.') {
+                        continue;
+                    }
+                    in_number = false;
+                    out.push(ch);
+                    if ch == '=' {
+                        in_number = true;
+                        out.push('N');
+                    }
+                }
+                out
+            })
+            .collect();
+        lines.sort();
+        lines
+    };
+    let servers = Server::lapse_then_redis();
+    let mut seen = Vec::new();
+    for server in &servers {
+        let mut r = server.raw();
+        assert_eq!(r.cmd(&["CONFIG", "RESETSTAT"]), "+OK\r\n");
+        r.cmd(&["SET", "a", "1"]);
+        r.cmd(&["SET", "a"]);
+        r.cmd(&["INCR", "a"]);
+        r.cmd(&["LPUSH", "a", "x"]);
+        r.cmd(&["CONFIG", "GET", "port"]);
+        r.cmd(&["CONFIG", "NOSUCH"]);
+        r.cmd(&["MULTI"]);
+        r.cmd(&["SET", "b", "2"]);
+        r.cmd(&["EXEC"]);
+        r.cmd(&["EVAL", "redis.call('set','c','3') return 1", "0"]);
+        let percentiles = r.cmd(&[
+            "CONFIG",
+            "SET",
+            "latency-tracking-info-percentiles",
+            "50 99.99",
+        ]);
+        let stats = r.cmd(&["INFO", "commandstats"]);
+        let latency = r.cmd(&["INFO", "latencystats"]);
+        let everything = r.cmd(&["INFO", "everything"]);
+        assert!(
+            everything.contains("# Commandstats\r\n") && everything.contains("# Latencystats\r\n")
+        );
+        assert!(!r.cmd(&["INFO"]).contains("# Commandstats"));
+        assert_eq!(r.cmd(&["CONFIG", "RESETSTAT"]), "+OK\r\n");
+        assert_eq!(
+            r.cmd(&["CONFIG", "SET", "latency-tracking", "no"]),
+            "+OK\r\n"
+        );
+        r.cmd(&["GET", "a"]);
+        let untracked = r.cmd(&["INFO", "latencystats"]);
+        let errors = [
+            r.cmd(&["CONFIG", "SET", "latency-tracking-info-percentiles", "101"]),
+            r.cmd(&["CONFIG", "SET", "latency-tracking-info-percentiles", "x"]),
+            r.cmd(&["CONFIG", "GET", "latency-tracking-info-percentiles"]),
+        ];
+        seen.push((percentiles, mask(stats), mask(latency), untracked, errors));
+    }
+    let stats = &seen[0].1;
+    assert!(
+        stats
+            .iter()
+            .any(|l| l
+                == "cmdstat_set:calls=N,usec=N,usec_per_call=N,rejected_calls=N,failed_calls=N"),
+        "{stats:?}"
+    );
+    assert!(
+        stats.iter().any(|l| l.starts_with("cmdstat_config|get:")),
+        "{stats:?}"
+    );
+    assert!(
+        seen[0]
+            .2
+            .iter()
+            .any(|l| l == "latency_percentiles_usec_set:p50=N,p99.99=N"),
+        "{:?}",
+        seen[0].2
+    );
+    if let [lapse, redis] = seen.as_slice() {
+        assert_eq!(lapse, redis);
+    }
+}

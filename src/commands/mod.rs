@@ -228,8 +228,11 @@ impl Command {
     }
 }
 
-/// Families whose commands make up the table.
-const FAMILIES: &[&[Command]] = &[
+/// Families whose commands make up the table. A static, not a const: a
+/// const's referenced data may be copied into every place that uses it,
+/// and a command's entry must have one address (INFO commandstats finds
+/// its figures by it).
+static FAMILIES: &[&[Command]] = &[
     connection::COMMANDS,
     strings::COMMANDS,
     keys::COMMANDS,
@@ -278,21 +281,12 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
 fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
     let (top, cmd) = match resolve(ctx, args) {
         Ok(found) => found,
-        Err(err) => {
-            // A command refused while queueing dooms the transaction.
-            if let Some(t) = &mut ctx.session.multi {
-                t.aborted = true;
-            }
-            return Err(err);
-        }
+        Err((found, err)) => return Err(rejected(ctx, found, err)),
     };
     ctx.session.last_cmd = (top.name, (!std::ptr::eq(top, cmd)).then_some(cmd.name));
     if ctx.server.config.maxmemory > 0 {
         if let Err(err) = oom_check(ctx, cmd) {
-            if let Some(t) = &mut ctx.session.multi {
-                t.aborted = true;
-            }
-            return Err(err);
+            return Err(rejected(ctx, Some(cmd), err));
         }
     }
     // Outside MULTI (the hot path) this is one check of an Option.
@@ -304,6 +298,19 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     }
     call_logged(ctx, cmd, args)
+}
+
+/// A request refused before it ran: counted against its command, if it
+/// named one (INFO commandstats `rejected_calls`); one refused while a
+/// transaction is queued dooms it.
+fn rejected(ctx: &mut Ctx, cmd: Option<&Command>, err: CmdError) -> CmdError {
+    if let Some(cmd) = cmd {
+        ctx.server.cmdstats.rejected(cmd);
+    }
+    if let Some(t) = &mut ctx.session.multi {
+        t.aborted = true;
+    }
+    err
 }
 
 /// Redis's `shared.oomerr`.
@@ -357,41 +364,51 @@ fn oom_check(ctx: &mut Ctx, cmd: &Command) -> CmdResult {
 /// queued (Redis's list in `processCommand`).
 const RUN_IN_MULTI: &[&str] = &["exec", "discard", "multi", "watch", "quit", "reset"];
 
+/// A refused request: the command it named, if any, and why.
+type Refusal = (Option<&'static Command>, CmdError);
+
 /// The table entry a request names (the subcommand's, for containers like
 /// CONFIG), after the checks every command gets: existence,
 /// authentication, arity. Returns the top-level entry and the one to run.
-fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command), CmdError> {
+fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command), Refusal> {
     let Some(cmd) = lookup(&args[0]) else {
-        return Err(unknown_command(args));
+        return Err((None, unknown_command(args)));
     };
+    let refused = |err| (Some(cmd), err);
     if !ctx.session.authenticated && !cmd.flags.has(Flags::NOAUTH) {
-        return Err(CmdError::Static("NOAUTH Authentication required."));
+        return Err(refused(CmdError::Static("NOAUTH Authentication required.")));
     }
     if !cmd.subcommands.is_empty() && args.len() >= 2 {
+        // Redis counts nothing for an unknown subcommand.
         let Some(sub) = cmd.subcommand(&args[1]) else {
-            return Err(CmdError::with_arg(
-                "ERR unknown subcommand '",
-                c_str(&args[1], 128),
-                &format!("'. Try {} HELP.", cmd.name.to_ascii_uppercase()),
+            return Err((
+                None,
+                CmdError::with_arg(
+                    "ERR unknown subcommand '",
+                    c_str(&args[1], 128),
+                    &format!("'. Try {} HELP.", cmd.name.to_ascii_uppercase()),
+                ),
             ));
         };
+        let refused = |err| (Some(sub), err);
         if !sub.arity_ok(args.len()) {
-            return Err(CmdError::wrong_arity(&format!("{}|{}", cmd.name, sub.name)));
+            let name = format!("{}|{}", cmd.name, sub.name);
+            return Err(refused(CmdError::wrong_arity(&name)));
         }
-        protected_check(ctx, cmd)?;
-        subscribed_mode_check(ctx, cmd, sub)?;
-        disk_error_check(ctx, sub)?;
-        replica_check(ctx, sub)?;
-        return Ok((cmd, sub));
+        let checked = protected_check(ctx, cmd)
+            .and_then(|()| subscribed_mode_check(ctx, cmd, sub))
+            .and_then(|()| disk_error_check(ctx, sub))
+            .and_then(|()| replica_check(ctx, sub));
+        return checked.map(|()| (cmd, sub)).map_err(refused);
     }
     if !cmd.arity_ok(args.len()) {
-        return Err(CmdError::wrong_arity(cmd.name));
+        return Err(refused(CmdError::wrong_arity(cmd.name)));
     }
-    protected_check(ctx, cmd)?;
-    subscribed_mode_check(ctx, cmd, cmd)?;
-    disk_error_check(ctx, cmd)?;
-    replica_check(ctx, cmd)?;
-    Ok((cmd, cmd))
+    let checked = protected_check(ctx, cmd)
+        .and_then(|()| subscribed_mode_check(ctx, cmd, cmd))
+        .and_then(|()| disk_error_check(ctx, cmd))
+        .and_then(|()| replica_check(ctx, cmd));
+    checked.map(|()| (cmd, cmd)).map_err(refused)
 }
 
 /// Redis's MISCONF: while the last background save failed (and
@@ -499,11 +516,7 @@ fn subscribed_mode_check(ctx: &Ctx, top: &Command, cmd: &Command) -> CmdResult {
 /// the command's reply.
 pub fn call_and_reply(ctx: &mut Ctx, cmd: &Command, args: Args, slowlog: bool) {
     ctx.server.stats.total_commands_processed += 1;
-    let result = if slowlog {
-        call_logged(ctx, cmd, args)
-    } else {
-        call(ctx, cmd, args)
-    };
+    let result = call_timed(ctx, cmd, args, !slowlog);
     if let Err(err) = result {
         let msg = err.message();
         ctx.server.stats.error_replied(&msg);
@@ -535,27 +548,39 @@ pub fn call(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
     result
 }
 
-/// `call`, timed for the slow log: the dispatcher's way to run a client's
-/// command (and EXEC's for each of its own; EXEC itself is not logged,
-/// nor are a script's commands, as in Redis).
+/// `call`, timed for the command statistics and the slow log: the
+/// dispatcher's way to run a client's command, and EXEC's for each of its
+/// own (EXEC itself is not logged, nor are a script's commands, as in
+/// Redis: `nested` for those).
 pub fn call_logged(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
-    if cmd.name == "exec" {
-        return call(ctx, cmd, args);
-    }
+    call_timed(ctx, cmd, args, false)
+}
+
+/// `call_logged`; `nested` for a command a script runs (timed on its own,
+/// not slow-logged).
+fn call_timed(ctx: &mut Ctx, cmd: &Command, args: Args, nested: bool) -> CmdResult {
     // One reading a command: within a batch of requests the end of one
     // command is the start of the next (the parse between them counts).
     let started = match ctx.session.command_tick {
-        0 => crate::clock::ticks(),
-        tick => tick,
+        tick if tick != 0 && !nested => tick,
+        _ => crate::clock::ticks(),
     };
     let result = call(ctx, cmd, args);
     let ended = crate::clock::ticks();
-    ctx.session.command_tick = ended;
     let ticks = ended.wrapping_sub(started);
+    let track_latency = ctx.server.config.latency_tracking;
+    ctx.server
+        .cmdstats
+        .called(cmd, ticks, result.is_err(), track_latency);
+    if nested {
+        return result;
+    }
+    ctx.session.command_tick = ended;
     // The setting as the command left it (a CONFIG SET of it counts);
     // compared in ticks, converted only for an entry.
     let threshold_us = ctx.server.config.slowlog_log_slower_than;
-    if threshold_us >= 0
+    if cmd.name != "exec"
+        && threshold_us >= 0
         && ticks >= (threshold_us as u64).saturating_mul(crate::clock::ticks_per_us())
     {
         let duration_us = crate::clock::ticks_to_us(ticks);

@@ -936,6 +936,7 @@ fn config_rewrite(ctx: &mut Ctx, _args: Args) -> CmdResult {
 
 fn config_resetstat(ctx: &mut Ctx, _args: Args) -> CmdResult {
     ctx.server.stats = Default::default();
+    ctx.server.cmdstats.reset();
     for db in &mut ctx.server.dbs {
         db.stats = Default::default();
     }

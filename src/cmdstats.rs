@@ -1,0 +1,181 @@
+//! Per-command statistics, as Redis keeps them: calls, time, rejected and
+//! failed calls (INFO commandstats) and a latency histogram per command
+//! (INFO latencystats, `latency-tracking`). The dispatcher counts; handlers
+//! never do. Times are kept in `clock` ticks and converted when shown.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use crate::commands::Command;
+use crate::histogram::Histogram;
+
+/// One command's (or subcommand's) figures.
+#[derive(Default)]
+struct CommandStat {
+    /// `set`, or `config|get` for a subcommand (Redis's full name).
+    name: String,
+    calls: u64,
+    ticks: u64,
+    /// Refused before running (arity, NOAUTH, OOM, ...).
+    rejected: u64,
+    /// Ran and answered an error.
+    failed: u64,
+    /// Each call's ticks; empty until the first call with tracking on.
+    latency: Histogram,
+}
+
+/// The figures of every command in the table.
+pub struct CommandStats {
+    /// Table entry address → index into `stats`: a command is found from
+    /// the `&'static Command` every path already holds, whatever the path
+    /// (a client, EXEC, a script).
+    index: HashMap<usize, usize, foldhash::fast::FixedState>,
+    stats: Vec<CommandStat>,
+}
+
+impl Default for CommandStats {
+    fn default() -> Self {
+        let mut index = HashMap::default();
+        let mut stats = Vec::new();
+        let mut add = |cmd: &'static Command, name: String| {
+            index.insert(cmd as *const Command as usize, stats.len());
+            stats.push(CommandStat {
+                name,
+                ..Default::default()
+            });
+        };
+        for top in crate::commands::all() {
+            add(top, top.name.to_string());
+            for sub in top.subcommands {
+                add(sub, format!("{}|{}", top.name, sub.name));
+            }
+        }
+        Self { index, stats }
+    }
+}
+
+impl CommandStats {
+    fn stat(&mut self, cmd: &Command) -> Option<&mut CommandStat> {
+        let at = *self.index.get(&(cmd as *const Command as usize))?;
+        self.stats.get_mut(at)
+    }
+
+    /// A call that ran for `ticks`; `failed` if it answered an error.
+    pub fn called(&mut self, cmd: &Command, ticks: u64, failed: bool, track_latency: bool) {
+        let Some(stat) = self.stat(cmd) else {
+            return;
+        };
+        stat.calls += 1;
+        stat.ticks += ticks;
+        stat.failed += u64::from(failed);
+        if track_latency {
+            stat.latency.record(ticks);
+        }
+    }
+
+    /// A call refused before it ran.
+    pub fn rejected(&mut self, cmd: &Command) {
+        if let Some(stat) = self.stat(cmd) {
+            stat.rejected += 1;
+        }
+    }
+
+    /// CONFIG RESETSTAT.
+    pub fn reset(&mut self) {
+        for stat in &mut self.stats {
+            *stat = CommandStat {
+                name: std::mem::take(&mut stat.name),
+                ..Default::default()
+            };
+        }
+    }
+
+    /// INFO commandstats' lines: commands used, rejected or failed since
+    /// the last reset.
+    pub fn write_commandstats(&self, out: &mut String) {
+        let per_us = crate::clock::ticks_per_us().max(1);
+        for s in &self.stats {
+            if s.calls == 0 && s.rejected == 0 && s.failed == 0 {
+                continue;
+            }
+            let usec = s.ticks / per_us;
+            let per_call = if s.calls == 0 {
+                0.0
+            } else {
+                s.ticks as f64 / per_us as f64 / s.calls as f64
+            };
+            let _ = write!(
+                out,
+                "cmdstat_{}:calls={},usec={usec},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}\r\n",
+                s.name, s.calls, s.rejected, s.failed
+            );
+        }
+    }
+
+    /// INFO latencystats' lines: `percentiles` of each tracked command's
+    /// latency, in microseconds.
+    pub fn write_latencystats(&self, out: &mut String, percentiles: &[f64]) {
+        let per_us = crate::clock::ticks_per_us().max(1) as f64;
+        for s in self.stats.iter().filter(|s| s.latency.count() > 0) {
+            let _ = write!(out, "latency_percentiles_usec_{}:", s.name);
+            for (i, &p) in percentiles.iter().enumerate() {
+                let value = s.latency.percentile(p) as f64 / per_us;
+                let sep = if i + 1 < percentiles.len() { "," } else { "" };
+                let _ = write!(out, "p{}={value:.3}{sep}", format_percentile(p));
+            }
+            out.push_str("\r\n");
+        }
+    }
+}
+
+/// A percentile as Redis prints it (`%f` with trailing zeros trimmed):
+/// 50, 99, 99.9.
+pub fn format_percentile(p: f64) -> String {
+    let text = format!("{p:.6}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_rejections_and_failures_are_counted_per_command() {
+        let mut stats = CommandStats::default();
+        let set = crate::commands::lookup(b"set").unwrap();
+        let config = crate::commands::lookup(b"config").unwrap();
+        let get = config.subcommand(b"get").unwrap();
+        stats.called(set, 10, false, true);
+        stats.called(set, 30, true, true);
+        stats.rejected(set);
+        stats.called(get, 5, false, false);
+        let mut out = String::new();
+        stats.write_commandstats(&mut out);
+        assert!(out.contains("cmdstat_set:calls=2,"), "{out}");
+        assert!(
+            out.contains(",rejected_calls=1,failed_calls=1\r\n"),
+            "{out}"
+        );
+        assert!(out.contains("cmdstat_config|get:calls=1,"), "{out}");
+        let mut latency = String::new();
+        stats.write_latencystats(&mut latency, &[50.0, 99.9]);
+        assert!(
+            latency.starts_with("latency_percentiles_usec_set:p50="),
+            "{latency}"
+        );
+        assert!(latency.contains(",p99.9="), "{latency}");
+        assert!(!latency.contains("config|get"), "tracking was off for it");
+        stats.reset();
+        let mut out = String::new();
+        stats.write_commandstats(&mut out);
+        assert_eq!(out, "");
+    }
+
+    #[test]
+    fn percentiles_print_as_redis_prints_them() {
+        assert_eq!(format_percentile(50.0), "50");
+        assert_eq!(format_percentile(99.9), "99.9");
+        assert_eq!(format_percentile(99.99), "99.99");
+        assert_eq!(format_percentile(0.5), "0.5");
+    }
+}
