@@ -66,6 +66,12 @@ impl Policy {
         matches!(self, Policy::AllKeysLfu | Policy::VolatileLfu)
     }
 
+    /// LRU or LFU: victims chosen by each key's access data (Redis's
+    /// `MAXMEMORY_FLAG_NO_SHARED_INTEGERS`).
+    pub fn uses_access_data(self) -> bool {
+        self.is_lfu() || matches!(self, Policy::AllKeysLru | Policy::VolatileLru)
+    }
+
     /// Victims only among keys with a TTL.
     fn volatile(self) -> bool {
         matches!(

@@ -214,3 +214,52 @@ fn info_sections_match_redis_server() {
         headers(&mut theirs, &["INFO", "cpu", "cluster"])
     );
 }
+
+/// Containers' HELP answers as redis-server 7.0's, byte for byte (SCRIPT's
+/// without SCRIPT DEBUG, which lapse does not have), and OBJECT REFCOUNT
+/// reports Redis's shared integers.
+#[test]
+fn container_help_and_object_refcount_match_redis_server() {
+    let servers = Server::lapse_then_redis();
+    let mut seen = Vec::new();
+    for server in &servers {
+        let mut r = server.raw();
+        let mut replies = Vec::new();
+        for container in [
+            "CONFIG", "OBJECT", "MEMORY", "FUNCTION", "PUBSUB", "SLOWLOG",
+        ] {
+            replies.push(r.cmd(&[container, "HELP"]));
+        }
+        replies.push(r.cmd(&["CONFIG", "HELP", "extra"]));
+        for (key, value) in [
+            ("small", "100"),
+            ("big", "100000"),
+            ("text", "abc"),
+            ("neg", "-1"),
+        ] {
+            r.cmd(&["SET", key, value]);
+            replies.push(r.cmd(&["OBJECT", "REFCOUNT", key]));
+        }
+        r.cmd(&["RPUSH", "list", "x"]);
+        replies.push(r.cmd(&["OBJECT", "REFCOUNT", "list"]));
+        replies.push(r.cmd(&["OBJECT", "REFCOUNT", "missing"]));
+        let script = r.cmd(&["SCRIPT", "HELP"]);
+        seen.push((replies, script));
+    }
+    assert!(
+        seen[0].0[0].starts_with("*11\r\n+CONFIG <subcommand>"),
+        "{}",
+        seen[0].0[0]
+    );
+    assert_eq!(seen[0].0[7], ":2147483647\r\n");
+    if let [lapse, redis] = seen.as_slice() {
+        assert_eq!(lapse.0, redis.0);
+        let debug =
+            "+DEBUG (YES|SYNC|NO)\r\n+    Set the debug mode for subsequent scripts executed.\r\n";
+        let redis_script = redis
+            .1
+            .replacen(debug, "", 1)
+            .replacen("*17\r\n", "*15\r\n", 1);
+        assert_eq!(lapse.1, redis_script);
+    }
+}

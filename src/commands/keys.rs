@@ -2,7 +2,7 @@
 //! SCAN, RANDOMKEY, DBSIZE, FLUSHDB, FLUSHALL.
 
 use super::aggregate::{reply_scan, ScanArgs};
-use super::{cmd, db_index_arg, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags};
+use super::{cmd, db_index_arg, help, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags};
 use crate::db::{EventClass, Ttl};
 use crate::glob;
 use crate::protocol::{Args, OwnedArgs};
@@ -105,7 +105,72 @@ static OBJECT_SUBCOMMANDS: &[Command] = &[
         "generic",
         "Returns the logarithmic access frequency counter of a Redis object."
     ),
+    cmd!(
+        "refcount",
+        3,
+        ["readonly"],
+        (2, 2, 1),
+        object_refcount,
+        "generic",
+        "Returns the reference count of a value of a key."
+    ),
+    help!(object_help, "generic"),
 ];
+
+fn object_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "OBJECT",
+        &[
+            "ENCODING <key>",
+            "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>",
+            "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
+            "IDLETIME <key>",
+            "    Return the idle time of the <key>, that is the approximated number of",
+            "    seconds elapsed since the last access to the key.",
+            "REFCOUNT <key>",
+            "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+        ],
+    );
+    Ok(())
+}
+
+/// Integers Redis shares between keys (`OBJ_SHARED_INTEGERS`), whose
+/// one object OBJECT REFCOUNT reports with `OBJ_SHARED_REFCOUNT`.
+const SHARED_INTEGERS: i64 = 10_000;
+const SHARED_REFCOUNT: i64 = i32::MAX as i64;
+
+/// OBJECT REFCOUNT as Redis answers it: an integer string of 0..9999 is
+/// its shared object (unless an LRU or LFU memory limit needs each key's
+/// own access data), anything else has one reference.
+fn object_refcount(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let config = &ctx.server.config;
+    let sharing = config.maxmemory == 0 || !config.maxmemory_policy.uses_access_data();
+    let db = ctx.db();
+    let Some(encoding) = db.encoding(&args[2], now_ms) else {
+        ctx.out().null();
+        return Ok(());
+    };
+    let shared_int = match db.peek(&args[2]) {
+        Some((crate::value::ValueRef::Str(s), _)) if encoding == "int" => std::str::from_utf8(s)
+            .ok()
+            .and_then(|s| s.parse::<i64>().ok())
+            .is_some_and(|n| (0..SHARED_INTEGERS).contains(&n)),
+        _ => false,
+    };
+    let refcount = if sharing && shared_int {
+        SHARED_REFCOUNT
+    } else {
+        1
+    };
+    ctx.out().int(refcount);
+    Ok(())
+}
 
 /// OBJECT IDLETIME: seconds since the key was last used (not counting
 /// this look); Redis's error under an LFU policy, which keeps no time.

@@ -689,6 +689,22 @@ macro_rules! cmd {
 }
 pub(crate) use cmd;
 
+/// A container's HELP entry: `$handler` answers with `reply_help`.
+macro_rules! help {
+    ($handler:expr, $group:literal) => {
+        $crate::commands::cmd!(
+            "help",
+            2,
+            ["loading", "stale"],
+            (0, 0, 0),
+            $handler,
+            $group,
+            "Show helpful text about the different subcommands"
+        )
+    };
+}
+pub(crate) use help;
+
 #[cfg(test)]
 pub mod test_support {
     pub use crate::harness::Harness;

@@ -5,7 +5,7 @@
 //! handlers only reply. A message to the publishing client itself is
 //! written at once, so (as in Redis) it precedes PUBLISH's own reply.
 
-use super::{cmd, CmdError, CmdResult, Command, Ctx};
+use super::{cmd, help, CmdError, CmdResult, Command, Ctx};
 use crate::protocol::Args;
 use crate::pubsub::{Kind, Subscriber};
 
@@ -141,6 +141,7 @@ static PUBSUB_SUBCOMMANDS: &[Command] = &[
         "pubsub",
         "Returns the count of subscribers of shard channels."
     ),
+    help!(pubsub_help, "pubsub"),
 ];
 
 /// The count a (un)subscribe reply carries: channels plus patterns, or
@@ -324,4 +325,25 @@ pub fn allowed_when_subscribed(name: &str) -> bool {
             | "quit"
             | "reset"
     )
+}
+
+fn pubsub_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "PUBSUB",
+        &[
+            "CHANNELS [<pattern>]",
+            "    Return the currently active channels matching a <pattern> (default: '*').",
+            "NUMPAT",
+            "    Return number of subscriptions to patterns.",
+            "NUMSUB [<channel> ...]",
+            "    Return the number of subscribers for the specified channels, excluding",
+            "    pattern subscriptions(default: no channels).",
+            "SHARDCHANNELS [<pattern>]",
+            "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+            "SHARDNUMSUB [<shardchannel> ...]",
+            "    Return the number of subscribers for the specified shard level channel(s)",
+        ],
+    );
+    Ok(())
 }

@@ -8,7 +8,7 @@
 //! MULTI/EXEC unit.
 
 use super::{
-    c_str, call_and_reply, cmd, int_arg, is, lookup, CmdError, CmdResult, Command, Ctx, Flags,
+    c_str, call_and_reply, cmd, help, int_arg, is, lookup, CmdError, CmdResult, Command, Ctx, Flags,
 };
 use crate::busy::Verdict;
 use crate::connection::Session;
@@ -104,6 +104,77 @@ pub static COMMANDS: &[Command] = &[
     },
 ];
 
+fn function_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "FUNCTION",
+        &[
+            "LOAD [REPLACE] <FUNCTION CODE>",
+            "    Create a new library with the given library name and code.",
+            "DELETE <LIBRARY NAME>",
+            "    Delete the given library.",
+            "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+            "    Return general information on all the libraries:",
+            "    * Library name",
+            "    * The engine used to run the Library",
+            "    * Library description",
+            "    * Functions list",
+            "    * Library code (if WITHCODE is given)",
+            "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+            "STATS",
+            "    Return information about the current function running:",
+            "    * Function name",
+            "    * Command used to run the function",
+            "    * Duration in MS that the function is running",
+            "    If no function is running, return nil",
+            "    In addition, returns a list of available engines.",
+            "KILL",
+            "    Kill the current running function.",
+            "FLUSH [ASYNC|SYNC]",
+            "    Delete all the libraries.",
+            "    When called without the optional mode argument, the behavior is determined by the",
+            "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+            "    * ASYNC: Asynchronously flush the libraries.",
+            "    * SYNC: Synchronously flush the libraries.",
+            "DUMP",
+            "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+            "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+            "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+            "    control how to handle existing libraries (default APPEND):",
+            "    * FLUSH: delete all existing libraries.",
+            "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+            "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+            "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+            "      in case of functions name collision with another library).",
+        ],
+    );
+    Ok(())
+}
+
+/// SCRIPT HELP: Redis's text, less SCRIPT DEBUG (lapse has no Lua
+/// debugger).
+fn script_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "SCRIPT",
+        &[
+            "EXISTS <sha1> [<sha1> ...]",
+            "    Return information about the existence of the scripts in the script cache.",
+            "FLUSH [ASYNC|SYNC]",
+            "    Flush the Lua scripts cache. Very dangerous on replicas.",
+            "    When called without the optional mode argument, the behavior is determined by the",
+            "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+            "    * ASYNC: Asynchronously flush the scripts cache.",
+            "    * SYNC: Synchronously flush the scripts cache.",
+            "KILL",
+            "    Kill the currently executing Lua script.",
+            "LOAD <script>",
+            "    Load a script into the scripts cache without executing it.",
+        ],
+    );
+    Ok(())
+}
+
 static FUNCTION_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "load",
@@ -177,6 +248,7 @@ static FUNCTION_SUBCOMMANDS: &[Command] = &[
         "scripting",
         "Terminates a function during execution."
     ),
+    help!(function_help, "scripting"),
 ];
 
 static SCRIPT_SUBCOMMANDS: &[Command] = &[
@@ -216,6 +288,7 @@ static SCRIPT_SUBCOMMANDS: &[Command] = &[
         "scripting",
         "Terminates a server-side Lua script during execution."
     ),
+    help!(script_help, "scripting"),
 ];
 
 /// Runs the commands a script calls, on a client of the script's own.

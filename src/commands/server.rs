@@ -1,6 +1,6 @@
 //! Server commands: COMMAND, INFO, CONFIG, TIME, DEBUG, SHUTDOWN.
 
-use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags};
+use super::{cmd, float_arg, help, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags};
 use crate::config::{find_setting, BadValue, SETTINGS};
 use crate::digest;
 use crate::glob;
@@ -332,6 +332,7 @@ static MEMORY_SUBCOMMANDS: &[Command] = &[
         "server",
         "Returns the allocator statistics."
     ),
+    help!(memory_help, "server"),
 ];
 
 /// MEMORY USAGE key [SAMPLES count]: about how many bytes the key takes
@@ -433,6 +434,45 @@ fn memory_doctor(ctx: &mut Ctx, _args: Args) -> CmdResult {
 }
 
 /// MEMORY PURGE: gives the allocator's free pages back to the OS.
+fn memory_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "MEMORY",
+        &[
+            "DOCTOR",
+            "    Return memory problems reports.",
+            "MALLOC-STATS",
+            "    Return internal statistics report from the memory allocator.",
+            "PURGE",
+            "    Attempt to purge dirty pages for reclamation by the allocator.",
+            "STATS",
+            "    Return information about the memory usage of the server.",
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value. Nested values are",
+            "    sampled up to <count> times (default: 5, 0 means sample all).",
+        ],
+    );
+    Ok(())
+}
+
+fn config_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "CONFIG",
+        &[
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
+        ],
+    );
+    Ok(())
+}
+
 fn memory_purge(ctx: &mut Ctx, _args: Args) -> CmdResult {
     crate::lazyfree::return_free_memory();
     ctx.out().ok();
@@ -482,6 +522,7 @@ static CONFIG_SUBCOMMANDS: &[Command] = &[
         "server",
         "Resets the server's statistics."
     ),
+    help!(config_help, "server"),
 ];
 
 static DEBUG_SUBCOMMANDS: &[Command] = &[
