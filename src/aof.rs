@@ -215,7 +215,7 @@ impl Manifest {
         for entry in all {
             out.push_str(&format!(
                 "file {} seq {} type {}\n",
-                quoted_if_needed(&entry.name),
+                crate::protocol::word_repr(&entry.name),
                 entry.seq,
                 entry.kind.letter()
             ));
@@ -275,33 +275,6 @@ impl Manifest {
             self.history.insert(0, entry);
         }
     }
-}
-
-/// A manifest file name as Redis writes it: bare, or quoted with escapes
-/// when it holds spaces, quotes or unprintable bytes (`sdscatrepr`).
-fn quoted_if_needed(name: &str) -> String {
-    let plain = name
-        .bytes()
-        .all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b'\'' | b'\\'));
-    if plain && !name.is_empty() {
-        return name.to_string();
-    }
-    let mut out = String::from("\"");
-    for b in name.bytes() {
-        match b {
-            b'\\' => out.push_str("\\\\"),
-            b'"' => out.push_str("\\\""),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            7 => out.push_str("\\a"),
-            8 => out.push_str("\\b"),
-            b if b.is_ascii_graphic() || b == b' ' => out.push(char::from(b)),
-            b => out.push_str(&format!("\\x{b:02x}")),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// The effects encoded and not yet written, shared with the sink the

@@ -26,6 +26,7 @@ pub mod histogram;
 pub mod info;
 pub mod lazyfree;
 pub mod lzf;
+pub mod monitor;
 pub mod multi;
 pub mod notify;
 pub mod persist;

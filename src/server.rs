@@ -180,6 +180,27 @@ fn enforce_output_limit(config: &Config, stats: &mut Stats, session: &mut Sessio
 /// client that never reads cannot fill memory.
 const UNAUTHENTICATED_MAX_OUTPUT_BYTES: u64 = 16 * 1024;
 
+/// The session a delivery is for: the running client when it is `current`
+/// (taken out of the table while it runs), else its connection, queued for
+/// a write. None if it left, or its slot now holds a newer client, or it
+/// is closing.
+fn recipient<'a>(
+    current: &'a mut Option<(usize, &mut Session)>,
+    conns: &'a mut Slab<Connection>,
+    pending_writes: &mut Vec<usize>,
+    to: crate::pubsub::Subscriber,
+) -> Option<&'a mut Session> {
+    let session = match current {
+        Some((token, session)) if *token == to.token => &mut **session,
+        _ => {
+            let conn = conns.get_mut(to.token)?;
+            conn.queue_write(to.token, pending_writes);
+            &mut conn.session
+        }
+    };
+    (session.id == to.client && !session.close_after_reply).then_some(session)
+}
+
 /// Whether the session's unsent output passed the hard limit, or has been
 /// over the soft limit for too long, or passed what a client that must
 /// still authenticate may have.
@@ -586,7 +607,7 @@ impl Server {
                         self.serve_ready_keys(now_ms, token);
                     }
                     self.apply_unblock_requests();
-                    if self.state.pubsub.has_outbox() {
+                    if self.state.pubsub.has_outbox() || self.state.monitors.has_pending() {
                         self.deliver_messages(Some((token, &mut session)), now_ms);
                     }
                     enforce_output_limit(
@@ -807,23 +828,24 @@ impl Server {
     fn deliver_messages(&mut self, mut current: Option<(usize, &mut Session)>, now_ms: i64) {
         let config = &self.state.config;
         let stats = &mut self.state.stats;
+        let (conns, pending_writes) = (&mut self.conns, &mut self.pending_writes);
         for delivery in self.state.pubsub.take_outbox() {
-            let to = delivery.to;
-            let session = match &mut current {
-                Some((token, session)) if *token == to.token => &mut **session,
-                _ => match self.conns.get_mut(to.token) {
-                    Some(conn) => {
-                        conn.queue_write(to.token, &mut self.pending_writes);
-                        &mut conn.session
-                    }
-                    None => continue,
-                },
-            };
-            // The slot may hold a newer client than the subscriber.
-            if session.id != to.client || session.close_after_reply {
+            let Some(session) = recipient(&mut current, conns, pending_writes, delivery.to) else {
                 continue;
-            }
+            };
             delivery.encode(&mut session.reply);
+            enforce_output_limit(config, stats, session, now_ms);
+        }
+        // MONITOR's lines, the same bytes for every watcher.
+        let (lines, watchers) = self.state.monitors.take();
+        if lines.is_empty() {
+            return;
+        }
+        for &to in watchers {
+            let Some(session) = recipient(&mut current, conns, pending_writes, to) else {
+                continue;
+            };
+            session.reply.buf.extend_from_slice(&lines);
             enforce_output_limit(config, stats, session, now_ms);
         }
     }

@@ -70,6 +70,8 @@ pub struct ServerState {
     /// Calls, time and latency per command (INFO commandstats and
     /// latencystats).
     pub cmdstats: crate::cmdstats::CommandStats,
+    /// Clients in MONITOR and the lines waiting for them.
+    pub monitors: crate::monitor::Monitors,
     /// What was allocated before any data (INFO `used_memory_startup`).
     pub startup_memory: usize,
     /// Eviction's candidates between calls (the memory limit).
@@ -110,6 +112,7 @@ impl ServerState {
             startup_memory: 0,
             slowlog: Default::default(),
             cmdstats: Default::default(),
+            monitors: Default::default(),
             out_of_memory: false,
             changes_outside_keys: 0,
         };
@@ -257,6 +260,7 @@ impl ServerState {
     /// Drops what the rooms keep for a client that disconnected.
     pub fn forget_client(&mut self, client: u64) {
         self.unwatch_all(client);
+        self.monitors.remove(client);
         self.pubsub.forget(client);
         self.blocking.unblock(client);
     }

@@ -262,3 +262,60 @@ fn commandstats_and_latencystats_match_redis_server() {
         assert_eq!(lapse, redis);
     }
 }
+
+/// MONITOR shows what redis-server's shows for the same session (the
+/// time and the client's address masked): every command once it ran, a
+/// script before the commands it runs (`lua` as their origin), EXEC after
+/// its queued commands, the database after SELECT, AUTH and HELLO AUTH
+/// redacted, administrative commands (CONFIG, DEBUG, MONITOR) and refused
+/// requests not at all; quoting as Redis's `sdscatrepr`.
+#[test]
+fn monitor_matches_redis_server() {
+    use std::io::BufRead;
+    let servers = Server::lapse_then_redis();
+    let mut seen = Vec::new();
+    for server in &servers {
+        let mut monitor = server.raw();
+        assert_eq!(monitor.cmd(&["MONITOR"]), "+OK\r\n");
+        let mut c = server.raw();
+        let steps: &[&[&[u8]]] = &[
+            &[b"SET", b"k", b"va\"l\n\x01ue"],
+            &[b"INCR", b"n"],
+            &[b"SELECT", b"2"],
+            &[b"AUTH", b"pw"],
+            &[b"CONFIG", b"GET", b"port"],
+            &[b"MULTI"],
+            &[b"SET", b"a", b"1"],
+            &[b"EXEC"],
+            &[b"EVAL", b"return redis.call('get','a')", b"0"],
+            &[b"SET", b"x"],
+            &[b"NOSUCH"],
+            &[b"HELLO", b"2", b"AUTH", b"default", b"pw"],
+            &[b"DEBUG", b"SLEEP", b"0"],
+            &[b"PING"],
+        ];
+        for step in steps {
+            c.send_cmd(step);
+            c.reply();
+        }
+        let mut lines = Vec::new();
+        while lines.last().map(String::as_str) != Some("[2] \"PING\"") {
+            let mut line = String::new();
+            monitor.reader.read_line(&mut line).unwrap();
+            assert!(line.starts_with('+') && line.ends_with("\r\n"), "{line:?}");
+            // "+<time> [<db> <origin>] <args>": keep the db, the args,
+            // and whether the origin is a script.
+            let (head, rest) = line.trim_end().split_once("] ").unwrap();
+            let (_, origin) = head.split_once('[').unwrap();
+            let (db, who) = origin.split_once(' ').unwrap();
+            let who = if who == "lua" { " lua" } else { "" };
+            lines.push(format!("[{db}{who}] {rest}"));
+        }
+        seen.push(lines);
+    }
+    assert_eq!(seen[0][0], r#"[0] "SET" "k" "va\"l\n\x01ue""#);
+    assert!(seen[0].contains(&r#"[2 lua] "get" "a""#.to_string()));
+    if let [lapse, redis] = seen.as_slice() {
+        assert_eq!(lapse, redis);
+    }
+}

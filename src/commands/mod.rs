@@ -511,6 +511,19 @@ fn subscribed_mode_check(ctx: &Ctx, top: &Command, cmd: &Command) -> CmdResult {
     )))
 }
 
+/// Shows the command to MONITOR clients, secrets redacted as the slow
+/// log redacts them.
+fn feed_monitors(ctx: &mut Ctx, args: Args, nested: bool) {
+    let all: Vec<&[u8]> = args.iter().collect();
+    let shown = crate::slowlog::redacted_args(&all);
+    let origin = if nested {
+        crate::monitor::Origin::Script
+    } else {
+        crate::monitor::Origin::Client(&ctx.session.addr)
+    };
+    ctx.server.monitors.feed(ctx.session.db, origin, &shown);
+}
+
 /// Runs a command inside EXEC or a script: as `call` (`call_logged` for
 /// EXEC's, which the slow log sees one by one), with an error written as
 /// the command's reply.
@@ -565,7 +578,17 @@ fn call_timed(ctx: &mut Ctx, cmd: &Command, args: Args, nested: bool) -> CmdResu
         tick if tick != 0 && !nested => tick,
         _ => crate::clock::ticks(),
     };
+    // Scripts are shown before the commands they run, everything else
+    // once it ran; administrative commands never (as Redis).
+    let monitored =
+        !ctx.server.monitors.is_empty() && !ctx.server.loading && !cmd.flags.has(Flags::ADMIN);
+    if monitored && cmd.flags.has(Flags::SKIP_MONITOR) {
+        feed_monitors(ctx, args, nested);
+    }
     let result = call(ctx, cmd, args);
+    if monitored && !cmd.flags.has(Flags::SKIP_MONITOR) {
+        feed_monitors(ctx, args, nested);
+    }
     let ended = crate::clock::ticks();
     let ticks = ended.wrapping_sub(started);
     let track_latency = ctx.server.config.latency_tracking;

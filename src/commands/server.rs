@@ -27,6 +27,15 @@ pub static COMMANDS: &[Command] = &[
         "server",
         "Returns information and statistics about the server."
     ),
+    cmd!(
+        "monitor",
+        1,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        monitor,
+        "server",
+        "Listens for all requests received by the server in real-time."
+    ),
     Command {
         name: "slowlog",
         arity: -2,
@@ -434,6 +443,20 @@ fn memory_doctor(ctx: &mut Ctx, _args: Args) -> CmdResult {
 }
 
 /// MEMORY PURGE: gives the allocator's free pages back to the OS.
+/// MONITOR: the client sees every command the server runs from now on
+/// (see `monitor`), until RESET or it leaves. A replica's link cannot.
+fn monitor(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    if ctx.session.replica.is_some() {
+        return Ok(());
+    }
+    ctx.server.monitors.add(crate::pubsub::Subscriber {
+        client: ctx.session.id,
+        token: ctx.session.token,
+    });
+    ctx.out().ok();
+    Ok(())
+}
+
 fn memory_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
     super::reply_help(
         ctx,
@@ -529,7 +552,7 @@ static DEBUG_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "sleep",
         3,
-        [],
+        ["admin", "noscript", "loading", "stale"],
         (0, 0, 0),
         debug_sleep,
         "server",
@@ -538,7 +561,7 @@ static DEBUG_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "set-active-expire",
         3,
-        [],
+        ["admin", "noscript", "loading", "stale"],
         (0, 0, 0),
         debug_set_active_expire,
         "server",
@@ -547,7 +570,7 @@ static DEBUG_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "reload",
         -2,
-        [],
+        ["admin", "noscript", "loading", "stale"],
         (0, 0, 0),
         debug_reload,
         "server",
@@ -556,7 +579,7 @@ static DEBUG_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "loadaof",
         2,
-        [],
+        ["admin", "noscript", "loading", "stale"],
         (0, 0, 0),
         debug_loadaof,
         "server",
@@ -565,7 +588,7 @@ static DEBUG_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "digest",
         2,
-        [],
+        ["admin", "noscript", "loading", "stale"],
         (0, 0, 0),
         debug_digest,
         "server",
@@ -574,7 +597,7 @@ static DEBUG_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "digest-value",
         -2,
-        [],
+        ["admin", "noscript", "loading", "stale"],
         (0, 0, 0),
         debug_digest_value,
         "server",
