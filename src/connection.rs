@@ -116,6 +116,8 @@ pub struct Session {
     pub lib_ver: String,
     pub no_evict: bool,
     pub no_touch: bool,
+    /// CLIENT REPLY: what becomes of this client's replies.
+    pub reply_mode: ReplyMode,
     /// Close once the queued replies are written (QUIT, protocol error).
     pub close_after_reply: bool,
     /// Passed AUTH (or no password was required when it connected).
@@ -182,6 +184,7 @@ impl Session {
         self.reply.resp3 = false;
         self.no_evict = false;
         self.no_touch = false;
+        self.reply_mode = ReplyMode::On;
         self.multi = None;
         self.pubsub_counts = (0, 0, 0);
     }
@@ -278,6 +281,33 @@ impl Session {
             self.lib_name,
             self.lib_ver,
         )
+    }
+}
+
+/// CLIENT REPLY's modes, as Redis's `CLIENT_REPLY_OFF` / `_SKIP_NEXT` /
+/// `_SKIP` flags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReplyMode {
+    #[default]
+    On,
+    /// No replies until CLIENT REPLY ON.
+    Off,
+    /// CLIENT REPLY SKIP ran: the next command's reply is dropped.
+    SkipNext,
+    /// This command's reply is dropped.
+    Skip,
+}
+
+impl ReplyMode {
+    /// After a command: whether its reply is dropped, and the mode for
+    /// the next one (a SKIP covers exactly one command).
+    pub fn after_command(self) -> (bool, ReplyMode) {
+        match self {
+            ReplyMode::On => (false, ReplyMode::On),
+            ReplyMode::Off => (true, ReplyMode::Off),
+            ReplyMode::SkipNext => (false, ReplyMode::Skip),
+            ReplyMode::Skip => (true, ReplyMode::On),
+        }
     }
 }
 

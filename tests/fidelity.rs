@@ -263,3 +263,56 @@ fn container_help_and_object_refcount_match_redis_server() {
         assert_eq!(lapse.1, redis_script);
     }
 }
+
+/// CLIENT REPLY OFF / SKIP / ON and CLIENT GETREDIR answer byte for byte
+/// as redis-server's: nothing while off (errors included, SKIP ignored),
+/// ON answered, SKIP drops exactly the next reply (a whole EXEC's too).
+#[test]
+fn client_reply_matches_redis_server() {
+    let servers = Server::lapse_then_redis();
+    let mut seen = Vec::new();
+    for server in &servers {
+        let mut r = server.raw();
+        let steps: &[&[&str]] = &[
+            &["CLIENT", "REPLY", "OFF"],
+            &["SET", "a", "1"],
+            &["INCR", "nope", "extra"],
+            &["CLIENT", "REPLY", "SKIP"],
+            &["GET", "a"],
+            &["CLIENT", "REPLY", "ON"],
+            &["CLIENT", "REPLY", "SKIP"],
+            &["GET", "a"],
+            &["GET", "a"],
+            &["CLIENT", "REPLY", "SKIP"],
+            &["MULTI"],
+            &["SET", "b", "2"],
+            &["EXEC"],
+            &["CLIENT", "REPLY", "BAD"],
+            &["CLIENT", "REPLY"],
+            &["CLIENT", "GETREDIR"],
+            &["CLIENT", "REPLY", "OFF"],
+            &["RESET"],
+            &["PING", "last"],
+        ];
+        let mut pipeline = Vec::new();
+        for step in steps {
+            let args: Vec<&[u8]> = step.iter().map(|a| a.as_bytes()).collect();
+            pipeline.extend(common::encode(&args));
+        }
+        r.send(&pipeline);
+        let mut replies = Vec::new();
+        while replies.last().map(Vec::as_slice) != Some(&b"$4\r\nlast\r\n"[..]) {
+            replies.push(r.reply());
+        }
+        seen.push(replies);
+    }
+    let text: Vec<String> = seen[0]
+        .iter()
+        .map(|r| String::from_utf8_lossy(r).into_owned())
+        .collect();
+    assert_eq!(text[0], "+OK\r\n", "{text:?}");
+    assert_eq!(text[1], "$1\r\n1\r\n", "{text:?}");
+    if let [lapse, redis] = seen.as_slice() {
+        assert_eq!(lapse, redis);
+    }
+}

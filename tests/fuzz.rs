@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use lapse::commands::{self, Ctx};
 use lapse::config::Config;
-use lapse::connection::Session;
+use lapse::connection::{ReplyMode, Session};
 use lapse::protocol::{Parsed, RequestParser};
 use lapse::state::ServerState;
 use rand::rngs::SmallRng;
@@ -278,6 +278,7 @@ fn fuzz_command_table() {
             panic!("could not parse {args:?}");
         };
         let parsed = parser.args(&stream);
+        let mode_before = session.reply_mode;
         let mut ctx = Ctx {
             now_ms: 1_700_000_000_000 + cases as i64,
             session: &mut session,
@@ -304,6 +305,9 @@ fn fuzz_command_table() {
             // SYNC/PSYNC: the loop answers a replica when its save starts.
         } else if session.close_after_reply {
             session.close_after_reply = false;
+        } else if mode_before != ReplyMode::On || session.reply_mode != ReplyMode::On {
+            // CLIENT REPLY OFF or SKIP: no reply is right.
+            session.reply_mode = ReplyMode::On;
         } else {
             assert!(session.reply.buf.ends_with(b"\r\n"), "{args:?}");
         }

@@ -166,6 +166,24 @@ static CLIENT_SUBCOMMANDS: &[Command] = &[
         "Sets the client eviction mode of the connection."
     ),
     cmd!(
+        "reply",
+        3,
+        ["noscript", "loading", "stale"],
+        (0, 0, 0),
+        client_reply,
+        "connection",
+        "Instructs the server whether to reply to commands."
+    ),
+    cmd!(
+        "getredir",
+        2,
+        ["noscript", "loading", "stale"],
+        (0, 0, 0),
+        client_getredir,
+        "connection",
+        "Returns the client ID to which the connection's tracking notifications are redirected."
+    ),
+    cmd!(
         "no-touch",
         3,
         [],
@@ -594,6 +612,33 @@ fn client_no_touch(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
+/// CLIENT REPLY ON|OFF|SKIP (see `ReplyMode`): only ON is answered; SKIP
+/// does nothing while replies are off, as in Redis.
+fn client_reply(ctx: &mut Ctx, args: Args) -> CmdResult {
+    use crate::connection::ReplyMode;
+    let mode = &mut ctx.session.reply_mode;
+    if is(&args[2], "on") {
+        *mode = ReplyMode::On;
+        ctx.out().ok();
+    } else if is(&args[2], "off") {
+        *mode = ReplyMode::Off;
+    } else if is(&args[2], "skip") {
+        if *mode != ReplyMode::Off {
+            *mode = ReplyMode::SkipNext;
+        }
+    } else {
+        return Err(CmdError::Syntax);
+    }
+    Ok(())
+}
+
+/// CLIENT GETREDIR: -1, as Redis answers a client without tracking (lapse
+/// has no client-side caching yet).
+fn client_getredir(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    ctx.out().int(-1);
+    Ok(())
+}
+
 fn client_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let lines: &[&str] = &[
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -613,6 +658,10 @@ fn client_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
         "    Protect the current client connection from eviction.",
         "NO-TOUCH (ON|OFF)",
         "    Do not change the LRU/LFU of keys this client accesses.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Control the replies sent to the current connection.",
+        "GETREDIR",
+        "    Return the client ID we are redirecting to when tracking is enabled.",
         "HELP",
         "    Print this help.",
     ];

@@ -270,11 +270,19 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
 pub fn execute(ctx: &mut Ctx, args: Args) {
     ctx.server.stats.total_commands_processed += 1;
     ctx.session.last_interaction_ms = ctx.now_ms;
+    let replied_from = ctx.session.reply.buf.len();
     if let Err(err) = dispatch(ctx, args) {
         let msg = err.message();
         ctx.server.stats.error_replied(&msg);
         ctx.out().error(&msg);
     }
+    // CLIENT REPLY OFF / SKIP, as the command left the mode (so that
+    // CLIENT REPLY ON is answered and OFF is not).
+    let (drop_reply, next) = ctx.session.reply_mode.after_command();
+    if drop_reply {
+        ctx.session.reply.buf.truncate(replied_from);
+    }
+    ctx.session.reply_mode = next;
     crate::info::sample_peak_memory();
 }
 
