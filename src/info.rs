@@ -101,21 +101,6 @@ fn human_bytes(n: u64) -> String {
     }
 }
 
-/// What `INFO` with no argument (or `default`) shows, in Redis 7.0's order.
-const DEFAULT_SECTIONS: &[&str] = &[
-    "server",
-    "clients",
-    "memory",
-    "persistence",
-    "stats",
-    "replication",
-    "cpu",
-    "modules",
-    "errorstats",
-    "cluster",
-    "keyspace",
-];
-
 /// Every section (`all`, `everything`), in Redis 7.0's order.
 const ALL_SECTIONS: &[&str] = &[
     "server",
@@ -133,6 +118,17 @@ const ALL_SECTIONS: &[&str] = &[
     "keyspace",
 ];
 
+/// Sections only `all` and `everything` (or their names) show: the rest
+/// is what INFO with no argument, or `default`, shows (Redis 7.0's).
+const NOT_DEFAULT: &[&str] = &["commandstats", "latencystats"];
+
+fn default_sections() -> impl Iterator<Item = &'static str> {
+    ALL_SECTIONS
+        .iter()
+        .copied()
+        .filter(|s| !NOT_DEFAULT.contains(s))
+}
+
 /// The INFO text for the requested sections (none = the default set).
 pub fn render(
     state: &ServerState,
@@ -143,13 +139,13 @@ pub fn render(
     let mut wanted: Vec<&str> = Vec::new();
     for section in requested {
         match section.as_str() {
-            "default" => wanted.extend(DEFAULT_SECTIONS),
+            "default" => default_sections().for_each(|s| wanted.push(s)),
             "all" | "everything" => wanted.extend(ALL_SECTIONS),
             other => wanted.push(other),
         }
     }
     if requested.is_empty() {
-        wanted.extend(DEFAULT_SECTIONS);
+        default_sections().for_each(|s| wanted.push(s));
     }
     let mut out = String::new();
     for section in ALL_SECTIONS {
