@@ -128,6 +128,59 @@ impl CommandStats {
     }
 }
 
+/// One command's latency distribution for LATENCY HISTOGRAM: its full
+/// name, its calls, and (µs, calls that took at most that long) at
+/// Redis's power-of-two steps, where the count grew.
+pub type Distribution<'a> = (&'a str, u64, Vec<(u64, u64)>);
+
+impl CommandStats {
+    /// LATENCY HISTOGRAM: every tracked command's distribution (`names`
+    /// empty), or those of the commands named and their subcommands.
+    pub fn distributions(&self, names: &[&[u8]]) -> Vec<Distribution<'_>> {
+        let tracked = || self.stats.iter().filter(|s| s.latency.count() > 0);
+        let chosen: Vec<&CommandStat> = if names.is_empty() {
+            tracked().collect()
+        } else {
+            names
+                .iter()
+                .flat_map(|name| {
+                    let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+                    tracked().filter(move |s| {
+                        s.name == name
+                            || s.name
+                                .strip_prefix(&name)
+                                .is_some_and(|r| r.starts_with('|'))
+                    })
+                })
+                .collect()
+        };
+        chosen
+            .into_iter()
+            .map(|s| (s.name.as_str(), s.latency.count(), cdf(&s.latency)))
+            .collect()
+    }
+}
+
+/// Redis's steps (hdr_histogram's log iteration from 1,024 ns, doubling):
+/// the count of calls under 1,024 × 2^k ns, shown as that bound's µs.
+fn cdf(latency: &Histogram) -> Vec<(u64, u64)> {
+    let per_us = crate::clock::ticks_per_us().max(1);
+    let mut out = Vec::new();
+    let mut previous = 0;
+    for k in 0..40 {
+        let bound_ns: u64 = 1024 << k;
+        let count = latency.count_below((bound_ns * per_us).div_ceil(1000));
+        if count > previous {
+            out.push(((bound_ns - 1) / 1000, count));
+            previous = count;
+        }
+        if count == latency.count() {
+            break;
+        }
+    }
+    out
+}
+
 /// A percentile as Redis prints it (`%f` with trailing zeros trimmed):
 /// 50, 99, 99.9.
 pub fn format_percentile(p: f64) -> String {

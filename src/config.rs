@@ -176,6 +176,9 @@ pub struct Config {
     /// `latency-tracking`: a latency histogram per command (INFO
     /// latencystats), and `latency-tracking-info-percentiles`, what it shows.
     pub latency_tracking: bool,
+    /// `latency-monitor-threshold`, ms: events at least this slow are
+    /// sampled for LATENCY (0: none).
+    pub latency_monitor_threshold: u64,
     pub latency_tracking_info_percentiles: Vec<f64>,
     /// The config file the server started from, absolute (INFO
     /// `config_file`; where CONFIG REWRITE writes). Not a setting.
@@ -416,6 +419,7 @@ impl Default for Config {
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
             latency_tracking: true,
+            latency_monitor_threshold: 0,
             latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             maxmemory: 0,
             maxmemory_policy: crate::evict::Policy::NoEviction,
@@ -880,6 +884,13 @@ pub static SETTINGS: &[Setting] = &[
     ),
     int_setting!("slowlog-max-len", slowlog_max_len, 0, i64::MAX, true),
     yes_no_setting!("latency-tracking", latency_tracking),
+    int_setting!(
+        "latency-monitor-threshold",
+        latency_monitor_threshold,
+        0,
+        i64::MAX,
+        true
+    ),
     Setting {
         name: "latency-tracking-info-percentiles",
         get: |c| {

@@ -54,6 +54,17 @@ impl Histogram {
         self.total
     }
 
+    /// About how many records are below `v`: those in buckets that end
+    /// below it (within a bucket's width, about 6%).
+    pub fn count_below(&self, v: u64) -> u64 {
+        self.counts
+            .iter()
+            .enumerate()
+            .take_while(|&(b, _)| bucket_top(b) < v)
+            .map(|(_, &c)| c)
+            .sum()
+    }
+
     pub fn max(&self) -> u64 {
         self.max
     }

@@ -24,6 +24,7 @@ pub mod glob;
 pub mod harness;
 pub mod histogram;
 pub mod info;
+pub mod latency;
 pub mod lazyfree;
 pub mod lzf;
 pub mod monitor;

@@ -1681,6 +1681,8 @@ impl Server {
                 hz: state.config.hz,
                 strategy: state.config.expire_strategy,
             };
+            let threshold_ms = state.config.latency_monitor_threshold;
+            let started = (threshold_ms > 0).then(Instant::now);
             state.expire.run(
                 kind,
                 &mut state.dbs,
@@ -1688,6 +1690,13 @@ impl Server {
                 &mut self.clock,
                 &mut state.rng,
             );
+            if let Some(started) = started {
+                let ms = started.elapsed().as_millis() as u64;
+                let now_s = unix_time_ms() / 1000;
+                state
+                    .latency
+                    .add_if_needed(threshold_ms, "expire-cycle", ms, now_s);
+            }
         }
         state.process_key_events();
         if state.pubsub.has_outbox() {

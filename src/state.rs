@@ -72,6 +72,8 @@ pub struct ServerState {
     pub cmdstats: crate::cmdstats::CommandStats,
     /// Clients in MONITOR and the lines waiting for them.
     pub monitors: crate::monitor::Monitors,
+    /// Slow events (LATENCY LATEST / HISTORY).
+    pub latency: crate::latency::LatencyMonitor,
     /// What was allocated before any data (INFO `used_memory_startup`).
     pub startup_memory: usize,
     /// Eviction's candidates between calls (the memory limit).
@@ -113,6 +115,7 @@ impl ServerState {
             slowlog: Default::default(),
             cmdstats: Default::default(),
             monitors: Default::default(),
+            latency: Default::default(),
             out_of_memory: false,
             changes_outside_keys: 0,
         };

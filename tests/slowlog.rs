@@ -319,3 +319,65 @@ fn monitor_matches_redis_server() {
         assert_eq!(lapse, redis);
     }
 }
+
+/// LATENCY as redis-server's, numbers masked: nothing sampled while
+/// `latency-monitor-threshold` is 0; with 1 ms, a 50 ms DEBUG SLEEP is a
+/// `command` event in LATEST and HISTORY, RESET forgets it; HISTOGRAM
+/// gives a command's calls and a cumulative distribution (steps may
+/// differ: Redis's come from its HdrHistogram); HELP is Redis's text less
+/// DOCTOR and GRAPH, which lapse lacks.
+#[test]
+fn latency_matches_redis_server() {
+    let mask = |reply: String| -> String {
+        let mut out = String::new();
+        for line in reply.split_inclusive("\r\n") {
+            if line.starts_with(':') {
+                out.push_str(":N\r\n");
+            } else {
+                out.push_str(line);
+            }
+        }
+        out
+    };
+    let servers = Server::lapse_then_redis();
+    let mut seen = Vec::new();
+    for server in &servers {
+        let mut r = server.raw();
+        let mut replies = Vec::new();
+        r.cmd(&["DEBUG", "SLEEP", "0.05"]);
+        replies.push(r.cmd(&["LATENCY", "LATEST"]));
+        r.cmd(&["CONFIG", "SET", "latency-monitor-threshold", "1"]);
+        r.cmd(&["DEBUG", "SLEEP", "0.05"]);
+        replies.push(mask(r.cmd(&["LATENCY", "LATEST"])));
+        replies.push(mask(r.cmd(&["LATENCY", "HISTORY", "command"])));
+        replies.push(r.cmd(&["LATENCY", "HISTORY", "nosuch"]));
+        replies.push(r.cmd(&["LATENCY", "RESET", "nosuch", "command"]));
+        replies.push(r.cmd(&["LATENCY", "LATEST"]));
+        assert_eq!(r.cmd(&["CONFIG", "RESETSTAT"]), "+OK\r\n");
+        for _ in 0..3 {
+            r.cmd(&["SET", "k", "v"]);
+        }
+        let histogram = r.cmd(&["LATENCY", "HISTOGRAM", "set", "nosuch"]);
+        let head = "*2\r\n$3\r\nset\r\n*4\r\n$5\r\ncalls\r\n:3\r\n$14\r\nhistogram_usec\r\n*";
+        assert!(histogram.starts_with(head), "{histogram}");
+        replies.push(r.cmd(&["LATENCY", "HISTOGRAM", "nosuch"]));
+        replies.push(r.cmd(&["LATENCY", "NOSUCH"]));
+        seen.push((replies, r.cmd(&["LATENCY", "HELP"])));
+    }
+    assert_eq!(
+        seen[0].0[1],
+        "*1\r\n*4\r\n$7\r\ncommand\r\n:N\r\n:N\r\n:N\r\n"
+    );
+    if let [lapse, redis] = seen.as_slice() {
+        assert_eq!(lapse.0, redis.0);
+        let left_out = [
+            "+DOCTOR\r\n+    Return a human readable latency analysis report.\r\n",
+            "+GRAPH <event>\r\n+    Return an ASCII latency graph for the <event> class.\r\n",
+        ];
+        let redis_help = left_out
+            .iter()
+            .fold(redis.1.clone(), |help, line| help.replacen(line, "", 1))
+            .replacen("*17\r\n", "*13\r\n", 1);
+        assert_eq!(lapse.1, redis_help);
+    }
+}

@@ -599,6 +599,19 @@ fn call_timed(ctx: &mut Ctx, cmd: &Command, args: Args, nested: bool) -> CmdResu
     }
     let ended = crate::clock::ticks();
     let ticks = ended.wrapping_sub(started);
+    let threshold_ms = ctx.server.config.latency_monitor_threshold;
+    if threshold_ms > 0 {
+        let event = if cmd.flags.has(Flags::FAST) {
+            "fast-command"
+        } else {
+            "command"
+        };
+        let ms = crate::clock::ticks_to_us(ticks) / 1000;
+        let now_s = ctx.now_ms / 1000;
+        ctx.server
+            .latency
+            .add_if_needed(threshold_ms, event, ms, now_s);
+    }
     let track_latency = ctx.server.config.latency_tracking;
     ctx.server
         .cmdstats

@@ -37,6 +37,17 @@ pub static COMMANDS: &[Command] = &[
         "Listens for all requests received by the server in real-time."
     ),
     Command {
+        name: "latency",
+        arity: -2,
+        flags: Flags::parse(&[]),
+        keys: (0, 0, 0),
+        numkeys_at: None,
+        handler: |_, _| Ok(()),
+        subcommands: LATENCY_SUBCOMMANDS,
+        summary: "A container for latency diagnostics commands.",
+        group: "server",
+    },
+    Command {
         name: "slowlog",
         arity: -2,
         flags: Flags::parse(&[]),
@@ -290,6 +301,129 @@ fn slowlog_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
             "    Return the length of the slowlog.",
             "RESET",
             "    Reset the slowlog.",
+        ],
+    );
+    Ok(())
+}
+
+static LATENCY_SUBCOMMANDS: &[Command] = &[
+    cmd!(
+        "latest",
+        2,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        latency_latest,
+        "server",
+        "Returns the latest latency samples for all events."
+    ),
+    cmd!(
+        "history",
+        3,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        latency_history,
+        "server",
+        "Returns timestamp-latency samples for an event."
+    ),
+    cmd!(
+        "reset",
+        -2,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        latency_reset,
+        "server",
+        "Resets the latency data for one or more events."
+    ),
+    cmd!(
+        "histogram",
+        -2,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        latency_histogram,
+        "server",
+        "Returns the cumulative distribution of latencies of a subset or all commands."
+    ),
+    help!(latency_help, "server"),
+];
+
+/// LATENCY LATEST: [event, time of the latest sample, its ms, worst ms].
+fn latency_latest(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let latest: Vec<_> = ctx.server.latency.latest().collect();
+    let out = ctx.out();
+    out.array(latest.len());
+    for (event, (time, ms), max_ms) in latest {
+        out.array(4);
+        out.bulk(event.as_bytes());
+        out.int(time);
+        out.int(ms as i64);
+        out.int(max_ms as i64);
+    }
+    Ok(())
+}
+
+/// LATENCY HISTORY <event>: [time, ms] pairs, oldest first.
+fn latency_history(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let samples = ctx.server.latency.history(&args[2]);
+    let out = ctx.out();
+    out.array(samples.len());
+    for (time, ms) in samples {
+        out.array(2);
+        out.int(time);
+        out.int(ms as i64);
+    }
+    Ok(())
+}
+
+/// LATENCY RESET [event ...]: how many events were forgotten.
+fn latency_reset(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let latency = &mut ctx.server.latency;
+    let reset = if args.len() == 2 {
+        latency.reset(None)
+    } else {
+        args.iter().skip(2).map(|e| latency.reset(Some(e))).sum()
+    };
+    ctx.out().int(reset as i64);
+    Ok(())
+}
+
+/// LATENCY HISTOGRAM [command ...]: per command, its calls and the
+/// cumulative distribution of its latencies (see `cmdstats`).
+fn latency_histogram(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let names: Vec<&[u8]> = args.iter().skip(2).collect();
+    let distributions = ctx.server.cmdstats.distributions(&names);
+    let out = &mut ctx.session.reply;
+    out.map(distributions.len());
+    for (name, calls, steps) in distributions {
+        out.bulk(name.as_bytes());
+        out.map(2);
+        out.bulk(b"calls");
+        out.int(calls as i64);
+        out.bulk(b"histogram_usec");
+        out.map(steps.len());
+        for (us, count) in steps {
+            out.int(us as i64);
+            out.int(count as i64);
+        }
+    }
+    Ok(())
+}
+
+/// LATENCY HELP: Redis's text, less DOCTOR and GRAPH (not in lapse).
+fn latency_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "LATENCY",
+        &[
+            "HISTORY <event>",
+            "    Return time-latency samples for the <event> class.",
+            "LATEST",
+            "    Return the latest latency samples for all events.",
+            "RESET [<event> ...]",
+            "    Reset latency data of one or more <event> classes.",
+            "    (default: reset all data for all event classes)",
+            "HISTOGRAM [COMMAND ...]",
+            "    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+            "    If no commands are specified then all histograms are replied.",
         ],
     );
     Ok(())
