@@ -122,6 +122,12 @@ impl Blocking {
         }
     }
 
+    /// Blocked clients that wait with a timeout (INFO
+    /// `clients_in_timeout_table`).
+    pub fn with_timeout_count(&self) -> usize {
+        self.timeouts.len()
+    }
+
     pub fn blocked_count(&self) -> usize {
         self.clients.len()
     }

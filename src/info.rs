@@ -157,7 +157,7 @@ pub fn render(
         }
         match *section {
             "server" => server_section(state, now_ms, &mut out),
-            "clients" => clients_section(state, &mut out),
+            "clients" => clients_section(state, peers, &mut out),
             "memory" => memory_section(state, peers, &mut out),
             "persistence" => persistence_section(state, &mut out),
             "stats" => stats_section(state, &mut out),
@@ -254,10 +254,27 @@ fn server_section(state: &ServerState, now_ms: i64, out: &mut String) {
     field!(out, "config_file", config_file.unwrap_or_default());
 }
 
-fn clients_section(state: &ServerState, out: &mut String) {
+/// Redis 7.0's clients fields. The biggest buffers are those of the
+/// clients now (Redis keeps the peak of the last seconds).
+fn clients_section(state: &ServerState, peers: &dyn crate::connection::Sessions, out: &mut String) {
+    let (mut max_in, mut max_out) = (0, 0);
+    peers.for_each_session(&mut |s| {
+        max_in = max_in.max(s.query.capacity());
+        max_out = max_out.max(s.reply.buf.capacity());
+    });
     out.push_str("# Clients\r\n");
     field!(out, "connected_clients", state.connected_clients);
+    field!(out, "cluster_connections", 0);
+    field!(out, "maxclients", state.config.maxclients);
+    field!(out, "client_recent_max_input_buffer", max_in);
+    field!(out, "client_recent_max_output_buffer", max_out);
     field!(out, "blocked_clients", state.blocking.blocked_count());
+    field!(out, "tracking_clients", 0);
+    field!(
+        out,
+        "clients_in_timeout_table",
+        state.blocking.with_timeout_count()
+    );
 }
 
 fn persistence_section(state: &ServerState, out: &mut String) {

@@ -316,3 +316,31 @@ fn client_reply_matches_redis_server() {
         assert_eq!(lapse, redis);
     }
 }
+
+/// INFO clients lists redis-server 7.0's fields in its order; a blocked
+/// client with a timeout is in the timeout table.
+#[test]
+fn info_clients_fields_match_redis_server() {
+    let servers = Server::lapse_then_redis();
+    let mut seen = Vec::new();
+    for server in &servers {
+        let mut blocked = server.raw();
+        blocked.send_cmd(&[b"BLPOP", b"nothing", b"30"]);
+        let mut r = server.raw();
+        assert!(eventually(Duration::from_secs(5), || info_field(
+            &mut r,
+            "clients",
+            "clients_in_timeout_table"
+        ) == "1"));
+        let text = r.cmd(&["INFO", "clients"]);
+        let names: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.split_once(':').map(|(name, _)| name.to_string()))
+            .collect();
+        seen.push(names);
+    }
+    assert!(seen[0].contains(&"maxclients".to_string()), "{:?}", seen[0]);
+    if let [lapse, redis] = seen.as_slice() {
+        assert_eq!(lapse, redis);
+    }
+}
