@@ -616,31 +616,25 @@ fn stats_section(state: &ServerState, out: &mut String) {
     }
     let e = &state.expire;
     out.push_str("# Stats\r\n");
+    // Redis 7.0's fields, in its order, where lapse has them.
     field!(
         out,
         "total_connections_received",
         s.total_connections_received
     );
     field!(out, "total_commands_processed", s.total_commands_processed);
+    let ops = s.ops_rate.per_second().round() as u64;
+    field!(out, "instantaneous_ops_per_sec", ops);
     field!(out, "total_net_input_bytes", s.total_net_input_bytes);
     field!(out, "total_net_output_bytes", s.total_net_output_bytes);
+    let kbps = |rate: &crate::state::RateSampler| format!("{:.2}", rate.per_second() / 1024.0);
+    field!(out, "instantaneous_input_kbps", kbps(&s.input_rate));
+    field!(out, "instantaneous_output_kbps", kbps(&s.output_rate));
     field!(out, "rejected_connections", s.rejected_connections);
     field!(out, "sync_full", state.repl.sync_full);
     field!(out, "sync_partial_ok", state.repl.sync_partial_ok);
     field!(out, "sync_partial_err", state.repl.sync_partial_err);
-    field!(
-        out,
-        "client_query_buffer_limit_disconnections",
-        s.client_query_buffer_limit_disconnections
-    );
-    field!(
-        out,
-        "client_output_buffer_limit_disconnections",
-        s.client_output_buffer_limit_disconnections
-    );
     field!(out, "expired_keys", expired);
-    field!(out, "expired_keys_active", expired_active);
-    field!(out, "expired_keys_passive", expired - expired_active);
     field!(
         out,
         "expired_stale_perc",
@@ -652,7 +646,33 @@ fn stats_section(state: &ServerState, out: &mut String) {
         e.time_cap_reached_count
     );
     field!(out, "expire_cycle_cpu_milliseconds", e.time_used_us / 1000);
-    // lapse's own: how late expired keys were removed, by mechanism.
+    let evicted: u64 = state.dbs.iter().map(|db| db.stats.evicted_keys).sum();
+    field!(out, "evicted_keys", evicted);
+    field!(out, "evicted_clients", s.evicted_clients);
+    field!(out, "keyspace_hits", hits);
+    field!(out, "keyspace_misses", misses);
+    let (channels, patterns, shard) = state.pubsub.totals();
+    field!(out, "pubsub_channels", channels);
+    field!(out, "pubsub_patterns", patterns);
+    field!(out, "pubsubshard_channels", shard);
+    let tracked: usize = state.dbs.iter().map(|db| db.replica_ttls_tracked()).sum();
+    field!(out, "slave_expires_tracked_keys", tracked);
+    field!(out, "total_error_replies", s.total_error_replies);
+    // Redis 7.2's, then lapse's own.
+    field!(
+        out,
+        "client_query_buffer_limit_disconnections",
+        s.client_query_buffer_limit_disconnections
+    );
+    field!(
+        out,
+        "client_output_buffer_limit_disconnections",
+        s.client_output_buffer_limit_disconnections
+    );
+    field!(out, "acl_access_denied_auth", s.acl_access_denied_auth);
+    field!(out, "expired_keys_active", expired_active);
+    field!(out, "expired_keys_passive", expired - expired_active);
+    // How late expired keys were removed, by mechanism.
     for (name, h) in [("active", &lag_active), ("passive", &lag_passive)] {
         let _ = write!(
             out,
@@ -664,19 +684,6 @@ fn stats_section(state: &ServerState, out: &mut String) {
     }
     field!(out, "expire_strategy", state.config.expire_strategy.name());
     field!(out, "lazyfreed_objects", state.lazyfree.freed_objects());
-    let evicted: u64 = state.dbs.iter().map(|db| db.stats.evicted_keys).sum();
-    field!(out, "evicted_keys", evicted);
-    field!(out, "keyspace_hits", hits);
-    field!(out, "keyspace_misses", misses);
-    let (channels, patterns, shard) = state.pubsub.totals();
-    field!(out, "pubsub_channels", channels);
-    field!(out, "pubsub_patterns", patterns);
-    field!(out, "pubsubshard_channels", shard);
-    let tracked: usize = state.dbs.iter().map(|db| db.replica_ttls_tracked()).sum();
-    field!(out, "slave_expires_tracked_keys", tracked);
-    field!(out, "total_error_replies", s.total_error_replies);
-    field!(out, "acl_access_denied_auth", s.acl_access_denied_auth);
-    field!(out, "evicted_clients", s.evicted_clients);
 }
 
 fn keyspace_section(state: &ServerState, out: &mut String) {

@@ -1602,6 +1602,7 @@ impl Server {
     fn server_cron(&mut self) {
         let now_ms = unix_time_ms();
         crate::info::sample_peak_memory();
+        self.state.stats.sample_rates(now_ms);
         self.resume_paused(now_ms);
         if std::mem::take(&mut self.accept_retry) {
             for listener in 0..self.listeners.len() {

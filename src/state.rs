@@ -324,6 +324,13 @@ impl ServerState {
 const ERROR_CODES_KEPT: usize = 128;
 
 impl Stats {
+    /// The cron's sampling of the instantaneous rates.
+    pub fn sample_rates(&mut self, now_ms: i64) {
+        self.ops_rate.sample(self.total_commands_processed, now_ms);
+        self.input_rate.sample(self.total_net_input_bytes, now_ms);
+        self.output_rate.sample(self.total_net_output_bytes, now_ms);
+    }
+
     /// Counts an error reply (`total_error_replies`, and by its code).
     pub fn error_replied(&mut self, message: &[u8]) {
         self.total_error_replies += 1;
@@ -337,9 +344,50 @@ impl Stats {
     }
 }
 
+/// A rate as Redis's instantaneous metrics show it: the growth of a
+/// counter per second, sampled at most every `EVERY_MS`, the mean of the
+/// last `SAMPLES` samples (Redis's `STATS_METRIC_SAMPLES`).
+#[derive(Debug, Default)]
+pub struct RateSampler {
+    last: Option<(u64, i64)>,
+    samples: [f64; RateSampler::SAMPLES],
+    next: usize,
+}
+
+impl RateSampler {
+    const SAMPLES: usize = 16;
+    const EVERY_MS: i64 = 100;
+
+    /// Takes a sample of `counter` at `now_ms` (the cron calls this).
+    pub fn sample(&mut self, counter: u64, now_ms: i64) {
+        let Some((value, at_ms)) = self.last else {
+            self.last = Some((counter, now_ms));
+            return;
+        };
+        let elapsed_ms = now_ms - at_ms;
+        if elapsed_ms < Self::EVERY_MS {
+            return;
+        }
+        let per_second = counter.saturating_sub(value) as f64 * 1000.0 / elapsed_ms as f64;
+        self.samples[self.next] = per_second;
+        self.next = (self.next + 1) % Self::SAMPLES;
+        self.last = Some((counter, now_ms));
+    }
+
+    /// The mean of the samples, per second.
+    pub fn per_second(&self) -> f64 {
+        self.samples.iter().sum::<f64>() / Self::SAMPLES as f64
+    }
+}
+
 /// Server-wide counters (the keyspace keeps its own, in `DbStats`).
 #[derive(Debug, Default)]
 pub struct Stats {
+    /// INFO `instantaneous_ops_per_sec`, `_input_kbps`, `_output_kbps`:
+    /// commands and network bytes, sampled by the cron.
+    pub ops_rate: RateSampler,
+    pub input_rate: RateSampler,
+    pub output_rate: RateSampler,
     pub total_connections_received: u64,
     pub total_commands_processed: u64,
     pub total_error_replies: u64,

@@ -344,3 +344,48 @@ fn info_clients_fields_match_redis_server() {
         assert_eq!(lapse, redis);
     }
 }
+
+/// INFO stats lists the redis-server 7.0 fields lapse has in Redis's
+/// order, before lapse's own; the instantaneous rates move under load.
+#[test]
+fn info_stats_follows_redis_order_and_rates_move() {
+    let names = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.split_once(':').map(|(name, _)| name.to_string()))
+            .collect()
+    };
+    let servers = Server::lapse_then_redis();
+    let lapse_fields = names(&servers[0].raw().cmd(&["INFO", "stats"]));
+    for rate in [
+        "instantaneous_ops_per_sec",
+        "instantaneous_input_kbps",
+        "instantaneous_output_kbps",
+    ] {
+        assert!(lapse_fields.iter().any(|f| f == rate), "{rate}");
+    }
+    if let Some(redis) = servers.get(1) {
+        let redis_fields = names(&redis.raw().cmd(&["INFO", "stats"]));
+        let shared: Vec<&String> = redis_fields
+            .iter()
+            .filter(|f| lapse_fields.contains(f))
+            .collect();
+        let lapse_head: Vec<&String> = lapse_fields.iter().take(shared.len()).collect();
+        assert_eq!(lapse_head, shared);
+    }
+    let mut r = servers[0].raw();
+    let busy = eventually(Duration::from_secs(10), || {
+        let mut batch = Vec::new();
+        for _ in 0..200 {
+            batch.extend(common::encode(&[b"PING"]));
+        }
+        r.send(&batch);
+        for _ in 0..200 {
+            r.reply();
+        }
+        let ops: u64 = info_field(&mut r, "stats", "instantaneous_ops_per_sec")
+            .parse()
+            .unwrap();
+        ops > 0
+    });
+    assert!(busy, "instantaneous_ops_per_sec stayed 0 under load");
+}
