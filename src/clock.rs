@@ -75,6 +75,16 @@ pub fn ticks() -> u64 {
         .as_nanos() as u64
 }
 
+/// The command timer as Redis's INFO `monotonic_clock` names its own.
+pub fn timer_name() -> String {
+    let timer = timer();
+    if timer.tsc {
+        format!("X86 TSC @ {} ticks/us", timer.per_us)
+    } else {
+        "POSIX clock_gettime".to_string()
+    }
+}
+
 /// How many ticks make a microsecond (to compare durations in ticks).
 pub fn ticks_per_us() -> u64 {
     timer().per_us

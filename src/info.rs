@@ -230,13 +230,25 @@ fn errorstats_section(state: &ServerState, out: &mut String) {
 fn server_section(state: &ServerState, now_ms: i64, out: &mut String) {
     let uptime = state.started.elapsed().as_secs();
     out.push_str("# Server\r\n");
+    // Redis 7.0's fields in its order (a build of lapse has no git or C
+    // compiler identity: Redis's own placeholders), lapse's version last.
     field!(out, "redis_version", REDIS_COMPAT_VERSION);
-    field!(out, "lapse_version", LAPSE_VERSION);
+    field!(out, "redis_git_sha1", "00000000");
+    field!(out, "redis_git_dirty", 0);
+    field!(out, "redis_build_id", build_id());
     field!(out, "redis_mode", "standalone");
-    field!(out, "os", std::env::consts::OS);
+    field!(out, "os", os_name());
     field!(out, "arch_bits", usize::BITS);
-    field!(out, "multiplexing_api", "mio");
+    field!(out, "monotonic_clock", crate::clock::timer_name());
+    let api = if cfg!(target_os = "linux") {
+        "epoll"
+    } else {
+        "kqueue"
+    };
+    field!(out, "multiplexing_api", api);
+    field!(out, "gcc_version", "0.0.0");
     field!(out, "process_id", std::process::id());
+    field!(out, "process_supervised", "no");
     field!(out, "run_id", state.run_id);
     field!(out, "tcp_port", state.bound_port);
     field!(out, "server_time_usec", now_ms * 1000);
@@ -244,6 +256,7 @@ fn server_section(state: &ServerState, now_ms: i64, out: &mut String) {
     field!(out, "uptime_in_days", uptime / 86_400);
     field!(out, "hz", state.config.hz);
     field!(out, "configured_hz", state.config.hz);
+    field!(out, "lru_clock", crate::db::access::lru_clock(now_ms));
     let executable = std::env::current_exe().map(|p| p.display().to_string());
     field!(out, "executable", executable.unwrap_or_default());
     let config_file = state
@@ -252,6 +265,42 @@ fn server_section(state: &ServerState, now_ms: i64, out: &mut String) {
         .as_ref()
         .map(|p| p.display().to_string());
     field!(out, "config_file", config_file.unwrap_or_default());
+    field!(out, "io_threads_active", 0);
+    field!(out, "lapse_version", LAPSE_VERSION);
+}
+
+/// What identifies this build (Redis's `redis_build_id`, a hash of its
+/// build): lapse's version and target, hashed.
+fn build_id() -> String {
+    let what = format!(
+        "lapse-{LAPSE_VERSION}-{}-{}",
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    );
+    sha1_smol::Sha1::from(what).digest().to_string()[..16].to_string()
+}
+
+/// The kernel as Redis shows it: `uname`'s system, release and machine.
+fn os_name() -> String {
+    // SAFETY: uname only fills the struct it is given.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return std::env::consts::OS.to_string();
+    }
+    let text = |field: &[libc::c_char]| {
+        let bytes: Vec<u8> = field
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    format!(
+        "{} {} {}",
+        text(&u.sysname),
+        text(&u.release),
+        text(&u.machine)
+    )
 }
 
 /// Redis 7.0's clients fields. The biggest buffers are those of the

@@ -92,8 +92,8 @@ impl Access {
     }
 }
 
-/// Redis's `LRU_CLOCK`: unix seconds, 24 bits.
-fn lru_clock(now_ms: i64) -> u32 {
+/// Redis's `LRU_CLOCK`: unix seconds, 24 bits (INFO `lru_clock`).
+pub fn lru_clock(now_ms: i64) -> u32 {
     ((now_ms.max(0) / 1000) as u64 & u64::from(LRU_CLOCK_MAX)) as u32
 }
 
