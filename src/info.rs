@@ -69,8 +69,18 @@ pub fn sample_peak_memory() -> usize {
 /// Memory the OS says is available (`MemAvailable` in /proc/meminfo),
 /// in bytes; `None` where it cannot tell.
 pub fn available_memory() -> Option<u64> {
+    meminfo_bytes("MemAvailable:")
+}
+
+/// The machine's memory (`MemTotal`), for INFO `total_system_memory`.
+fn system_memory() -> Option<u64> {
+    meminfo_bytes("MemTotal:")
+}
+
+/// A /proc/meminfo line's value (kB there), in bytes.
+fn meminfo_bytes(field: &str) -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let line = meminfo.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
@@ -619,13 +629,6 @@ fn memory_section(state: &ServerState, peers: &dyn crate::connection::Sessions, 
         "used_memory_peak_perc",
         format!("{:.2}%", stats.peak_percentage())
     );
-    field!(out, "maxmemory", state.config.maxmemory);
-    field!(out, "maxmemory_human", human_bytes(state.config.maxmemory));
-    field!(
-        out,
-        "maxmemory_policy",
-        state.config.maxmemory_policy.name()
-    );
     field!(out, "used_memory_overhead", stats.overhead());
     field!(out, "used_memory_startup", stats.startup);
     field!(out, "used_memory_dataset", stats.dataset());
@@ -634,16 +637,31 @@ fn memory_section(state: &ServerState, peers: &dyn crate::connection::Sessions, 
         "used_memory_dataset_perc",
         format!("{:.2}%", stats.dataset_percentage())
     );
+    let system = system_memory().unwrap_or(0);
+    field!(out, "total_system_memory", system);
+    field!(out, "total_system_memory_human", human_bytes(system));
+    let (scripts, script_bytes) = state.scripting.as_ref().map_or((0, 0), |s| s.cache_stats());
+    field!(out, "number_of_cached_scripts", scripts);
+    field!(out, "used_memory_scripts", script_bytes);
+    field!(
+        out,
+        "used_memory_scripts_human",
+        human_bytes(script_bytes as u64)
+    );
+    field!(out, "maxmemory", state.config.maxmemory);
+    field!(out, "maxmemory_human", human_bytes(state.config.maxmemory));
+    field!(
+        out,
+        "maxmemory_policy",
+        state.config.maxmemory_policy.name()
+    );
     field!(
         out,
         "mem_fragmentation_ratio",
         format!("{:.2}", stats.fragmentation())
     );
-    field!(out, "mem_allocator", "libc");
-    let (scripts, script_bytes) = state.scripting.as_ref().map_or((0, 0), |s| s.cache_stats());
-    field!(out, "used_memory_scripts", script_bytes);
-    field!(out, "number_of_cached_scripts", scripts);
     field!(out, "mem_clients_normal", state.stats.mem_clients_normal);
+    field!(out, "mem_allocator", "libc");
     field!(
         out,
         "lazyfree_pending_objects",

@@ -345,7 +345,7 @@ fn info_clients_fields_match_redis_server() {
     }
 }
 
-/// INFO server, clients and stats list the redis-server 7.0 fields lapse
+/// INFO server, clients, memory and stats list the redis-server 7.0 fields lapse
 /// has in Redis's order, before lapse's own; the instantaneous rates move
 /// under load.
 #[test]
@@ -365,7 +365,7 @@ fn info_sections_follow_redis_order_and_rates_move() {
         assert!(lapse_stats.iter().any(|f| f == rate), "{rate}");
     }
     if let Some(redis) = servers.get(1) {
-        for section in ["server", "clients", "stats"] {
+        for section in ["server", "clients", "memory", "stats"] {
             let lapse_fields = names(&servers[0].raw().cmd(&["INFO", section]));
             let redis_fields = names(&redis.raw().cmd(&["INFO", section]));
             let shared: Vec<&String> = redis_fields
