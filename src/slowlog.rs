@@ -113,8 +113,8 @@ const SENSITIVE_SETTINGS: &[&str] = &["requirepass", "masterauth"];
 /// `args` with the secrets replaced by `(redacted)`, as Redis shows them
 /// in the slow log (and MONITOR): AUTH's arguments, HELLO's after AUTH,
 /// CONFIG SET's values of sensitive settings.
-pub fn redacted_args<'a>(args: &[&'a [u8]]) -> Vec<&'a [u8]> {
-    let mut out: Vec<&[u8]> = args.to_vec();
+pub fn redacted_args<'a>(args: impl IntoIterator<Item = &'a [u8]>) -> Vec<&'a [u8]> {
+    let mut out: Vec<&[u8]> = args.into_iter().collect();
     let is = |arg: &[u8], word: &str| arg.eq_ignore_ascii_case(word.as_bytes());
     match out.first() {
         Some(name) if is(name, "auth") => {
@@ -183,7 +183,7 @@ mod tests {
     #[test]
     fn secrets_are_redacted() {
         let r = |args: &[&[u8]]| -> Vec<Vec<u8>> {
-            redacted_args(args)
+            redacted_args(args.iter().copied())
                 .into_iter()
                 .map(<[u8]>::to_vec)
                 .collect()

@@ -1,6 +1,6 @@
 //! Connection commands: PING, ECHO, QUIT, SELECT, HELLO, RESET, CLIENT.
 
-use super::{cmd, db_index_arg, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags};
+use super::{cmd, container, db_index_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::blocking::Unblock;
 use crate::connection::{ClientType, Session};
 use crate::info::REDIS_COMPAT_VERSION;
@@ -70,17 +70,12 @@ pub static COMMANDS: &[Command] = &[
         "connection",
         "Authenticates the connection."
     ),
-    Command {
-        name: "client",
-        arity: -2,
-        flags: Flags::parse(&[]),
-        keys: (0, 0, 0),
-        numkeys_at: None,
-        handler: |_, _| Ok(()),
-        subcommands: CLIENT_SUBCOMMANDS,
-        summary: "A container for client connection commands.",
-        group: "connection",
-    },
+    container!(
+        "client",
+        CLIENT_SUBCOMMANDS,
+        "connection",
+        "A container for client connection commands."
+    ),
 ];
 
 static CLIENT_SUBCOMMANDS: &[Command] = &[

@@ -2,7 +2,7 @@
 //! SCAN, RANDOMKEY, DBSIZE, FLUSHDB, FLUSHALL.
 
 use super::aggregate::{reply_scan, ScanArgs};
-use super::{cmd, db_index_arg, help, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags};
+use super::{cmd, container, db_index_arg, help, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::{EventClass, Ttl};
 use crate::glob;
 use crate::protocol::{Args, OwnedArgs};
@@ -12,17 +12,12 @@ pub static COMMANDS: &[Command] = &[
     cmd!("unlink", -2, ["write", "fast"], (1, -1, 1), unlink, "generic", "Asynchronously deletes one or more keys."),
     cmd!("exists", -2, ["readonly", "fast"], (1, -1, 1), exists, "generic", "Determines whether one or more keys exist."),
     cmd!("touch", -2, ["readonly", "fast"], (1, -1, 1), exists, "generic", "Returns the number of existing keys out of those specified after updating the time they were last accessed."),
-    Command {
-        name: "object",
-        arity: -2,
-        flags: Flags::parse(&[]),
-        keys: (0, 0, 0),
-        numkeys_at: None,
-        handler: |_, _| Ok(()),
-        subcommands: OBJECT_SUBCOMMANDS,
-        summary: "A container for object introspection commands.",
-        group: "generic",
-    },
+    container!(
+        "object",
+        OBJECT_SUBCOMMANDS,
+        "generic",
+        "A container for object introspection commands."
+    ),
     cmd!("type", 2, ["readonly", "fast"], (1, 1, 1), type_cmd, "generic", "Determines the type of value stored at a key."),
     cmd!("rename", 3, ["write"], (1, 2, 1), rename, "generic", "Renames a key and overwrites the destination."),
     cmd!("renamenx", 3, ["write", "fast"], (1, 2, 1), renamenx, "generic", "Renames a key only when the target key name doesn't exist."),

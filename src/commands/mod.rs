@@ -382,11 +382,12 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
     let Some(cmd) = lookup(&args[0]) else {
         return Err((None, unknown_command(args)));
     };
-    let refused = |err| (Some(cmd), err);
     if !ctx.session.authenticated && !cmd.flags.has(Flags::NOAUTH) {
-        return Err(refused(CmdError::Static("NOAUTH Authentication required.")));
+        let err = CmdError::Static("NOAUTH Authentication required.");
+        return Err((Some(cmd), err));
     }
-    if !cmd.subcommands.is_empty() && args.len() >= 2 {
+    // The entry to run: the subcommand's, for a container given one.
+    let run = if !cmd.subcommands.is_empty() && args.len() >= 2 {
         // Redis counts nothing for an unknown subcommand.
         let Some(sub) = cmd.subcommand(&args[1]) else {
             return Err((
@@ -398,25 +399,24 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
                 ),
             ));
         };
-        let refused = |err| (Some(sub), err);
-        if !sub.arity_ok(args.len()) {
-            let name = format!("{}|{}", cmd.name, sub.name);
-            return Err(refused(CmdError::wrong_arity(&name)));
-        }
-        let checked = protected_check(ctx, cmd)
-            .and_then(|()| subscribed_mode_check(ctx, cmd, sub))
-            .and_then(|()| disk_error_check(ctx, sub))
-            .and_then(|()| replica_check(ctx, sub));
-        return checked.map(|()| (cmd, sub)).map_err(refused);
+        sub
+    } else {
+        cmd
+    };
+    if !run.arity_ok(args.len()) {
+        let err = if std::ptr::eq(run, cmd) {
+            CmdError::wrong_arity(cmd.name)
+        } else {
+            CmdError::wrong_arity(&format!("{}|{}", cmd.name, run.name))
+        };
+        return Err((Some(run), err));
     }
-    if !cmd.arity_ok(args.len()) {
-        return Err(refused(CmdError::wrong_arity(cmd.name)));
-    }
-    let checked = protected_check(ctx, cmd)
-        .and_then(|()| subscribed_mode_check(ctx, cmd, cmd))
-        .and_then(|()| disk_error_check(ctx, cmd))
-        .and_then(|()| replica_check(ctx, cmd));
-    checked.map(|()| (cmd, cmd)).map_err(refused)
+    protected_check(ctx, cmd)
+        .and_then(|()| subscribed_mode_check(ctx, cmd, run))
+        .and_then(|()| disk_error_check(ctx, run))
+        .and_then(|()| replica_check(ctx, run))
+        .map(|()| (cmd, run))
+        .map_err(|err| (Some(run), err))
 }
 
 /// Redis's MISCONF: while the last background save failed (and
@@ -522,8 +522,7 @@ fn subscribed_mode_check(ctx: &Ctx, top: &Command, cmd: &Command) -> CmdResult {
 /// Shows the command to MONITOR clients, secrets redacted as the slow
 /// log redacts them.
 fn feed_monitors(ctx: &mut Ctx, args: Args, nested: bool) {
-    let all: Vec<&[u8]> = args.iter().collect();
-    let shown = crate::slowlog::redacted_args(&all);
+    let shown = crate::slowlog::redacted_args(args.iter());
     let origin = if nested {
         crate::monitor::Origin::Script
     } else {
@@ -628,8 +627,7 @@ fn call_timed(ctx: &mut Ctx, cmd: &Command, args: Args, nested: bool) -> CmdResu
         && ticks >= (threshold_us as u64).saturating_mul(crate::clock::ticks_per_us())
     {
         let duration_us = crate::clock::ticks_to_us(ticks);
-        let all: Vec<&[u8]> = args.iter().collect();
-        let shown = crate::slowlog::redacted_args(&all);
+        let shown = crate::slowlog::redacted_args(args.iter());
         let max_len = ctx.server.config.slowlog_max_len;
         ctx.server.slowlog.push(
             threshold_us,
@@ -732,6 +730,25 @@ macro_rules! cmd {
     };
 }
 pub(crate) use cmd;
+
+/// A container command (CONFIG, CLIENT, ...): any arity from 2, its
+/// subcommands run (the dispatcher resolves them), it does nothing itself.
+macro_rules! container {
+    ($name:literal, $subcommands:expr, $group:literal, $summary:literal) => {
+        $crate::commands::Command {
+            name: $name,
+            arity: -2,
+            flags: $crate::commands::Flags::NONE,
+            keys: (0, 0, 0),
+            numkeys_at: None,
+            handler: |_, _| Ok(()),
+            subcommands: $subcommands,
+            summary: $summary,
+            group: $group,
+        }
+    };
+}
+pub(crate) use container;
 
 /// A container's HELP entry: `$handler` answers with `reply_help`.
 macro_rules! help {

@@ -5,7 +5,7 @@
 //! handlers only reply. A message to the publishing client itself is
 //! written at once, so (as in Redis) it precedes PUBLISH's own reply.
 
-use super::{cmd, help, CmdError, CmdResult, Command, Ctx};
+use super::{cmd, container, help, CmdError, CmdResult, Command, Ctx};
 use crate::protocol::Args;
 use crate::pubsub::{Kind, Subscriber};
 
@@ -82,17 +82,12 @@ pub static COMMANDS: &[Command] = &[
         "pubsub",
         "Post a message to a shard channel"
     ),
-    Command {
-        name: "pubsub",
-        arity: -2,
-        flags: super::Flags::NONE,
-        keys: (0, 0, 0),
-        numkeys_at: None,
-        handler: |_, _| Ok(()),
-        subcommands: PUBSUB_SUBCOMMANDS,
-        summary: "A container for Pub/Sub commands.",
-        group: "pubsub",
-    },
+    container!(
+        "pubsub",
+        PUBSUB_SUBCOMMANDS,
+        "pubsub",
+        "A container for Pub/Sub commands."
+    ),
 ];
 
 static PUBSUB_SUBCOMMANDS: &[Command] = &[

@@ -8,7 +8,8 @@
 //! MULTI/EXEC unit.
 
 use super::{
-    c_str, call_and_reply, cmd, help, int_arg, is, lookup, CmdError, CmdResult, Command, Ctx, Flags,
+    c_str, call_and_reply, cmd, container, help, int_arg, is, lookup, CmdError, CmdResult, Command,
+    Ctx, Flags,
 };
 use crate::busy::Verdict;
 use crate::connection::Session;
@@ -80,28 +81,18 @@ pub static COMMANDS: &[Command] = &[
         "Invokes a read-only function."
     )
     .with_numkeys(2),
-    Command {
-        name: "function",
-        arity: -2,
-        flags: Flags::NONE,
-        keys: (0, 0, 0),
-        numkeys_at: None,
-        handler: |_, _| Ok(()),
-        subcommands: FUNCTION_SUBCOMMANDS,
-        summary: "A container for function commands.",
-        group: "scripting",
-    },
-    Command {
-        name: "script",
-        arity: -2,
-        flags: Flags::NONE,
-        keys: (0, 0, 0),
-        numkeys_at: None,
-        handler: |_, _| Ok(()),
-        subcommands: SCRIPT_SUBCOMMANDS,
-        summary: "A container for Lua scripts management commands.",
-        group: "scripting",
-    },
+    container!(
+        "function",
+        FUNCTION_SUBCOMMANDS,
+        "scripting",
+        "A container for function commands."
+    ),
+    container!(
+        "script",
+        SCRIPT_SUBCOMMANDS,
+        "scripting",
+        "A container for Lua scripts management commands."
+    ),
 ];
 
 fn function_help(ctx: &mut Ctx, _args: Args) -> CmdResult {

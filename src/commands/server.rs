@@ -1,6 +1,8 @@
 //! Server commands: COMMAND, INFO, CONFIG, TIME, DEBUG, SHUTDOWN.
 
-use super::{cmd, float_arg, help, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags};
+use super::{
+    cmd, container, float_arg, help, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags,
+};
 use crate::config::{find_setting, BadValue, SETTINGS};
 use crate::digest;
 use crate::glob;
@@ -36,50 +38,30 @@ pub static COMMANDS: &[Command] = &[
         "server",
         "Listens for all requests received by the server in real-time."
     ),
-    Command {
-        name: "latency",
-        arity: -2,
-        flags: Flags::parse(&[]),
-        keys: (0, 0, 0),
-        numkeys_at: None,
-        handler: |_, _| Ok(()),
-        subcommands: LATENCY_SUBCOMMANDS,
-        summary: "A container for latency diagnostics commands.",
-        group: "server",
-    },
-    Command {
-        name: "slowlog",
-        arity: -2,
-        flags: Flags::parse(&[]),
-        keys: (0, 0, 0),
-        numkeys_at: None,
-        handler: |_, _| Ok(()),
-        subcommands: SLOWLOG_SUBCOMMANDS,
-        summary: "A container for slow log commands.",
-        group: "server",
-    },
-    Command {
-        name: "memory",
-        arity: -2,
-        flags: Flags::parse(&[]),
-        keys: (0, 0, 0),
-        numkeys_at: None,
-        handler: |_, _| Ok(()),
-        subcommands: MEMORY_SUBCOMMANDS,
-        summary: "A container for memory diagnostics commands.",
-        group: "server",
-    },
-    Command {
-        name: "config",
-        arity: -2,
-        flags: Flags::parse(&[]),
-        keys: (0, 0, 0),
-        numkeys_at: None,
-        handler: |_, _| Ok(()),
-        subcommands: CONFIG_SUBCOMMANDS,
-        summary: "A container for server configuration commands.",
-        group: "server",
-    },
+    container!(
+        "latency",
+        LATENCY_SUBCOMMANDS,
+        "server",
+        "A container for latency diagnostics commands."
+    ),
+    container!(
+        "slowlog",
+        SLOWLOG_SUBCOMMANDS,
+        "server",
+        "A container for slow log commands."
+    ),
+    container!(
+        "memory",
+        MEMORY_SUBCOMMANDS,
+        "server",
+        "A container for memory diagnostics commands."
+    ),
+    container!(
+        "config",
+        CONFIG_SUBCOMMANDS,
+        "server",
+        "A container for server configuration commands."
+    ),
     cmd!(
         "time",
         1,
