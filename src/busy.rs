@@ -49,7 +49,7 @@ pub trait PeerSocket {
     fn write_from(&self, buf: &[u8]) -> std::io::Result<usize>;
 }
 
-impl PeerSocket for mio::net::TcpStream {
+impl PeerSocket for crate::net::Stream {
     fn read_into(&self, buf: &mut [u8]) -> std::io::Result<usize> {
         let mut s = self;
         s.read(buf)

@@ -180,10 +180,41 @@ pub struct Config {
     /// sampled for LATENCY (0: none).
     pub latency_monitor_threshold: u64,
     pub latency_tracking_info_percentiles: Vec<f64>,
+    /// `daemonize`: fork at startup, the parent exits, the child runs
+    /// detached with its standard streams on /dev/null.
+    pub daemonize: bool,
+    /// `pidfile`: written with the server's pid at startup (also when
+    /// daemonized without one: `DEFAULT_PIDFILE`), removed at shutdown.
+    pub pidfile: String,
+    /// `logfile`: the log's file, opened for each line as Redis does (so
+    /// log rotation needs no signal); empty: standard output.
+    pub logfile: String,
+    /// `unixsocket` (empty: none) and `unixsocketperm` (octal; 0: as the
+    /// umask leaves it): a Unix domain socket listened on beside TCP.
+    pub unixsocket: String,
+    pub unixsocketperm: u32,
+    /// `tcp-backlog`: the listen queue's length (the kernel caps it at
+    /// `net.core.somaxconn`).
+    pub tcp_backlog: u32,
+    /// `tcp-keepalive`, seconds: TCP keepalive probes on client sockets
+    /// after this much idleness (0: off).
+    pub tcp_keepalive: u64,
+    /// `repl-backlog-size`, bytes: the primary's stream history a
+    /// reconnecting replica can resume from.
+    pub repl_backlog_size: u64,
+    /// `rename-command original new` pairs from the config file, in order
+    /// (`commands::Renames`; not a setting CONFIG GET shows).
+    pub renamed_commands: Vec<(String, String)>,
+    /// Values of the settings lapse keeps without acting on them
+    /// (`Setting::ignored`), by name; absent: Redis's default.
+    pub kept: std::collections::BTreeMap<&'static str, String>,
     /// The config file the server started from, absolute (INFO
     /// `config_file`; where CONFIG REWRITE writes). Not a setting.
     pub config_file: Option<std::path::PathBuf>,
 }
+
+/// Where the pid is written when daemonized without a `pidfile`, as Redis.
+pub const DEFAULT_PIDFILE: &str = "/var/run/redis.pid";
 
 /// `appendfsync`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,10 +327,15 @@ impl ProtectedAction {
         match self {
             ProtectedAction::No => false,
             ProtectedAction::Yes => true,
-            // As Redis's `islocalClient`: exactly these two addresses.
-            ProtectedAction::Local => peer.parse::<std::net::SocketAddr>().is_ok_and(|a| {
-                a.ip() == std::net::Ipv4Addr::LOCALHOST || a.ip() == std::net::Ipv6Addr::LOCALHOST
-            }),
+            // As Redis's `islocalClient`: exactly these two addresses, or
+            // the Unix socket (whose clients' address is its path).
+            ProtectedAction::Local => {
+                peer.starts_with('/')
+                    || peer.parse::<std::net::SocketAddr>().is_ok_and(|a| {
+                        a.ip() == std::net::Ipv4Addr::LOCALHOST
+                            || a.ip() == std::net::Ipv6Addr::LOCALHOST
+                    })
+            }
         }
     }
 }
@@ -416,6 +452,16 @@ impl Default for Config {
             repl_diskless_sync_max_replicas: 0,
             replica_priority: 100,
             config_file: None,
+            daemonize: false,
+            pidfile: String::new(),
+            logfile: String::new(),
+            unixsocket: String::new(),
+            unixsocketperm: 0,
+            tcp_backlog: 511,
+            tcp_keepalive: 300,
+            repl_backlog_size: 1024 * 1024,
+            kept: std::collections::BTreeMap::new(),
+            renamed_commands: Vec::new(),
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
             latency_tracking: true,
@@ -466,6 +512,10 @@ pub struct Setting {
     set: Setter,
     /// False for settings fixed at startup (CONFIG SET refuses them).
     pub mutable: bool,
+    /// `Some(why)`: a Redis setting lapse understands, checks and reports
+    /// but does not act on (`kept!`); a value other than Redis's default
+    /// is warned about at startup and at CONFIG SET, saying why.
+    pub ignored: Option<&'static str>,
 }
 
 fn int_in<T>(args: &[String], min: i64, max: i64) -> Result<T, BadValue>
@@ -624,6 +674,23 @@ macro_rules! yes_no_setting {
                 Ok(())
             },
             mutable: true,
+            ignored: None,
+        }
+    };
+}
+
+/// A string setting fixed at startup, stored in `Config::$field`.
+macro_rules! text_setting {
+    ($name:literal, $field:ident) => {
+        Setting {
+            name: $name,
+            get: |c| c.$field.clone(),
+            set: |c, a| {
+                c.$field = kept_text(a)?;
+                Ok(())
+            },
+            mutable: false,
+            ignored: None,
         }
     };
 }
@@ -639,8 +706,80 @@ macro_rules! int_setting {
                 Ok(())
             },
             mutable: $mutable,
+            ignored: None,
         }
     };
+}
+
+/// A setting lapse keeps without acting on it (see `Setting::ignored`):
+/// `$check` turns the arguments into the value CONFIG GET shows (Redis's
+/// own checks: a `kept!` value Redis would refuse is refused).
+macro_rules! kept {
+    ($name:literal, $default:literal, $mutable:expr, $check:expr, $why:literal) => {
+        Setting {
+            name: $name,
+            get: |c| {
+                c.kept
+                    .get($name)
+                    .map_or_else(|| $default.to_string(), String::clone)
+            },
+            set: |c, a| {
+                let value: String = ($check)(a)?;
+                c.kept.insert($name, value);
+                Ok(())
+            },
+            mutable: $mutable,
+            ignored: Some($why),
+        }
+    };
+}
+
+fn kept_yes_no(args: &[String]) -> Result<String, BadValue> {
+    yes_no(args).map(show_yes_no)
+}
+
+fn kept_int(args: &[String], min: i64, max: i64) -> Result<String, BadValue> {
+    int_in::<i64>(args, min, max).map(|n| n.to_string())
+}
+
+/// A string setting: one argument, kept as given.
+fn kept_text(args: &[String]) -> Result<String, BadValue> {
+    match args {
+        [arg] => Ok(arg.clone()),
+        _ => Err(BadValue("wrong number of arguments".into())),
+    }
+}
+
+/// A flags setting (`shutdown-on-sigterm nosave now`): words from
+/// `allowed`, shown space separated.
+fn kept_flags(args: &[String], allowed: &[&str]) -> Result<String, BadValue> {
+    let words: Vec<String> = args
+        .iter()
+        .flat_map(|a| a.split_whitespace())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    if words.is_empty() || words.iter().any(|w| !allowed.contains(&w.as_str())) {
+        return Err(BadValue(format!(
+            "argument(s) must be one of the following: {}",
+            allowed.join(", ")
+        )));
+    }
+    Ok(words.join(" "))
+}
+
+/// `oom-score-adj-values`: three integers in -2000..=2000.
+fn kept_oom_values(args: &[String]) -> Result<String, BadValue> {
+    let words: Vec<&str> = args.iter().flat_map(|a| a.split_whitespace()).collect();
+    if words.len() != 3 {
+        return Err(BadValue("wrong number of arguments".into()));
+    }
+    let fits = |w: &&str| w.parse::<i64>().is_ok_and(|n| (-2000..=2000).contains(&n));
+    if !words.iter().all(fits) {
+        return Err(BadValue(
+            "Invalid oom-score-adj-values, elements must be between -2000 and 2000.".into(),
+        ));
+    }
+    Ok(words.join(" "))
 }
 
 /// The settings table: Redis's names, in the order CONFIG GET * lists them.
@@ -661,6 +800,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: false,
+        ignored: None,
     },
     Setting {
         name: "hz",
@@ -671,6 +811,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: true,
+        ignored: None,
     },
     int_setting!("databases", databases, 1, i64::from(i32::MAX), false),
     Setting {
@@ -681,6 +822,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: false,
+        ignored: None,
     },
     int_setting!("active-expire-effort", active_expire_effort, 1, 10, true),
     Setting {
@@ -694,6 +836,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: true,
+        ignored: None,
     },
     int_setting!(
         "proto-max-bulk-len",
@@ -722,12 +865,14 @@ pub static SETTINGS: &[Setting] = &[
             _ => Err(BadValue("wrong number of arguments".into())),
         },
         mutable: true,
+        ignored: None,
     },
     yes_no_setting!("protected-mode", protected_mode),
     yes_no_setting!("rdbcompression", rdbcompression),
     // Fixed at startup, as in Redis.
     Setting {
         mutable: false,
+        ignored: None,
         ..yes_no_setting!("rdbchecksum", rdbchecksum)
     },
     yes_no_setting!("stop-writes-on-bgsave-error", stop_writes_on_bgsave_error),
@@ -750,7 +895,6 @@ pub static SETTINGS: &[Setting] = &[
         i64::MAX,
         true
     ),
-    int_setting!("lua-time-limit", busy_reply_threshold_ms, 0, i64::MAX, true),
     int_setting!(
         "hash-max-listpack-entries",
         hash_max_listpack_entries,
@@ -759,21 +903,7 @@ pub static SETTINGS: &[Setting] = &[
         true
     ),
     int_setting!(
-        "hash-max-ziplist-entries",
-        hash_max_listpack_entries,
-        0,
-        i64::MAX,
-        true
-    ),
-    int_setting!(
         "hash-max-listpack-value",
-        hash_max_listpack_value,
-        0,
-        i64::MAX,
-        true
-    ),
-    int_setting!(
-        "hash-max-ziplist-value",
         hash_max_listpack_value,
         0,
         i64::MAX,
@@ -808,13 +938,6 @@ pub static SETTINGS: &[Setting] = &[
         true
     ),
     int_setting!(
-        "list-max-ziplist-size",
-        list_max_listpack_size,
-        i32::MIN.into(),
-        i32::MAX.into(),
-        true
-    ),
-    int_setting!(
         "list-compress-depth",
         list_compress_depth,
         0,
@@ -829,21 +952,7 @@ pub static SETTINGS: &[Setting] = &[
         true
     ),
     int_setting!(
-        "zset-max-ziplist-entries",
-        zset_max_listpack_entries,
-        0,
-        i64::MAX,
-        true
-    ),
-    int_setting!(
         "zset-max-listpack-value",
-        zset_max_listpack_value,
-        0,
-        i64::MAX,
-        true
-    ),
-    int_setting!(
-        "zset-max-ziplist-value",
         zset_max_listpack_value,
         0,
         i64::MAX,
@@ -865,6 +974,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: true,
+        ignored: None,
     },
     Setting {
         name: "dbfilename",
@@ -874,6 +984,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: true,
+        ignored: None,
     },
     int_setting!(
         "slowlog-log-slower-than",
@@ -903,6 +1014,7 @@ pub static SETTINGS: &[Setting] = &[
         },
         set: set_latency_percentiles,
         mutable: true,
+        ignored: None,
     },
     int_setting!("maxmemory", maxmemory, 0, i64::MAX, true),
     Setting {
@@ -915,6 +1027,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: true,
+        ignored: None,
     },
     int_setting!("maxmemory-samples", maxmemory_samples, 1, 64, true),
     int_setting!(
@@ -967,6 +1080,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: true,
+        ignored: None,
     },
     Setting {
         name: "enable-protected-configs",
@@ -976,6 +1090,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: false,
+        ignored: None,
     },
     Setting {
         name: "enable-debug-command",
@@ -985,6 +1100,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: false,
+        ignored: None,
     },
     Setting {
         name: "notify-keyspace-events",
@@ -997,12 +1113,14 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: true,
+        ignored: None,
     },
     Setting {
         name: "client-output-buffer-limit",
         get: show_output_limits,
         set: set_output_limits,
         mutable: true,
+        ignored: None,
     },
     Setting {
         name: "save",
@@ -1019,6 +1137,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: true,
+        ignored: None,
     },
     yes_no_setting!("appendonly", appendonly),
     Setting {
@@ -1033,6 +1152,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: true,
+        ignored: None,
     },
     Setting {
         name: "appenddirname",
@@ -1042,6 +1162,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: false,
+        ignored: None,
     },
     Setting {
         name: "appendfilename",
@@ -1051,6 +1172,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: false,
+        ignored: None,
     },
     yes_no_setting!("aof-use-rdb-preamble", aof_use_rdb_preamble),
     yes_no_setting!("aof-load-truncated", aof_load_truncated),
@@ -1097,6 +1219,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: false,
+        ignored: None,
     },
     Setting {
         name: "masterauth",
@@ -1106,6 +1229,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: true,
+        ignored: None,
     },
     Setting {
         name: "masteruser",
@@ -1115,6 +1239,7 @@ pub static SETTINGS: &[Setting] = &[
             Ok(())
         },
         mutable: true,
+        ignored: None,
     },
     yes_no_setting!("replica-read-only", replica_read_only),
     yes_no_setting!("replica-serve-stale-data", replica_serve_stale_data),
@@ -1156,23 +1281,216 @@ pub static SETTINGS: &[Setting] = &[
         true
     ),
     int_setting!(
-        "slave-priority",
-        replica_priority,
-        0,
-        i64::from(i32::MAX),
-        true
-    ),
-    int_setting!(
         "repl-ping-replica-period",
         repl_ping_replica_period,
         1,
         i64::from(i32::MAX),
         true
     ),
+    Setting {
+        name: "daemonize",
+        get: |c| show_yes_no(c.daemonize),
+        set: |c, a| {
+            c.daemonize = yes_no(a)?;
+            Ok(())
+        },
+        mutable: false,
+        ignored: None,
+    },
+    text_setting!("pidfile", pidfile),
+    text_setting!("logfile", logfile),
+    text_setting!("unixsocket", unixsocket),
+    Setting {
+        name: "unixsocketperm",
+        get: |c| format!("{:o}", c.unixsocketperm),
+        set: |c, a| {
+            let [arg] = a else {
+                return Err(BadValue("wrong number of arguments".into()));
+            };
+            c.unixsocketperm = u32::from_str_radix(arg, 8)
+                .ok()
+                .filter(|p| *p <= 0o777)
+                .ok_or_else(|| BadValue("argument must be between 0 and 777 inclusive".into()))?;
+            Ok(())
+        },
+        mutable: false,
+        ignored: None,
+    },
+    int_setting!("tcp-backlog", tcp_backlog, 0, i64::from(i32::MAX), false),
+    int_setting!("tcp-keepalive", tcp_keepalive, 0, i64::from(i32::MAX), true),
+    Setting {
+        name: "repl-backlog-size",
+        get: |c| c.repl_backlog_size.to_string(),
+        // Raised to Redis's minimum rather than refused.
+        set: |c, a| {
+            let bytes: u64 = int_in(a, 1, i64::MAX)?;
+            c.repl_backlog_size = bytes.max(crate::replication::BACKLOG_MIN_BYTES);
+            Ok(())
+        },
+        mutable: true,
+        ignored: None,
+    },
+    // What lapse keeps without acting on, each with why (README's table).
+    kept!("acl-pubsub-default", "resetchannels", true,
+        |a| one_of(a, &["allchannels", "resetchannels"]),
+        "no ACL users yet: the default user may use every channel"),
+    kept!("aclfile", "", false, kept_text,
+        "no ACL users yet: only the default user (requirepass) exists"),
+    kept!("acllog-max-len", "128", true, |a| kept_int(a, 0, i64::MAX),
+        "no ACL log yet"),
+    kept!("activedefrag", "no", true, kept_yes_no,
+        "no active defragmentation: lapse uses glibc malloc and returns freed memory with malloc_trim"),
+    kept!("active-defrag-cycle-max", "25", true, |a| kept_int(a, 1, 99),
+        "no active defragmentation"),
+    kept!("active-defrag-cycle-min", "1", true, |a| kept_int(a, 1, 99),
+        "no active defragmentation"),
+    kept!("active-defrag-ignore-bytes", "104857600", true, |a| kept_int(a, 1, i64::MAX),
+        "no active defragmentation"),
+    kept!("active-defrag-max-scan-fields", "1000", true, |a| kept_int(a, 1, i64::MAX),
+        "no active defragmentation"),
+    kept!("active-defrag-threshold-lower", "10", true, |a| kept_int(a, 0, 1000),
+        "no active defragmentation"),
+    kept!("active-defrag-threshold-upper", "100", true, |a| kept_int(a, 0, 1000),
+        "no active defragmentation"),
+    kept!("activerehashing", "yes", true, kept_yes_no,
+        "lapse's tables always rehash incrementally, a step per access and a bounded step per cron"),
+    kept!("always-show-logo", "no", false, kept_yes_no, "lapse prints no logo"),
+    kept!("aof-disable-auto-gc", "no", true, kept_yes_no,
+        "history AOF files are always deleted once a rewrite is done"),
+    kept!("aof-timestamp-enabled", "no", true, kept_yes_no,
+        "the AOF carries no timestamp annotations"),
+    kept!("server_cpulist", "", false, kept_text, "no CPU affinity: the OS schedules lapse's threads"),
+    kept!("bio_cpulist", "", false, kept_text, "no CPU affinity: the OS schedules lapse's threads"),
+    kept!("aof_rewrite_cpulist", "", false, kept_text, "no CPU affinity: the OS schedules lapse's threads"),
+    kept!("bgsave_cpulist", "", false, kept_text, "no CPU affinity: the OS schedules lapse's threads"),
+    kept!("bind-source-addr", "", true, kept_text,
+        "a replica connects to its primary from the address the OS picks"),
+    kept!("cluster-enabled", "no", false, kept_yes_no,
+        "no cluster mode: lapse runs standalone (use a proxy or Sentinel)"),
+    kept!("cluster-config-file", "nodes.conf", false, kept_text, "no cluster mode"),
+    kept!("cluster-port", "0", false, |a| kept_int(a, 0, 65535), "no cluster mode"),
+    kept!("cluster-node-timeout", "15000", true, |a| kept_int(a, 0, i64::MAX), "no cluster mode"),
+    kept!("cluster-announce-ip", "", true, kept_text, "no cluster mode"),
+    kept!("cluster-announce-hostname", "", true, kept_text, "no cluster mode"),
+    kept!("cluster-announce-port", "0", true, |a| kept_int(a, 0, 65535), "no cluster mode"),
+    kept!("cluster-announce-bus-port", "0", true, |a| kept_int(a, 0, 65535), "no cluster mode"),
+    kept!("cluster-announce-tls-port", "0", true, |a| kept_int(a, 0, 65535), "no cluster mode"),
+    kept!("cluster-allow-pubsubshard-when-down", "yes", true, kept_yes_no, "no cluster mode"),
+    kept!("cluster-allow-reads-when-down", "no", true, kept_yes_no, "no cluster mode"),
+    kept!("cluster-allow-replica-migration", "yes", true, kept_yes_no, "no cluster mode"),
+    kept!("cluster-link-sendbuf-limit", "0", true, |a| kept_int(a, 0, i64::MAX), "no cluster mode"),
+    kept!("cluster-migration-barrier", "1", true, |a| kept_int(a, 0, i64::from(i32::MAX)),
+        "no cluster mode"),
+    kept!("cluster-preferred-endpoint-type", "ip", true,
+        |a| one_of(a, &["ip", "hostname", "unknown-endpoint"]), "no cluster mode"),
+    kept!("cluster-replica-no-failover", "no", true, kept_yes_no, "no cluster mode"),
+    kept!("cluster-replica-validity-factor", "10", true, |a| kept_int(a, 0, i64::from(i32::MAX)),
+        "no cluster mode"),
+    kept!("cluster-require-full-coverage", "yes", true, kept_yes_no, "no cluster mode"),
+    kept!("crash-log-enabled", "yes", true, kept_yes_no,
+        "a crash is Rust's panic message and backtrace on the log"),
+    kept!("crash-memcheck-enabled", "yes", true, kept_yes_no, "no memory test after a crash"),
+    kept!("disable-thp", "yes", false, kept_yes_no,
+        "lapse leaves transparent huge pages as the system sets them"),
+    kept!("dynamic-hz", "yes", true, kept_yes_no,
+        "the cron runs at `hz` whatever the number of clients"),
+    kept!("enable-module-command", "no", false,
+        |a| one_of(a, &["no", "yes", "local"]), "no modules"),
+    kept!("hll-sparse-max-bytes", "3000", true, |a| kept_int(a, 0, i64::MAX),
+        "no HyperLogLog commands yet"),
+    kept!("ignore-warnings", "", true, kept_text, "lapse prints no kernel-bug warnings"),
+    kept!("io-threads", "1", false, |a| kept_int(a, 1, 128),
+        "one thread serves every client (the freer and the writer have their own)"),
+    kept!("io-threads-do-reads", "no", false, kept_yes_no, "no I/O threads"),
+    kept!("jemalloc-bg-thread", "yes", true, kept_yes_no, "lapse uses glibc malloc, not jemalloc"),
+    kept!("oom-score-adj", "no", true,
+        // `relative` is Redis's other name for `yes`.
+        |a| one_of(a, &["no", "yes", "relative", "absolute"])
+            .map(|v| if v == "relative" { "yes".into() } else { v }),
+        "the OOM killer's score is left as the system sets it"),
+    kept!("oom-score-adj-values", "0 200 800", true, kept_oom_values,
+        "the OOM killer's score is left as the system sets it"),
+    kept!("proc-title-template", "{title} {listen-addr} {server-mode}", true, kept_text,
+        "the process title is not changed"),
+    kept!("set-proc-title", "yes", false, kept_yes_no, "the process title is not changed"),
+    kept!("propagation-error-behavior", "ignore", true,
+        |a| one_of(a, &["ignore", "panic", "panic-on-replicas"]),
+        "a replica logs a command of its primary that fails and goes on (Redis's default)"),
+    kept!("rdb-del-sync-files", "no", true, kept_yes_no,
+        "the RDB a replica sync wrote stays"),
+    kept!("repl-backlog-ttl", "3600", true, |a| kept_int(a, 0, i64::MAX),
+        "the backlog is kept while the server runs"),
+    kept!("repl-disable-tcp-nodelay", "no", true, kept_yes_no,
+        "the replication stream is sent with TCP_NODELAY"),
+    kept!("repl-diskless-load", "disabled", true,
+        |a| one_of(a, &["disabled", "on-empty-db", "swapdb"]),
+        "a replica takes a full sync into memory, then loads it"),
+    kept!("replica-announce-ip", "", true, kept_text,
+        "a replica announces the address its primary sees"),
+    kept!("replica-announce-port", "0", true, |a| kept_int(a, 0, 65535),
+        "a replica announces its listening port"),
+    kept!("replica-announced", "yes", true, kept_yes_no,
+        "every replica is listed to Sentinel"),
+    kept!("replica-ignore-disk-write-errors", "no", true, kept_yes_no,
+        "a replica that cannot write its AOF stops as with this setting at no"),
+    kept!("replica-ignore-maxmemory", "yes", true, kept_yes_no,
+        "a replica never evicts: its primary's deletions keep it in step"),
+    kept!("replica-lazy-flush", "no", true, kept_yes_no,
+        "a replica's flush before a full sync hands values to the freer thread"),
+    kept!("sanitize-dump-payload", "no", true,
+        |a| one_of(a, &["no", "yes", "clients"]),
+        "RESTORE payloads and RDB files are always checked whole as they are decoded"),
+    kept!("shutdown-on-sigint", "default", true,
+        |a| kept_flags(a, &["default", "save", "nosave", "now", "force"]),
+        "SIGINT shuts down as SHUTDOWN does with the save points' default"),
+    kept!("shutdown-on-sigterm", "default", true,
+        |a| kept_flags(a, &["default", "save", "nosave", "now", "force"]),
+        "SIGTERM shuts down as SHUTDOWN does with the save points' default"),
+    kept!("shutdown-timeout", "10", true, |a| kept_int(a, 0, i64::from(i32::MAX)),
+        "shutdown does not wait for replicas to catch up"),
+    kept!("socket-mark-id", "0", false, |a| kept_int(a, 0, i64::from(u32::MAX)),
+        "sockets are not marked"),
+    kept!("stream-node-max-bytes", "4096", true, |a| kept_int(a, 0, i64::MAX),
+        "no streams yet"),
+    kept!("stream-node-max-entries", "100", true, |a| kept_int(a, 0, i64::MAX),
+        "no streams yet"),
+    kept!("supervised", "no", false,
+        |a| one_of(a, &["upstart", "systemd", "auto", "no"]),
+        "no upstart/systemd notification: use Type=simple (or forking with daemonize)"),
+    kept!("syslog-enabled", "no", false, kept_yes_no,
+        "logs go to `logfile` or standard output, not syslog"),
+    kept!("syslog-ident", "redis", false, kept_text, "no syslog"),
+    kept!("syslog-facility", "local0", false,
+        |a| one_of(a, &["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]),
+        "no syslog"),
+    kept!("tls-port", "0", true, |a| kept_int(a, 0, 65535), "no TLS: put a TLS proxy in front"),
+    kept!("tls-cert-file", "", true, kept_text, "no TLS"),
+    kept!("tls-key-file", "", true, kept_text, "no TLS"),
+    kept!("tls-key-file-pass", "", true, kept_text, "no TLS"),
+    kept!("tls-client-cert-file", "", true, kept_text, "no TLS"),
+    kept!("tls-client-key-file", "", true, kept_text, "no TLS"),
+    kept!("tls-client-key-file-pass", "", true, kept_text, "no TLS"),
+    kept!("tls-dh-params-file", "", true, kept_text, "no TLS"),
+    kept!("tls-ca-cert-file", "", true, kept_text, "no TLS"),
+    kept!("tls-ca-cert-dir", "", true, kept_text, "no TLS"),
+    kept!("tls-protocols", "", true, kept_text, "no TLS"),
+    kept!("tls-ciphers", "", true, kept_text, "no TLS"),
+    kept!("tls-ciphersuites", "", true, kept_text, "no TLS"),
+    kept!("tls-prefer-server-ciphers", "no", true, kept_yes_no, "no TLS"),
+    kept!("tls-session-caching", "yes", true, kept_yes_no, "no TLS"),
+    kept!("tls-session-cache-size", "20480", true, |a| kept_int(a, 0, i64::from(i32::MAX)),
+        "no TLS"),
+    kept!("tls-session-cache-timeout", "300", true, |a| kept_int(a, 0, i64::from(i32::MAX)),
+        "no TLS"),
+    kept!("tls-cluster", "no", true, kept_yes_no, "no TLS"),
+    kept!("tls-replication", "no", true, kept_yes_no, "no TLS"),
+    kept!("tls-auth-clients", "yes", true, |a| one_of(a, &["no", "yes", "optional"]), "no TLS"),
+    kept!("tracking-table-max-keys", "1000000", true, |a| kept_int(a, 0, i64::MAX),
+        "no client-side caching yet"),
 ];
 
-/// Other names of settings (`alias`, `name`): the table lists both, CONFIG
-/// REWRITE writes only the name.
+/// Other names of settings (`alias`, `name`): CONFIG GET lists both,
+/// CONFIG REWRITE writes only the name.
 pub const ALIASES: &[(&str, &str)] = &[
     ("lua-time-limit", "busy-reply-threshold"),
     ("hash-max-ziplist-entries", "hash-max-listpack-entries"),
@@ -1181,14 +1499,61 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
     ("zset-max-ziplist-value", "zset-max-listpack-value"),
     ("slave-priority", "replica-priority"),
+    ("slaveof", "replicaof"),
+    ("slave-read-only", "replica-read-only"),
+    ("slave-serve-stale-data", "replica-serve-stale-data"),
+    ("repl-ping-slave-period", "repl-ping-replica-period"),
+    ("min-slaves-to-write", "min-replicas-to-write"),
+    ("min-slaves-max-lag", "min-replicas-max-lag"),
+    ("slave-announce-ip", "replica-announce-ip"),
+    ("slave-announce-port", "replica-announce-port"),
+    ("slave-ignore-maxmemory", "replica-ignore-maxmemory"),
+    ("slave-lazy-flush", "replica-lazy-flush"),
+    ("cluster-slave-no-failover", "cluster-replica-no-failover"),
+    (
+        "cluster-slave-validity-factor",
+        "cluster-replica-validity-factor",
+    ),
 ];
 
 /// Settings CONFIG SET changes only for whom `enable-protected-configs`
 /// allows (Redis 7.0's protected configs: where files are written).
 pub const PROTECTED_SETTINGS: &[&str] = &["dir", "dbfilename"];
 
+/// The setting `name` names, by its name or an alias.
 pub fn find_setting(name: &str) -> Option<&'static Setting> {
-    SETTINGS.iter().find(|s| s.name.eq_ignore_ascii_case(name))
+    let real = ALIASES
+        .iter()
+        .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
+        .map_or(name, |(_, real)| *real);
+    SETTINGS.iter().find(|s| s.name.eq_ignore_ascii_case(real))
+}
+
+/// Every name CONFIG GET answers to, each with its setting: the table's
+/// names, then the aliases.
+pub fn all_names() -> impl Iterator<Item = (&'static str, &'static Setting)> {
+    let names = SETTINGS.iter().map(|s| (s.name, s));
+    let aliases = ALIASES
+        .iter()
+        .filter_map(|(alias, _)| find_setting(alias).map(|s| (*alias, s)));
+    names.chain(aliases)
+}
+
+impl Config {
+    /// The settings lapse keeps without acting on them that are not at
+    /// Redis's default, each with why lapse ignores it: warned about at
+    /// startup, so that no setting is silently without effect.
+    pub fn ignored_settings(&self) -> Vec<String> {
+        let default = Config::default();
+        SETTINGS
+            .iter()
+            .filter_map(|s| {
+                let why = s.ignored?;
+                let value = s.get(self);
+                (value != s.get(&default)).then(|| format!("{} '{value}': {why}", s.name))
+            })
+            .collect()
+    }
 }
 
 impl Setting {
@@ -1248,17 +1613,23 @@ impl Config {
     }
 }
 
+/// Config-file directives that are not settings: CONFIG REWRITE keeps
+/// their lines (Redis's list; `user`, `loadmodule` and `sentinel` are
+/// refused when read, see `Directives::apply`).
+const FILE_ONLY_DIRECTIVES: &[&str] = &[
+    "include",
+    "rename-command",
+    "user",
+    "loadmodule",
+    "sentinel",
+];
+
 /// The line CONFIG REWRITE puts before the first directive it appends.
 const REWRITE_SIGNATURE: &str = "# Generated by CONFIG REWRITE";
 
 /// The setting a config-file directive names (an alias names another).
 fn canonical_name(name: &str) -> Option<&'static str> {
-    let setting = find_setting(name)?;
-    let real = ALIASES
-        .iter()
-        .find(|(alias, _)| *alias == setting.name)
-        .map_or(setting.name, |(_, real)| *real);
-    Some(real)
+    find_setting(name).map(|s| s.name)
 }
 
 impl Config {
@@ -1354,15 +1725,23 @@ impl Config {
                 lines.push(line.to_string());
                 continue;
             }
-            let name = crate::protocol::request::split_line(line.as_bytes())
+            let first = crate::protocol::request::split_line(line.as_bytes())
                 .ok()
                 .and_then(|words| {
                     words
                         .first()
                         .map(|w| String::from_utf8_lossy(w).into_owned())
-                })
-                .and_then(|w| canonical_name(&w));
-            let Some(name) = name else {
+                });
+            // Directives that are not settings stay as they are.
+            if first.as_deref().is_some_and(|w| {
+                FILE_ONLY_DIRECTIVES
+                    .iter()
+                    .any(|d| d.eq_ignore_ascii_case(w))
+            }) {
+                lines.push(line.to_string());
+                continue;
+            }
+            let Some(name) = first.and_then(|w| canonical_name(&w)) else {
                 lines.push(format!("# ??? {line}"));
                 continue;
             };
@@ -1374,9 +1753,6 @@ impl Config {
         }
         let default = Config::default();
         for setting in SETTINGS {
-            if ALIASES.iter().any(|(alias, _)| *alias == setting.name) {
-                continue;
-            }
             let mut old_lines = uses
                 .iter_mut()
                 .find(|(n, _)| *n == setting.name)
@@ -1422,19 +1798,42 @@ impl Config {
 pub struct Directives<'a> {
     config: &'a mut Config,
     saw_save: bool,
+    /// Files being read through `include` (a file including itself
+    /// must not recurse for ever).
+    include_depth: usize,
 }
+
+/// How deep `include`s may nest.
+const MAX_INCLUDE_DEPTH: usize = 16;
 
 impl<'a> Directives<'a> {
     pub fn new(config: &'a mut Config) -> Directives<'a> {
         Directives {
             config,
             saw_save: false,
+            include_depth: 0,
         }
     }
 
     /// One directive; the error is the reason, in Redis's words.
     pub fn apply(&mut self, name: &str, args: &[String]) -> Result<(), String> {
-        let setting = find_setting(name).ok_or_else(|| "unknown directive".to_string())?;
+        if name.eq_ignore_ascii_case("rename-command") {
+            let [original, new] = args else {
+                return Err("wrong number of arguments".into());
+            };
+            let mut pairs = self.config.renamed_commands.clone();
+            pairs.push((original.clone(), new.clone()));
+            crate::commands::Renames::new(&pairs)?;
+            self.config.renamed_commands = pairs;
+            return Ok(());
+        }
+        let refusal = match name.to_ascii_lowercase().as_str() {
+            "user" => "no ACL users yet: use requirepass for the default user",
+            "loadmodule" => "lapse cannot load Redis modules",
+            "sentinel" => "a Sentinel directive: run redis-sentinel for Sentinel",
+            _ => "Bad directive or wrong number of arguments",
+        };
+        let setting = find_setting(name).ok_or_else(|| refusal.to_string())?;
         let earlier_points = if setting.name == "save" && self.saw_save {
             self.config.save_points.clone()
         } else {
@@ -1483,6 +1882,20 @@ impl<'a> Directives<'a> {
             let Some((name, args)) = words.split_first() else {
                 continue;
             };
+            if name.eq_ignore_ascii_case("include") {
+                // Read in place, as Redis splices included files.
+                let [file] = args else {
+                    return Err(fail(name, "wrong number of arguments".into()));
+                };
+                if self.include_depth >= MAX_INCLUDE_DEPTH {
+                    return Err(fail(name, "includes nested too deep".into()));
+                }
+                self.include_depth += 1;
+                let included = self.load_file(Path::new(file));
+                self.include_depth -= 1;
+                included?;
+                continue;
+            }
             self.apply(name, args)
                 .map_err(|reason| fail(name, reason))?;
         }
@@ -1631,6 +2044,113 @@ mod tests {
             .set(&mut c, &["0".into()])
             .unwrap();
         assert_eq!(c.hz, 1);
+    }
+
+    /// Every directive of redis-server 7.0's own redis.conf is
+    /// understood: the lines in force, and each example commented out
+    /// (`# maxmemory <bytes>` placeholders aside), read one at a time.
+    #[test]
+    fn every_directive_of_the_stock_redis_conf_is_understood() {
+        let text = include_str!("../tests/fixtures/redis-7.0.conf");
+        let mut config = Config::default();
+        Directives::new(&mut config)
+            .load_str(text, "redis.conf")
+            .expect("the lines in force load");
+        let mut tried = 0;
+        for line in text.lines() {
+            // Indented comment lines are prose (lists of a setting's values).
+            let Some(example) = line.strip_prefix("# ").filter(|e| !e.starts_with(' ')) else {
+                continue;
+            };
+            let Some(name) = example.split_whitespace().next() else {
+                continue;
+            };
+            let lowercase = name.bytes().all(|b| !b.is_ascii_uppercase());
+            let known = lowercase && (find_setting(name).is_some() || name == "rename-command");
+            // Placeholders (`<bytes>`), and examples naming files or
+            // listen addresses that do not exist here.
+            let prose = [". ", ", ", "'"].iter().any(|p| example.contains(p))
+                || example.ends_with(['.', ':']);
+            if !known || prose || example.contains('<') || name == "include" {
+                continue;
+            }
+            let mut config = Config::default();
+            let result = Directives::new(&mut config).load_str(example, "example");
+            assert!(result.is_ok(), "{example}: {result:?}");
+            tried += 1;
+        }
+        assert!(tried > 100, "only {tried} examples found");
+    }
+
+    #[test]
+    fn include_reads_the_other_file_in_place_and_refuses_a_loop() {
+        let dir = std::env::temp_dir().join(format!("lapse-include-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let inner = dir.join("inner.conf");
+        std::fs::write(&inner, "hz 20\nmaxclients 77\n").unwrap();
+        let outer = format!("hz 5\ninclude {}\nmaxclients 99\n", inner.display());
+        let config = loaded(&outer);
+        assert_eq!((config.hz, config.maxclients), (20, 99));
+        let looping = dir.join("loop.conf");
+        std::fs::write(&looping, format!("include {}\n", looping.display())).unwrap();
+        let err = Config::default().load_file(&looping).unwrap_err();
+        assert!(err.to_string().contains("nested too deep"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn aliases_and_kept_settings() {
+        let config = loaded("slaveof 10.0.0.1 6380\nmin-slaves-to-write 2\nio-threads 4\n");
+        assert_eq!(config.replicaof, Some(("10.0.0.1".into(), 6380)));
+        assert_eq!(config.min_replicas_to_write, 2);
+        assert_eq!(find_setting("io-threads").unwrap().get(&config), "4");
+        assert_eq!(
+            config.ignored_settings().len(),
+            1,
+            "{:?}",
+            config.ignored_settings()
+        );
+        assert!(config.ignored_settings()[0].starts_with("io-threads '4': one thread"));
+        // Checked as Redis checks them.
+        let mut c = Config::default();
+        let err = Directives::new(&mut c).apply("io-threads", &["0".into()]);
+        assert_eq!(
+            err.unwrap_err(),
+            "argument must be between 1 and 128 inclusive"
+        );
+        let err = Directives::new(&mut c).apply("oom-score-adj", &["maybe".into()]);
+        assert!(err.unwrap_err().starts_with("argument(s) must be one of"));
+        // CONFIG REWRITE keeps directives that are not settings, writes an
+        // alias under its real name.
+        let text = loaded("io-threads 2\n")
+            .rewrite_file_text("rename-command FLUSHALL \"\"\nslave-read-only no\nio-threads 1\n");
+        assert!(
+            text.starts_with("rename-command FLUSHALL \"\"\nreplica-read-only yes\nio-threads 2\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn rename_command_renames_and_removes_with_redis_errors() {
+        let config = loaded("rename-command get fetch\nrename-command flushall \"\"\n");
+        let renames = crate::commands::Renames::new(&config.renamed_commands).unwrap();
+        assert!(renames.lookup(b"GET").is_none() && renames.lookup(b"flushall").is_none());
+        assert_eq!(renames.lookup(b"FETCH").map(|c| c.name), Some("get"));
+        assert_eq!(renames.lookup(b"set").map(|c| c.name), Some("set"));
+        let mut c = Config::default();
+        let mut d = Directives::new(&mut c);
+        let bad = |d: &mut Directives, a: &str, b: &str| {
+            d.apply("rename-command", &[a.into(), b.into()])
+                .unwrap_err()
+        };
+        assert_eq!(
+            bad(&mut d, "nosuch", "x"),
+            "No such command in rename-command"
+        );
+        assert_eq!(
+            bad(&mut d, "get", "set"),
+            "Target command name already exists"
+        );
     }
 
     #[test]

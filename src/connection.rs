@@ -115,6 +115,12 @@ pub struct Session {
     pub lib_name: String,
     pub lib_ver: String,
     pub no_evict: bool,
+    /// Its next request waits for CLIENT PAUSE to end (kept unread in
+    /// the query buffer; flag `b`).
+    pub postponed: bool,
+    /// Connected through the Unix socket (`unixsocket`): flag `U`, and
+    /// local for protected mode and the protected commands.
+    pub unix_socket: bool,
     pub no_touch: bool,
     /// CLIENT REPLY: what becomes of this client's replies.
     pub reply_mode: ReplyMode,
@@ -228,21 +234,25 @@ impl Session {
 
     /// One line of CLIENT LIST / the reply of CLIENT INFO, in Redis's format.
     pub fn info_line(&self, now_ms: i64) -> String {
+        // Redis's letters in its order.
         let mut flags = String::new();
-        if self.master {
-            flags.push('M');
-        }
         if self.replica.is_some() {
             flags.push('S');
         }
-        if self.blocked.is_some() {
-            flags.push('b');
+        if self.master {
+            flags.push('M');
         }
         if self.is_subscribed() {
             flags.push('P');
         }
         if self.multi.is_some() {
             flags.push('x');
+        }
+        if self.blocked.is_some() || self.postponed {
+            flags.push('b');
+        }
+        if self.unix_socket {
+            flags.push('U');
         }
         if self.no_evict {
             flags.push('e');

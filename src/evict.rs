@@ -157,7 +157,8 @@ fn time_limit(tenacity: u32) -> Option<Duration> {
 /// out; the evictions' DELs and notifications go out before it returns.
 pub fn perform_evictions(state: &mut ServerState, not_counted: usize, now_ms: i64) -> Outcome {
     let limit = state.config.maxmemory as usize;
-    if !over_limit(state) || counted_memory(state, not_counted) <= limit {
+    // Under CLIENT PAUSE the dataset stays as it is (Redis 7.0).
+    if state.pause.is_on() || !over_limit(state) || counted_memory(state, not_counted) <= limit {
         return Outcome::Ok;
     }
     let policy = state.config.maxmemory_policy;

@@ -519,7 +519,7 @@ fn replication_section(
     field!(out, "second_repl_offset", -1);
     let backlog = repl.feed.as_ref().map(|f| &f.backlog);
     field!(out, "repl_backlog_active", u8::from(backlog.is_some()));
-    field!(out, "repl_backlog_size", crate::replication::BACKLOG_BYTES);
+    field!(out, "repl_backlog_size", state.config.repl_backlog_size);
     field!(
         out,
         "repl_backlog_first_byte_offset",
@@ -572,7 +572,7 @@ impl MemoryStats {
                 .repl
                 .feed
                 .as_ref()
-                .map_or(0, |_| crate::replication::BACKLOG_BYTES),
+                .map_or(0, |feed| feed.backlog.capacity()),
             clients_replicas,
             clients_normal: state.stats.mem_clients_normal as usize,
             aof_buffer: state.aof.buffer_len(),

@@ -71,7 +71,54 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
     Ok(Invocation::Run(Box::new(config)))
 }
 
-fn init_logging(loglevel: &str) {
+/// The log's destination when `logfile` names one: opened for each line,
+/// appending, as Redis does (so a rotated file is followed without a
+/// signal); a line that cannot be written is dropped.
+struct LogFile(std::path::PathBuf);
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogFile {
+    type Writer = Box<dyn std::io::Write>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        match open_log(&self.0) {
+            Ok(file) => Box::new(file),
+            Err(_) => Box::new(std::io::sink()),
+        }
+    }
+}
+
+fn open_log(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+}
+
+/// Redis's daemonize(): the parent exits at once; the child leads a new
+/// session with its standard streams on /dev/null. Called before any
+/// thread exists (fork copies only the calling thread).
+fn daemonize() -> std::io::Result<()> {
+    // SAFETY: no other thread runs yet, so the child's memory is whole.
+    match unsafe { libc::fork() } {
+        -1 => Err(std::io::Error::last_os_error()),
+        0 => {
+            // SAFETY: plain system calls on descriptors this process owns.
+            unsafe { libc::setsid() };
+            let null = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/null")?;
+            for fd in 0..3 {
+                // SAFETY: as above.
+                unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), fd) };
+            }
+            Ok(())
+        }
+        _ => std::process::exit(0),
+    }
+}
+
+fn init_logging(loglevel: &str, logfile: &str) {
     let level = match loglevel {
         "debug" => "trace",
         "verbose" => "debug",
@@ -81,11 +128,16 @@ fn init_logging(loglevel: &str) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(ansi)
-        .init();
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    if logfile.is_empty() {
+        let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
+        builder.with_ansi(ansi).init();
+    } else {
+        builder
+            .with_ansi(false)
+            .with_writer(LogFile(logfile.into()))
+            .init();
+    }
 }
 
 fn main() -> ExitCode {
@@ -101,7 +153,28 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    init_logging(&config.loglevel);
+    // Refused before detaching, where the error can still be seen.
+    if !config.logfile.is_empty() {
+        if let Err(e) = open_log(Path::new(&config.logfile)) {
+            eprintln!("lapse: Can't open the log file: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if config.daemonize {
+        if let Err(e) = daemonize() {
+            eprintln!("lapse: cannot daemonize: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    init_logging(&config.loglevel, &config.logfile);
+    for ignored in config.ignored_settings() {
+        tracing::warn!("setting {ignored} (lapse keeps the value, ignores it)");
+    }
+    let pidfile = match (config.pidfile.as_str(), config.daemonize) {
+        ("", false) => None,
+        ("", true) => Some(lapse::config::DEFAULT_PIDFILE.to_string()),
+        (path, _) => Some(path.to_string()),
+    };
     let server = match Server::bind(config) {
         Ok(s) => s,
         Err(e) => {
@@ -109,7 +182,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match server.run() {
+    // As Redis: a pidfile that cannot be written is logged, not fatal.
+    if let Some(path) = &pidfile {
+        if let Err(e) = std::fs::write(path, format!("{}\n", std::process::id())) {
+            tracing::warn!("Failed to write PID file {path}: {e}");
+        }
+    }
+    let result = server.run();
+    if let Some(path) = &pidfile {
+        let _ = std::fs::remove_file(path);
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("event loop failed: {e}");

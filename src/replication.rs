@@ -637,6 +637,20 @@ impl Backlog {
         self.len
     }
 
+    pub fn capacity(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// The same history in a ring of `capacity` bytes (CONFIG SET
+    /// repl-backlog-size): the newest bytes that fit stay.
+    pub fn resize(&mut self, capacity: usize) {
+        let mut resized = Backlog::new(capacity, self.first_offset);
+        if let Some(kept) = self.since(self.first_offset) {
+            resized.push(&kept);
+        }
+        *self = resized;
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -696,8 +710,14 @@ pub struct Feed {
     pub backlog: Backlog,
 }
 
-/// The size of the backlog (`repl-backlog-size`, Redis's default).
-pub const BACKLOG_BYTES: usize = 1024 * 1024;
+/// The smallest backlog (Redis's CONFIG_REPL_BACKLOG_MIN_SIZE): a smaller
+/// `repl-backlog-size` is raised to it.
+pub const BACKLOG_MIN_BYTES: u64 = 16 * 1024;
+
+/// The backlog's size as configured (`repl-backlog-size`).
+pub fn backlog_bytes(config: &crate::config::Config) -> usize {
+    usize::try_from(config.repl_backlog_size).unwrap_or(usize::MAX)
+}
 
 /// Makes the primary's side (the feed from the propagation point and the
 /// backlog) when the first replica asks for it.
@@ -712,7 +732,7 @@ pub fn start_feed(state: &mut crate::state::ServerState) {
     state.repl.feed = Some(Feed {
         buffer,
         sink,
-        backlog: Backlog::new(BACKLOG_BYTES, state.repl.offset + 1),
+        backlog: Backlog::new(backlog_bytes(&state.config), state.repl.offset + 1),
     });
     state.refresh_event_recording();
     tracing::info!(
@@ -761,6 +781,16 @@ mod primary_tests {
     fn the_backlog_keeps_the_newest_bytes_and_their_offsets() {
         let mut b = Backlog::new(10, 101);
         b.push(b"abcdef");
+        let mut smaller = Backlog::new(10, 101);
+        smaller.push(b"abcdef");
+        smaller.resize(4);
+        assert_eq!(
+            (smaller.first_offset, smaller.since(103).unwrap()),
+            (103, b"cdef".to_vec())
+        );
+        smaller.resize(8);
+        smaller.push(b"gh");
+        assert_eq!(smaller.since(103).unwrap(), b"cdefgh");
         assert_eq!(b.since(101).unwrap(), b"abcdef");
         assert_eq!(b.since(104).unwrap(), b"def");
         assert_eq!(b.since(107).unwrap(), b"");

@@ -11,7 +11,9 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use mio::net::{TcpListener, TcpStream};
+use mio::net::TcpStream;
+
+use crate::net::{self, Listener, Stream};
 use mio::{Events, Interest, Poll, Token};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook_mio::v1_0::Signals;
@@ -65,7 +67,7 @@ const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// One client: its socket plus its `Session`.
 struct Connection {
-    socket: TcpStream,
+    socket: Stream,
     session: Session,
     /// Registered for writable readiness (only while output is left over).
     wants_write: bool,
@@ -108,7 +110,7 @@ impl Sessions for Slab<Connection> {
 
 pub struct Server {
     poll: Poll,
-    listeners: Vec<TcpListener>,
+    listeners: Vec<Listener>,
     conns: Slab<Connection>,
     state: ServerState,
     signals: Signals,
@@ -119,6 +121,8 @@ pub struct Server {
     /// Connections paused after wrong passwords (`Session::paused_until_ms`):
     /// the cron resumes them when their time comes.
     paused: Vec<usize>,
+    /// Connections whose next request waits for CLIENT PAUSE to end.
+    postponed: Vec<usize>,
     /// Connections whose input was not drained (fairness cap); read next iteration.
     read_again: Vec<usize>,
     /// Clients just unblocked whose pipelined input waits to be executed.
@@ -263,7 +267,7 @@ impl Server {
                     format!("bad bind address '{host}'"),
                 )
             })?;
-            let mut listener = match TcpListener::bind(SocketAddr::new(ip, port)) {
+            let listener = match Listener::tcp(SocketAddr::new(ip, port), config.tcp_backlog) {
                 Ok(l) => l,
                 Err(e) if optional => {
                     info!("not listening on optional address {host}: {e}");
@@ -279,14 +283,23 @@ impl Server {
                     ))
                 }
             };
-            port = listener.local_addr()?.port();
-            poll.registry().register(
-                &mut listener,
-                Token(LISTENER_BASE - listeners.len()),
-                Interest::READABLE,
-            )?;
-            info!("listening on {}", listener.local_addr()?);
+            if let Listener::Tcp(l) = &listener {
+                port = l.local_addr()?.port();
+            }
             listeners.push(listener);
+        }
+        if !config.unixsocket.is_empty() {
+            let path = std::path::Path::new(&config.unixsocket);
+            let listener = Listener::unix(path, config.unixsocketperm, config.tcp_backlog)
+                .map_err(|e| {
+                    io::Error::new(e.kind(), format!("Failed opening Unix socket: {e}"))
+                })?;
+            listeners.push(listener);
+        }
+        for (n, listener) in listeners.iter_mut().enumerate() {
+            poll.registry()
+                .register(listener, Token(LISTENER_BASE - n), Interest::READABLE)?;
+            info!("listening on {}", listener.describe());
         }
         let mut signals = Signals::new([SIGINT, SIGTERM])?;
         poll.registry()
@@ -308,6 +321,7 @@ impl Server {
             pending_writes: Vec::new(),
             accept_retry: false,
             paused: Vec::new(),
+            postponed: Vec::new(),
             read_again: Vec::new(),
             resume: Vec::new(),
             next_client_id: 1,
@@ -429,7 +443,7 @@ impl Server {
 
     fn accept_all(&mut self, listener: usize) {
         loop {
-            let (mut socket, addr) = match self.listeners[listener].accept() {
+            let (mut socket, peer) = match self.listeners[listener].accept() {
                 Ok(pair) => pair,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -445,13 +459,16 @@ impl Server {
                     return;
                 }
             };
-            let _ = socket.set_nodelay(true);
-            if let Some(refusal) = self.refusal(&addr) {
+            socket.set_nodelay();
+            if self.state.config.tcp_keepalive > 0 {
+                let _ = net::set_keepalive(&socket, self.state.config.tcp_keepalive);
+            }
+            if let Some(refusal) = self.refusal(&peer) {
                 // Best effort: the socket is fresh, so the short error fits
                 // in its send buffer; the client is closed either way.
-                let _ = socket.write(refusal.as_bytes());
+                let _ = (&socket).write(refusal.as_bytes());
                 self.state.stats.rejected_connections += 1;
-                debug!("refused {addr}");
+                debug!("refused {}", peer.addr);
                 continue;
             }
             let entry = self.conns.vacant_entry();
@@ -461,19 +478,17 @@ impl Server {
                 .registry()
                 .register(&mut socket, token, Interest::READABLE)
             {
-                warn!("cannot register client {addr}: {e}");
+                warn!("cannot register client {}: {e}", peer.addr);
                 continue;
             }
-            let laddr = socket
-                .local_addr()
-                .map_or_else(|_| String::new(), |a| a.to_string());
             let mut session = Session::new(
                 self.next_client_id,
-                addr.to_string(),
-                laddr,
+                peer.addr,
+                peer.laddr,
                 socket.as_raw_fd(),
                 unix_time_ms(),
             );
+            session.unix_socket = peer.unix;
             session.authenticated = self.state.config.requirepass.is_empty();
             session.token = token.0;
             self.next_client_id += 1;
@@ -486,18 +501,18 @@ impl Server {
             });
             self.state.connected_clients += 1;
             self.state.stats.total_connections_received += 1;
-            debug!("accepted {addr}");
+            debug!("accepted client {}", self.next_client_id - 1);
         }
     }
 
     /// Why a new client from `addr` must be turned away, as the error line
     /// to send it: too many clients, or protected mode.
-    fn refusal(&self, addr: &SocketAddr) -> Option<&'static str> {
+    fn refusal(&self, peer: &net::Peer) -> Option<&'static str> {
         let config = &self.state.config;
         if self.state.connected_clients >= config.maxclients {
             return Some("-ERR max number of clients reached\r\n");
         }
-        if config.protected_mode && config.requirepass.is_empty() && !addr.ip().is_loopback() {
+        if config.protected_mode && config.requirepass.is_empty() && !peer.local {
             return Some(PROTECTED_MODE_ERROR);
         }
         None
@@ -517,7 +532,7 @@ impl Server {
             }
             let spare = conn.session.query.spare();
             let room = spare.len();
-            let result = conn.socket.read(spare);
+            let result = (&conn.socket).read(spare);
             match result {
                 Ok(0) => {
                     // The peer finished sending; it may still read what we
@@ -566,6 +581,7 @@ impl Server {
         while !session.close_after_reply
             && !self.state.shutdown_requested
             && session.blocked.is_none()
+            && !session.postponed
             && session.paused_until_ms <= now_ms
         {
             // Per request: an AUTH earlier in the batch lifts the limits.
@@ -588,6 +604,10 @@ impl Server {
                             peers: &self.conns,
                         };
                         commands::execute(&mut ctx, args);
+                        if session.postponed {
+                            // Kept whole for when the pause ends.
+                            break;
+                        }
                         if master {
                             self.state.freeze_expiry(false);
                             if !args[0].eq_ignore_ascii_case(b"replconf") {
@@ -639,6 +659,9 @@ impl Server {
         // Slowed after wrong passwords: the rest waits for the cron.
         if conn.session.paused_until_ms > now_ms && !self.paused.contains(&token) {
             self.paused.push(token);
+        }
+        if conn.session.postponed && !self.postponed.contains(&token) {
+            self.postponed.push(token);
         }
         if over_limit {
             warn!(
@@ -1468,7 +1491,7 @@ impl Server {
         session.token = token;
         session.query.extend(rest);
         entry.insert(Connection {
-            socket: link.socket,
+            socket: Stream::Tcp(link.socket),
             session,
             wants_write: false,
             queued: false,
@@ -1487,7 +1510,24 @@ impl Server {
 
     /// Work done before each poll: a fast expire cycle, then one write per
     /// client with queued output.
+    /// The pause ended (its time, or CLIENT UNPAUSE): the clients it held
+    /// run their requests now, in the order they were held.
+    fn resume_postponed(&mut self) {
+        if self.state.check_pause(unix_time_ms()) {
+            return;
+        }
+        for token in std::mem::take(&mut self.postponed) {
+            if let Some(conn) = self.conns.get_mut(token) {
+                conn.session.postponed = false;
+                self.resume.push(token);
+            }
+        }
+    }
+
     fn before_sleep(&mut self) {
+        if self.state.pause.is_on() || !self.postponed.is_empty() {
+            self.resume_postponed();
+        }
         if self.master_epoch_seen != self.state.repl.epoch {
             self.replication_cron();
         }
@@ -1545,7 +1585,7 @@ impl Server {
         };
         let reply = &mut conn.session.reply;
         while reply.pending() > 0 {
-            match conn.socket.write(&reply.buf[reply.sent..]) {
+            match (&conn.socket).write(&reply.buf[reply.sent..]) {
                 Ok(0) => return self.close(token),
                 Ok(n) => {
                     reply.sent += n;
@@ -1662,6 +1702,10 @@ impl Server {
 
     fn active_expire_cycle(&mut self, kind: CycleKind) {
         let state = &mut self.state;
+        // Under CLIENT PAUSE the dataset stays as it is (Redis 7.0).
+        if state.pause.is_on() {
+            return;
+        }
         if state.repl.is_replica() {
             // A replica's keys leave when its primary's DELs arrive, but
             // for those its own clients gave a deadline (a writable

@@ -81,12 +81,18 @@ pub struct ServerState {
     /// This process's random identity (INFO `run_id`): Sentinel tells a
     /// restarted server from one that stayed up by it.
     pub run_id: String,
+    /// CLIENT PAUSE: what waits, until when (`pause`).
+    pub pause: crate::pause::ClientPause,
+    /// The command table as clients see it (`rename-command`).
+    pub commands: crate::commands::Renames,
     /// Changes to the data outside the keyspace (function libraries).
     changes_outside_keys: u64,
 }
 
 impl ServerState {
     pub fn new(config: Config) -> Self {
+        // Checked when the config was read.
+        let commands = crate::commands::Renames::new(&config.renamed_commands).unwrap_or_default();
         let mut state = Self {
             dbs: (0..config.databases).map(Db::new).collect(),
             expire: ExpireCycle::default(),
@@ -99,6 +105,8 @@ impl ServerState {
             bound_port: 0,
             shutdown_requested: false,
             lazyfree: LazyFree::start(),
+            commands,
+            pause: crate::pause::ClientPause::default(),
             propagate: Propagator::default(),
             watches: WatchTable::default(),
             pubsub: PubSub::default(),
@@ -141,6 +149,12 @@ impl ServerState {
             db.lazy_server_del = policy.server_del;
             db.side_events = side_events;
         }
+        let backlog_bytes = crate::replication::backlog_bytes(&self.config);
+        if let Some(feed) = &mut self.repl.feed {
+            if feed.backlog.capacity() != backlog_bytes {
+                feed.backlog.resize(backlog_bytes);
+            }
+        }
         self.refresh_event_recording();
     }
 
@@ -179,6 +193,34 @@ impl ServerState {
         self.loading = frozen;
         for db in &mut self.dbs {
             db.loading = frozen;
+        }
+    }
+
+    /// CLIENT PAUSE: commands of `kind` wait until `end_ms` (or UNPAUSE),
+    /// and meanwhile no key expires or is evicted.
+    pub fn pause_clients(&mut self, kind: crate::pause::PauseKind, end_ms: i64) {
+        self.pause.pause(kind, end_ms);
+        self.set_expiry_paused(true);
+    }
+
+    /// CLIENT UNPAUSE, or the pause's end: the server reads the waiting
+    /// clients' requests again.
+    pub fn unpause_clients(&mut self) {
+        self.pause.unpause();
+        self.set_expiry_paused(false);
+    }
+
+    /// Ends a pause whose time has come; true while one is on.
+    pub fn check_pause(&mut self, now_ms: i64) -> bool {
+        if self.pause.is_on() && !self.pause.check(now_ms) {
+            self.unpause_clients();
+        }
+        self.pause.is_on()
+    }
+
+    fn set_expiry_paused(&mut self, paused: bool) {
+        for db in &mut self.dbs {
+            db.expiry_paused = paused;
         }
     }
 

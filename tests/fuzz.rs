@@ -301,6 +301,11 @@ fn fuzz_command_table() {
         // simply let go).
         if session.blocked.take().is_some() {
             server.blocking.unblock(session.id);
+        } else if session.postponed {
+            // Held by a CLIENT PAUSE the fuzz ran: the loop would run it
+            // after the pause; here the pause ends and it is let go.
+            session.postponed = false;
+            server.unpause_clients();
         } else if session.replica.take().is_some() {
             // SYNC/PSYNC: the loop answers a replica when its save starts.
         } else if session.close_after_reply {

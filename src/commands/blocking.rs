@@ -4,7 +4,7 @@
 //! the waiter, the loop retries it when a key changes), or, inside EXEC,
 //! answer as a timeout would.
 
-use super::{lookup, CmdError, Ctx};
+use super::{CmdError, Ctx};
 use crate::blocking::{BlockedOn, Waiter};
 use crate::float::LongDouble;
 use crate::protocol::{Args, OwnedArgs};
@@ -47,7 +47,7 @@ pub fn wait_for_keys(ctx: &mut Ctx, args: Args, keys: &[&[u8]], deadline_ms: Opt
         ctx.out().null_array();
         return;
     }
-    let Some(cmd) = lookup(&args[0]) else {
+    let Some(cmd) = ctx.server.commands.lookup(&args[0]) else {
         return;
     };
     let keys: Vec<Vec<u8>> = keys.iter().map(|k| k.to_vec()).collect();

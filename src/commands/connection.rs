@@ -179,6 +179,24 @@ static CLIENT_SUBCOMMANDS: &[Command] = &[
         "Returns the client ID to which the connection's tracking notifications are redirected."
     ),
     cmd!(
+        "pause",
+        -3,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        client_pause,
+        "connection",
+        "Suspends commands processing."
+    ),
+    cmd!(
+        "unpause",
+        2,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        client_unpause,
+        "connection",
+        "Resumes processing commands from paused clients."
+    ),
+    cmd!(
         "no-touch",
         3,
         [],
@@ -597,6 +615,49 @@ fn on_off(arg: &[u8]) -> Result<bool, CmdError> {
 
 fn client_no_evict(ctx: &mut Ctx, args: Args) -> CmdResult {
     ctx.session.no_evict = on_off(&args[2])?;
+    ctx.out().ok();
+    Ok(())
+}
+
+/// CLIENT PAUSE timeout-ms [WRITE|ALL] (see `pause`), with Redis's
+/// checks in its order: the mode, then the timeout.
+fn client_pause(ctx: &mut Ctx, args: Args) -> CmdResult {
+    use crate::pause::PauseKind;
+    if args.len() > 4 {
+        return Err(CmdError::with_arg(
+            "ERR unknown subcommand or wrong number of arguments for '",
+            &args[1],
+            "'. Try CLIENT HELP.",
+        ));
+    }
+    let kind = match (args.len() > 3).then(|| &args[3]) {
+        None => PauseKind::All,
+        Some(mode) if is(mode, "write") => PauseKind::Write,
+        Some(mode) if is(mode, "all") => PauseKind::All,
+        Some(_) => {
+            return Err(CmdError::Static(
+                "ERR CLIENT PAUSE mode must be WRITE or ALL",
+            ))
+        }
+    };
+    let ms: i64 = int_arg(&args[2])
+        .map_err(|_| CmdError::Static("ERR timeout is not an integer or out of range"))?;
+    if ms < 0 {
+        return Err(CmdError::Static("ERR timeout is negative"));
+    }
+    // Redis 7.0 adds the time without an overflow check: a timeout near
+    // i64::MAX wraps to a past end, a pause that ends at once.
+    let end_ms = match ms {
+        0 => 0,
+        ms => ms.wrapping_add(ctx.now_ms),
+    };
+    ctx.server.pause_clients(kind, end_ms);
+    ctx.out().ok();
+    Ok(())
+}
+
+fn client_unpause(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    ctx.server.unpause_clients();
     ctx.out().ok();
     Ok(())
 }

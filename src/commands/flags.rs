@@ -26,7 +26,11 @@ const NAMES: &[(&str, Flags)] = &[
     ("no_auth", Flags::NOAUTH),
     ("no_multi", Flags::NO_MULTI),
     ("allow_busy", Flags::ALLOW_BUSY),
+    ("may_replicate", Flags::MAY_REPLICATE),
 ];
+
+/// Flags Redis 7.0 keeps to itself: COMMAND does not list them.
+const HIDDEN: Flags = Flags::MAY_REPLICATE;
 
 impl Flags {
     pub const NONE: Flags = Flags(0);
@@ -44,6 +48,9 @@ impl Flags {
     pub const NOAUTH: Flags = Flags(1 << 11);
     pub const NO_MULTI: Flags = Flags(1 << 12);
     pub const ALLOW_BUSY: Flags = Flags(1 << 13);
+    /// Not a write, but may propagate (scripts, PUBLISH): held by CLIENT
+    /// PAUSE WRITE as writes are.
+    pub const MAY_REPLICATE: Flags = Flags(1 << 14);
 
     /// The flags named in `names`, as the command table spells them
     /// (`"noauth"` and `"no-multi"` are accepted for Redis's source names).
@@ -78,7 +85,7 @@ impl Flags {
     pub fn names(self) -> impl Iterator<Item = &'static str> {
         NAMES
             .iter()
-            .filter(move |(_, f)| self.has(*f))
+            .filter(move |(_, f)| self.has(*f) && !HIDDEN.has(*f))
             .map(|(n, _)| *n)
     }
 }

@@ -266,8 +266,60 @@ pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     index.get(&*lower).copied()
 }
 
+/// The command table as clients and scripts see it after the config's
+/// `rename-command`s: a renamed command answers only to its new name; an
+/// empty new name removes it. The AOF and the replication stream are read
+/// with `lookup` (the real names), as Redis keeps its original table.
+#[derive(Debug, Default)]
+pub struct Renames {
+    /// New name (lowercase) → the command.
+    by_new_name: HashMap<Vec<u8>, &'static Command>,
+    /// Commands that no longer answer to their own name.
+    renamed: Vec<&'static str>,
+}
+
+impl Renames {
+    /// Applies `rename-command original new` pairs in order, with Redis's
+    /// errors for an unknown command or a name already taken.
+    pub fn new(pairs: &[(String, String)]) -> Result<Renames, &'static str> {
+        let mut renames = Renames::default();
+        for (original, new) in pairs {
+            let cmd = renames
+                .lookup(original.as_bytes())
+                .ok_or("No such command in rename-command")?;
+            renames.by_new_name.retain(|_, c| !std::ptr::eq(*c, cmd));
+            renames.renamed.push(cmd.name);
+            if new.is_empty() {
+                continue;
+            }
+            if renames.lookup(new.as_bytes()).is_some() {
+                return Err("Target command name already exists");
+            }
+            renames
+                .by_new_name
+                .insert(new.to_ascii_lowercase().into_bytes(), cmd);
+        }
+        Ok(renames)
+    }
+
+    /// The command a client means by `name`.
+    pub fn lookup(&self, name: &[u8]) -> Option<&'static Command> {
+        if self.renamed.is_empty() {
+            return lookup(name);
+        }
+        if let Some(cmd) = self.by_new_name.get(&name.to_ascii_lowercase()) {
+            return Some(cmd);
+        }
+        lookup(name).filter(|c| !self.renamed.contains(&c.name))
+    }
+}
+
 /// Runs one request (`args` non-empty), appending its reply to the session.
 pub fn execute(ctx: &mut Ctx, args: Args) {
+    if ctx.server.pause.is_on() && must_wait_for_pause(ctx, args) {
+        ctx.session.postponed = true;
+        return;
+    }
     ctx.server.stats.total_commands_processed += 1;
     ctx.session.last_interaction_ms = ctx.now_ms;
     let replied_from = ctx.session.reply.buf.len();
@@ -284,6 +336,28 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
     }
     ctx.session.reply_mode = next;
     crate::info::sample_peak_memory();
+}
+
+/// Whether CLIENT PAUSE holds this request (not run, not counted; the
+/// server keeps it until the pause ends). A request refused anyway (an
+/// unknown command, NOAUTH, arity…) is answered at once, as in Redis,
+/// whose pause check comes after those; replicas, the primary's link and
+/// a blocked command's retry are never held.
+fn must_wait_for_pause(ctx: &Ctx, args: Args) -> bool {
+    let session = &*ctx.session;
+    if session.replica.is_some() || session.master || session.retrying {
+        return false;
+    }
+    let Ok((top, cmd)) = resolve(ctx, args) else {
+        return false;
+    };
+    let is_exec = top.name == "exec";
+    let queued: Option<Vec<&'static Command>> = session
+        .multi
+        .as_ref()
+        .filter(|_| is_exec)
+        .map(|t| t.queue.iter().map(|(c, _)| *c).collect());
+    ctx.server.pause.holds(cmd, queued.as_deref())
 }
 
 fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
@@ -379,7 +453,7 @@ type Refusal = (Option<&'static Command>, CmdError);
 /// CONFIG), after the checks every command gets: existence,
 /// authentication, arity. Returns the top-level entry and the one to run.
 fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command), Refusal> {
-    let Some(cmd) = lookup(&args[0]) else {
+    let Some(cmd) = ctx.server.commands.lookup(&args[0]) else {
         return Err((None, unknown_command(args)));
     };
     if !ctx.session.authenticated && !cmd.flags.has(Flags::NOAUTH) {

@@ -67,7 +67,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "publish",
         3,
-        ["pubsub", "loading", "stale", "fast"],
+        ["pubsub", "loading", "stale", "fast", "may_replicate"],
         (0, 0, 0),
         publish,
         "pubsub",
@@ -76,7 +76,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "spublish",
         3,
-        ["pubsub", "loading", "stale", "fast"],
+        ["pubsub", "loading", "stale", "fast", "may_replicate"],
         (1, 1, 1),
         spublish,
         "pubsub",

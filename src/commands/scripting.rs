@@ -8,8 +8,8 @@
 //! MULTI/EXEC unit.
 
 use super::{
-    c_str, call_and_reply, cmd, container, help, int_arg, is, lookup, CmdError, CmdResult, Command,
-    Ctx, Flags,
+    c_str, call_and_reply, cmd, container, help, int_arg, is, CmdError, CmdResult, Command, Ctx,
+    Flags,
 };
 use crate::busy::Verdict;
 use crate::connection::Session;
@@ -24,7 +24,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "eval",
         -3,
-        ["noscript", "stale", "skip_monitor"],
+        ["noscript", "stale", "skip_monitor", "may_replicate"],
         (0, 0, 0),
         eval,
         "scripting",
@@ -34,7 +34,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "evalsha",
         -3,
-        ["noscript", "stale", "skip_monitor"],
+        ["noscript", "stale", "skip_monitor", "may_replicate"],
         (0, 0, 0),
         evalsha,
         "scripting",
@@ -64,7 +64,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "fcall",
         -3,
-        ["noscript", "stale", "skip_monitor"],
+        ["noscript", "stale", "skip_monitor", "may_replicate"],
         (0, 0, 0),
         fcall,
         "scripting",
@@ -319,7 +319,7 @@ impl CommandRunner for ScriptClient<'_, '_> {
     fn run(&mut self, owned: &OwnedArgs, resp3: bool) -> Result<&[u8], &'static str> {
         let refuse = Err;
         let args = owned.as_args();
-        let Some(mut cmd) = lookup(&args[0]) else {
+        let Some(mut cmd) = self.ctx.server.commands.lookup(&args[0]) else {
             return refuse("ERR Unknown Redis command called from script");
         };
         if !cmd.subcommands.is_empty() && args.len() >= 2 {

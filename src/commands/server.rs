@@ -3,7 +3,7 @@
 use super::{
     cmd, container, float_arg, help, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags,
 };
-use crate::config::{find_setting, BadValue, SETTINGS};
+use crate::config::{find_setting, BadValue};
 use crate::digest;
 use crate::glob;
 use crate::protocol::{Args, Reply};
@@ -982,14 +982,13 @@ fn info(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn config_get(ctx: &mut Ctx, args: Args) -> CmdResult {
     let config = &ctx.server.config;
-    let matched: Vec<(&str, String)> = SETTINGS
-        .iter()
-        .filter(|s| {
+    let matched: Vec<(&str, String)> = crate::config::all_names()
+        .filter(|(name, _)| {
             args.iter()
                 .skip(2)
-                .any(|p| glob::matches(p, s.name.as_bytes(), true))
+                .any(|p| glob::matches(p, name.as_bytes(), true))
         })
-        .map(|s| (s.name, s.get(config)))
+        .map(|(name, s)| (name, s.get(config)))
         .collect();
     let out = ctx.out();
     out.map(matched.len());
@@ -1006,7 +1005,7 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Err(CmdError::wrong_arity("config|set"));
     }
     let mut next = ctx.server.config.clone();
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     for i in (2..args.len()).step_by(2) {
         let name = String::from_utf8_lossy(&args[i]).into_owned();
         let failed = |reason: &str| {
@@ -1023,10 +1022,12 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
                 "'",
             ));
         };
-        if seen.contains(&setting.name) {
+        // As Redis 7.0: a name and its alias are two parameters.
+        let given = name.to_ascii_lowercase();
+        if seen.contains(&given) {
             return Err(failed("duplicate parameter"));
         }
-        seen.push(setting.name);
+        seen.push(given);
         if !setting.mutable {
             return Err(failed("can't set immutable config"));
         }
@@ -1067,6 +1068,12 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     }
     let was_appendonly = ctx.server.config.appendonly;
+    let ignored_before = ctx.server.config.ignored_settings();
+    for ignored in next.ignored_settings() {
+        if !ignored_before.contains(&ignored) {
+            tracing::warn!("CONFIG SET {ignored} (lapse keeps the value, ignores it)");
+        }
+    }
     ctx.server.config = next;
     ctx.server.apply_config();
     if ctx.server.config.appendonly != was_appendonly {

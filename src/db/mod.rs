@@ -171,6 +171,9 @@ pub struct Db {
     /// deadline (Redis's `keyIsExpired` while `server.loading`), so that
     /// the log replays as it was written.
     pub loading: bool,
+    /// CLIENT PAUSE is on: as on a replica, a read finds a key past its
+    /// deadline missing but leaves it (the dataset stays as it is).
+    pub expiry_paused: bool,
     /// This server is a replica: a read finds a key past its deadline
     /// missing but leaves it in place (the primary's DEL removes it);
     /// writes of its own clients (a writable replica) still delete it.
@@ -309,7 +312,7 @@ impl Db {
     /// `lookup` for a read: on a replica an expired key is missing but
     /// stays (Redis's `expireIfNeeded` on a replica).
     fn lookup_read(&mut self, key: &[u8], now_ms: i64) -> Option<u32> {
-        if self.replica && !self.loading {
+        if (self.replica || self.expiry_paused) && !self.loading {
             let idx = self.dict.find(key)?;
             let live = self.is_live(idx, now_ms);
             if live {

@@ -95,15 +95,21 @@ impl Server {
         Server::redis_with(&[])
     }
 
-    /// `redis()` with `extra` arguments (a `--dir`, say).
+    /// `redis()` with `extra` arguments (a `--dir`, say; a config file
+    /// first, as in `lapse`).
     pub fn redis_with(extra: &[&str]) -> Option<Server> {
         if !tool_present("redis-server", "the comparison with Redis") {
             return None;
         }
+        let (file, extra) = match extra.split_first() {
+            Some((first, rest)) if !first.starts_with("--") => (Some(*first), rest),
+            _ => (None, extra),
+        };
         for _ in 0..10 {
             let port = free_port();
             let child = Command::new("redis-server")
                 .current_dir(own_directory())
+                .args(file)
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args([
                     "--save",

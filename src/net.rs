@@ -1,0 +1,244 @@
+//! Sockets as the server holds them: a client over TCP or a Unix domain
+//! socket behind one type, the listeners of both kinds, and the socket
+//! options redis.conf sets (`tcp-backlog`, `tcp-keepalive`,
+//! `unixsocketperm`). Used by `server` only; no other room sees a socket.
+
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::{Path, PathBuf};
+
+use mio::event::Source;
+use mio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
+use mio::{Interest, Registry, Token};
+
+/// A client's connection.
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+/// Who connected, as CLIENT LIST and protected mode see it.
+pub struct Peer {
+    /// `ip:port`, or the socket's path and `:0` (Redis's form).
+    pub addr: String,
+    pub laddr: String,
+    /// Loopback or a Unix socket: protected mode lets it in.
+    pub local: bool,
+    pub unix: bool,
+}
+
+impl Read for &Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => (&*s).read(buf),
+            Stream::Unix(s) => (&*s).read(buf),
+        }
+    }
+}
+
+impl Write for &Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => (&*s).write(buf),
+            Stream::Unix(s) => (&*s).write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl AsRawFd for Stream {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+impl Source for Stream {
+    fn register(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.register(r, t, i),
+            Stream::Unix(s) => s.register(r, t, i),
+        }
+    }
+
+    fn reregister(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.reregister(r, t, i),
+            Stream::Unix(s) => s.reregister(r, t, i),
+        }
+    }
+
+    fn deregister(&mut self, r: &Registry) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.deregister(r),
+            Stream::Unix(s) => s.deregister(r),
+        }
+    }
+}
+
+/// A listening socket.
+pub enum Listener {
+    Tcp(TcpListener),
+    /// With its path, removed when the server stops.
+    Unix(UnixListener, PathBuf),
+}
+
+impl Listener {
+    /// Listens on `addr` with a queue of `backlog` connections, warning as
+    /// Redis does when the kernel's `somaxconn` caps it lower.
+    pub fn tcp(addr: SocketAddr, backlog: u32) -> io::Result<Listener> {
+        let listener = TcpListener::bind(addr)?;
+        set_backlog(listener.as_raw_fd(), backlog)?;
+        Ok(Listener::Tcp(listener))
+    }
+
+    /// Listens on the Unix socket `path` (a stale socket file there is
+    /// replaced, as Redis does) with permissions `perm` (0: the umask's).
+    pub fn unix(path: &Path, perm: u32, backlog: u32) -> io::Result<Listener> {
+        let _ = std::fs::remove_file(path);
+        let listener = UnixListener::bind(path)?;
+        set_backlog(listener.as_raw_fd(), backlog)?;
+        if perm != 0 {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(perm))?;
+        }
+        Ok(Listener::Unix(listener, path.to_path_buf()))
+    }
+
+    /// The next waiting connection.
+    pub fn accept(&self) -> io::Result<(Stream, Peer)> {
+        match self {
+            Listener::Tcp(l) => {
+                let (socket, addr) = l.accept()?;
+                let laddr = socket
+                    .local_addr()
+                    .map_or_else(|_| String::new(), |a| a.to_string());
+                let peer = Peer {
+                    addr: addr.to_string(),
+                    laddr,
+                    local: addr.ip().is_loopback(),
+                    unix: false,
+                };
+                Ok((Stream::Tcp(socket), peer))
+            }
+            Listener::Unix(l, path) => {
+                let (socket, _) = l.accept()?;
+                let addr = format!("{}:0", path.display());
+                let peer = Peer {
+                    laddr: addr.clone(),
+                    addr,
+                    local: true,
+                    unix: true,
+                };
+                Ok((Stream::Unix(socket), peer))
+            }
+        }
+    }
+
+    /// Where it listens, for the log.
+    pub fn describe(&self) -> String {
+        match self {
+            Listener::Tcp(l) => l
+                .local_addr()
+                .map_or_else(|e| e.to_string(), |a| a.to_string()),
+            Listener::Unix(_, path) => format!("unix socket {}", path.display()),
+        }
+    }
+}
+
+impl Source for Listener {
+    fn register(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
+        match self {
+            Listener::Tcp(l) => l.register(r, t, i),
+            Listener::Unix(l, _) => l.register(r, t, i),
+        }
+    }
+
+    fn reregister(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
+        match self {
+            Listener::Tcp(l) => l.reregister(r, t, i),
+            Listener::Unix(l, _) => l.reregister(r, t, i),
+        }
+    }
+
+    fn deregister(&mut self, r: &Registry) -> io::Result<()> {
+        match self {
+            Listener::Tcp(l) => l.deregister(r),
+            Listener::Unix(l, _) => l.deregister(r),
+        }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        if let Listener::Unix(_, path) = self {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Sets a listening socket's queue length: Linux takes a second listen()
+/// on a listening socket as a new backlog.
+fn set_backlog(fd: RawFd, backlog: u32) -> io::Result<()> {
+    let backlog = i32::try_from(backlog).unwrap_or(i32::MAX);
+    // SAFETY: listen() on a descriptor this process owns.
+    if unsafe { libc::listen(fd, backlog) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let somaxconn = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok());
+    if let Some(max) = somaxconn.filter(|&max| max < backlog) {
+        tracing::warn!(
+            "WARNING: The TCP backlog setting of {backlog} cannot be enforced because \
+             /proc/sys/net/core/somaxconn is set to the lower value of {max}."
+        );
+    }
+    Ok(())
+}
+
+/// Turns on TCP keepalive probes after `interval_s` idle seconds, as
+/// Redis's anetKeepAlive: then every third of that, 3 unanswered close.
+pub fn set_keepalive(stream: &Stream, interval_s: u64) -> io::Result<()> {
+    let Stream::Tcp(socket) = stream else {
+        return Ok(());
+    };
+    let fd = socket.as_raw_fd();
+    let idle = i32::try_from(interval_s).unwrap_or(i32::MAX);
+    let options = [
+        (libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1),
+        (libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, idle),
+        (libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, (idle / 3).max(1)),
+        (libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 3),
+    ];
+    for (level, name, value) in options {
+        // SAFETY: setsockopt with an int option on a descriptor we own.
+        let rc = unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                name,
+                std::ptr::from_ref(&value).cast(),
+                std::mem::size_of::<i32>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+impl Stream {
+    pub fn set_nodelay(&self) {
+        if let Stream::Tcp(s) = self {
+            let _ = s.set_nodelay(true);
+        }
+    }
+}
