@@ -270,6 +270,37 @@ fn client_kill_matches_redis_and_drops_the_master_link() {
     assert_eq!(common::info_field(&mut p, "stats", "sync_partial_ok"), "1");
 }
 
+/// CLIENT KILL's LADDR and USER filters, and Redis 7.4's MAXAGE
+/// (connections at least that many seconds old; redis-server 7.0 lacks it).
+#[test]
+fn client_kill_by_laddr_user_and_maxage() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    let mut old = lapse.raw();
+    assert_eq!(old.cmd(&["PING"]), "+PONG\r\n");
+    for (args, expected) in [
+        (&["CLIENT", "KILL", "MAXAGE", "0"][..], "-ERR maxage should be greater than 0\r\n"),
+        (&["CLIENT", "KILL", "MAXAGE", "x"], "-ERR maxage is not an integer or out of range\r\n"),
+        (&["CLIENT", "KILL", "MAXAGE", "3600"], ":0\r\n"),
+        (&["CLIENT", "KILL", "LADDR", "127.0.0.1:1"], ":0\r\n"),
+    ] {
+        assert_eq!(r.cmd(args), expected, "{args:?}");
+    }
+    // Ages are whole seconds: the other client is killed once 1 s old.
+    let killed = common::eventually(Duration::from_secs(5), || {
+        r.cmd(&["CLIENT", "KILL", "MAXAGE", "1"]) == ":1\r\n"
+    });
+    assert!(killed && old.is_closed());
+    let mut a = lapse.raw();
+    let mut b = lapse.raw();
+    assert_eq!(a.cmd(&["PING"]), "+PONG\r\n");
+    assert_eq!(b.cmd(&["PING"]), "+PONG\r\n");
+    let laddr = format!("127.0.0.1:{}", lapse.port);
+    assert_eq!(r.cmd(&["CLIENT", "KILL", "LADDR", &laddr, "USER", "default"]), ":2\r\n");
+    assert!(a.is_closed() && b.is_closed());
+    assert_eq!(r.cmd(&["PING"]), "+PONG\r\n");
+}
+
 /// lapse as a primary: redis-server 7.0 and lapse replicate it (a full
 /// sync from a fork-less save of the populated dataset, to disk or
 /// straight to the sockets, then the stream), INFO lists them, and a

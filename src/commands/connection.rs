@@ -482,6 +482,7 @@ fn client_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
     let mut laddr: Option<&[u8]> = None;
     let mut client_type: Option<ClientType> = None;
     let mut id: Option<u64> = None;
+    let mut max_age_s: Option<i64> = None;
     let mut skipme = true;
     let old_form = args.len() == 3;
     if old_form {
@@ -499,6 +500,15 @@ fn client_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
                     Ok(n) if n >= 1 => id = Some(n as u64),
                     _ => return Err(CmdError::Static("ERR client-id should be greater than 0")),
                 }
+            } else if is(option, "MAXAGE") {
+                // Redis 7.4's filter: connections at least this old.
+                let age = int_arg(value).map_err(|_| {
+                    CmdError::Static("ERR maxage is not an integer or out of range")
+                })?;
+                if age <= 0 {
+                    return Err(CmdError::Static("ERR maxage should be greater than 0"));
+                }
+                max_age_s = Some(age);
             } else if is(option, "TYPE") {
                 client_type =
                     Some(ClientType::from_name(value).ok_or_else(|| {
@@ -525,8 +535,10 @@ fn client_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
             i += 2;
         }
     }
+    let now_s = ctx.now_ms / 1000;
     let matches = |s: &Session| {
-        addr.is_none_or(|a| a == s.addr.as_bytes())
+        max_age_s.is_none_or(|max| now_s - s.created_ms / 1000 >= max)
+            && addr.is_none_or(|a| a == s.addr.as_bytes())
             && laddr.is_none_or(|a| a == s.laddr.as_bytes())
             && client_type.is_none_or(|t| t == s.client_type())
             && id.is_none_or(|id| id == s.id)
