@@ -205,6 +205,9 @@ pub struct Config {
     /// `rename-command original new` pairs from the config file, in order
     /// (`commands::Renames`; not a setting CONFIG GET shows).
     pub renamed_commands: Vec<(String, String)>,
+    /// `tracking-table-max-keys`: keys client-side caching remembers before
+    /// it drops some, invalidating their holders (0: no limit).
+    pub tracking_table_max_keys: usize,
     /// Values of the settings lapse keeps without acting on them
     /// (`Setting::ignored`), by name; absent: Redis's default.
     pub kept: std::collections::BTreeMap<&'static str, String>,
@@ -462,6 +465,7 @@ impl Default for Config {
             repl_backlog_size: 1024 * 1024,
             kept: std::collections::BTreeMap::new(),
             renamed_commands: Vec::new(),
+            tracking_table_max_keys: 1_000_000,
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
             latency_tracking: true,
@@ -1485,8 +1489,13 @@ pub static SETTINGS: &[Setting] = &[
     kept!("tls-cluster", "no", true, kept_yes_no, "no TLS"),
     kept!("tls-replication", "no", true, kept_yes_no, "no TLS"),
     kept!("tls-auth-clients", "yes", true, |a| one_of(a, &["no", "yes", "optional"]), "no TLS"),
-    kept!("tracking-table-max-keys", "1000000", true, |a| kept_int(a, 0, i64::MAX),
-        "no client-side caching yet"),
+    int_setting!(
+        "tracking-table-max-keys",
+        tracking_table_max_keys,
+        0,
+        i64::MAX,
+        true
+    ),
 ];
 
 /// Other names of settings (`alias`, `name`): CONFIG GET lists both,

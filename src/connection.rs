@@ -233,7 +233,7 @@ impl Session {
     }
 
     /// One line of CLIENT LIST / the reply of CLIENT INFO, in Redis's format.
-    pub fn info_line(&self, now_ms: i64) -> String {
+    pub fn info_line(&self, now_ms: i64, tracking: Option<&crate::tracking::Tracker>) -> String {
         // Redis's letters in its order.
         let mut flags = String::new();
         if self.replica.is_some() {
@@ -251,6 +251,15 @@ impl Session {
         if self.blocked.is_some() || self.postponed {
             flags.push('b');
         }
+        if let Some(t) = tracking {
+            flags.push('t');
+            if t.broken_redirect {
+                flags.push('R');
+            }
+            if t.bcast {
+                flags.push('B');
+            }
+        }
         if self.unix_socket {
             flags.push('U');
         }
@@ -263,7 +272,7 @@ impl Session {
         let multi = self.multi.as_ref().map_or(-1, |t| t.queue.len() as i64);
         let multi_mem = self.multi.as_ref().map_or(0, Transaction::heap_bytes);
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -287,6 +296,7 @@ impl Session {
                 (name, Some(sub)) => format!("{name}|{sub}"),
                 (name, None) => name.to_string(),
             },
+            tracking.map_or(-1, |t| t.redirect.map_or(0, |r| r.client as i64)),
             if self.reply.resp3 { 3 } else { 2 },
             self.lib_name,
             self.lib_ver,

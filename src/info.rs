@@ -328,7 +328,7 @@ fn clients_section(state: &ServerState, peers: &dyn crate::connection::Sessions,
     field!(out, "client_recent_max_input_buffer", max_in);
     field!(out, "client_recent_max_output_buffer", max_out);
     field!(out, "blocked_clients", state.blocking.blocked_count());
-    field!(out, "tracking_clients", 0);
+    field!(out, "tracking_clients", state.tracking.totals().0);
     field!(
         out,
         "clients_in_timeout_table",
@@ -724,6 +724,10 @@ fn stats_section(state: &ServerState, out: &mut String) {
     field!(out, "pubsubshard_channels", shard);
     let tracked: usize = state.dbs.iter().map(|db| db.replica_ttls_tracked()).sum();
     field!(out, "slave_expires_tracked_keys", tracked);
+    let (_, keys, items, prefixes) = state.tracking.totals();
+    field!(out, "tracking_total_keys", keys);
+    field!(out, "tracking_total_items", items);
+    field!(out, "tracking_total_prefixes", prefixes);
     field!(out, "total_error_replies", s.total_error_replies);
     // Redis 7.2's, then lapse's own.
     field!(

@@ -44,4 +44,5 @@ pub mod scripting;
 pub mod server;
 pub mod slowlog;
 pub mod state;
+pub mod tracking;
 pub mod value;

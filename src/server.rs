@@ -627,7 +627,7 @@ impl Server {
                         self.serve_ready_keys(now_ms, token);
                     }
                     self.apply_unblock_requests();
-                    if self.state.pubsub.has_outbox() || self.state.monitors.has_pending() {
+                    if self.state.has_deliveries() {
                         self.deliver_messages(Some((token, &mut session)), now_ms);
                     }
                     enforce_output_limit(
@@ -859,6 +859,41 @@ impl Server {
             delivery.encode(&mut session.reply);
             enforce_output_limit(config, stats, session, now_ms);
         }
+        for invalidation in self.state.tracking.take_outbox() {
+            // A flush's null is in the tracking client's own protocol.
+            let Some(own) = recipient(&mut current, conns, pending_writes, invalidation.to) else {
+                continue;
+            };
+            let own_resp3 = own.reply.resp3;
+            let target = match invalidation.redirect {
+                None => Some(own),
+                Some(to) => recipient(&mut current, conns, pending_writes, to),
+            };
+            match target {
+                Some(target) => {
+                    let redirected = invalidation.redirect.is_some();
+                    crate::tracking::encode(&invalidation, own_resp3, redirected, target);
+                    enforce_output_limit(config, stats, target, now_ms);
+                }
+                None => {
+                    // Redirected to a client that left: the tracking
+                    // client is told (in RESP3), and flagged.
+                    let gone = invalidation.redirect.map_or(0, |r| r.client);
+                    if let Some(t) = self.state.tracking.tracker_mut(invalidation.to.client) {
+                        t.broken_redirect = true;
+                    }
+                    if let Some(own) =
+                        recipient(&mut current, conns, pending_writes, invalidation.to)
+                    {
+                        if own.reply.resp3 {
+                            own.reply.push(2);
+                            own.reply.bulk(b"tracking-redir-broken");
+                            own.reply.int(gone as i64);
+                        }
+                    }
+                }
+            }
+        }
         // MONITOR's lines, the same bytes for every watcher.
         let (lines, watchers) = self.state.monitors.take();
         if lines.is_empty() {
@@ -999,7 +1034,7 @@ impl Server {
         let not_counted = crate::evict::not_counted(&self.state, &self.conns);
         let outcome = crate::evict::perform_evictions(&mut self.state, not_counted, unix_time_ms());
         self.evicting = outcome == crate::evict::Outcome::Running;
-        if self.state.pubsub.has_outbox() {
+        if self.state.has_deliveries() {
             self.deliver_messages(None, unix_time_ms());
         }
     }
@@ -1544,6 +1579,11 @@ impl Server {
             self.evict_between_commands();
         }
         self.active_expire_cycle(CycleKind::Fast);
+        // BCAST invalidations: what changed under each prefix this round.
+        if self.state.tracking.has_broadcasts() {
+            self.state.tracking.broadcast();
+            self.deliver_messages(None, unix_time_ms());
+        }
         if self.state.blocking.any() {
             self.end_waits(unix_time_ms());
         }
@@ -1744,7 +1784,7 @@ impl Server {
             }
         }
         state.process_key_events();
-        if state.pubsub.has_outbox() {
+        if state.has_deliveries() {
             self.deliver_messages(None, unix_time_ms());
         }
     }

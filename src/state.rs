@@ -81,6 +81,8 @@ pub struct ServerState {
     /// This process's random identity (INFO `run_id`): Sentinel tells a
     /// restarted server from one that stayed up by it.
     pub run_id: String,
+    /// Client-side caching: who may hold which keys (`tracking`).
+    pub tracking: crate::tracking::Tracking,
     /// CLIENT PAUSE: what waits, until when (`pause`).
     pub pause: crate::pause::ClientPause,
     /// The command table as clients see it (`rename-command`).
@@ -107,6 +109,7 @@ impl ServerState {
             lazyfree: LazyFree::start(),
             commands,
             pause: crate::pause::ClientPause::default(),
+            tracking: crate::tracking::Tracking::default(),
             propagate: Propagator::default(),
             watches: WatchTable::default(),
             pubsub: PubSub::default(),
@@ -165,7 +168,7 @@ impl ServerState {
     /// after any of those changes.
     pub fn refresh_event_recording(&mut self) {
         let mut classes = 0;
-        if self.watches.any() || self.config.notify_keyspace_events != 0 {
+        if self.watches.any() || self.config.notify_keyspace_events != 0 || self.tracking.any() {
             classes = u32::MAX;
         }
         if self.propagate.active() {
@@ -289,6 +292,10 @@ impl ServerState {
             self.watches
                 .touch(db, key, expired || evicted || event.name == "del");
         }
+        // Redis's signalModifiedKey: tracking knows keys, not databases.
+        if self.tracking.any() && (event.class.is_write() || expired) {
+            self.tracking.key_changed(key);
+        }
         if expired {
             self.propagate
                 .deleted_by_server(db, key, self.config.lazyfree.expire);
@@ -305,9 +312,28 @@ impl ServerState {
     /// Drops what the rooms keep for a client that disconnected.
     pub fn forget_client(&mut self, client: u64) {
         self.unwatch_all(client);
+        self.set_tracking(client, None);
         self.monitors.remove(client);
         self.pubsub.forget(client);
         self.blocking.unblock(client);
+    }
+
+    /// Messages wait for other clients: pub/sub (and keyspace events),
+    /// MONITOR lines, invalidations.
+    pub fn has_deliveries(&self) -> bool {
+        self.pubsub.has_outbox() || self.monitors.has_pending() || self.tracking.has_outbox()
+    }
+
+    /// CLIENT TRACKING ON (`Some`, options checked) or OFF for `client`.
+    pub fn set_tracking(&mut self, client: u64, options: Option<crate::tracking::Tracker>) {
+        let was = self.tracking.any();
+        match options {
+            Some(options) => self.tracking.enable(client, options),
+            None => self.tracking.disable(client),
+        }
+        if self.tracking.any() != was {
+            self.refresh_event_recording();
+        }
     }
 
     /// Forgets `client`'s watched keys (UNWATCH, EXEC, DISCARD).

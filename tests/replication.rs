@@ -279,8 +279,14 @@ fn client_kill_by_laddr_user_and_maxage() {
     let mut old = lapse.raw();
     assert_eq!(old.cmd(&["PING"]), "+PONG\r\n");
     for (args, expected) in [
-        (&["CLIENT", "KILL", "MAXAGE", "0"][..], "-ERR maxage should be greater than 0\r\n"),
-        (&["CLIENT", "KILL", "MAXAGE", "x"], "-ERR maxage is not an integer or out of range\r\n"),
+        (
+            &["CLIENT", "KILL", "MAXAGE", "0"][..],
+            "-ERR maxage should be greater than 0\r\n",
+        ),
+        (
+            &["CLIENT", "KILL", "MAXAGE", "x"],
+            "-ERR maxage is not an integer or out of range\r\n",
+        ),
         (&["CLIENT", "KILL", "MAXAGE", "3600"], ":0\r\n"),
         (&["CLIENT", "KILL", "LADDR", "127.0.0.1:1"], ":0\r\n"),
     ] {
@@ -296,7 +302,10 @@ fn client_kill_by_laddr_user_and_maxage() {
     assert_eq!(a.cmd(&["PING"]), "+PONG\r\n");
     assert_eq!(b.cmd(&["PING"]), "+PONG\r\n");
     let laddr = format!("127.0.0.1:{}", lapse.port);
-    assert_eq!(r.cmd(&["CLIENT", "KILL", "LADDR", &laddr, "USER", "default"]), ":2\r\n");
+    assert_eq!(
+        r.cmd(&["CLIENT", "KILL", "LADDR", &laddr, "USER", "default"]),
+        ":2\r\n"
+    );
     assert!(a.is_closed() && b.is_closed());
     assert_eq!(r.cmd(&["PING"]), "+PONG\r\n");
 }

@@ -179,6 +179,33 @@ static CLIENT_SUBCOMMANDS: &[Command] = &[
         "Returns the client ID to which the connection's tracking notifications are redirected."
     ),
     cmd!(
+        "tracking",
+        -3,
+        ["noscript", "loading", "stale"],
+        (0, 0, 0),
+        client_tracking,
+        "connection",
+        "Controls server-assisted client-side caching for the connection."
+    ),
+    cmd!(
+        "caching",
+        3,
+        ["noscript", "loading", "stale"],
+        (0, 0, 0),
+        client_caching,
+        "connection",
+        "Instructs the server whether to track the keys in the next request."
+    ),
+    cmd!(
+        "trackinginfo",
+        2,
+        ["noscript", "loading", "stale"],
+        (0, 0, 0),
+        client_trackinginfo,
+        "connection",
+        "Returns information about server-assisted client-side caching for the connection."
+    ),
+    cmd!(
         "pause",
         -3,
         ["admin", "noscript", "loading", "stale"],
@@ -446,10 +473,11 @@ fn client_list(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     }
     let now_ms = ctx.now_ms;
+    let tracking = &ctx.server.tracking;
     let mut lines: Vec<(u64, String)> = Vec::new();
     let mut add = |s: &Session| {
         if wanted_type.is_none_or(|t| t == s.client_type()) {
-            lines.push((s.id, s.info_line(now_ms)));
+            lines.push((s.id, s.info_line(now_ms, tracking.tracker(s.id))));
         }
     };
     add(ctx.session);
@@ -467,7 +495,8 @@ fn client_list(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn client_info(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let mut line = ctx.session.info_line(ctx.now_ms);
+    let tracker = ctx.server.tracking.tracker(ctx.session.id);
+    let mut line = ctx.session.info_line(ctx.now_ms, tracker);
     line.push('\n');
     ctx.out().verbatim(line.as_bytes());
     Ok(())
@@ -702,8 +731,197 @@ fn client_reply(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 /// CLIENT GETREDIR: -1, as Redis answers a client without tracking (lapse
 /// has no client-side caching yet).
+/// CLIENT GETREDIR: the redirect target's id, 0 when tracking without
+/// one, -1 when not tracking.
 fn client_getredir(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    ctx.out().int(-1);
+    let redirect = redirect_id(ctx.server.tracking.tracker(ctx.session.id));
+    ctx.out().int(redirect);
+    Ok(())
+}
+
+fn redirect_id(tracker: Option<&crate::tracking::Tracker>) -> i64 {
+    tracker.map_or(-1, |t| t.redirect.map_or(0, |r| r.client as i64))
+}
+
+/// CLIENT TRACKING ON|OFF [REDIRECT id] [BCAST] [PREFIX p]... [OPTIN]
+/// [OPTOUT] [NOLOOP], with Redis 7.0's checks and errors in its order.
+fn client_tracking(ctx: &mut Ctx, args: Args) -> CmdResult {
+    use crate::tracking::{overlap, Tracker};
+    let mut options = Tracker {
+        token: ctx.session.token,
+        ..Tracker::default()
+    };
+    let mut i = 3;
+    while i < args.len() {
+        let more = i + 1 < args.len();
+        let option = &args[i];
+        if is(option, "redirect") && more {
+            i += 1;
+            if options.redirect.is_some() {
+                return Err(CmdError::Static(
+                    "ERR A client can only redirect to a single other client",
+                ));
+            }
+            let id = int_arg(&args[i])?;
+            let mut target = None;
+            ctx.peers.for_each_session(&mut |s| {
+                if s.id as i64 == id {
+                    target = Some(crate::pubsub::Subscriber {
+                        client: s.id,
+                        token: s.token,
+                    });
+                }
+            });
+            if id == ctx.session.id as i64 {
+                target = Some(crate::pubsub::Subscriber {
+                    client: ctx.session.id,
+                    token: ctx.session.token,
+                });
+            }
+            let Some(target) = target else {
+                return Err(CmdError::Static(
+                    "ERR The client ID you want redirect to does not exist",
+                ));
+            };
+            options.redirect = Some(target);
+        } else if is(option, "bcast") {
+            options.bcast = true;
+        } else if is(option, "optin") {
+            options.optin = true;
+        } else if is(option, "optout") {
+            options.optout = true;
+        } else if is(option, "noloop") {
+            options.noloop = true;
+        } else if is(option, "prefix") && more {
+            i += 1;
+            options.prefixes.push(args[i].to_vec());
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 1;
+    }
+    if is(&args[2], "off") {
+        ctx.server.set_tracking(ctx.session.id, None);
+        ctx.out().ok();
+        return Ok(());
+    }
+    if !is(&args[2], "on") {
+        return Err(CmdError::Syntax);
+    }
+    let current = ctx.server.tracking.tracker(ctx.session.id);
+    if !options.bcast && !options.prefixes.is_empty() {
+        return Err(CmdError::Static(
+            "ERR PREFIX option requires BCAST mode to be enabled",
+        ));
+    }
+    if current.is_some_and(|t| t.bcast != options.bcast) {
+        return Err(CmdError::Static(
+            "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.",
+        ));
+    }
+    if options.bcast && (options.optin || options.optout) {
+        return Err(CmdError::Static(
+            "ERR OPTIN and OPTOUT are not compatible with BCAST",
+        ));
+    }
+    if options.optin && options.optout {
+        return Err(CmdError::Static(
+            "ERR You can't specify both OPTIN mode and OPTOUT mode",
+        ));
+    }
+    if current.is_some_and(|t| (options.optin && t.optout) || (options.optout && t.optin)) {
+        return Err(CmdError::Static(
+            "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.",
+        ));
+    }
+    let held: &[Vec<u8>] = current.map_or(&[], |t| &t.prefixes);
+    for (n, prefix) in options.prefixes.iter().enumerate() {
+        if let Some(old) = held.iter().find(|old| overlap(old, prefix)) {
+            return Err(CmdError::owned(format!(
+                "ERR Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a single client must not overlap.",
+                String::from_utf8_lossy(prefix),
+                String::from_utf8_lossy(old)
+            )));
+        }
+        if let Some(other) = options.prefixes[n + 1..]
+            .iter()
+            .find(|o| overlap(prefix, o))
+        {
+            return Err(CmdError::owned(format!(
+                "ERR Prefix '{}' overlaps with another provided prefix '{}'. Prefixes for a single client must not overlap.",
+                String::from_utf8_lossy(prefix),
+                String::from_utf8_lossy(other)
+            )));
+        }
+    }
+    ctx.server.set_tracking(ctx.session.id, Some(options));
+    ctx.out().ok();
+    Ok(())
+}
+
+/// CLIENT CACHING YES|NO: whether the next command's keys are tracked
+/// (OPTIN / OPTOUT).
+fn client_caching(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let Some(t) = ctx.server.tracking.tracker_mut(ctx.session.id) else {
+        return Err(CmdError::Static(
+            "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled",
+        ));
+    };
+    if is(&args[2], "yes") {
+        if !t.optin {
+            return Err(CmdError::Static(
+                "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.",
+            ));
+        }
+    } else if is(&args[2], "no") {
+        if !t.optout {
+            return Err(CmdError::Static(
+                "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.",
+            ));
+        }
+    } else {
+        return Err(CmdError::Syntax);
+    }
+    t.caching = true;
+    ctx.out().ok();
+    Ok(())
+}
+
+/// CLIENT TRACKINGINFO: flags, redirect and prefixes, as Redis 7.0.
+fn client_trackinginfo(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let tracker = ctx.server.tracking.tracker(ctx.session.id).cloned();
+    let mut flags: Vec<&str> = Vec::new();
+    match &tracker {
+        None => flags.push("off"),
+        Some(t) => {
+            flags.push("on");
+            let named = [
+                (t.bcast, "bcast"),
+                (t.optin, "optin"),
+                (t.optin && t.caching, "caching-yes"),
+                (t.optout, "optout"),
+                (t.optout && t.caching, "caching-no"),
+                (t.noloop, "noloop"),
+                (t.broken_redirect, "broken_redirect"),
+            ];
+            flags.extend(named.iter().filter(|(on, _)| *on).map(|(_, n)| *n));
+        }
+    }
+    let out = ctx.out();
+    out.map(3);
+    out.bulk(b"flags");
+    out.set(flags.len());
+    for flag in flags {
+        out.bulk(flag.as_bytes());
+    }
+    out.bulk(b"redirect");
+    out.int(redirect_id(tracker.as_ref()));
+    out.bulk(b"prefixes");
+    let prefixes = tracker.map(|t| t.prefixes).unwrap_or_default();
+    out.array(prefixes.len());
+    for prefix in prefixes {
+        out.bulk(&prefix);
+    }
     Ok(())
 }
 

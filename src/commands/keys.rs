@@ -504,6 +504,7 @@ fn flush_is_async(ctx: &Ctx, args: &Args) -> Result<bool, CmdError> {
 /// Redis forces it).
 fn flush_dbs(ctx: &mut Ctx, range: std::ops::Range<usize>, lazy: bool) {
     ctx.server.propagate.force();
+    ctx.server.tracking.flushed();
     for i in range {
         let now_ms = ctx.now_ms;
         ctx.server.touch_watched_in_db(i, None, now_ms);

@@ -328,6 +328,13 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
         ctx.server.stats.error_replied(&msg);
         ctx.out().error(&msg);
     }
+    // CLIENT CACHING holds for the next command only (a transaction's
+    // commands all count as next; CLIENT subcommands leave it).
+    if ctx.session.multi.is_none() && ctx.session.last_cmd.0 != "client" {
+        if let Some(t) = ctx.server.tracking.tracker_mut(ctx.session.id) {
+            t.caching = false;
+        }
+    }
     // CLIENT REPLY OFF / SKIP, as the command left the mode (so that
     // CLIENT REPLY ON is answered and OFF is not).
     let (drop_reply, next) = ctx.session.reply_mode.after_command();
@@ -634,12 +641,36 @@ pub fn call(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
     if no_touch {
         ctx.server.dbs.iter_mut().for_each(|db| db.no_touch = false);
     }
-    ctx.server.process_key_events();
+    if ctx.server.tracking.any() {
+        track_keys_read(ctx, cmd, args);
+        // NOLOOP: the changes this command made are its client's.
+        ctx.server.tracking.current = ctx.session.id;
+        ctx.server.process_key_events();
+        ctx.server.tracking.current = 0;
+    } else {
+        ctx.server.process_key_events();
+    }
     let changes = ctx.server.dirty() - dirty_before;
     ctx.server
         .propagate
         .command_done(db, || OwnedArgs::from_args(args), changes);
     result
+}
+
+/// Client-side caching: the keys a read-only command (a script's too,
+/// counted for its caller; not the read-only scripts themselves, nor
+/// pub/sub's shard channels) read may now be cached by its client.
+fn track_keys_read(ctx: &mut Ctx, cmd: &Command, args: Args) {
+    let script = matches!(cmd.name, "eval_ro" | "evalsha_ro" | "fcall_ro");
+    if !cmd.flags.has(Flags::READONLY) || cmd.flags.has(Flags::PUBSUB) || script {
+        return;
+    }
+    if let Some(keys) = cmd.keys_of(&args) {
+        let max_keys = ctx.server.config.tracking_table_max_keys;
+        ctx.server
+            .tracking
+            .remember(ctx.session.id, &keys, max_keys);
+    }
 }
 
 /// `call`, timed for the command statistics and the slow log: the
