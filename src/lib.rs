@@ -5,6 +5,7 @@
 //! keyspace and passive expiry), `expire` (the active cycle), `commands`
 //! (the table and handlers), `config`, `info`.
 
+pub mod acl;
 pub mod aof;
 pub mod blocking;
 pub mod busy;

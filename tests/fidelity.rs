@@ -401,3 +401,103 @@ fn info_sections_follow_redis_order_and_rates_move() {
     });
     assert!(busy, "instantaneous_ops_per_sec stayed 0 under load");
 }
+
+/// COMMAND's view of each command (arity, flags in Redis's order, key
+/// positions, ACL categories), subcommands included, equals
+/// redis-server 7.0's for every command both have. ZRANK and ZREVRANK
+/// take 7.2's WITHSCORE here (arity -3).
+#[test]
+fn command_info_flags_and_categories_match_redis_server() {
+    let Some(redis) = Server::redis() else {
+        return;
+    };
+    let lapse = Server::lapse(&[]);
+    fn text(v: &redis::Value) -> String {
+        match v {
+            redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+            redis::Value::SimpleString(s) => s.clone(),
+            redis::Value::Int(n) => n.to_string(),
+            redis::Value::Array(items) | redis::Value::Set(items) => {
+                let inner: Vec<String> = items.iter().map(text).collect();
+                format!("[{}]", inner.join(" "))
+            }
+            other => format!("{other:?}"),
+        }
+    }
+    fn walk(entry: &redis::Value, out: &mut std::collections::BTreeMap<String, String>) {
+        let redis::Value::Array(fields) = entry else {
+            panic!("{entry:?}");
+        };
+        let shown: Vec<String> = fields[1..7].iter().map(text).collect();
+        out.insert(text(&fields[0]), shown.join(" "));
+        if let redis::Value::Array(subs) = &fields[9] {
+            for sub in subs {
+                walk(sub, out);
+            }
+        }
+    }
+    let table = |server: &Server| {
+        let all: Vec<redis::Value> = redis::cmd("COMMAND").query(&mut server.client()).unwrap();
+        let mut out = std::collections::BTreeMap::new();
+        for entry in &all {
+            walk(entry, &mut out);
+        }
+        out
+    };
+    let (ours, theirs) = (table(&lapse), table(&redis));
+    assert!(ours.len() > 250, "{}", ours.len());
+    assert_eq!(ours["get"], "2 [readonly fast] 1 1 1 [@read @string @fast]");
+    let mut differences = Vec::new();
+    for (name, info) in &ours {
+        let Some(expected) = theirs.get(name) else {
+            continue;
+        };
+        let info = match name.as_str() {
+            "zrank" | "zrevrank" => info.replacen("-3", "3", 1),
+            _ => info.clone(),
+        };
+        if &info != expected {
+            differences.push(format!("{name}: lapse {info} / redis {expected}"));
+        }
+    }
+    assert!(differences.is_empty(), "{differences:#?}");
+    // ACL CAT: the same categories, and in each the same commands (as
+    // sets: Redis lists them in its hash order).
+    let mut l = lapse.raw();
+    let mut r = redis.raw();
+    let cats = r.cmd(&["ACL", "CAT"]);
+    let mut sorted_cats: Vec<&str> = cats
+        .lines()
+        .filter(|x| !x.starts_with(['*', '$']))
+        .collect();
+    sorted_cats.sort_unstable();
+    let ours_cats = l.cmd(&["ACL", "CAT"]);
+    let mut ours_sorted: Vec<&str> = ours_cats
+        .lines()
+        .filter(|x| !x.starts_with(['*', '$']))
+        .collect();
+    ours_sorted.sort_unstable();
+    assert_eq!(ours_sorted, sorted_cats);
+    for category in sorted_cats.iter().copied() {
+        let members = |raw: &mut common::Raw| {
+            let reply = raw.cmd(&["ACL", "CAT", category]);
+            let mut names: Vec<String> = reply
+                .lines()
+                .filter(|x| !x.starts_with(['*', '$']))
+                .filter(|n| ours.contains_key(*n) && theirs.contains_key(*n))
+                .map(String::from)
+                .collect();
+            names.sort_unstable();
+            names
+        };
+        assert_eq!(members(&mut l), members(&mut r), "{category}");
+    }
+    for case in [
+        &["ACL", "CAT", "nosuch"][..],
+        &["ACL", "CAT", "a", "b"],
+        &["ACL", "WHOAMI"],
+        &["ACL", "USERS"],
+    ] {
+        assert_eq!(l.cmd(case), r.cmd(case), "{case:?}");
+    }
+}

@@ -19,7 +19,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "echo",
         2,
-        ["fast"],
+        ["fast", "loading", "stale"],
         (0, 0, 0),
         echo,
         "connection",
@@ -28,7 +28,14 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "quit",
         -1,
-        ["fast", "noauth", "allow_busy"],
+        [
+            "fast",
+            "noauth",
+            "allow_busy",
+            "noscript",
+            "loading",
+            "stale"
+        ],
         (0, 0, 0),
         quit,
         "connection",
@@ -37,7 +44,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "select",
         2,
-        ["fast"],
+        ["fast", "loading", "stale"],
         (0, 0, 0),
         select,
         "connection",
@@ -46,7 +53,14 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "hello",
         -1,
-        ["fast", "noauth", "allow_busy"],
+        [
+            "fast",
+            "noauth",
+            "allow_busy",
+            "noscript",
+            "loading",
+            "stale"
+        ],
         (0, 0, 0),
         hello,
         "connection",
@@ -55,7 +69,14 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "reset",
         1,
-        ["fast", "noauth", "allow_busy"],
+        [
+            "fast",
+            "noauth",
+            "allow_busy",
+            "noscript",
+            "loading",
+            "stale"
+        ],
         (0, 0, 0),
         reset,
         "connection",
@@ -64,7 +85,14 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "auth",
         -2,
-        ["fast", "noauth", "allow_busy"],
+        [
+            "fast",
+            "noauth",
+            "allow_busy",
+            "noscript",
+            "loading",
+            "stale"
+        ],
         (0, 0, 0),
         auth,
         "connection",
@@ -82,7 +110,7 @@ static CLIENT_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "id",
         2,
-        ["fast"],
+        ["noscript", "loading", "stale"],
         (0, 0, 0),
         client_id,
         "connection",
@@ -91,7 +119,7 @@ static CLIENT_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "setname",
         3,
-        ["fast"],
+        ["noscript", "loading", "stale"],
         (0, 0, 0),
         client_setname,
         "connection",
@@ -100,7 +128,7 @@ static CLIENT_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "getname",
         2,
-        ["fast"],
+        ["noscript", "loading", "stale"],
         (0, 0, 0),
         client_getname,
         "connection",
@@ -109,7 +137,7 @@ static CLIENT_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "list",
         -2,
-        [],
+        ["admin", "noscript", "loading", "stale"],
         (0, 0, 0),
         client_list,
         "connection",
@@ -118,7 +146,7 @@ static CLIENT_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "info",
         2,
-        [],
+        ["noscript", "loading", "stale"],
         (0, 0, 0),
         client_info,
         "connection",
@@ -136,7 +164,7 @@ static CLIENT_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "unblock",
         -3,
-        [],
+        ["admin", "noscript", "loading", "stale"],
         (0, 0, 0),
         client_unblock,
         "connection",
@@ -154,7 +182,7 @@ static CLIENT_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "no-evict",
         3,
-        [],
+        ["admin", "noscript", "loading", "stale"],
         (0, 0, 0),
         client_no_evict,
         "connection",
@@ -235,7 +263,7 @@ static CLIENT_SUBCOMMANDS: &[Command] = &[
     cmd!(
         "help",
         2,
-        [],
+        ["loading", "stale"],
         (0, 0, 0),
         client_help,
         "connection",

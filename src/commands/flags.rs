@@ -22,8 +22,11 @@ const NAMES: &[(&str, Flags)] = &[
     ("loading", Flags::LOADING),
     ("stale", Flags::STALE),
     ("skip_monitor", Flags::SKIP_MONITOR),
+    ("skip_slowlog", Flags::SKIP_SLOWLOG),
     ("fast", Flags::FAST),
     ("no_auth", Flags::NOAUTH),
+    ("no_mandatory_keys", Flags::NO_MANDATORY_KEYS),
+    ("no_async_loading", Flags::NO_ASYNC_LOADING),
     ("no_multi", Flags::NO_MULTI),
     ("allow_busy", Flags::ALLOW_BUSY),
     ("may_replicate", Flags::MAY_REPLICATE),
@@ -51,6 +54,12 @@ impl Flags {
     /// Not a write, but may propagate (scripts, PUBLISH): held by CLIENT
     /// PAUSE WRITE as writes are.
     pub const MAY_REPLICATE: Flags = Flags(1 << 14);
+    /// Reported by COMMAND as Redis reports them (the behaviour they name
+    /// is built in: EXEC is never slow-logged, scripts may name no keys,
+    /// there is no async loading).
+    pub const SKIP_SLOWLOG: Flags = Flags(1 << 15);
+    pub const NO_MANDATORY_KEYS: Flags = Flags(1 << 16);
+    pub const NO_ASYNC_LOADING: Flags = Flags(1 << 17);
 
     /// The flags named in `names`, as the command table spells them
     /// (`"noauth"` and `"no-multi"` are accepted for Redis's source names).

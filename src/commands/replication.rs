@@ -9,7 +9,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "replicaof",
         3,
-        ["admin", "noscript", "stale"],
+        ["admin", "noscript", "stale", "no_async_loading"],
         (0, 0, 0),
         replicaof,
         "server",
@@ -18,7 +18,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "slaveof",
         3,
-        ["admin", "noscript", "stale"],
+        ["admin", "noscript", "stale", "no_async_loading"],
         (0, 0, 0),
         replicaof,
         "server",
@@ -36,7 +36,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "psync",
         -3,
-        ["admin", "noscript", "no_multi"],
+        ["admin", "noscript", "no_multi", "no_async_loading"],
         (0, 0, 0),
         psync,
         "server",
@@ -45,7 +45,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "sync",
         1,
-        ["admin", "noscript", "no_multi"],
+        ["admin", "noscript", "no_multi", "no_async_loading"],
         (0, 0, 0),
         psync,
         "server",

@@ -24,7 +24,13 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "eval",
         -3,
-        ["noscript", "stale", "skip_monitor", "may_replicate"],
+        [
+            "noscript",
+            "stale",
+            "skip_monitor",
+            "may_replicate",
+            "no_mandatory_keys"
+        ],
         (0, 0, 0),
         eval,
         "scripting",
@@ -34,7 +40,13 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "evalsha",
         -3,
-        ["noscript", "stale", "skip_monitor", "may_replicate"],
+        [
+            "noscript",
+            "stale",
+            "skip_monitor",
+            "may_replicate",
+            "no_mandatory_keys"
+        ],
         (0, 0, 0),
         evalsha,
         "scripting",
@@ -44,7 +56,13 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "eval_ro",
         -3,
-        ["readonly", "noscript", "stale", "skip_monitor"],
+        [
+            "readonly",
+            "noscript",
+            "stale",
+            "skip_monitor",
+            "no_mandatory_keys"
+        ],
         (0, 0, 0),
         eval_ro,
         "scripting",
@@ -54,7 +72,13 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "evalsha_ro",
         -3,
-        ["readonly", "noscript", "stale", "skip_monitor"],
+        [
+            "readonly",
+            "noscript",
+            "stale",
+            "skip_monitor",
+            "no_mandatory_keys"
+        ],
         (0, 0, 0),
         evalsha_ro,
         "scripting",
@@ -64,7 +88,13 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "fcall",
         -3,
-        ["noscript", "stale", "skip_monitor", "may_replicate"],
+        [
+            "noscript",
+            "stale",
+            "skip_monitor",
+            "may_replicate",
+            "no_mandatory_keys"
+        ],
         (0, 0, 0),
         fcall,
         "scripting",
@@ -74,7 +104,13 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "fcall_ro",
         -3,
-        ["readonly", "noscript", "stale", "skip_monitor"],
+        [
+            "readonly",
+            "noscript",
+            "stale",
+            "skip_monitor",
+            "no_mandatory_keys"
+        ],
         (0, 0, 0),
         fcall_ro,
         "scripting",

@@ -45,6 +45,12 @@ pub static COMMANDS: &[Command] = &[
         "A container for latency diagnostics commands."
     ),
     container!(
+        "acl",
+        ACL_SUBCOMMANDS,
+        "server",
+        "A container for Access List Control commands."
+    ),
+    container!(
         "slowlog",
         SLOWLOG_SUBCOMMANDS,
         "server",
@@ -74,7 +80,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "save",
         1,
-        ["admin", "noscript", "no_multi"],
+        ["admin", "noscript", "no_multi", "no_async_loading"],
         (0, 0, 0),
         save,
         "server",
@@ -83,7 +89,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "bgsave",
         -1,
-        ["admin", "noscript"],
+        ["admin", "noscript", "no_async_loading"],
         (0, 0, 0),
         bgsave,
         "server",
@@ -92,7 +98,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "bgrewriteaof",
         1,
-        ["admin", "noscript"],
+        ["admin", "noscript", "no_async_loading"],
         (0, 0, 0),
         bgrewriteaof,
         "server",
@@ -110,7 +116,7 @@ pub static COMMANDS: &[Command] = &[
     Command {
         name: "debug",
         arity: -2,
-        flags: Flags::parse(&["admin", "noscript"]),
+        flags: Flags::parse(&["admin", "noscript", "loading", "stale"]),
         keys: (0, 0, 0),
         numkeys_at: None,
         handler: |_, _| Ok(()),
@@ -121,7 +127,14 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "shutdown",
         -1,
-        ["admin", "noscript", "allow_busy"],
+        [
+            "admin",
+            "noscript",
+            "allow_busy",
+            "loading",
+            "no_multi",
+            "stale"
+        ],
         (0, 0, 0),
         shutdown,
         "server",
@@ -176,6 +189,86 @@ static COMMAND_SUBCOMMANDS: &[Command] = &[
         "Returns a list of command names."
     ),
 ];
+
+/// What lapse has of ACL so far: the categories, and the one user.
+static ACL_SUBCOMMANDS: &[Command] = &[
+    cmd!(
+        "cat",
+        -2,
+        ["noscript", "loading", "stale"],
+        (0, 0, 0),
+        acl_cat,
+        "server",
+        "Lists the ACL categories, or the commands inside a category."
+    ),
+    cmd!(
+        "whoami",
+        2,
+        ["noscript", "loading", "stale"],
+        (0, 0, 0),
+        acl_whoami,
+        "server",
+        "Returns the authenticated username of the current connection."
+    ),
+    cmd!(
+        "users",
+        2,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        acl_whoami,
+        "server",
+        "Lists all ACL users."
+    ),
+];
+
+/// ACL CAT [category]: the categories, or the commands (subcommands as
+/// `parent|sub`) in one, in the command table's order.
+fn acl_cat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 3 {
+        return Err(CmdError::with_arg(
+            "ERR unknown subcommand or wrong number of arguments for '",
+            &args[1],
+            "'. Try ACL HELP.",
+        ));
+    }
+    let out = ctx.out();
+    if args.len() == 2 {
+        out.array(crate::acl::CATEGORIES.len());
+        for category in crate::acl::CATEGORIES {
+            out.bulk(category.as_bytes());
+        }
+        return Ok(());
+    }
+    let wanted = String::from_utf8_lossy(&args[2]).to_ascii_lowercase();
+    if !crate::acl::CATEGORIES.contains(&wanted.as_str()) {
+        return Err(CmdError::with_arg("ERR Unknown category '", &args[2], "'"));
+    }
+    let mut names = Vec::new();
+    for c in super::all() {
+        if crate::acl::categories(c, None).has(&wanted) {
+            names.push(c.name.to_string());
+        }
+        for sub in c.subcommands {
+            if crate::acl::categories(sub, Some(c)).has(&wanted) {
+                names.push(format!("{}|{}", c.name, sub.name));
+            }
+        }
+    }
+    out.array(names.len());
+    for name in names {
+        out.bulk(name.as_bytes());
+    }
+    Ok(())
+}
+
+/// ACL WHOAMI / ACL USERS: lapse has one user, `default`.
+fn acl_whoami(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if is(&args[1], "users") {
+        ctx.out().array(1);
+    }
+    ctx.out().bulk(b"default");
+    Ok(())
+}
 
 static SLOWLOG_SUBCOMMANDS: &[Command] = &[
     cmd!(
@@ -821,7 +914,7 @@ fn debug_digest_value(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 /// COMMAND INFO's entry for one command (Redis 7's ten fields).
-fn write_command_info(out: &mut Reply, c: &Command, full_name: &str) {
+fn write_command_info(out: &mut Reply, c: &Command, parent: Option<&Command>, full_name: &str) {
     out.array(10);
     out.bulk(full_name.as_bytes());
     out.int(i64::from(c.arity));
@@ -836,12 +929,16 @@ fn write_command_info(out: &mut Reply, c: &Command, full_name: &str) {
     out.int(i64::from(c.keys.0));
     out.int(i64::from(c.keys.1));
     out.int(i64::from(c.keys.2));
-    out.set(0); // ACL categories
+    let categories: Vec<&str> = crate::acl::categories(c, parent).names().collect();
+    out.set(categories.len());
+    for category in categories {
+        out.simple(&format!("@{category}"));
+    }
     out.set(0); // tips
     out.array(0); // key specs
     out.array(c.subcommands.len());
     for sub in c.subcommands {
-        write_command_info(out, sub, &format!("{}|{}", c.name, sub.name));
+        write_command_info(out, sub, Some(c), &format!("{}|{}", c.name, sub.name));
     }
 }
 
@@ -873,7 +970,7 @@ fn command_all(ctx: &mut Ctx, args: Args) -> CmdResult {
     let out = ctx.out();
     out.array(all.len());
     for c in all {
-        write_command_info(out, c, c.name);
+        write_command_info(out, c, None, c.name);
     }
     Ok(())
 }
@@ -917,14 +1014,14 @@ fn command_info(ctx: &mut Ctx, args: Args) -> CmdResult {
         let all: Vec<&Command> = super::all().collect();
         out.array(all.len());
         for c in all {
-            write_command_info(out, c, c.name);
+            write_command_info(out, c, None, c.name);
         }
         return Ok(());
     }
     out.array(args.len() - 2);
     for name in args.iter().skip(2) {
         match super::lookup(name) {
-            Some(c) => write_command_info(out, c, c.name),
+            Some(c) => write_command_info(out, c, None, c.name),
             None => out.null_array(),
         }
     }

@@ -22,7 +22,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!(
         "exec",
         1,
-        ["noscript", "loading", "stale"],
+        ["noscript", "loading", "stale", "skip_slowlog"],
         (0, 0, 0),
         exec,
         "transactions",
