@@ -159,8 +159,13 @@ pub fn perform_evictions(state: &mut ServerState, not_counted: usize, now_ms: i6
     let limit = state.config.maxmemory as usize;
     // Under CLIENT PAUSE the dataset stays as it is (Redis 7.0).
     if state.pause.is_on() || !over_limit(state) || counted_memory(state, not_counted) <= limit {
+        end_exceeded_spell(state);
         return Outcome::Ok;
     }
+    state
+        .stats
+        .eviction_exceeded_since
+        .get_or_insert_with(Instant::now);
     let policy = state.config.maxmemory_policy;
     if policy == Policy::NoEviction {
         return Outcome::Fail;
@@ -192,6 +197,14 @@ pub fn perform_evictions(state: &mut ServerState, not_counted: usize, now_ms: i6
         state.process_key_events();
     }
     outcome
+}
+
+/// Memory is back under the limit: the time it was over is counted
+/// (INFO `total_eviction_exceeded_time`).
+pub fn end_exceeded_spell(state: &mut ServerState) {
+    if let Some(since) = state.stats.eviction_exceeded_since.take() {
+        state.stats.eviction_exceeded_ms += since.elapsed().as_millis() as u64;
+    }
 }
 
 /// The next key to evict under `policy`, and its database.

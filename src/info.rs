@@ -637,17 +637,35 @@ fn memory_section(state: &ServerState, peers: &dyn crate::connection::Sessions, 
         "used_memory_dataset_perc",
         format!("{:.2}%", stats.dataset_percentage())
     );
+    let allocator = allocator_stats();
+    field!(out, "allocator_allocated", allocator.allocated);
+    field!(out, "allocator_active", allocator.active);
+    field!(out, "allocator_resident", allocator.resident);
     let system = system_memory().unwrap_or(0);
     field!(out, "total_system_memory", system);
     field!(out, "total_system_memory_human", human_bytes(system));
-    let (scripts, script_bytes) = state.scripting.as_ref().map_or((0, 0), |s| s.cache_stats());
+    // One Lua VM serves EVAL and functions here (Redis has two): its
+    // memory is reported as the eval VM's.
+    let scripting = state.scripting.as_ref();
+    let (scripts, script_bytes) = scripting.map_or((0, 0), |s| s.cache_stats());
+    let vm = scripting.map_or(0, |s| s.vm_memory()) as u64;
+    let functions = scripting.map_or(0, |s| s.function_count());
+    let libraries = scripting.map_or(0, |s| s.libraries().count());
+    let library_bytes: usize = scripting.map_or(0, |s| s.libraries().map(|l| l.code.len()).sum());
+    field!(out, "used_memory_lua", vm);
+    field!(out, "used_memory_vm_eval", vm);
+    field!(out, "used_memory_lua_human", human_bytes(vm));
+    field!(out, "used_memory_scripts_eval", script_bytes);
     field!(out, "number_of_cached_scripts", scripts);
-    field!(out, "used_memory_scripts", script_bytes);
-    field!(
-        out,
-        "used_memory_scripts_human",
-        human_bytes(script_bytes as u64)
-    );
+    field!(out, "number_of_functions", functions);
+    field!(out, "number_of_libraries", libraries);
+    field!(out, "used_memory_vm_functions", 0);
+    field!(out, "used_memory_vm_total", vm);
+    field!(out, "used_memory_vm_total_human", human_bytes(vm));
+    field!(out, "used_memory_functions", library_bytes);
+    let scripts_total = (script_bytes + library_bytes) as u64;
+    field!(out, "used_memory_scripts", scripts_total);
+    field!(out, "used_memory_scripts_human", human_bytes(scripts_total));
     field!(out, "maxmemory", state.config.maxmemory);
     field!(out, "maxmemory_human", human_bytes(state.config.maxmemory));
     field!(
@@ -655,18 +673,61 @@ fn memory_section(state: &ServerState, peers: &dyn crate::connection::Sessions, 
         "maxmemory_policy",
         state.config.maxmemory_policy.name()
     );
+    let ratio = |a: u64, b: u64| format!("{:.2}", a as f64 / b.max(1) as f64);
+    let diff = |a: u64, b: u64| a as i64 - b as i64;
+    let (allocated, active, resident) = (allocator.allocated, allocator.active, allocator.resident);
+    field!(out, "allocator_frag_ratio", ratio(active, allocated));
+    field!(out, "allocator_frag_bytes", diff(active, allocated));
+    field!(out, "allocator_rss_ratio", ratio(resident, active));
+    field!(out, "allocator_rss_bytes", diff(resident, active));
+    field!(out, "rss_overhead_ratio", ratio(rss, resident));
+    field!(out, "rss_overhead_bytes", diff(rss, resident));
     field!(
         out,
         "mem_fragmentation_ratio",
         format!("{:.2}", stats.fragmentation())
     );
+    field!(out, "mem_fragmentation_bytes", diff(rss, used));
+    field!(
+        out,
+        "mem_not_counted_for_evict",
+        crate::evict::not_counted(state, peers)
+    );
+    field!(out, "mem_replication_backlog", stats.replication_backlog);
+    field!(out, "mem_total_replication_buffers", stats.clients_replicas);
+    field!(out, "mem_clients_slaves", stats.clients_replicas);
     field!(out, "mem_clients_normal", state.stats.mem_clients_normal);
+    field!(out, "mem_cluster_links", 0);
+    field!(out, "mem_aof_buffer", stats.aof_buffer);
     field!(out, "mem_allocator", "libc");
+    field!(out, "active_defrag_running", 0);
     field!(
         out,
         "lazyfree_pending_objects",
         state.lazyfree.pending_objects()
     );
+    field!(out, "lazyfreed_objects", state.lazyfree.freed_objects());
+}
+
+/// glibc's view of the heap (`mallinfo2`), in Redis's allocator terms:
+/// bytes in use, bytes the allocator holds from the OS (its arenas and
+/// mapped chunks), and of those the resident ones (glibc cannot tell
+/// untouched pages apart: the same figure).
+struct AllocatorStats {
+    allocated: u64,
+    active: u64,
+    resident: u64,
+}
+
+fn allocator_stats() -> AllocatorStats {
+    // SAFETY: mallinfo2 only reads the allocator's counters.
+    let info = unsafe { libc::mallinfo2() };
+    let active = (info.arena + info.hblkhd) as u64;
+    AllocatorStats {
+        allocated: (info.uordblks + info.hblkhd) as u64,
+        active,
+        resident: active,
+    }
 }
 
 fn stats_section(state: &ServerState, out: &mut String) {
@@ -695,8 +756,28 @@ fn stats_section(state: &ServerState, out: &mut String) {
     field!(out, "total_net_input_bytes", s.total_net_input_bytes);
     field!(out, "total_net_output_bytes", s.total_net_output_bytes);
     let kbps = |rate: &crate::state::RateSampler| format!("{:.2}", rate.per_second() / 1024.0);
+    field!(
+        out,
+        "total_net_repl_input_bytes",
+        s.total_net_repl_input_bytes
+    );
+    field!(
+        out,
+        "total_net_repl_output_bytes",
+        s.total_net_repl_output_bytes
+    );
     field!(out, "instantaneous_input_kbps", kbps(&s.input_rate));
     field!(out, "instantaneous_output_kbps", kbps(&s.output_rate));
+    field!(
+        out,
+        "instantaneous_input_repl_kbps",
+        kbps(&s.repl_input_rate)
+    );
+    field!(
+        out,
+        "instantaneous_output_repl_kbps",
+        kbps(&s.repl_output_rate)
+    );
     field!(out, "rejected_connections", s.rejected_connections);
     field!(out, "sync_full", state.repl.sync_full);
     field!(out, "sync_partial_ok", state.repl.sync_partial_ok);
@@ -716,19 +797,47 @@ fn stats_section(state: &ServerState, out: &mut String) {
     let evicted: u64 = state.dbs.iter().map(|db| db.stats.evicted_keys).sum();
     field!(out, "evicted_keys", evicted);
     field!(out, "evicted_clients", s.evicted_clients);
+    let current_ms = s
+        .eviction_exceeded_since
+        .map_or(0, |since| since.elapsed().as_millis() as u64);
+    field!(
+        out,
+        "total_eviction_exceeded_time",
+        s.eviction_exceeded_ms + current_ms
+    );
+    field!(out, "current_eviction_exceeded_time", current_ms);
     field!(out, "keyspace_hits", hits);
     field!(out, "keyspace_misses", misses);
     let (channels, patterns, shard) = state.pubsub.totals();
     field!(out, "pubsub_channels", channels);
     field!(out, "pubsub_patterns", patterns);
     field!(out, "pubsubshard_channels", shard);
+    // lapse never forks (saves are fork-less) and has no defragmenter.
+    field!(out, "latest_fork_usec", 0);
+    field!(out, "total_forks", 0);
+    field!(out, "migrate_cached_sockets", 0);
     let tracked: usize = state.dbs.iter().map(|db| db.replica_ttls_tracked()).sum();
     field!(out, "slave_expires_tracked_keys", tracked);
     let (_, keys, items, prefixes) = state.tracking.totals();
+    for defrag in [
+        "active_defrag_hits",
+        "active_defrag_misses",
+        "active_defrag_key_hits",
+        "active_defrag_key_misses",
+        "total_active_defrag_time",
+        "current_active_defrag_time",
+    ] {
+        let _ = write!(out, "{defrag}:0\r\n");
+    }
     field!(out, "tracking_total_keys", keys);
     field!(out, "tracking_total_items", items);
     field!(out, "tracking_total_prefixes", prefixes);
+    field!(out, "unexpected_error_replies", s.unexpected_error_replies);
     field!(out, "total_error_replies", s.total_error_replies);
+    field!(out, "total_reads_processed", s.total_reads_processed);
+    field!(out, "total_writes_processed", s.total_writes_processed);
+    field!(out, "io_threaded_reads_processed", 0);
+    field!(out, "io_threaded_writes_processed", 0);
     // Redis 7.2's, then lapse's own.
     field!(
         out,
@@ -754,7 +863,6 @@ fn stats_section(state: &ServerState, out: &mut String) {
         );
     }
     field!(out, "expire_strategy", state.config.expire_strategy.name());
-    field!(out, "lazyfreed_objects", state.lazyfree.freed_objects());
 }
 
 fn keyspace_section(state: &ServerState, out: &mut String) {

@@ -553,6 +553,11 @@ impl Scripting {
         self.lua.gc_collect().ok();
     }
 
+    /// Bytes the Lua VM holds (INFO `used_memory_lua`).
+    pub fn vm_memory(&self) -> usize {
+        self.lua.used_memory()
+    }
+
     /// (scripts cached, bytes of their sources) for INFO.
     pub fn cache_stats(&self) -> (usize, usize) {
         (

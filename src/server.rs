@@ -543,7 +543,7 @@ impl Server {
                 }
                 Ok(n) => {
                     conn.session.query.commit(n);
-                    self.state.stats.total_net_input_bytes += n as u64;
+                    self.state.stats.read_bytes(n, conn.session.master);
                     self.process_input(token);
                     // A short read drained the socket: on Linux a later
                     // arrival raises a new edge, so skip the read that would
@@ -610,6 +610,10 @@ impl Server {
                         }
                         if master {
                             self.state.freeze_expiry(false);
+                            // A command of the primary failed here.
+                            if session.reply.buf[replied_before..].starts_with(b"-") {
+                                self.state.stats.unexpected_error_replies += 1;
+                            }
                             if !args[0].eq_ignore_ascii_case(b"replconf") {
                                 session.reply.buf.truncate(replied_before);
                             }
@@ -1404,7 +1408,7 @@ impl Server {
                     return self.master_link_failed(&format!("I/O error reading from MASTER: {e}"))
                 }
             };
-            self.state.stats.total_net_input_bytes += n as u64;
+            self.state.stats.read_bytes(n, true);
             self.state.repl.last_io = Instant::now();
             let Some(handshake) = link.handshake.as_mut() else {
                 return;
@@ -1577,6 +1581,8 @@ impl Server {
         }
         if self.evicting || crate::evict::over_limit(&self.state) {
             self.evict_between_commands();
+        } else if self.state.stats.eviction_exceeded_since.is_some() {
+            crate::evict::end_exceeded_spell(&mut self.state);
         }
         self.active_expire_cycle(CycleKind::Fast);
         // BCAST invalidations: what changed under each prefix this round.
@@ -1629,7 +1635,8 @@ impl Server {
                 Ok(0) => return self.close(token),
                 Ok(n) => {
                     reply.sent += n;
-                    self.state.stats.total_net_output_bytes += n as u64;
+                    let replica = conn.session.replica.is_some();
+                    self.state.stats.wrote_bytes(n, replica);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -397,6 +397,30 @@ impl Stats {
         self.ops_rate.sample(self.total_commands_processed, now_ms);
         self.input_rate.sample(self.total_net_input_bytes, now_ms);
         self.output_rate.sample(self.total_net_output_bytes, now_ms);
+        self.repl_input_rate
+            .sample(self.total_net_repl_input_bytes, now_ms);
+        self.repl_output_rate
+            .sample(self.total_net_repl_output_bytes, now_ms);
+    }
+
+    /// Bytes read from a client, or (`replication`) from the primary.
+    pub fn read_bytes(&mut self, n: usize, replication: bool) {
+        self.total_reads_processed += 1;
+        if replication {
+            self.total_net_repl_input_bytes += n as u64;
+        } else {
+            self.total_net_input_bytes += n as u64;
+        }
+    }
+
+    /// Bytes written to a client, or (`replication`) to a replica.
+    pub fn wrote_bytes(&mut self, n: usize, replication: bool) {
+        self.total_writes_processed += 1;
+        if replication {
+            self.total_net_repl_output_bytes += n as u64;
+        } else {
+            self.total_net_output_bytes += n as u64;
+        }
     }
 
     /// Counts an error reply (`total_error_replies`, and by its code).
@@ -456,6 +480,23 @@ pub struct Stats {
     pub ops_rate: RateSampler,
     pub input_rate: RateSampler,
     pub output_rate: RateSampler,
+    /// The same for the replication stream (`_repl_kbps`).
+    pub repl_input_rate: RateSampler,
+    pub repl_output_rate: RateSampler,
+    /// Bytes of the replication stream, in from the primary and out to
+    /// replicas (Redis 7.0 keeps them apart from clients' bytes).
+    pub total_net_repl_input_bytes: u64,
+    pub total_net_repl_output_bytes: u64,
+    /// Reads from and writes to sockets (`total_reads_processed` /
+    /// `total_writes_processed`).
+    pub total_reads_processed: u64,
+    pub total_writes_processed: u64,
+    /// Milliseconds spent over `maxmemory` (finished spells), and when the
+    /// present one began (`total_/current_eviction_exceeded_time`).
+    pub eviction_exceeded_ms: u64,
+    pub eviction_exceeded_since: Option<std::time::Instant>,
+    /// Errors the primary's commands met here (a replica diverging).
+    pub unexpected_error_replies: u64,
     pub total_connections_received: u64,
     pub total_commands_processed: u64,
     pub total_error_replies: u64,

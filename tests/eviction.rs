@@ -306,8 +306,11 @@ fn evictions_reach_the_replica_and_subscribers_with_lazy_free_on_and_off() {
             common::eventually(Duration::from_secs(10), || r.cmd(&["DBSIZE"]) == left),
             "lazy {lazy}: the replica kept evicted keys"
         );
-        let freed =
-            |p: &mut Raw| -> u64 { info_field(p, "stats", "lazyfreed_objects").parse().unwrap() };
+        let freed = |p: &mut Raw| -> u64 {
+            info_field(p, "memory", "lazyfreed_objects")
+                .parse()
+                .unwrap()
+        };
         if lazy == "yes" {
             assert!(common::eventually(Duration::from_secs(5), || freed(&mut p) > 0));
         } else {

@@ -8,7 +8,9 @@ use std::time::Duration;
 use common::{eventually, info_field, Raw, Server};
 
 fn freed(r: &mut Raw) -> u64 {
-    info_field(r, "stats", "lazyfreed_objects").parse().unwrap()
+    info_field(r, "memory", "lazyfreed_objects")
+        .parse()
+        .unwrap()
 }
 
 fn pending(r: &mut Raw) -> u64 {

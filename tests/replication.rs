@@ -367,6 +367,13 @@ fn replicate_a_lapse_primary(diskless: &str) {
     let digest = p.cmd(&["DEBUG", "DIGEST"]);
     assert_eq!(theirs.cmd(&["DEBUG", "DIGEST"]), digest);
     assert_eq!(ours.cmd(&["DEBUG", "DIGEST"]), digest);
+    // The stream's bytes are counted apart from clients', as in 7.0.
+    let bytes = |r: &mut Raw, field: &str| -> u64 {
+        common::info_field(r, "stats", field).parse().unwrap()
+    };
+    assert!(bytes(&mut p, "total_net_repl_output_bytes") > 0);
+    assert!(bytes(&mut ours, "total_net_repl_input_bytes") > 0);
+    assert!(bytes(&mut p, "total_net_repl_input_bytes") == 0);
 }
 
 /// With lapse as the primary, a key's DEL reaches the replica soon after

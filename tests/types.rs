@@ -482,7 +482,9 @@ fn pending(r: &mut Raw) -> u64 {
 }
 
 fn freed(r: &mut Raw) -> u64 {
-    info_field(r, "stats", "lazyfreed_objects").parse().unwrap()
+    info_field(r, "memory", "lazyfreed_objects")
+        .parse()
+        .unwrap()
 }
 
 /// Fills `key` with `n` fields through pipelined HSETs of 1000 fields each.
