@@ -205,6 +205,15 @@ pub struct Config {
     /// `rename-command original new` pairs from the config file, in order
     /// (`commands::Renames`; not a setting CONFIG GET shows).
     pub renamed_commands: Vec<(String, String)>,
+    /// `aclfile`: where ACL SAVE writes users and ACL LOAD (and startup)
+    /// reads them; empty: users live in the config (`user` lines).
+    pub aclfile: String,
+    /// `acl-pubsub-default`: new users may use every channel.
+    pub acl_pubsub_all: bool,
+    /// `acllog-max-len`: ACL LOG entries kept.
+    pub acllog_max_len: usize,
+    /// `user` directives of the config file, each the rules after `user`.
+    pub user_directives: Vec<Vec<String>>,
     /// `tracking-table-max-keys`: keys client-side caching remembers before
     /// it drops some, invalidating their holders (0: no limit).
     pub tracking_table_max_keys: usize,
@@ -466,6 +475,10 @@ impl Default for Config {
             kept: std::collections::BTreeMap::new(),
             renamed_commands: Vec::new(),
             tracking_table_max_keys: 1_000_000,
+            aclfile: String::new(),
+            acl_pubsub_all: false,
+            acllog_max_len: 128,
+            user_directives: Vec::new(),
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
             latency_tracking: true,
@@ -1335,13 +1348,6 @@ pub static SETTINGS: &[Setting] = &[
         ignored: None,
     },
     // What lapse keeps without acting on, each with why (README's table).
-    kept!("acl-pubsub-default", "resetchannels", true,
-        |a| one_of(a, &["allchannels", "resetchannels"]),
-        "no ACL users yet: the default user may use every channel"),
-    kept!("aclfile", "", false, kept_text,
-        "no ACL users yet: only the default user (requirepass) exists"),
-    kept!("acllog-max-len", "128", true, |a| kept_int(a, 0, i64::MAX),
-        "no ACL log yet"),
     kept!("activedefrag", "no", true, kept_yes_no,
         "no active defragmentation: lapse uses glibc malloc and returns freed memory with malloc_trim"),
     kept!("active-defrag-cycle-max", "25", true, |a| kept_int(a, 1, 99),
@@ -1489,6 +1495,18 @@ pub static SETTINGS: &[Setting] = &[
     kept!("tls-cluster", "no", true, kept_yes_no, "no TLS"),
     kept!("tls-replication", "no", true, kept_yes_no, "no TLS"),
     kept!("tls-auth-clients", "yes", true, |a| one_of(a, &["no", "yes", "optional"]), "no TLS"),
+    text_setting!("aclfile", aclfile),
+    Setting {
+        name: "acl-pubsub-default",
+        get: |c| if c.acl_pubsub_all { "allchannels" } else { "resetchannels" }.into(),
+        set: |c, a| {
+            c.acl_pubsub_all = one_of(a, &["allchannels", "resetchannels"])? == "allchannels";
+            Ok(())
+        },
+        mutable: true,
+        ignored: None,
+    },
+    int_setting!("acllog-max-len", acllog_max_len, 0, i64::MAX, true),
     int_setting!(
         "tracking-table-max-keys",
         tracking_table_max_keys,
@@ -1576,6 +1594,17 @@ impl Setting {
 }
 
 impl Config {
+    /// `acl-pubsub-default` is `allchannels`.
+    pub fn acl_pubsub_all(&self) -> bool {
+        self.acl_pubsub_all
+    }
+
+    /// The ACL file, when one is configured (relative to the directory
+    /// the server started in, as Redis reads it).
+    pub fn aclfile_path(&self) -> Option<std::path::PathBuf> {
+        (!self.aclfile.is_empty()).then(|| std::path::PathBuf::from(&self.aclfile))
+    }
+
     /// What keys' access history keeps (`maxmemory-policy`'s LRU or
     /// LFU, and the LFU's settings).
     pub fn access_policy(&self) -> crate::db::access::AccessPolicy {
@@ -1836,8 +1865,20 @@ impl<'a> Directives<'a> {
             self.config.renamed_commands = pairs;
             return Ok(());
         }
+        if name.eq_ignore_ascii_case("user") {
+            // Checked like ACL SETUSER, applied at startup.
+            let mut user = crate::acl::User::new("", self.config.acl_pubsub_all);
+            let (name, rules) = args.split_first().ok_or("wrong number of arguments")?;
+            for rule in rules {
+                user.set_rule(rule, self.config.acl_pubsub_all)
+                    .map_err(|e| format!("Error in user declaration '{rule}': {e}"))?;
+            }
+            let mut line = vec![name.clone()];
+            line.extend(rules.iter().cloned());
+            self.config.user_directives.push(line);
+            return Ok(());
+        }
         let refusal = match name.to_ascii_lowercase().as_str() {
-            "user" => "no ACL users yet: use requirepass for the default user",
             "loadmodule" => "lapse cannot load Redis modules",
             "sentinel" => "a Sentinel directive: run redis-sentinel for Sentinel",
             _ => "Bad directive or wrong number of arguments",
@@ -2075,7 +2116,8 @@ mod tests {
                 continue;
             };
             let lowercase = name.bytes().all(|b| !b.is_ascii_uppercase());
-            let known = lowercase && (find_setting(name).is_some() || name == "rename-command");
+            let known = lowercase
+                && (find_setting(name).is_some() || matches!(name, "rename-command" | "user"));
             // Placeholders (`<bytes>`), and examples naming files or
             // listen addresses that do not exist here.
             let prose = [". ", ", ", "'"].iter().any(|p| example.contains(p))

@@ -115,6 +115,8 @@ pub struct Session {
     pub lib_name: String,
     pub lib_ver: String,
     pub no_evict: bool,
+    /// The ACL user it is authenticated as; empty: `default`.
+    pub user: String,
     /// Its next request waits for CLIENT PAUSE to end (kept unread in
     /// the query buffer; flag `b`).
     pub postponed: bool,
@@ -185,6 +187,7 @@ impl Session {
     /// `authenticated` is what a new connection would be.
     pub fn reset(&mut self, authenticated: bool) {
         self.authenticated = authenticated;
+        self.user.clear();
         self.db = 0;
         self.name.clear();
         self.reply.resp3 = false;
@@ -223,6 +226,15 @@ impl Session {
             ClientType::PubSub
         } else {
             ClientType::Normal
+        }
+    }
+
+    /// The ACL user's name.
+    pub fn user_name(&self) -> &str {
+        if self.user.is_empty() {
+            "default"
+        } else {
+            &self.user
         }
     }
 
@@ -272,7 +284,7 @@ impl Session {
         let multi = self.multi.as_ref().map_or(-1, |t| t.queue.len() as i64);
         let multi_mem = self.multi.as_ref().map_or(0, Transaction::heap_bytes);
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -296,6 +308,7 @@ impl Session {
                 (name, Some(sub)) => format!("{name}|{sub}"),
                 (name, None) => name.to_string(),
             },
+            self.user_name(),
             tracking.map_or(-1, |t| t.redirect.map_or(0, |r| r.client as i64)),
             if self.reply.resp3 { 3 } else { 2 },
             self.lib_name,

@@ -304,7 +304,11 @@ impl Server {
         let mut signals = Signals::new([SIGINT, SIGTERM])?;
         poll.registry()
             .register(&mut signals, SIGNAL_TOKEN, Interest::READABLE)?;
+        let users = crate::acl::users_at_startup(&config)?;
         let mut state = ServerState::new(config);
+        if let Some(users) = users {
+            state.acl.replace_users(users);
+        }
         state.bound_port = port;
         // With the AOF on, it alone holds the data (as in Redis).
         if state.config.appendonly {
@@ -489,7 +493,7 @@ impl Server {
                 unix_time_ms(),
             );
             session.unix_socket = peer.unix;
-            session.authenticated = self.state.config.requirepass.is_empty();
+            session.authenticated = self.state.acl.default_is_open();
             session.token = token.0;
             self.next_client_id += 1;
             entry.insert(Connection {
@@ -512,7 +516,7 @@ impl Server {
         if self.state.connected_clients >= config.maxclients {
             return Some("-ERR max number of clients reached\r\n");
         }
-        if config.protected_mode && config.requirepass.is_empty() && !peer.local {
+        if config.protected_mode && self.state.acl.default_nopass() && !peer.local {
             return Some(PROTECTED_MODE_ERROR);
         }
         None

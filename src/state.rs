@@ -81,6 +81,8 @@ pub struct ServerState {
     /// This process's random identity (INFO `run_id`): Sentinel tells a
     /// restarted server from one that stayed up by it.
     pub run_id: String,
+    /// Users and the ACL log (`acl`).
+    pub acl: crate::acl::Acl,
     /// Client-side caching: who may hold which keys (`tracking`).
     pub tracking: crate::tracking::Tracking,
     /// CLIENT PAUSE: what waits, until when (`pause`).
@@ -95,6 +97,14 @@ impl ServerState {
     pub fn new(config: Config) -> Self {
         // Checked when the config was read.
         let commands = crate::commands::Renames::new(&config.renamed_commands).unwrap_or_default();
+        let mut acl = crate::acl::Acl::default();
+        acl.set_default_password(&config.requirepass);
+        for line in &config.user_directives {
+            if let Some((name, rules)) = line.split_first() {
+                // Checked when the config was read.
+                let _ = acl.set_user(name, rules, config.acl_pubsub_all);
+            }
+        }
         let mut state = Self {
             dbs: (0..config.databases).map(Db::new).collect(),
             expire: ExpireCycle::default(),
@@ -110,6 +120,7 @@ impl ServerState {
             commands,
             pause: crate::pause::ClientPause::default(),
             tracking: crate::tracking::Tracking::default(),
+            acl,
             propagate: Propagator::default(),
             watches: WatchTable::default(),
             pubsub: PubSub::default(),

@@ -330,7 +330,7 @@ fn hello(ctx: &mut Ctx, args: Args) -> CmdResult {
     while i < args.len() {
         let remaining = args.len() - i - 1;
         if is(&args[i], "AUTH") && remaining >= 2 {
-            check_credentials(ctx, args.get(i + 1), args.get(i + 2))?;
+            check_credentials(ctx, args.get(i + 1), args.get(i + 2), args.get(0))?;
             authenticated = true;
             i += 3;
         } else if is(&args[i], "SETNAME") && remaining >= 1 {
@@ -377,28 +377,31 @@ fn hello(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
-/// Compares in time that depends only on the lengths, not on where the
-/// first difference is, so a password can't be guessed byte by byte.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = u8::from(a.len() != b.len());
-    for i in 0..a.len().max(b.len()) {
-        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0);
-    }
-    diff == 0
-}
-
 const WRONGPASS: CmdError =
     CmdError::Static("WRONGPASS invalid username-password pair or user is disabled.");
 
 /// Checks a username and password against the only user, `default`.
 /// A failure counts in INFO's `acl_access_denied_auth`.
-fn check_credentials(ctx: &mut Ctx, user: &[u8], pass: &[u8]) -> CmdResult {
-    let required = ctx.server.config.requirepass.as_bytes();
-    let pass_ok = required.is_empty() || constant_time_eq(pass, required);
-    if is(user, "default") && pass_ok {
+fn check_credentials(ctx: &mut Ctx, user: &[u8], pass: &[u8], command: &[u8]) -> CmdResult {
+    if ctx.server.acl.authenticate(user, pass) {
         ctx.session.auth_failures = 0;
+        ctx.session.user = if user == b"default" {
+            String::new()
+        } else {
+            String::from_utf8_lossy(user).into_owned()
+        };
         Ok(())
     } else {
+        let (who, max) = (
+            String::from_utf8_lossy(user).into_owned(),
+            ctx.server.config.acllog_max_len,
+        );
+        let tracker = ctx.server.tracking.tracker(ctx.session.id);
+        let info = ctx.session.info_line(ctx.now_ms, tracker);
+        let object = String::from_utf8_lossy(command).into_owned();
+        ctx.server
+            .acl
+            .log("auth", "toplevel", object, who, info, ctx.now_ms, max);
         ctx.server.stats.acl_access_denied_auth += 1;
         ctx.session.auth_failures = ctx.session.auth_failures.saturating_add(1);
         if let Some(delay) = auth_delay_ms(ctx.session.auth_failures) {
@@ -430,12 +433,12 @@ fn auth(ctx: &mut Ctx, args: Args) -> CmdResult {
         3 => (args.get(1), args.get(2)),
         _ => return Err(CmdError::Syntax),
     };
-    if args.len() == 2 && ctx.server.config.requirepass.is_empty() {
+    if args.len() == 2 && ctx.server.acl.default_nopass() {
         return Err(CmdError::Static(
             "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
         ));
     }
-    check_credentials(ctx, user, pass)?;
+    check_credentials(ctx, user, pass, args.get(0))?;
     ctx.session.authenticated = true;
     ctx.out().ok();
     Ok(())
@@ -446,7 +449,7 @@ fn bad_name() -> CmdError {
 }
 
 fn reset(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let open = ctx.server.config.requirepass.is_empty();
+    let open = ctx.server.acl.default_is_open();
     ctx.session.reset(open);
     ctx.server.forget_client(ctx.session.id);
     ctx.out().simple("RESET");
@@ -540,6 +543,7 @@ fn client_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
     let mut client_type: Option<ClientType> = None;
     let mut id: Option<u64> = None;
     let mut max_age_s: Option<i64> = None;
+    let mut user: Option<String> = None;
     let mut skipme = true;
     let old_form = args.len() == 3;
     if old_form {
@@ -576,10 +580,11 @@ fn client_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
             } else if is(option, "LADDR") {
                 laddr = Some(value);
             } else if is(option, "USER") {
-                // Only the default user exists.
-                if value != b"default" {
+                let name = String::from_utf8_lossy(value).into_owned();
+                if ctx.server.acl.user(&name).is_none() {
                     return Err(CmdError::with_arg("ERR No such user '", value, "'"));
                 }
+                user = Some(name);
             } else if is(option, "SKIPME") {
                 skipme = match () {
                     () if is(value, "YES") => true,
@@ -595,6 +600,7 @@ fn client_kill(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_s = ctx.now_ms / 1000;
     let matches = |s: &Session| {
         max_age_s.is_none_or(|max| now_s - s.created_ms / 1000 >= max)
+            && user.as_ref().is_none_or(|u| u == s.user_name())
             && addr.is_none_or(|a| a == s.addr.as_bytes())
             && laddr.is_none_or(|a| a == s.laddr.as_bytes())
             && client_type.is_none_or(|t| t == s.client_type())

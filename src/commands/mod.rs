@@ -7,6 +7,7 @@
 //! that append their reply to the session's output; on `Err` the dispatcher
 //! writes the error, so a handler validates before it replies.
 
+pub mod acl;
 pub mod aggregate;
 pub mod blocking;
 pub mod connection;
@@ -234,6 +235,7 @@ impl Command {
 /// its figures by it).
 static FAMILIES: &[&[Command]] = &[
     connection::COMMANDS,
+    acl::COMMANDS,
     strings::COMMANDS,
     keys::COMMANDS,
     expire::COMMANDS,
@@ -367,12 +369,50 @@ fn must_wait_for_pause(ctx: &Ctx, args: Args) -> bool {
     ctx.server.pause.holds(cmd, queued.as_deref())
 }
 
+/// ACL: may the session's user run this? A refusal is logged (ACL LOG)
+/// and answered with Redis's `-NOPERM`.
+fn acl_check(ctx: &mut Ctx, top: &'static Command, cmd: &'static Command, args: Args) -> CmdResult {
+    let parent = (!std::ptr::eq(top, cmd)).then_some(top);
+    let denied = match ctx.server.acl.check(&ctx.session.user, cmd, parent, &args) {
+        Ok(()) => return Ok(()),
+        Err(denied) => denied,
+    };
+    let context = if ctx.session.multi.is_some() {
+        "multi"
+    } else {
+        "toplevel"
+    };
+    log_denial(ctx, &denied, cmd, parent, context);
+    Err(CmdError::owned(denied.message(cmd, parent)))
+}
+
+/// An ACL refusal to the ACL log.
+pub fn log_denial(
+    ctx: &mut Ctx,
+    denied: &crate::acl::Denied,
+    cmd: &Command,
+    parent: Option<&Command>,
+    context: &'static str,
+) {
+    let (reason, object) = denied.log_reason(cmd, parent);
+    let tracker = ctx.server.tracking.tracker(ctx.session.id);
+    let info = ctx.session.info_line(ctx.now_ms, tracker);
+    let user = ctx.session.user_name().to_string();
+    let max = ctx.server.config.acllog_max_len;
+    ctx.server
+        .acl
+        .log(reason, context, object, user, info, ctx.now_ms, max);
+}
+
 fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
     let (top, cmd) = match resolve(ctx, args) {
         Ok(found) => found,
         Err((found, err)) => return Err(rejected(ctx, found, err)),
     };
     ctx.session.last_cmd = (top.name, (!std::ptr::eq(top, cmd)).then_some(cmd.name));
+    if let Err(err) = acl_check(ctx, top, cmd, args) {
+        return Err(rejected(ctx, Some(cmd), err));
+    }
     if ctx.server.config.maxmemory > 0 {
         if let Err(err) = oom_check(ctx, cmd) {
             return Err(rejected(ctx, Some(cmd), err));
@@ -395,6 +435,17 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn rejected(ctx: &mut Ctx, cmd: Option<&Command>, err: CmdError) -> CmdError {
     if let Some(cmd) = cmd {
         ctx.server.cmdstats.rejected(cmd);
+        // A refused EXEC ends the transaction, saying why (Redis's
+        // `execCommandAbort`), in or out of MULTI.
+        if cmd.name == "exec" {
+            ctx.session.multi = None;
+            let id = ctx.session.id;
+            ctx.server.unwatch_all(id);
+            return CmdError::owned(format!(
+                "EXECABORT Transaction discarded because of: {}",
+                String::from_utf8_lossy(&err.message())
+            ));
+        }
     }
     if let Some(t) = &mut ctx.session.multi {
         t.aborted = true;

@@ -358,11 +358,22 @@ impl CommandRunner for ScriptClient<'_, '_> {
         let Some(mut cmd) = self.ctx.server.commands.lookup(&args[0]) else {
             return refuse("ERR Unknown Redis command called from script");
         };
+        let top = cmd;
         if !cmd.subcommands.is_empty() && args.len() >= 2 {
             match cmd.subcommand(&args[1]) {
                 Some(sub) => cmd = sub,
                 None => return refuse("ERR Unknown Redis command called from script"),
             }
+        }
+        let parent = (!std::ptr::eq(top, cmd)).then_some(top);
+        if let Err(denied) = self
+            .ctx
+            .server
+            .acl
+            .check(&self.ctx.session.user, cmd, parent, &args)
+        {
+            crate::commands::log_denial(self.ctx, &denied, cmd, parent, "lua");
+            return refuse(denied.script_message());
         }
         if cmd.flags.has(Flags::NOSCRIPT) {
             return refuse("ERR This Redis command is not allowed from script");

@@ -45,12 +45,6 @@ pub static COMMANDS: &[Command] = &[
         "A container for latency diagnostics commands."
     ),
     container!(
-        "acl",
-        ACL_SUBCOMMANDS,
-        "server",
-        "A container for Access List Control commands."
-    ),
-    container!(
         "slowlog",
         SLOWLOG_SUBCOMMANDS,
         "server",
@@ -189,86 +183,6 @@ static COMMAND_SUBCOMMANDS: &[Command] = &[
         "Returns a list of command names."
     ),
 ];
-
-/// What lapse has of ACL so far: the categories, and the one user.
-static ACL_SUBCOMMANDS: &[Command] = &[
-    cmd!(
-        "cat",
-        -2,
-        ["noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_cat,
-        "server",
-        "Lists the ACL categories, or the commands inside a category."
-    ),
-    cmd!(
-        "whoami",
-        2,
-        ["noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_whoami,
-        "server",
-        "Returns the authenticated username of the current connection."
-    ),
-    cmd!(
-        "users",
-        2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_whoami,
-        "server",
-        "Lists all ACL users."
-    ),
-];
-
-/// ACL CAT [category]: the categories, or the commands (subcommands as
-/// `parent|sub`) in one, in the command table's order.
-fn acl_cat(ctx: &mut Ctx, args: Args) -> CmdResult {
-    if args.len() > 3 {
-        return Err(CmdError::with_arg(
-            "ERR unknown subcommand or wrong number of arguments for '",
-            &args[1],
-            "'. Try ACL HELP.",
-        ));
-    }
-    let out = ctx.out();
-    if args.len() == 2 {
-        out.array(crate::acl::CATEGORIES.len());
-        for category in crate::acl::CATEGORIES {
-            out.bulk(category.as_bytes());
-        }
-        return Ok(());
-    }
-    let wanted = String::from_utf8_lossy(&args[2]).to_ascii_lowercase();
-    if !crate::acl::CATEGORIES.contains(&wanted.as_str()) {
-        return Err(CmdError::with_arg("ERR Unknown category '", &args[2], "'"));
-    }
-    let mut names = Vec::new();
-    for c in super::all() {
-        if crate::acl::categories(c, None).has(&wanted) {
-            names.push(c.name.to_string());
-        }
-        for sub in c.subcommands {
-            if crate::acl::categories(sub, Some(c)).has(&wanted) {
-                names.push(format!("{}|{}", c.name, sub.name));
-            }
-        }
-    }
-    out.array(names.len());
-    for name in names {
-        out.bulk(name.as_bytes());
-    }
-    Ok(())
-}
-
-/// ACL WHOAMI / ACL USERS: lapse has one user, `default`.
-fn acl_whoami(ctx: &mut Ctx, args: Args) -> CmdResult {
-    if is(&args[1], "users") {
-        ctx.out().array(1);
-    }
-    ctx.out().bulk(b"default");
-    Ok(())
-}
 
 static SLOWLOG_SUBCOMMANDS: &[Command] = &[
     cmd!(
@@ -1163,6 +1077,9 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
                 )));
             }
         }
+    }
+    if next.requirepass != ctx.server.config.requirepass {
+        ctx.server.acl.set_default_password(&next.requirepass);
     }
     let was_appendonly = ctx.server.config.appendonly;
     let ignored_before = ctx.server.config.ignored_settings();
