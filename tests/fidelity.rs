@@ -501,3 +501,71 @@ fn command_info_flags_and_categories_match_redis_server() {
         assert_eq!(l.cmd(case), r.cmd(case), "{case:?}");
     }
 }
+
+/// COMMAND DOCS (arguments, history, flags: what redis-cli's hints and
+/// `HELP <command>` use) and COMMAND INFO (tips, key specs) of each
+/// command and subcommand lapse has equal redis-server 7.0's, byte for
+/// byte; COMMAND LIST FILTERBY ACLCAT and MODULE too. Containers' DOCS
+/// list their subcommands in Redis's hash order there: each subcommand
+/// is compared on its own instead.
+#[test]
+fn command_docs_and_key_specs_match_redis_server() {
+    let Some(redis) = Server::redis() else {
+        return;
+    };
+    let lapse = Server::lapse(&[]);
+    let (mut l, mut r) = (lapse.raw(), redis.raw());
+    let names = |raw: &mut common::Raw| -> Vec<String> {
+        let reply = raw.cmd(&["COMMAND", "LIST"]);
+        reply
+            .lines()
+            .filter(|x| !x.starts_with(['*', '$']))
+            .map(String::from)
+            .collect()
+    };
+    let theirs = names(&mut r);
+    let mut compared = 0;
+    let mut differences = Vec::new();
+    for name in names(&mut l) {
+        if !theirs.contains(&name) {
+            continue;
+        }
+        let container = l
+            .cmd(&["COMMAND", "INFO", &name])
+            .contains(&format!("{name}|"));
+        let mut cases = vec!["INFO"];
+        if !container {
+            cases.push("DOCS");
+        }
+        for what in cases {
+            if what == "INFO" && (container || name == "zrank" || name == "zrevrank") {
+                continue;
+            }
+            let (a, b) = (
+                l.cmd(&["COMMAND", what, &name]),
+                r.cmd(&["COMMAND", what, &name]),
+            );
+            compared += 1;
+            if a != b {
+                differences.push(format!(
+                    "COMMAND {what} {name}:\n lapse {a:?}\n redis {b:?}"
+                ));
+            }
+        }
+    }
+    assert!(compared > 300, "{compared}");
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    for args in [
+        &["COMMAND", "LIST", "FILTERBY", "ACLCAT", "hash"][..],
+        &["COMMAND", "LIST", "FILTERBY", "MODULE", "x"],
+        &["COMMAND", "LIST", "FILTERBY", "ACLCAT", "nosuch"],
+        &["COMMAND", "LIST", "FILTERBY", "FOO", "x"],
+    ] {
+        let sorted = |reply: String| {
+            let mut lines: Vec<String> = reply.lines().map(String::from).collect();
+            lines.sort();
+            lines
+        };
+        assert_eq!(sorted(l.cmd(args)), sorted(r.cmd(args)), "{args:?}");
+    }
+}

@@ -11,6 +11,8 @@ pub mod acl;
 pub mod aggregate;
 pub mod blocking;
 pub mod connection;
+pub mod docs;
+mod docs_data;
 pub mod expire;
 pub mod flags;
 pub mod hashes;

@@ -848,8 +848,9 @@ fn write_command_info(out: &mut Reply, c: &Command, parent: Option<&Command>, fu
     for category in categories {
         out.simple(&format!("@{category}"));
     }
-    out.set(0); // tips
-    out.array(0); // key specs
+    let doc = super::docs::lookup(full_name);
+    super::docs::write_tips(out, doc);
+    super::docs::write_key_specs(out, doc.map_or(&[][..], |d| d.key_specs));
     out.array(c.subcommands.len());
     for sub in c.subcommands {
         write_command_info(out, sub, Some(c), &format!("{}|{}", c.name, sub.name));
@@ -859,17 +860,25 @@ fn write_command_info(out: &mut Reply, c: &Command, parent: Option<&Command>, fu
 /// COMMAND DOCS's entry for one command: enough for redis-cli's hints.
 fn write_command_docs(out: &mut Reply, c: &Command, full_name: &str) {
     out.bulk(full_name.as_bytes());
-    let has_subs = !c.subcommands.is_empty();
-    out.map(3 + usize::from(has_subs));
-    out.bulk(b"summary");
-    out.bulk(c.summary.as_bytes());
-    out.bulk(b"since");
-    out.bulk(b"1.0.0");
-    out.bulk(b"group");
-    out.bulk(c.group.as_bytes());
-    if has_subs {
-        out.bulk(b"subcommands");
-        out.map(c.subcommands.len());
+    let subs = c.subcommands.len();
+    match super::docs::lookup(full_name) {
+        Some(doc) => super::docs::write_docs(out, doc, subs),
+        // lapse's own (and newer Redis's) commands: what the table knows.
+        None => {
+            out.map(3 + usize::from(subs > 0));
+            out.bulk(b"summary");
+            out.bulk(c.summary.as_bytes());
+            out.bulk(b"since");
+            out.bulk(b"1.0.0");
+            out.bulk(b"group");
+            out.bulk(c.group.as_bytes());
+            if subs > 0 {
+                out.bulk(b"subcommands");
+            }
+        }
+    }
+    if subs > 0 {
+        out.map(subs);
         for sub in c.subcommands {
             write_command_docs(out, sub, &format!("{}|{}", c.name, sub.name));
         }
@@ -934,44 +943,80 @@ fn command_info(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     out.array(args.len() - 2);
     for name in args.iter().skip(2) {
-        match super::lookup(name) {
-            Some(c) => write_command_info(out, c, None, c.name),
+        match lookup_full_name(name) {
+            Some((c, parent)) => write_command_info(out, c, parent, &full_name(c, parent)),
             None => out.null_array(),
         }
     }
     Ok(())
 }
 
+/// A command or, as `parent|sub`, a subcommand (COMMAND INFO / DOCS take
+/// both, as Redis's `lookupCommandBySds`).
+fn lookup_full_name(name: &[u8]) -> Option<(&'static Command, Option<&'static Command>)> {
+    match name.iter().position(|&b| b == b'|') {
+        None => super::lookup(name).map(|c| (c, None)),
+        Some(at) => {
+            let parent = super::lookup(&name[..at])?;
+            let sub = parent.subcommand(&name[at + 1..])?;
+            Some((sub, Some(parent)))
+        }
+    }
+}
+
+fn full_name(c: &Command, parent: Option<&Command>) -> String {
+    parent.map_or_else(|| c.name.to_string(), |p| format!("{}|{}", p.name, c.name))
+}
+
 fn command_docs(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let wanted: Vec<&Command> = if args.len() == 2 {
-        super::all().collect()
+    let wanted: Vec<(&Command, Option<&Command>)> = if args.len() == 2 {
+        super::all().map(|c| (c, None)).collect()
     } else {
-        args.iter().skip(2).filter_map(super::lookup).collect()
+        args.iter().skip(2).filter_map(lookup_full_name).collect()
     };
     let out = ctx.out();
     out.map(wanted.len());
-    for c in wanted {
-        write_command_docs(out, c, c.name);
+    for (c, parent) in wanted {
+        write_command_docs(out, c, &full_name(c, parent));
     }
     Ok(())
 }
 
 fn command_list(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let pattern = match args.len() {
-        2 => None,
-        5 if is(&args[2], "FILTERBY") && is(&args[3], "PATTERN") => Some(args.get(4)),
+    /// FILTERBY's kinds.
+    enum Filter<'a> {
+        All,
+        Pattern(&'a [u8]),
+        AclCat(String),
+        /// Commands of a module: lapse has none.
+        Module,
+    }
+    let filter = match args.len() {
+        2 => Filter::All,
+        5 if is(&args[2], "FILTERBY") && is(&args[3], "PATTERN") => Filter::Pattern(args.get(4)),
+        5 if is(&args[2], "FILTERBY") && is(&args[3], "ACLCAT") => {
+            Filter::AclCat(String::from_utf8_lossy(&args[4]).to_ascii_lowercase())
+        }
+        5 if is(&args[2], "FILTERBY") && is(&args[3], "MODULE") => Filter::Module,
         _ => return Err(CmdError::Syntax),
     };
     let mut names = Vec::new();
     for c in super::all() {
-        names.push(c.name.to_string());
-        names.extend(
-            c.subcommands
-                .iter()
-                .map(|s| format!("{}|{}", c.name, s.name)),
-        );
+        for (cmd, parent) in
+            std::iter::once((c, None)).chain(c.subcommands.iter().map(|s| (s, Some(c))))
+        {
+            let name = full_name(cmd, parent);
+            let keep = match &filter {
+                Filter::All => true,
+                Filter::Pattern(p) => glob::matches(p, name.as_bytes(), true),
+                Filter::AclCat(cat) => crate::acl::categories(cmd, parent).has(cat),
+                Filter::Module => false,
+            };
+            if keep {
+                names.push(name);
+            }
+        }
     }
-    names.retain(|n| pattern.is_none_or(|p| glob::matches(p, n.as_bytes(), true)));
     let out = ctx.out();
     out.array(names.len());
     for n in names {
