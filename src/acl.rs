@@ -617,23 +617,17 @@ impl User {
         }
         let top = parent.unwrap_or(cmd);
         if !self.all_keys && cmd.has_keys() {
-            let need = if cmd.flags.has(Flags::WRITE) {
-                WRITE
-            } else {
-                READ
-            };
-            for (pos, key) in cmd
-                .keys_of(args)
-                .unwrap_or_default()
-                .into_iter()
-                .enumerate()
-            {
+            let keys = crate::commands::keys_with_flags(cmd, parent, args).unwrap_or_default();
+            for (pos, k) in keys.into_iter().enumerate() {
+                // What the key spec says the command does with the key.
+                let (read, write) = crate::commands::docs::reads_and_writes(k.flags);
+                let need = if read { READ } else { 0 } | if write { WRITE } else { 0 };
                 let ok = self
                     .keys
                     .iter()
-                    .any(|(p, f)| f & need == need && glob::matches(p.as_bytes(), key, false));
+                    .any(|(p, f)| f & need == need && glob::matches(p.as_bytes(), k.key, false));
                 if !ok {
-                    return Err(Denied::Key(pos, key.to_vec()));
+                    return Err(Denied::Key(pos, k.key.to_vec()));
                 }
             }
         }

@@ -120,6 +120,12 @@ fn session(server: &Server) -> Vec<String> {
         &["SET", "r:1", "v"],
         &["GET", "r:1"],
         &["GET", "w:1"],
+        // Keys judged by their key specs: SET without GET only writes,
+        // with GET it reads too; LPUSH inserts; INCR reads and writes.
+        &["SET", "w:1", "v", "GET"],
+        &["LPUSH", "w:l", "a"],
+        &["INCR", "w:n"],
+        &["LMOVE", "r:l", "w:l", "LEFT", "RIGHT"],
         &["PUBLISH", "chat", "m"],
         &["PUBLISH", "news.today", "m"],
         &["SUBSCRIBE", "chat"],

@@ -556,6 +556,51 @@ fn command_docs_and_key_specs_match_redis_server() {
     assert!(compared > 300, "{compared}");
     assert!(differences.is_empty(), "{}", differences.join("\n"));
     for args in [
+        &["COMMAND", "GETKEYSANDFLAGS", "set", "k", "v"][..],
+        &["COMMAND", "GETKEYSANDFLAGS", "set", "k", "v", "GET"],
+        &[
+            "COMMAND",
+            "GETKEYSANDFLAGS",
+            "lmove",
+            "a",
+            "b",
+            "LEFT",
+            "RIGHT",
+        ],
+        &["COMMAND", "GETKEYSANDFLAGS", "mset", "a", "1", "b", "2"],
+        &[
+            "COMMAND",
+            "GETKEYSANDFLAGS",
+            "zunionstore",
+            "d",
+            "2",
+            "a",
+            "b",
+            "WEIGHTS",
+            "1",
+            "2",
+        ],
+        &[
+            "COMMAND",
+            "GETKEYSANDFLAGS",
+            "eval",
+            "return 1",
+            "2",
+            "k1",
+            "k2",
+            "a",
+        ],
+        &["COMMAND", "GETKEYSANDFLAGS", "object", "encoding", "k"],
+        &["COMMAND", "GETKEYSANDFLAGS", "blpop", "a", "b", "0"],
+        &["COMMAND", "GETKEYS", "zunionstore", "d", "2", "a", "b"],
+        &["COMMAND", "GETKEYS", "zunionstore", "d", "x", "a", "b"],
+        &["COMMAND", "GETKEYS", "ping"],
+        &["COMMAND", "GETKEYS", "nosuch", "k"],
+        &["COMMAND", "GETKEYS", "get"],
+    ] {
+        assert_eq!(l.cmd(args), r.cmd(args), "{args:?}");
+    }
+    for args in [
         &["COMMAND", "LIST", "FILTERBY", "ACLCAT", "hash"][..],
         &["COMMAND", "LIST", "FILTERBY", "MODULE", "x"],
         &["COMMAND", "LIST", "FILTERBY", "ACLCAT", "nosuch"],

@@ -182,6 +182,24 @@ const KEY_FLAGS: &[&str] = &[
     "VARIABLE_FLAGS",
 ];
 
+/// A key spec's flags as Redis lists them: in its order, the access
+/// types in capitals, the rest in lowercase.
+pub fn write_key_flags(out: &mut Reply, flags: &[&str]) {
+    let shown: Vec<&str> = KEY_FLAGS
+        .iter()
+        .filter(|f| flags.contains(f))
+        .copied()
+        .collect();
+    out.set(shown.len());
+    for flag in shown {
+        if flag.len() == 2 {
+            out.simple(flag);
+        } else {
+            out.simple(&flag.to_ascii_lowercase());
+        }
+    }
+}
+
 /// COMMAND INFO's key specs.
 pub fn write_key_specs(out: &mut Reply, specs: &[KeySpecDoc]) {
     out.array(specs.len());
@@ -192,20 +210,7 @@ pub fn write_key_specs(out: &mut Reply, specs: &[KeySpecDoc]) {
             out.bulk(notes.as_bytes());
         }
         out.bulk(b"flags");
-        let flags: Vec<&str> = KEY_FLAGS
-            .iter()
-            .filter(|f| spec.flags.contains(f))
-            .copied()
-            .collect();
-        out.set(flags.len());
-        for flag in flags {
-            // The access types in capitals, the rest as Redis spells them.
-            if flag.len() == 2 {
-                out.simple(flag);
-            } else {
-                out.simple(&flag.to_ascii_lowercase());
-            }
-        }
+        write_key_flags(out, spec.flags);
         out.bulk(b"begin_search");
         out.map(2);
         out.bulk(b"type");
@@ -260,6 +265,113 @@ pub fn write_key_specs(out: &mut Reply, specs: &[KeySpecDoc]) {
             out.int(value);
         }
     }
+}
+
+/// A key a command names, with its key spec's flags (`RW`, `access`...).
+pub struct KeyRef<'a> {
+    pub key: &'a [u8],
+    pub flags: &'static [&'static str],
+}
+
+/// The keys `args` names by `doc`'s key specs (Redis's
+/// `getKeysUsingKeySpecs`): `None` when a spec cannot be followed (a bad
+/// key count) or its flags vary with the arguments (SET, BITFIELD).
+pub fn keys_by_specs<'a>(
+    doc: &CommandDoc,
+    args: &crate::protocol::Args<'a>,
+) -> Option<Vec<KeyRef<'a>>> {
+    if doc
+        .key_specs
+        .iter()
+        .any(|s| s.flags.contains(&"VARIABLE_FLAGS"))
+    {
+        return None;
+    }
+    let argc = args.len() as i64;
+    let mut keys = Vec::new();
+    for spec in doc.key_specs {
+        let first = match spec.begin_search {
+            BeginSearch::Index(pos) if pos < argc => pos,
+            BeginSearch::Index(_) => continue,
+            BeginSearch::Keyword(keyword, startfrom) => {
+                let (start, end) = if startfrom > 0 {
+                    (startfrom, argc - 1)
+                } else {
+                    (argc + startfrom, 1)
+                };
+                let mut i = start;
+                let mut found = None;
+                loop {
+                    if i >= argc || i < 1 {
+                        break;
+                    }
+                    if args
+                        .get(i as usize)
+                        .eq_ignore_ascii_case(keyword.as_bytes())
+                    {
+                        found = Some(i + 1);
+                        break;
+                    }
+                    if i == end {
+                        break;
+                    }
+                    i += if start <= end { 1 } else { -1 };
+                }
+                match found {
+                    Some(first) => first,
+                    None => continue,
+                }
+            }
+            BeginSearch::Unknown => return None,
+        };
+        let (first, last, step) = match spec.find_keys {
+            FindKeys::Range(lastkey, step, limit) => {
+                let last = if lastkey >= 0 {
+                    first + lastkey
+                } else if limit == 0 {
+                    argc + lastkey
+                } else {
+                    first + ((argc - first) / limit + lastkey)
+                };
+                (first, last, step)
+            }
+            FindKeys::Keynum(idx, firstkey, step) => {
+                let at = first + idx;
+                if at >= argc {
+                    return None;
+                }
+                let n = crate::protocol::request::parse_i64(args.get(at as usize))
+                    .filter(|n| *n >= 0)?;
+                let first = first + firstkey;
+                (first, first + n - 1, step)
+            }
+            FindKeys::Unknown => return None,
+        };
+        let mut i = first;
+        while i <= last {
+            if i >= argc {
+                // Too few arguments: the command reports it.
+                break;
+            }
+            keys.push(KeyRef {
+                key: args.get(i as usize),
+                flags: spec.flags,
+            });
+            i += step.max(1);
+        }
+    }
+    Some(keys)
+}
+
+/// Whether a key spec's flags mean the key's data is read (`access`),
+/// and whether it is written (`insert`, `delete`, `update`), as ACL
+/// `%R~`/`%W~` judge them.
+pub fn reads_and_writes(flags: &[&str]) -> (bool, bool) {
+    let read = flags.contains(&"ACCESS");
+    let write = flags
+        .iter()
+        .any(|f| matches!(*f, "INSERT" | "DELETE" | "UPDATE"));
+    (read, write)
 }
 
 /// COMMAND INFO's tips.

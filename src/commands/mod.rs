@@ -318,6 +318,48 @@ impl Renames {
     }
 }
 
+/// The keys `args` names and how each is used: by the command's key
+/// specs (Redis's reference data), SET's by its GET option (Redis's
+/// `setGetKeys`), else by the table's key positions with flags from the
+/// command's `write` flag. `None`: the arguments do not hold what the
+/// specs say.
+pub fn keys_with_flags<'a>(
+    cmd: &Command,
+    parent: Option<&Command>,
+    args: &Args<'a>,
+) -> Option<Vec<docs::KeyRef<'a>>> {
+    let full = parent.map_or_else(
+        || cmd.name.to_string(),
+        |p| format!("{}|{}", p.name, cmd.name),
+    );
+    if full == "set" {
+        let get = args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get"));
+        let flags: &'static [&'static str] = if get {
+            &["RW", "ACCESS", "UPDATE"]
+        } else {
+            &["OW", "UPDATE"]
+        };
+        return Some(vec![docs::KeyRef {
+            key: args.get(1),
+            flags,
+        }]);
+    }
+    if let Some(keys) = docs::lookup(&full).and_then(|doc| docs::keys_by_specs(doc, args)) {
+        return Some(keys);
+    }
+    let flags: &'static [&'static str] = if cmd.flags.has(Flags::WRITE) {
+        &["RW", "ACCESS", "UPDATE"]
+    } else {
+        &["RO", "ACCESS"]
+    };
+    let keys = cmd.keys_of(args)?;
+    Some(
+        keys.into_iter()
+            .map(|key| docs::KeyRef { key, flags })
+            .collect(),
+    )
+}
+
 /// Runs one request (`args` non-empty), appending its reply to the session.
 pub fn execute(ctx: &mut Ctx, args: Args) {
     if ctx.server.pause.is_on() && must_wait_for_pause(ctx, args) {

@@ -138,6 +138,15 @@ pub static COMMANDS: &[Command] = &[
 
 static COMMAND_SUBCOMMANDS: &[Command] = &[
     cmd!(
+        "getkeysandflags",
+        -4,
+        ["loading", "stale"],
+        (0, 0, 0),
+        command_getkeys,
+        "server",
+        "Extracts the key names and access flags for an arbitrary command."
+    ),
+    cmd!(
         "getkeys",
         -4,
         ["loading", "stale"],
@@ -899,28 +908,42 @@ fn command_all(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 /// COMMAND GETKEYS command arg...: the keys the command's key spec finds.
+/// COMMAND GETKEYS / GETKEYSANDFLAGS command [arg...]: the keys the
+/// command would use (by its key specs, as Redis), and their flags.
 fn command_getkeys(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let Some(cmd) = super::lookup(&args[2]) else {
+    let with_flags = is(&args[1], "getkeysandflags");
+    let Some(top) = super::lookup(&args[2]) else {
         return Err(CmdError::Static("ERR Invalid command specified"));
+    };
+    let target = args.skip(2);
+    let (cmd, parent) = match top.subcommands.is_empty() || target.len() < 2 {
+        true => (top, None),
+        false => match top.subcommand(target.get(1)) {
+            Some(sub) => (sub, Some(top)),
+            None => return Err(CmdError::Static("ERR Invalid command specified")),
+        },
     };
     if !cmd.has_keys() {
         return Err(CmdError::Static("ERR The command has no key arguments"));
     }
-    let argc = (args.len() - 2) as i64;
-    let arity = i64::from(cmd.arity);
-    if (arity > 0 && arity != argc) || argc < -arity {
+    if !cmd.arity_ok(target.len()) {
         return Err(CmdError::Static(
             "ERR Invalid number of arguments specified for command",
         ));
     }
-    let target = args.skip(2);
-    let keys = cmd.keys_of(&target).ok_or(CmdError::Static(
+    let keys = super::keys_with_flags(cmd, parent, &target).ok_or(CmdError::Static(
         "ERR Invalid arguments specified for command",
     ))?;
     let out = ctx.out();
     out.array(keys.len());
-    for key in keys {
-        out.bulk(key);
+    for k in keys {
+        if !with_flags {
+            out.bulk(k.key);
+            continue;
+        }
+        out.array(2);
+        out.bulk(k.key);
+        super::docs::write_key_flags(out, k.flags);
     }
     Ok(())
 }
