@@ -192,10 +192,17 @@ fn sentinel_fails_over_lapse_while_a_client_writes() {
     // The old primary comes back (its file still says primary) and
     // Sentinel makes it a replica of the new one.
     let _back = lapse(&dirs[0], ports[0], "");
+    let converted = eventually(Duration::from_secs(90), || {
+        replicating(ports[0]).as_deref() == Some(&promoted_text)
+    });
+    // What each side saw, for a failure that only a full run has shown.
     assert!(
-        eventually(Duration::from_secs(60), || replicating(ports[0]).as_deref()
-            == Some(&promoted_text)),
-        "the old primary was not converted to a replica"
+        converted,
+        "the old primary was not converted to a replica: its role {:?}, master_port {:?}, link {:?}; Sentinel's replicas: {}",
+        replication_field(ports[0], "role"),
+        replication_field(ports[0], "master_port"),
+        replication_field(ports[0], "master_link_status"),
+        s.cmd(&["SENTINEL", "REPLICAS", "mymaster"]).replace("\r\n", " ")
     );
 
     let done = lines.next().expect("writer summary").unwrap();

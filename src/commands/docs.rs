@@ -347,12 +347,12 @@ pub fn keys_by_specs<'a>(
             }
             FindKeys::Unknown => return None,
         };
+        // Out of bounds: a syntax error (Redis's invalid spec).
+        if last >= argc || last < first || first >= argc {
+            return None;
+        }
         let mut i = first;
         while i <= last {
-            if i >= argc {
-                // Too few arguments: the command reports it.
-                break;
-            }
             keys.push(KeyRef {
                 key: args.get(i as usize),
                 flags: spec.flags,
