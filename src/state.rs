@@ -506,6 +506,8 @@ pub struct Stats {
     /// present one began (`total_/current_eviction_exceeded_time`).
     pub eviction_exceeded_ms: u64,
     pub eviction_exceeded_since: Option<std::time::Instant>,
+    /// RESTORE payloads checked whole (all of them here).
+    pub dump_payload_sanitizations: u64,
     /// Errors the primary's commands met here (a replica diverging).
     pub unexpected_error_replies: u64,
     pub total_connections_received: u64,

@@ -357,6 +357,9 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
         "ERR DUMP payload version or checksum are wrong",
     ))?;
     let limits = crate::rdb_load::Limits::of(&ctx.server.config);
+    // Every payload is checked whole as it is decoded (Redis's deep
+    // sanitization, which it counts).
+    ctx.server.stats.dump_payload_sanitizations += 1;
     let value = crate::rdb_load::restore_value(body, limits)
         .ok_or(CmdError::Static("ERR Bad data format"))?;
     let lazy = ctx.server.config.lazyfree.server_del;
