@@ -834,7 +834,11 @@ fn stats_section(state: &ServerState, out: &mut String) {
     field!(out, "tracking_total_prefixes", prefixes);
     field!(out, "unexpected_error_replies", s.unexpected_error_replies);
     field!(out, "total_error_replies", s.total_error_replies);
-    field!(out, "dump_payload_sanitizations", s.dump_payload_sanitizations);
+    field!(
+        out,
+        "dump_payload_sanitizations",
+        s.dump_payload_sanitizations
+    );
     field!(out, "total_reads_processed", s.total_reads_processed);
     field!(out, "total_writes_processed", s.total_writes_processed);
     field!(out, "io_threaded_reads_processed", 0);

@@ -76,7 +76,15 @@ fn redis_exporter_exports_the_same_metrics_for_lapse() {
     }
     let ours = &exported[0];
     assert!(ours.len() > 100, "{ours:?}");
-    for wanted in ["redis_up", "redis_commands_total", "redis_errors_total", "redis_cpu_sys_seconds_total", "redis_slowlog_length", "redis_db_keys", "redis_instance_info"] {
+    for wanted in [
+        "redis_up",
+        "redis_commands_total",
+        "redis_errors_total",
+        "redis_cpu_sys_seconds_total",
+        "redis_slowlog_length",
+        "redis_db_keys",
+        "redis_instance_info",
+    ] {
         assert!(ours.contains(wanted), "{wanted} missing");
     }
     if let [ours, theirs] = &exported[..] {

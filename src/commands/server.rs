@@ -341,6 +341,24 @@ static LATENCY_SUBCOMMANDS: &[Command] = &[
         "server",
         "Returns the cumulative distribution of latencies of a subset or all commands."
     ),
+    cmd!(
+        "graph",
+        3,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        latency_graph,
+        "server",
+        "Returns a latency graph for an event."
+    ),
+    cmd!(
+        "doctor",
+        2,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        latency_doctor,
+        "server",
+        "Returns a human-readable latency analysis report."
+    ),
     help!(latency_help, "server"),
 ];
 
@@ -407,11 +425,39 @@ fn latency_histogram(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 /// LATENCY HELP: Redis's text, less DOCTOR and GRAPH (not in lapse).
+fn latency_graph(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_s = ctx.now_ms / 1000;
+    match ctx.server.latency.graph(&args[2], now_s) {
+        Some(graph) => {
+            ctx.out().verbatim(graph.as_bytes());
+            Ok(())
+        }
+        None => Err(CmdError::with_arg(
+            "ERR No samples available for event '",
+            &args[2],
+            "'",
+        )),
+    }
+}
+
+fn latency_doctor(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let report = ctx
+        .server
+        .latency
+        .doctor(ctx.server.config.latency_monitor_threshold);
+    ctx.out().verbatim(report.as_bytes());
+    Ok(())
+}
+
 fn latency_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
     super::reply_help(
         ctx,
         "LATENCY",
         &[
+            "DOCTOR",
+            "    Return a human readable latency analysis report.",
+            "GRAPH <event>",
+            "    Return an ASCII latency graph for the <event> class.",
             "HISTORY <event>",
             "    Return time-latency samples for the <event> class.",
             "LATEST",
