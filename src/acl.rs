@@ -725,6 +725,15 @@ impl Denied {
         }
     }
 
+    /// Why EXEC refuses a queued command whose permission went away.
+    pub fn exec_reason(&self) -> &'static str {
+        match self {
+            Denied::Command => "no permission to execute the command or subcommand",
+            Denied::Key(..) => "no permission to touch the specified keys",
+            Denied::Channel(_) => "no permission to access one of the channels used as arguments",
+        }
+    }
+
     /// A script's error (Redis's `scriptVerifyACL`).
     pub fn script_message(&self) -> &'static str {
         match self {

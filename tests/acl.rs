@@ -133,6 +133,15 @@ fn session(server: &Server) -> Vec<String> {
     ] {
         seen.push(run(&mut bob, args));
     }
+    // Rules changed between MULTI's queueing and EXEC.
+    let mut dave = server.raw();
+    seen.push(admin.cmd(&["ACL", "SETUSER", "dave", "on", "nopass", "~*", "+@all"]));
+    seen.push(dave.cmd(&["AUTH", "dave", "x"]));
+    seen.push(dave.cmd(&["MULTI"]));
+    seen.push(dave.cmd(&["SET", "d", "1"]));
+    seen.push(dave.cmd(&["GET", "d"]));
+    seen.push(admin.cmd(&["ACL", "SETUSER", "dave", "-set"]));
+    seen.push(dave.cmd(&["EXEC"]));
     let mut carol = server.raw();
     seen.push(admin.cmd(&[
         "ACL", "SETUSER", "carol", "on", "nopass", "~*", "+eval", "+get",
@@ -224,6 +233,22 @@ fn acl_file_and_user_directives() {
     assert_eq!(app.cmd(&["AUTH", "app", "s3"]), "+OK\r\n");
     assert_eq!(app.cmd(&["GET", "app:1"]), "$-1\r\n");
     assert!(app.cmd(&["SET", "app:1", "v"]).starts_with("-NOPERM"));
+    // CONFIG REWRITE writes every user into the config file (no aclfile).
+    let mut admin = server.raw();
+    assert_eq!(
+        admin.cmd(&["ACL", "SETUSER", "ops", "on", ">x", "+info"]),
+        "+OK\r\n"
+    );
+    assert_eq!(admin.cmd(&["CONFIG", "REWRITE"]), "+OK\r\n");
+    let rewritten = std::fs::read_to_string(&conf).unwrap();
+    for line in [
+        "user app on #",
+        "user default on nopass ~* &* +@all",
+        "user ops on #2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881 resetchannels -@all +info",
+    ] {
+        assert!(rewritten.contains(line), "{line} not in {rewritten}");
+    }
+    assert_eq!(rewritten.matches("user app ").count(), 1, "{rewritten}");
     let refused =
         common::lapse_refuses(&[conf.to_str().unwrap(), "--aclfile", file.to_str().unwrap()]);
     assert!(

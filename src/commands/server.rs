@@ -1239,7 +1239,17 @@ fn config_rewrite(ctx: &mut Ctx, _args: Args) -> CmdResult {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(failed(e)),
     };
-    let text = ctx.server.config.rewrite_file_text(&old);
+    // Users live in the config file unless there is an ACL file.
+    let users: Vec<String> = match ctx.server.config.aclfile_path() {
+        Some(_) => Vec::new(),
+        None => ctx
+            .server
+            .acl
+            .users()
+            .map(|u| format!("user {} {}", u.name, u.describe()))
+            .collect(),
+    };
+    let text = ctx.server.config.rewrite_file_text(&old, &users);
     let mut temp = path.clone().into_os_string();
     temp.push(format!(".tmp-{}", std::process::id()));
     crate::persist::replace_file(&path, std::path::Path::new(&temp), text.as_bytes())

@@ -90,7 +90,21 @@ fn exec(ctx: &mut Ctx, _args: Args) -> CmdResult {
     // Blocking commands inside a transaction answer as if timed out.
     ctx.session.deny_blocking = true;
     for (cmd, args) in &transaction.queue {
-        call_and_reply(ctx, cmd, args.as_args(), true);
+        let args = args.as_args();
+        // The user's rules may have changed since the command was queued.
+        let top = super::lookup(args.get(0)).unwrap_or(cmd);
+        let parent = (!std::ptr::eq(top, *cmd)).then_some(top);
+        if let Err(denied) = ctx.server.acl.check(&ctx.session.user, cmd, parent, &args) {
+            super::log_denial(ctx, &denied, cmd, parent, "multi");
+            let reason = denied.exec_reason();
+            let message = format!(
+                "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}"
+            );
+            ctx.server.stats.error_replied(message.as_bytes());
+            ctx.out().error(message.as_bytes());
+            continue;
+        }
+        call_and_reply(ctx, cmd, args, true);
     }
     ctx.session.deny_blocking = false;
     ctx.server.propagate.end_transaction();
