@@ -4,8 +4,9 @@
 //! from `tests/clients/lock_and_queue.py`, with the Python packages that
 //! `.ci/run` installs into `.ci/pydeps`. The same script is run against a
 //! real redis-server where one is installed, so a failure on lapse is not
-//! the script's. Also redis-py's client-side cache
-//! (`tests/clients/client_cache.py`).
+//! the script's. Also redis-py's and node-redis's client-side caches
+//! (`tests/clients/client_cache.py`, `tests/clients/node_cache.mjs`, with
+//! node-redis installed by `.ci/run` into `.ci/nodedeps`).
 
 mod common;
 
@@ -53,6 +54,52 @@ fn redis_py_client_side_cache_is_invalidated() {
         return;
     };
     let run = |port, who| run_script(deps, "client_cache.py", "client cache: ok", port, who);
+    let lapse = Server::lapse(&[]);
+    run(lapse.port, "lapse");
+    if let Some(redis) = Server::redis() {
+        run(redis.port, "redis-server");
+    }
+}
+
+/// The folder node-redis is installed in, or `None` (loudly outside CI)
+/// when node or the package is missing.
+fn node_deps() -> Option<std::path::PathBuf> {
+    let deps = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/nodedeps"));
+    if common::tool_present("node", "the node-redis client-side cache test")
+        && deps.join("node_modules/redis").is_dir()
+    {
+        return Some(deps.to_path_buf());
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("node-redis in .ci/nodedeps is required in CI (.ci/run installs it)");
+    }
+    eprintln!("\n!!! SKIPPED: node-redis is not in .ci/nodedeps: npm install --prefix .ci/nodedeps redis@5.12.1 !!!\n");
+    None
+}
+
+/// node-redis 5's client-side cache: cached reads, invalidation by
+/// another client's write and by FLUSHALL.
+#[test]
+fn node_redis_client_side_cache_is_invalidated() {
+    let Some(deps) = node_deps() else {
+        return;
+    };
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/node_cache.mjs");
+    let run = |port: u16, who: &str| {
+        let output = Command::new("node")
+            .arg(script)
+            .arg(port.to_string())
+            .env("LAPSE_NODE_DEPS", &deps)
+            .output()
+            .expect("run node");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && stdout.contains("node cache: ok"),
+            "{who}: {}\n{stdout}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
     let lapse = Server::lapse(&[]);
     run(lapse.port, "lapse");
     if let Some(redis) = Server::redis() {
