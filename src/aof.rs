@@ -918,6 +918,7 @@ pub fn flush(state: &mut ServerState, force: bool) {
     let policy = state.config.appendfsync;
     let rewriting = state.persist.job().is_some();
     let no_sync_now = state.config.no_appendfsync_on_rewrite && rewriting;
+    let threshold_ms = state.config.latency_monitor_threshold;
     let aof = &mut state.aof;
     let Some(file) = aof.file.clone() else {
         // Nothing to write to (off, or waiting for a rewrite to start).
@@ -955,7 +956,21 @@ pub fn flush(state: &mut ServerState, force: bool) {
             }
         }
         aof.postponed_since_s = None;
+        let started = std::time::Instant::now();
         let (written, error) = write_fully(&file, &pending.buf);
+        // Redis's latency events for AOF writes: by what ran beside
+        // them, and all of them.
+        let ms = started.elapsed().as_millis() as u64;
+        let kind = if sync_in_progress {
+            "aof-write-pending-fsync"
+        } else if rewriting {
+            "aof-write-active-child"
+        } else {
+            "aof-write-alone"
+        };
+        for event in [kind, "aof-write"] {
+            state.latency.add_if_needed(threshold_ms, event, ms, now_s);
+        }
         if let Some(e) = error {
             // Take a partial write back out, so the file ends on a
             // whole command.
@@ -991,7 +1006,13 @@ pub fn flush(state: &mut ServerState, force: bool) {
     }
     match policy {
         FsyncPolicy::Always => {
-            if let Err(e) = file.sync_data() {
+            let started = std::time::Instant::now();
+            let synced = file.sync_data();
+            let ms = started.elapsed().as_millis() as u64;
+            state
+                .latency
+                .add_if_needed(threshold_ms, "aof-fsync-always", ms, now_s);
+            if let Err(e) = synced {
                 tracing::error!("Can't persist AOF for fsync error when the AOF fsync policy is 'always': {}. Exiting...", persist::error_text(&e));
                 std::process::exit(1);
             }

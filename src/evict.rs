@@ -171,6 +171,7 @@ pub fn perform_evictions(state: &mut ServerState, not_counted: usize, now_ms: i6
         return Outcome::Fail;
     }
     let started = Instant::now();
+    let threshold_ms = state.config.latency_monitor_threshold;
     let budget = time_limit(state.config.maxmemory_eviction_tenacity);
     let lazy = state.config.lazyfree.eviction;
     let mut outcome = Outcome::Ok;
@@ -196,6 +197,11 @@ pub fn perform_evictions(state: &mut ServerState, not_counted: usize, now_ms: i6
     if evicted > 0 {
         state.process_key_events();
     }
+    // Redis's latency event for a round of evictions.
+    let ms = started.elapsed().as_millis() as u64;
+    state
+        .latency
+        .add_if_needed(threshold_ms, "eviction-cycle", ms, now_ms / 1000);
     outcome
 }
 

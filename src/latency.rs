@@ -1,6 +1,7 @@
 //! The latency monitor, as Redis's (LATENCY LATEST / HISTORY / RESET):
 //! events that took at least `latency-monitor-threshold` milliseconds
-//! (`command`, `fast-command`, `expire-cycle`), one sample per event and
+//! (`command`, `fast-command`, `expire-cycle`, `eviction-cycle`, the
+//! `aof-write*` and `aof-fsync-always` events), one sample per event and
 //! second (the worst), the last `SAMPLES_KEPT` kept, and each event's
 //! worst ever. A threshold of 0 (the default) records nothing.
 

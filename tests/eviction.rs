@@ -388,3 +388,41 @@ fn memory_usage_stats_doctor_and_purge() {
         assert_eq!(lapse, redis);
     }
 }
+
+/// A long round of evictions is a LATENCY event (`eviction-cycle`, as in
+/// Redis), and INFO counts the time spent over the limit.
+#[test]
+fn a_long_eviction_round_is_a_latency_event() {
+    let server = Server::lapse(&[
+        "--maxmemory-policy",
+        "allkeys-random",
+        "--maxmemory-eviction-tenacity",
+        "100",
+        "--latency-monitor-threshold",
+        "1",
+    ]);
+    let mut r = server.raw();
+    // 100,000 keys, pipelined.
+    let mut batch = Vec::new();
+    let value = [b'v'; 100];
+    for i in 0..100_000 {
+        batch.extend(common::encode(&[
+            b"SET",
+            format!("k:{i}").as_bytes(),
+            &value,
+        ]));
+    }
+    r.send(&batch);
+    for _ in 0..100_000 {
+        r.reply();
+    }
+    let base = used(&mut r) / 10;
+    // One command past a limit far below: evicting ~90,000 keys at once.
+    ok(r.cmd(&["CONFIG", "SET", "maxmemory", &base.to_string()]));
+    let latest = r.cmd(&["LATENCY", "LATEST"]);
+    assert!(latest.contains("eviction-cycle"), "{latest}");
+    let over: u64 = info_field(&mut r, "stats", "total_eviction_exceeded_time")
+        .parse()
+        .unwrap();
+    assert!(over >= 1, "{over}");
+}
