@@ -37,16 +37,12 @@ fn the_stock_redis_conf_loads_with_redis_servers_values() {
     let dir = temp_dir("stock-conf");
     let pidfile = dir.join("pid");
     let pid = pidfile.to_str().unwrap();
-    let flags = [
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--enable-debug-command",
-        "yes",
-        "--bind",
-        "127.0.0.1",
-    ];
+    // The flags every test redis-server gets, so both read the same.
+    let flags: Vec<&str> = common::REDIS_TEST_FLAGS
+        .iter()
+        .copied()
+        .chain(["--bind", "127.0.0.1"])
+        .collect();
     let lapse = Server::lapse(&[&[STOCK_CONF][..], &flags[..], &["--pidfile", pid]].concat());
     let mut l = lapse.raw();
     assert_eq!(l.cmd(&["PING"]), "+PONG\r\n");

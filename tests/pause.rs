@@ -9,7 +9,7 @@ mod common;
 use std::io::BufRead;
 use std::time::{Duration, Instant};
 
-use common::{eventually, info_field, Raw, Server};
+use common::{eventually, info_field, same_on_lapse_and_redis, Raw, Server};
 
 /// True when nothing arrives on `r` for `ms` (the request is held).
 fn silent_for(r: &mut Raw, ms: u64) -> bool {
@@ -137,20 +137,9 @@ fn all_pause_and_errors(server: &Server) -> Vec<String> {
     seen
 }
 
-fn compare(scenario: fn(&Server) -> Vec<String>) -> Vec<String> {
-    let mut runs: Vec<Vec<String>> = Vec::new();
-    for server in Server::lapse_then_redis() {
-        runs.push(scenario(&server));
-    }
-    if let [lapse, redis] = &runs[..] {
-        assert_eq!(lapse, redis);
-    }
-    runs.swap_remove(0)
-}
-
 #[test]
 fn write_pause_holds_writes_and_expiry_until_unpause() {
-    let seen = compare(write_pause);
+    let seen = same_on_lapse_and_redis(write_pause);
     assert_eq!(seen[5], "held: true");
     assert_eq!(seen[6], "flags: b");
     assert_eq!(seen[7], "$-1\r\n");
@@ -163,14 +152,14 @@ fn write_pause_holds_writes_and_expiry_until_unpause() {
 
 #[test]
 fn transactions_wait_for_a_write_pause_as_in_redis() {
-    let seen = compare(transactions_under_write_pause);
+    let seen = same_on_lapse_and_redis(transactions_under_write_pause);
     assert_eq!(seen[3], "exec held: true");
     assert_eq!(seen[11], "queueing held: true");
 }
 
 #[test]
 fn all_pause_holds_everything_then_ends_by_itself() {
-    let seen = compare(all_pause_and_errors);
+    let seen = same_on_lapse_and_redis(all_pause_and_errors);
     assert_eq!(seen[3], "waited about the pause: true");
     assert_eq!(seen.last().unwrap(), "+PONG\r\n");
 }

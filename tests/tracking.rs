@@ -10,7 +10,7 @@ mod common;
 use std::io::BufRead;
 use std::time::Duration;
 
-use common::{eventually, Raw, Server};
+use common::{eventually, same_on_lapse_and_redis, Raw, Server};
 
 fn text(bytes: Vec<u8>) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
@@ -184,30 +184,16 @@ fn bcast_optin_and_errors(server: &Server) -> Vec<String> {
     seen
 }
 
-fn compare(scenario: fn(&Server) -> Vec<String>) -> Vec<String> {
-    let mut runs: Vec<Vec<String>> = Vec::new();
-    for server in Server::lapse_then_redis() {
-        runs.push(scenario(&server));
-    }
-    if let [lapse, redis] = &runs[..] {
-        for (n, (a, b)) in lapse.iter().zip(redis).enumerate() {
-            assert_eq!(a, b, "step {n}");
-        }
-        assert_eq!(lapse.len(), redis.len());
-    }
-    runs.swap_remove(0)
-}
-
 #[test]
 fn resp3_pushes_invalidate_reads_on_writes_expiry_and_flush() {
-    let seen = compare(resp3_default_mode);
+    let seen = same_on_lapse_and_redis(resp3_default_mode);
     assert_eq!(seen[6], ">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n");
     assert!(seen[15].starts_with("true"), "{}", seen[15]);
 }
 
 #[test]
 fn resp2_redirect_sends_invalidate_messages_to_the_subscriber() {
-    let seen = compare(resp2_redirect);
+    let seen = same_on_lapse_and_redis(resp2_redirect);
     assert_eq!(
         seen[5],
         "*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*1\r\n$1\r\nk\r\n"
@@ -217,5 +203,5 @@ fn resp2_redirect_sends_invalidate_messages_to_the_subscriber() {
 
 #[test]
 fn bcast_optin_optout_and_errors_as_redis() {
-    compare(bcast_optin_and_errors);
+    same_on_lapse_and_redis(bcast_optin_and_errors);
 }

@@ -111,14 +111,7 @@ impl Server {
                 .current_dir(own_directory())
                 .args(file)
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args([
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                    "--enable-debug-command",
-                    "yes",
-                ])
+                .args(REDIS_TEST_FLAGS)
                 .args(extra)
                 .stdout(Stdio::null())
                 .spawn()
@@ -156,6 +149,33 @@ impl Server {
             .get_connection()
             .expect("connect with the redis crate")
     }
+}
+
+/// What every test redis-server is started with (besides its port): no
+/// files, DEBUG allowed, as lapse's tests run.
+pub const REDIS_TEST_FLAGS: [&str; 6] = [
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--enable-debug-command",
+    "yes",
+];
+
+/// Runs `scenario` on a lapse and on a redis-server (where installed) and
+/// asserts they saw the same, step by step; returns lapse's steps.
+pub fn same_on_lapse_and_redis(scenario: fn(&Server) -> Vec<String>) -> Vec<String> {
+    let mut runs: Vec<Vec<String>> = Vec::new();
+    for server in Server::lapse_then_redis() {
+        runs.push(scenario(&server));
+    }
+    if let [lapse, redis] = &runs[..] {
+        for (n, (a, b)) in lapse.iter().zip(redis).enumerate() {
+            assert_eq!(a, b, "step {n}");
+        }
+        assert_eq!(lapse.len(), redis.len());
+    }
+    runs.swap_remove(0)
 }
 
 pub fn free_port() -> u16 {
