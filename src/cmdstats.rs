@@ -31,6 +31,8 @@ pub struct CommandStats {
     /// (a client, EXEC, a script).
     index: HashMap<usize, usize, foldhash::fast::FixedState>,
     stats: Vec<CommandStat>,
+    /// The last command looked up and its place (address 0: none yet).
+    last: (usize, usize),
 }
 
 impl Default for CommandStats {
@@ -50,13 +52,26 @@ impl Default for CommandStats {
                 add(sub, format!("{}|{}", top.name, sub.name));
             }
         }
-        Self { index, stats }
+        Self {
+            index,
+            stats,
+            last: (0, 0),
+        }
     }
 }
 
 impl CommandStats {
     fn stat(&mut self, cmd: &Command) -> Option<&mut CommandStat> {
-        let at = *self.index.get(&(cmd as *const Command as usize))?;
+        let key = cmd as *const Command as usize;
+        // Pipelines repeat a command: the last one found is tried first.
+        let at = match self.last {
+            (last, at) if last == key => at,
+            _ => {
+                let at = *self.index.get(&key)?;
+                self.last = (key, at);
+                at
+            }
+        };
         self.stats.get_mut(at)
     }
 

@@ -376,7 +376,10 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
     }
     // CLIENT CACHING holds for the next command only (a transaction's
     // commands all count as next; CLIENT subcommands leave it).
-    if ctx.session.multi.is_none() && ctx.session.last_cmd.0 != "client" {
+    if ctx.server.tracking.any()
+        && ctx.session.multi.is_none()
+        && ctx.session.last_cmd.0 != "client"
+    {
         if let Some(t) = ctx.server.tracking.tracker_mut(ctx.session.id) {
             t.caching = false;
         }
