@@ -137,6 +137,9 @@ pub struct Session {
     pub last_interaction_ms: i64,
     /// The last command executed and its subcommand (`cmd=` in CLIENT LIST).
     pub last_cmd: (&'static str, Option<&'static str>),
+    /// The last command's table entry: a pipeline repeating it is
+    /// resolved by comparing names instead of hashing one.
+    pub last_top: Option<&'static crate::commands::Command>,
     /// The transaction being queued, between MULTI and EXEC/DISCARD.
     pub multi: Option<Transaction>,
     /// The connection table slot this client lives in (where deliveries

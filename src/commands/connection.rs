@@ -959,37 +959,60 @@ fn client_trackinginfo(ctx: &mut Ctx, _args: Args) -> CmdResult {
     Ok(())
 }
 
+/// CLIENT HELP: Redis 7.0's text (lapse's 7.2 additions, SETINFO and
+/// NO-TOUCH, are left out of it, as 7.0 has them not).
 fn client_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let lines: &[&str] = &[
-        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "ID",
-        "    Return the ID of the current connection.",
-        "GETNAME",
-        "    Return the name of the current connection.",
-        "SETNAME <name>",
-        "    Assign the name <name> to the current connection.",
-        "LIST [TYPE normal] [ID <id> [<id> ...]]",
-        "    Return information about client connections.",
-        "INFO",
-        "    Return information about the current client connection.",
-        "SETINFO <LIB-NAME|LIB-VER> <value>",
-        "    Set client library name or version.",
-        "NO-EVICT (ON|OFF)",
-        "    Protect the current client connection from eviction.",
-        "NO-TOUCH (ON|OFF)",
-        "    Do not change the LRU/LFU of keys this client accesses.",
-        "REPLY (ON|OFF|SKIP)",
-        "    Control the replies sent to the current connection.",
-        "GETREDIR",
-        "    Return the client ID we are redirecting to when tracking is enabled.",
-        "HELP",
-        "    Print this help.",
-    ];
-    let out = ctx.out();
-    out.array(lines.len());
-    for line in lines {
-        out.simple(line);
-    }
+    super::reply_help(
+        ctx,
+        "CLIENT",
+        &[
+            "CACHING (YES|NO)",
+            "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+            "GETREDIR",
+            "    Return the client ID we are redirecting to when tracking is enabled.",
+            "GETNAME",
+            "    Return the name of the current connection.",
+            "ID",
+            "    Return the ID of the current connection.",
+            "INFO",
+            "    Return information about the current client connection.",
+            "KILL <ip:port>",
+            "    Kill connection made from <ip:port>.",
+            "KILL <option> <value> [<option> <value> [...]]",
+            "    Kill connections. Options are:",
+            "    * ADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made from the specified address",
+            "    * LADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made to specified local address",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Kill connections by type.",
+            "    * USER <username>",
+            "      Kill connections authenticated by <username>.",
+            "    * SKIPME (YES|NO)",
+            "      Skip killing current connection (default: yes).",
+            "LIST [options ...]",
+            "    Return information about client connections. Options:",
+            "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+            "      Return clients of specified type.",
+            "UNPAUSE",
+            "    Stop the current client pause, resuming traffic.",
+            "PAUSE <timeout> [WRITE|ALL]",
+            "    Suspend all, or just write, clients for <timeout> milliseconds.",
+            "REPLY (ON|OFF|SKIP)",
+            "    Control the replies sent to the current connection.",
+            "SETNAME <name>",
+            "    Assign the name <name> to the current connection.",
+            "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+            "    Unblock the specified blocked client.",
+            "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+            "         [OPTIN] [OPTOUT] [NOLOOP]",
+            "    Control server assisted client side caching.",
+            "TRACKINGINFO",
+            "    Report tracking status for the current connection.",
+            "NO-EVICT (ON|OFF)",
+            "    Protect current client connection from eviction.",
+        ],
+    );
     Ok(())
 }
 

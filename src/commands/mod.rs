@@ -306,6 +306,11 @@ impl Renames {
         Ok(renames)
     }
 
+    /// No command is renamed (the table's names are the clients').
+    pub fn is_plain(&self) -> bool {
+        self.renamed.is_empty()
+    }
+
     /// The command a client means by `name`.
     pub fn lookup(&self, name: &[u8]) -> Option<&'static Command> {
         if self.renamed.is_empty() {
@@ -457,6 +462,7 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
         Err((found, err)) => return Err(rejected(ctx, found, err)),
     };
     ctx.session.last_cmd = (top.name, (!std::ptr::eq(top, cmd)).then_some(cmd.name));
+    ctx.session.last_top = Some(top);
     if let Err(err) = acl_check(ctx, top, cmd, args) {
         return Err(rejected(ctx, Some(cmd), err));
     }
@@ -558,7 +564,10 @@ type Refusal = (Option<&'static Command>, CmdError);
 /// CONFIG), after the checks every command gets: existence,
 /// authentication, arity. Returns the top-level entry and the one to run.
 fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command), Refusal> {
-    let Some(cmd) = ctx.server.commands.lookup(&args[0]) else {
+    let repeated = ctx.session.last_top.filter(|c| {
+        c.name.as_bytes().eq_ignore_ascii_case(&args[0]) && ctx.server.commands.is_plain()
+    });
+    let Some(cmd) = repeated.or_else(|| ctx.server.commands.lookup(&args[0])) else {
         return Err((None, unknown_command(args)));
     };
     if !ctx.session.authenticated && !cmd.flags.has(Flags::NOAUTH) {

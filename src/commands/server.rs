@@ -137,6 +137,7 @@ pub static COMMANDS: &[Command] = &[
 ];
 
 static COMMAND_SUBCOMMANDS: &[Command] = &[
+    help!(command_help, "server"),
     cmd!(
         "getkeysandflags",
         -4,
@@ -991,6 +992,34 @@ fn command_getkeys(ctx: &mut Ctx, args: Args) -> CmdResult {
         out.bulk(k.key);
         super::docs::write_key_flags(out, k.flags);
     }
+    Ok(())
+}
+
+fn command_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "COMMAND",
+        &[
+            "(no subcommand)",
+            "    Return details about all Redis commands.",
+            "COUNT",
+            "    Return the total number of commands in this Redis server.",
+            "LIST",
+            "    Return a list of all commands in this Redis server.",
+            "INFO [<command-name> ...]",
+            "    Return details about multiple Redis commands.",
+            "    If no command names are given, documentation details for all",
+            "    commands are returned.",
+            "DOCS [<command-name> ...]",
+            "    Return documentation details about multiple Redis commands.",
+            "    If no command names are given, documentation details for all",
+            "    commands are returned.",
+            "GETKEYS <full-command>",
+            "    Return the keys from a full Redis command.",
+            "GETKEYSANDFLAGS <full-command>",
+            "    Return the keys and the access flags from a full Redis command.",
+        ],
+    );
     Ok(())
 }
 
