@@ -1221,9 +1221,7 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
             }
         }
     }
-    if next.requirepass != ctx.server.config.requirepass {
-        ctx.server.acl.set_default_password(&next.requirepass);
-    }
+    let password_changed = next.requirepass != ctx.server.config.requirepass;
     let was_appendonly = ctx.server.config.appendonly;
     let ignored_before = ctx.server.config.ignored_settings();
     for ignored in next.ignored_settings() {
@@ -1233,6 +1231,11 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     ctx.server.config = next;
     ctx.server.apply_config();
+    // `requirepass` is the default user's password.
+    if password_changed {
+        let password = ctx.server.config.requirepass.clone();
+        ctx.server.acl.set_default_password(&password);
+    }
     if ctx.server.config.appendonly != was_appendonly {
         let now_ms = ctx.now_ms;
         let on = ctx.server.config.appendonly;
@@ -1243,6 +1246,7 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
             ));
         }
     }
+
     ctx.out().ok();
     Ok(())
 }
