@@ -615,3 +615,68 @@ fn command_docs_and_key_specs_match_redis_server() {
         assert_eq!(sorted(l.cmd(args)), sorted(r.cmd(args)), "{args:?}");
     }
 }
+
+/// ZUNION, ZINTER, ZDIFF (WEIGHTS, AGGREGATE, WITHSCORES, in RESP2 and
+/// RESP3) and ZINTERCARD (LIMIT) answer as redis-server's, errors too.
+#[test]
+fn zset_set_operations_match_redis_server() {
+    fn session(server: &Server) -> Vec<String> {
+        let mut r = server.raw();
+        let cases: &[&[&str]] = &[
+            &["ZADD", "a", "1", "x", "2", "y", "3", "w"],
+            &["ZADD", "b", "3", "y", "4", "z", "1", "w"],
+            &["SADD", "s", "x", "q"],
+            &["SET", "str", "v"],
+            &["ZUNION", "2", "a", "b"],
+            &["ZUNION", "2", "a", "b", "WITHSCORES"],
+            &[
+                "ZUNION",
+                "3",
+                "a",
+                "b",
+                "s",
+                "WEIGHTS",
+                "1",
+                "2",
+                "3",
+                "AGGREGATE",
+                "MAX",
+                "WITHSCORES",
+            ],
+            &["ZINTER", "2", "a", "b", "WITHSCORES"],
+            &["ZINTER", "2", "a", "nosuch"],
+            &["ZDIFF", "2", "a", "b", "WITHSCORES"],
+            &["ZDIFF", "1", "a", "WEIGHTS", "1"],
+            &["ZUNION", "0", "a"],
+            &["ZUNION", "3", "a", "b"],
+            &["ZUNION", "2", "a", "str"],
+            &["ZUNIONSTORE", "d", "2", "a", "b", "WITHSCORES"],
+            &["ZINTERCARD", "2", "a", "b"],
+            &["ZINTERCARD", "2", "a", "b", "LIMIT", "1"],
+            &["ZINTERCARD", "2", "a", "b", "LIMIT", "-1"],
+            &["ZINTERCARD", "2", "a", "b", "LIMIT", "x"],
+            &["ZINTERCARD", "0", "a"],
+            &["ZINTERCARD", "3", "a", "b"],
+            &["ZINTERCARD", "2", "a", "str"],
+            &["HELLO", "3"],
+            &["ZUNION", "2", "a", "b", "WITHSCORES"],
+            &["ZINTER", "2", "a", "b"],
+        ];
+        let mut seen = Vec::new();
+        for case in cases {
+            let reply = r.cmd(case);
+            // HELLO's map names the server's version and id: not compared.
+            seen.push(if case[0] == "HELLO" {
+                String::new()
+            } else {
+                reply
+            });
+        }
+        seen
+    }
+    let seen = common::same_on_lapse_and_redis(session);
+    assert_eq!(
+        seen[5],
+        "*8\r\n$1\r\nx\r\n$1\r\n1\r\n$1\r\nw\r\n$1\r\n4\r\n$1\r\nz\r\n$1\r\n4\r\n$1\r\ny\r\n$1\r\n5\r\n"
+    );
+}

@@ -56,6 +56,10 @@ pub static COMMANDS: &[Command] = &[
     cmd!("zunionstore", -4, ["write", "denyoom"], (1, 1, 1), zunionstore, "sorted-set", "Stores the union of multiple sorted sets in a key.").with_numkeys(2),
     cmd!("zinterstore", -4, ["write", "denyoom"], (1, 1, 1), zinterstore, "sorted-set", "Stores the intersect of multiple sorted sets in a key.").with_numkeys(2),
     cmd!("zdiffstore", -4, ["write", "denyoom"], (1, 1, 1), zdiffstore, "sorted-set", "Stores the difference of multiple sorted sets in a key.").with_numkeys(2),
+    cmd!("zunion", -3, ["readonly"], (0, 0, 0), zunion, "sorted-set", "Returns the union of multiple sorted sets.").with_numkeys(1),
+    cmd!("zinter", -3, ["readonly"], (0, 0, 0), zinter, "sorted-set", "Returns the intersect of multiple sorted sets.").with_numkeys(1),
+    cmd!("zdiff", -3, ["readonly"], (0, 0, 0), zdiff, "sorted-set", "Returns the difference between multiple sorted sets.").with_numkeys(1),
+    cmd!("zintercard", -3, ["readonly"], (0, 0, 0), zintercard, "sorted-set", "Returns the number of members of the intersect of multiple sorted sets.").with_numkeys(1),
 ];
 
 // ---- ZADD and ZINCRBY -------------------------------------------------
@@ -888,29 +892,34 @@ impl<'a> Source<'a> {
     }
 }
 
-/// `dst numkeys key... [WEIGHTS w...] [AGGREGATE SUM|MIN|MAX]`
-/// (`zunionInterDiffGenericCommand`).
-fn store_generic(ctx: &mut Ctx, args: &Args, op: SetOp) -> CmdResult {
-    let name = if op == SetOp::Union {
-        "zunionstore"
-    } else if op == SetOp::Inter {
-        "zinterstore"
-    } else {
-        "zdiffstore"
+/// `[dst] numkeys key... [WEIGHTS w...] [AGGREGATE SUM|MIN|MAX]` (and
+/// `[WITHSCORES]` when the result is replied, not stored: ZUNION, ZINTER,
+/// ZDIFF), as Redis's `zunionInterDiffGenericCommand`.
+fn setop_generic(ctx: &mut Ctx, args: &Args, op: SetOp, store: bool) -> CmdResult {
+    let name = match op {
+        SetOp::Union => "zunion",
+        SetOp::Inter => "zinter",
+        SetOp::Diff => "zdiff",
     };
-    let numkeys = int_arg(&args[2])?;
+    let name = if store {
+        format!("{name}store")
+    } else {
+        name.to_string()
+    };
+    let at = if store { 2 } else { 1 };
+    let numkeys = int_arg(&args[at])?;
     if numkeys < 1 {
         return Err(CmdError::owned(format!(
             "ERR at least 1 input key is needed for '{name}' command"
         )));
     }
     let numkeys = usize::try_from(numkeys).unwrap_or(usize::MAX);
-    if numkeys > args.len() - 3 {
+    if numkeys > args.len() - at - 1 {
         return Err(CmdError::Syntax);
     }
-    let keys: Vec<&[u8]> = args.iter().skip(3).take(numkeys).collect();
+    let keys: Vec<&[u8]> = args.iter().skip(at + 1).take(numkeys).collect();
     // Redis checks the sources' types before it parses the options.
-    let options = store_options(args, 3 + numkeys, numkeys, op);
+    let options = store_options(args, at + 1 + numkeys, numkeys, op, !store);
     let now_ms = ctx.now_ms;
     let sources: Vec<Option<Source>> = ctx
         .db()
@@ -919,8 +928,14 @@ fn store_generic(ctx: &mut Ctx, args: &Args, op: SetOp) -> CmdResult {
         .into_iter()
         .map(|v| v.and_then(Source::of))
         .collect();
-    let (weights, aggregate) = options?;
+    let (weights, aggregate, with_scores) = options?;
     let mut result = combine(&sources, &weights, aggregate, op);
+    if !store {
+        let out = ctx.out();
+        let items = result.iter_from(0, false).map(|e| (e.member, e.score));
+        reply_scored(out, result.len(), with_scores, items);
+        return Ok(());
+    }
     // Built as a tree, then packed if it fits, as Redis does.
     result.pack_if_fit(ctx.server.config.zset_limits());
     let len = result.len();
@@ -931,9 +946,60 @@ fn store_generic(ctx: &mut Ctx, args: &Args, op: SetOp) -> CmdResult {
         }
     } else {
         db.set(&args[1], Value::ZSet(result), Ttl::Clear, now_ms);
-        db.signal(EventClass::ZSET, name, &args[1]);
+        let event: &'static str = match op {
+            SetOp::Union => "zunionstore",
+            SetOp::Inter => "zinterstore",
+            SetOp::Diff => "zdiffstore",
+        };
+        db.signal(EventClass::ZSET, event, &args[1]);
     }
     ctx.out().int(len as i64);
+    Ok(())
+}
+
+/// ZINTERCARD numkeys key... [LIMIT limit]: how many members all share
+/// (counting stops at a non-zero limit).
+fn zintercard(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let numkeys = int_arg(&args[1])?;
+    if numkeys < 1 {
+        return Err(CmdError::Static(
+            "ERR at least 1 input key is needed for 'zintercard' command",
+        ));
+    }
+    let numkeys = usize::try_from(numkeys).unwrap_or(usize::MAX);
+    if numkeys > args.len() - 2 {
+        return Err(CmdError::Syntax);
+    }
+    let keys: Vec<&[u8]> = args.iter().skip(2).take(numkeys).collect();
+    let mut limit = 0usize;
+    let mut i = 2 + numkeys;
+    let mut parsed = Ok(());
+    while i < args.len() {
+        if is(&args[i], "LIMIT") && i + 1 < args.len() {
+            // Not a number is "negative" too, in Redis's words.
+            match int_arg(&args[i + 1]) {
+                Ok(n) if n >= 0 => limit = usize::try_from(n).unwrap_or(usize::MAX),
+                _ => parsed = Err(CmdError::Static("ERR LIMIT can't be negative")),
+            }
+            i += 2;
+        } else {
+            parsed = Err(CmdError::Syntax);
+            break;
+        }
+    }
+    parsed?;
+    let now_ms = ctx.now_ms;
+    let sources: Vec<Option<Source>> = ctx
+        .db()
+        .get_many(&keys, now_ms, |v| Source::of(v).is_some())
+        .map_err(|_| CmdError::WrongType)?
+        .into_iter()
+        .map(|v| v.and_then(Source::of))
+        .collect();
+    let weights = vec![1.0; numkeys];
+    let shared = combine(&sources, &weights, Aggregate::Sum, SetOp::Inter).len();
+    let count = if limit > 0 { shared.min(limit) } else { shared };
+    ctx.out().int(count as i64);
     Ok(())
 }
 
@@ -944,12 +1010,19 @@ fn store_options(
     from: usize,
     numkeys: usize,
     op: SetOp,
-) -> Result<(Vec<f64>, Aggregate), CmdError> {
+    replied: bool,
+) -> Result<(Vec<f64>, Aggregate, bool), CmdError> {
     let mut weights = vec![1.0; numkeys];
     let mut aggregate = Aggregate::Sum;
+    let mut with_scores = false;
     let mut i = from;
     while i < args.len() {
         let left = args.len() - i - 1;
+        if replied && is(&args[i], "WITHSCORES") {
+            with_scores = true;
+            i += 1;
+            continue;
+        }
         if op != SetOp::Diff && is(&args[i], "WEIGHTS") && left >= numkeys {
             for (w, arg) in weights.iter_mut().zip(args.iter().skip(i + 1)) {
                 *w = float_arg(arg)
@@ -968,7 +1041,7 @@ fn store_options(
             return Err(CmdError::Syntax);
         }
     }
-    Ok((weights, aggregate))
+    Ok((weights, aggregate, with_scores))
 }
 
 /// A member borrowed where the value holds it whole.
@@ -1046,13 +1119,25 @@ fn combine<'a>(
 }
 
 fn zunionstore(ctx: &mut Ctx, args: Args) -> CmdResult {
-    store_generic(ctx, &args, SetOp::Union)
+    setop_generic(ctx, &args, SetOp::Union, true)
 }
 
 fn zinterstore(ctx: &mut Ctx, args: Args) -> CmdResult {
-    store_generic(ctx, &args, SetOp::Inter)
+    setop_generic(ctx, &args, SetOp::Inter, true)
 }
 
 fn zdiffstore(ctx: &mut Ctx, args: Args) -> CmdResult {
-    store_generic(ctx, &args, SetOp::Diff)
+    setop_generic(ctx, &args, SetOp::Diff, true)
+}
+
+fn zunion(ctx: &mut Ctx, args: Args) -> CmdResult {
+    setop_generic(ctx, &args, SetOp::Union, false)
+}
+
+fn zinter(ctx: &mut Ctx, args: Args) -> CmdResult {
+    setop_generic(ctx, &args, SetOp::Inter, false)
+}
+
+fn zdiff(ctx: &mut Ctx, args: Args) -> CmdResult {
+    setop_generic(ctx, &args, SetOp::Diff, false)
 }
