@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::commands::{Command, Flags};
+use crate::commands::{full_name, Command, Flags};
 use crate::glob;
 
 /// Redis 7.0's categories, in its order (ACL CAT lists them so, COMMAND
@@ -163,31 +163,22 @@ pub fn categories(cmd: &Command, parent: Option<&Command>) -> Categories {
 fn command_list() -> &'static [(&'static Command, Option<&'static Command>)] {
     static LIST: std::sync::OnceLock<Vec<(&'static Command, Option<&'static Command>)>> =
         std::sync::OnceLock::new();
-    LIST.get_or_init(|| {
-        let mut list = Vec::new();
-        for c in crate::commands::all() {
-            list.push((c, None));
-            for sub in c.subcommands {
-                list.push((sub, Some(c)));
-            }
-        }
-        list
-    })
+    LIST.get_or_init(|| crate::commands::all_with_subcommands().collect())
 }
 
-/// The id of `cmd` (a table entry), by address.
+/// The id of `cmd` (a table entry), by address: one hash, not a scan,
+/// as a restricted user's every command asks it.
 fn command_id(cmd: &Command) -> Option<usize> {
-    command_list()
-        .iter()
-        .position(|(c, _)| std::ptr::eq(*c, cmd))
-}
-
-/// `name` or `parent|sub`, as rules name commands.
-fn full_name(cmd: &Command, parent: Option<&Command>) -> String {
-    match parent {
-        Some(p) => format!("{}|{}", p.name, cmd.name),
-        None => cmd.name.to_string(),
-    }
+    type Ids = std::collections::HashMap<usize, usize, foldhash::fast::FixedState>;
+    static IDS: std::sync::OnceLock<Ids> = std::sync::OnceLock::new();
+    let ids = IDS.get_or_init(|| {
+        command_list()
+            .iter()
+            .enumerate()
+            .map(|(i, (c, _))| (*c as *const Command as usize, i))
+            .collect()
+    });
+    ids.get(&(cmd as *const Command as usize)).copied()
 }
 
 fn lookup_full(name: &str) -> Option<usize> {

@@ -301,6 +301,11 @@ fn fuzz_command_table() {
         // simply let go).
         if session.blocked.take().is_some() {
             server.blocking.unblock(session.id);
+        } else if session.paused_until_ms == i64::MAX {
+            // WAIT for replicas that are not there: answered later by the
+            // loop; here it is let go.
+            session.paused_until_ms = 0;
+            server.repl.waits.clear();
         } else if session.postponed {
             // Held by a CLIENT PAUSE the fuzz ran: the loop would run it
             // after the pause; here the pause ends and it is let go.

@@ -275,17 +275,10 @@ fn acl_cat(ctx: &mut Ctx, args: Args) -> CmdResult {
             "'",
         ));
     }
-    let mut names = Vec::new();
-    for c in super::all() {
-        if crate::acl::categories(c, None).has(&wanted) {
-            names.push(c.name.to_string());
-        }
-        for sub in c.subcommands {
-            if crate::acl::categories(sub, Some(c)).has(&wanted) {
-                names.push(format!("{}|{}", c.name, sub.name));
-            }
-        }
-    }
+    let names: Vec<String> = super::all_with_subcommands()
+        .filter(|(c, parent)| crate::acl::categories(c, *parent).has(&wanted))
+        .map(|(c, parent)| super::full_name(c, parent))
+        .collect();
     out.array(names.len());
     for name in names {
         out.bulk(name.as_bytes());

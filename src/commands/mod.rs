@@ -257,6 +257,23 @@ pub fn all() -> impl Iterator<Item = &'static Command> {
     FAMILIES.iter().flat_map(|f| f.iter())
 }
 
+/// Every command and subcommand with its parent, in table order.
+pub fn all_with_subcommands() -> impl Iterator<Item = (&'static Command, Option<&'static Command>)>
+{
+    all().flat_map(|c| {
+        std::iter::once((c, None)).chain(c.subcommands.iter().map(move |s| (s, Some(c))))
+    })
+}
+
+/// `name`, or `parent|sub` for a subcommand: how COMMAND, ACL and the
+/// statistics name a command.
+pub fn full_name(cmd: &Command, parent: Option<&Command>) -> String {
+    match parent {
+        Some(p) => format!("{}|{}", p.name, cmd.name),
+        None => cmd.name.to_string(),
+    }
+}
+
 /// The command named `name`, case-insensitively.
 pub fn lookup(name: &[u8]) -> Option<&'static Command> {
     type Index = HashMap<Vec<u8>, &'static Command, foldhash::fast::RandomState>;
@@ -333,10 +350,7 @@ pub fn keys_with_flags<'a>(
     parent: Option<&Command>,
     args: &Args<'a>,
 ) -> Option<Vec<docs::KeyRef<'a>>> {
-    let full = parent.map_or_else(
-        || cmd.name.to_string(),
-        |p| format!("{}|{}", p.name, cmd.name),
-    );
+    let full = full_name(cmd, parent);
     if full == "set" {
         let get = args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get"));
         let flags: &'static [&'static str] = if get {
@@ -697,11 +711,7 @@ fn subscribed_mode_check(ctx: &Ctx, top: &Command, cmd: &Command) -> CmdResult {
     {
         return Ok(());
     }
-    let full = if std::ptr::eq(top, cmd) {
-        top.name.to_string()
-    } else {
-        format!("{}|{}", top.name, cmd.name)
-    };
+    let full = full_name(cmd, (!std::ptr::eq(top, cmd)).then_some(top));
     Err(CmdError::owned(format!(
         "ERR Can't execute '{full}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
     )))

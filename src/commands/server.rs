@@ -1042,7 +1042,7 @@ fn command_info(ctx: &mut Ctx, args: Args) -> CmdResult {
     out.array(args.len() - 2);
     for name in args.iter().skip(2) {
         match lookup_full_name(name) {
-            Some((c, parent)) => write_command_info(out, c, parent, &full_name(c, parent)),
+            Some((c, parent)) => write_command_info(out, c, parent, &super::full_name(c, parent)),
             None => out.null_array(),
         }
     }
@@ -1062,10 +1062,6 @@ fn lookup_full_name(name: &[u8]) -> Option<(&'static Command, Option<&'static Co
     }
 }
 
-fn full_name(c: &Command, parent: Option<&Command>) -> String {
-    parent.map_or_else(|| c.name.to_string(), |p| format!("{}|{}", p.name, c.name))
-}
-
 fn command_docs(ctx: &mut Ctx, args: Args) -> CmdResult {
     let wanted: Vec<(&Command, Option<&Command>)> = if args.len() == 2 {
         super::all().map(|c| (c, None)).collect()
@@ -1075,7 +1071,7 @@ fn command_docs(ctx: &mut Ctx, args: Args) -> CmdResult {
     let out = ctx.out();
     out.map(wanted.len());
     for (c, parent) in wanted {
-        write_command_docs(out, c, &full_name(c, parent));
+        write_command_docs(out, c, &super::full_name(c, parent));
     }
     Ok(())
 }
@@ -1099,20 +1095,16 @@ fn command_list(ctx: &mut Ctx, args: Args) -> CmdResult {
         _ => return Err(CmdError::Syntax),
     };
     let mut names = Vec::new();
-    for c in super::all() {
-        for (cmd, parent) in
-            std::iter::once((c, None)).chain(c.subcommands.iter().map(|s| (s, Some(c))))
-        {
-            let name = full_name(cmd, parent);
-            let keep = match &filter {
-                Filter::All => true,
-                Filter::Pattern(p) => glob::matches(p, name.as_bytes(), true),
-                Filter::AclCat(cat) => crate::acl::categories(cmd, parent).has(cat),
-                Filter::Module => false,
-            };
-            if keep {
-                names.push(name);
-            }
+    for (cmd, parent) in super::all_with_subcommands() {
+        let name = super::full_name(cmd, parent);
+        let keep = match &filter {
+            Filter::All => true,
+            Filter::Pattern(p) => glob::matches(p, name.as_bytes(), true),
+            Filter::AclCat(cat) => crate::acl::categories(cmd, parent).has(cat),
+            Filter::Module => false,
+        };
+        if keep {
+            names.push(name);
         }
     }
     let out = ctx.out();

@@ -896,38 +896,18 @@ impl<'a> Source<'a> {
 /// `[WITHSCORES]` when the result is replied, not stored: ZUNION, ZINTER,
 /// ZDIFF), as Redis's `zunionInterDiffGenericCommand`.
 fn setop_generic(ctx: &mut Ctx, args: &Args, op: SetOp, store: bool) -> CmdResult {
-    let name = match op {
-        SetOp::Union => "zunion",
-        SetOp::Inter => "zinter",
-        SetOp::Diff => "zdiff",
+    let (replied_name, stored_name) = match op {
+        SetOp::Union => ("zunion", "zunionstore"),
+        SetOp::Inter => ("zinter", "zinterstore"),
+        SetOp::Diff => ("zdiff", "zdiffstore"),
     };
-    let name = if store {
-        format!("{name}store")
-    } else {
-        name.to_string()
-    };
+    let name = if store { stored_name } else { replied_name };
     let at = if store { 2 } else { 1 };
-    let numkeys = int_arg(&args[at])?;
-    if numkeys < 1 {
-        return Err(CmdError::owned(format!(
-            "ERR at least 1 input key is needed for '{name}' command"
-        )));
-    }
-    let numkeys = usize::try_from(numkeys).unwrap_or(usize::MAX);
-    if numkeys > args.len() - at - 1 {
-        return Err(CmdError::Syntax);
-    }
-    let keys: Vec<&[u8]> = args.iter().skip(at + 1).take(numkeys).collect();
+    let keys = numkeys_and_keys(args, at, name)?;
     // Redis checks the sources' types before it parses the options.
-    let options = store_options(args, at + 1 + numkeys, numkeys, op, !store);
+    let options = store_options(args, at + 1 + keys.len(), keys.len(), op, !store);
     let now_ms = ctx.now_ms;
-    let sources: Vec<Option<Source>> = ctx
-        .db()
-        .get_many(&keys, now_ms, |v| Source::of(v).is_some())
-        .map_err(|_| CmdError::WrongType)?
-        .into_iter()
-        .map(|v| v.and_then(Source::of))
-        .collect();
+    let sources = sources_of(ctx, &keys)?;
     let (weights, aggregate, with_scores) = options?;
     let mut result = combine(&sources, &weights, aggregate, op);
     if !store {
@@ -946,33 +926,51 @@ fn setop_generic(ctx: &mut Ctx, args: &Args, op: SetOp, store: bool) -> CmdResul
         }
     } else {
         db.set(&args[1], Value::ZSet(result), Ttl::Clear, now_ms);
-        let event: &'static str = match op {
-            SetOp::Union => "zunionstore",
-            SetOp::Inter => "zinterstore",
-            SetOp::Diff => "zdiffstore",
-        };
-        db.signal(EventClass::ZSET, event, &args[1]);
+        db.signal(EventClass::ZSET, stored_name, &args[1]);
     }
     ctx.out().int(len as i64);
     Ok(())
 }
 
+/// `numkeys key...` at `args[at..]`: the keys, with Redis's errors for
+/// a count under 1 (naming `command`) or past the arguments.
+fn numkeys_and_keys<'a>(
+    args: &Args<'a>,
+    at: usize,
+    command: &str,
+) -> Result<Vec<&'a [u8]>, CmdError> {
+    let numkeys = int_arg(&args[at])?;
+    if numkeys < 1 {
+        return Err(CmdError::owned(format!(
+            "ERR at least 1 input key is needed for '{command}' command"
+        )));
+    }
+    let numkeys = usize::try_from(numkeys).unwrap_or(usize::MAX);
+    if numkeys > args.len() - at - 1 {
+        return Err(CmdError::Syntax);
+    }
+    Ok(args.iter().skip(at + 1).take(numkeys).collect())
+}
+
+/// The sorted sets (or sets) at `keys`, missing ones `None`; any other
+/// type is WRONGTYPE.
+fn sources_of<'c>(ctx: &'c mut Ctx, keys: &[&[u8]]) -> Result<Vec<Option<Source<'c>>>, CmdError> {
+    let now_ms = ctx.now_ms;
+    Ok(ctx
+        .db()
+        .get_many(keys, now_ms, |v| Source::of(v).is_some())
+        .map_err(|_| CmdError::WrongType)?
+        .into_iter()
+        .map(|v| v.and_then(Source::of))
+        .collect())
+}
+
 /// ZINTERCARD numkeys key... [LIMIT limit]: how many members all share
 /// (counting stops at a non-zero limit).
 fn zintercard(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let numkeys = int_arg(&args[1])?;
-    if numkeys < 1 {
-        return Err(CmdError::Static(
-            "ERR at least 1 input key is needed for 'zintercard' command",
-        ));
-    }
-    let numkeys = usize::try_from(numkeys).unwrap_or(usize::MAX);
-    if numkeys > args.len() - 2 {
-        return Err(CmdError::Syntax);
-    }
-    let keys: Vec<&[u8]> = args.iter().skip(2).take(numkeys).collect();
+    let keys = numkeys_and_keys(&args, 1, "zintercard")?;
     let mut limit = 0usize;
-    let mut i = 2 + numkeys;
+    let mut i = 2 + keys.len();
     let mut parsed = Ok(());
     while i < args.len() {
         if is(&args[i], "LIMIT") && i + 1 < args.len() {
@@ -988,15 +986,8 @@ fn zintercard(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     }
     parsed?;
-    let now_ms = ctx.now_ms;
-    let sources: Vec<Option<Source>> = ctx
-        .db()
-        .get_many(&keys, now_ms, |v| Source::of(v).is_some())
-        .map_err(|_| CmdError::WrongType)?
-        .into_iter()
-        .map(|v| v.and_then(Source::of))
-        .collect();
-    let weights = vec![1.0; numkeys];
+    let sources = sources_of(ctx, &keys)?;
+    let weights = vec![1.0; keys.len()];
     let shared = combine(&sources, &weights, Aggregate::Sum, SetOp::Inter).len();
     let count = if limit > 0 { shared.min(limit) } else { shared };
     ctx.out().int(count as i64);
