@@ -392,11 +392,12 @@ const SCORE_BOUNDS: &[&str] = &[
 ];
 
 fn generate(rng: &mut SmallRng) -> (Vec<Vec<u8>>, Compare) {
-    let (cmd, cmp) = match rng.gen_range(0..10) {
+    let (cmd, cmp) = match rng.gen_range(0..12) {
         0..=3 => generate_core(rng),
         4 | 5 => generate_hash(rng),
         6 | 7 => generate_set(rng),
-        _ => generate_zset(rng),
+        8 | 9 => generate_zset(rng),
+        _ => (generate_bits(rng), Compare::Exact),
     };
     let mut cmd: Vec<Vec<u8>> = cmd.into_iter().map(String::into_bytes).collect();
     // A cursor past 0 depends on the table's layout, which differs where
@@ -719,6 +720,97 @@ fn generate_zset(rng: &mut SmallRng) -> (Vec<String>, Compare) {
         }
     };
     (cmd, cmp)
+}
+
+/// Keys mostly holding bitmaps (the other keys give WRONGTYPE and
+/// integer-like strings).
+const BIT_KEYS: &[&str] = &["b0", "b1", "b2", "k0", "missing"];
+const BIT_OFFSETS: &[&str] = &[
+    "0",
+    "1",
+    "7",
+    "8",
+    "15",
+    "63",
+    "100",
+    "-1",
+    "abc",
+    "#1",
+    "#3",
+    "",
+    "4294967296",
+];
+const BIT_INDICES: &[&str] = &["0", "1", "-1", "-2", "5", "-100", "100", "x", "3", "17"];
+const FIELD_TYPES: &[&str] = &[
+    "u8", "i8", "u1", "i64", "u63", "u64", "i0", "x8", "i16", "u4", "i5", "",
+];
+const FIELD_VALUES: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "127",
+    "128",
+    "255",
+    "300",
+    "-129",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "abc",
+];
+
+fn generate_bits(rng: &mut SmallRng) -> Vec<String> {
+    let k = pick(rng, BIT_KEYS).to_string();
+    let range = |rng: &mut SmallRng, c: &mut Vec<String>| {
+        for _ in 0..rng.gen_range(0..3) {
+            c.push(pick(rng, BIT_INDICES).into());
+        }
+        if rng.gen_bool(0.3) {
+            c.push(pick(rng, &["BIT", "BYTE", "bits"]).into());
+        }
+    };
+    match rng.gen_range(0..9) {
+        0 | 1 => {
+            let bit = pick(rng, &["0", "1", "1", "2", "-1", "x"]);
+            command("SETBIT", vec![k, pick(rng, BIT_OFFSETS).into(), bit.into()])
+        }
+        2 => command("GETBIT", vec![k, pick(rng, BIT_OFFSETS).into()]),
+        3 => {
+            let mut c = command("BITCOUNT", vec![k]);
+            range(rng, &mut c);
+            c
+        }
+        4 => {
+            let mut c = command("BITPOS", vec![k, pick(rng, &["0", "1", "2", "x"]).into()]);
+            range(rng, &mut c);
+            c
+        }
+        5 => {
+            let op = pick(rng, &["AND", "or", "XOR", "NOT", "nand"]);
+            let mut c = command("BITOP", vec![op.into(), k]);
+            let n = rng.gen_range(0..4);
+            c.extend(picks(rng, BIT_KEYS, n));
+            c
+        }
+        6 | 7 => {
+            let name = pick(rng, &["BITFIELD", "BITFIELD", "BITFIELD_RO"]);
+            let mut c = command(name, vec![k]);
+            for _ in 0..rng.gen_range(0..4) {
+                let op = pick(rng, &["GET", "SET", "INCRBY", "OVERFLOW", "get", "BOGUS"]);
+                c.push(op.into());
+                if op.eq_ignore_ascii_case("overflow") {
+                    c.push(pick(rng, &["WRAP", "SAT", "FAIL", "nope"]).into());
+                    continue;
+                }
+                c.push(pick(rng, FIELD_TYPES).into());
+                c.push(pick(rng, BIT_OFFSETS).into());
+                if !op.eq_ignore_ascii_case("get") {
+                    c.push(pick(rng, FIELD_VALUES).into());
+                }
+            }
+            c
+        }
+        _ => command("GET", vec![k]),
+    }
 }
 
 fn parse_int(reply: &[u8]) -> Option<i64> {

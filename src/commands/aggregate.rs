@@ -9,7 +9,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::{int_arg, is, CmdError, Ctx};
-use crate::db::{EventClass, Ttl};
+use crate::db::{EventClass, StrEncoding, Ttl};
 use crate::dict::{Dict, DictEntry};
 use crate::glob;
 use crate::protocol::{Args, Reply};
@@ -112,6 +112,32 @@ pub fn delete_if_empty(ctx: &mut Ctx, key: &[u8]) {
         if v.is_empty_aggregate() {
             db.delete(key, now_ms, false);
             db.signal(EventClass::GENERIC, "del", key);
+        }
+    }
+}
+
+/// The STORE forms' write (SINTERSTORE, ZUNIONSTORE, BITOP, SORT ...
+/// STORE): `result` replaces `key` whatever it held, its TTL cleared, with
+/// `event`; no result (an empty one: Redis never keeps empty aggregates)
+/// deletes `key`, with `del` if it existed.
+pub fn store_result(
+    ctx: &mut Ctx,
+    key: &[u8],
+    result: Option<Value>,
+    encoding: StrEncoding,
+    (class, event): (EventClass, &'static str),
+) {
+    let now_ms = ctx.now_ms;
+    let db = ctx.db();
+    match result {
+        Some(value) => {
+            db.set_generic(key, value, Ttl::Clear, encoding, now_ms);
+            db.signal(class, event, key);
+        }
+        None => {
+            if db.delete(key, now_ms, false) {
+                db.signal(EventClass::GENERIC, "del", key);
+            }
         }
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod acl;
 pub mod aggregate;
+pub mod bits;
 pub mod blocking;
 pub mod connection;
 pub mod docs;
@@ -69,6 +70,13 @@ impl Ctx<'_> {
         if propagate.active() {
             propagate.rewrite(OwnedArgs::from_slices(args.iter().copied()));
         }
+    }
+
+    /// Whether the command comes from the primary or a file being loaded,
+    /// which are obeyed past the limits put on clients (Redis's
+    /// `mustObeyClient`).
+    pub fn obeys_client(&self) -> bool {
+        self.session.master || self.server.loading
     }
 
     pub fn out(&mut self) -> &mut Reply {
@@ -239,6 +247,7 @@ static FAMILIES: &[&[Command]] = &[
     connection::COMMANDS,
     acl::COMMANDS,
     strings::COMMANDS,
+    bits::COMMANDS,
     keys::COMMANDS,
     expire::COMMANDS,
     hashes::COMMANDS,

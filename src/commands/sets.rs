@@ -6,10 +6,10 @@ use rand::Rng;
 
 use super::aggregate::{
     bulk, delete_if_empty, distinct_indices, pop_count, rand_args, read, read_for_write,
-    reply_picks, reply_scan, scan_target, view, write, write_or_create_with, SET,
+    reply_picks, reply_scan, scan_target, store_result, view, write, write_or_create_with, SET,
 };
 use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
-use crate::db::{EventClass, Ttl};
+use crate::db::{EventClass, StrEncoding};
 use crate::protocol::Args;
 use crate::value::packed::canonical_int;
 use crate::value::set::empty_listpack;
@@ -304,21 +304,14 @@ fn store_generic(ctx: &mut Ctx, args: &Args, op: Op) -> CmdResult {
     let keys: Vec<&[u8]> = args.iter().skip(2).collect();
     let members = combine(ctx, &keys, op, 0, true)?;
     let len = members.len();
-    let now_ms = ctx.now_ms;
-    let db = ctx.db();
-    if members.is_empty() {
-        if db.delete(&args[1], now_ms, false) {
-            db.signal(EventClass::GENERIC, "del", &args[1]);
-        }
-    } else {
-        db.set(&args[1], Value::Set(members), Ttl::Clear, now_ms);
-        let event = match op {
-            Op::Inter => "sinterstore",
-            Op::Union => "sunionstore",
-            Op::Diff => "sdiffstore",
-        };
-        db.signal(EventClass::SET, event, &args[1]);
-    }
+    let event = match op {
+        Op::Inter => "sinterstore",
+        Op::Union => "sunionstore",
+        Op::Diff => "sdiffstore",
+    };
+    let result = (!members.is_empty()).then_some(Value::Set(members));
+    let event = (EventClass::SET, event);
+    store_result(ctx, &args[1], result, StrEncoding::Auto, event);
     ctx.out().int(len as i64);
     Ok(())
 }

@@ -34,7 +34,7 @@ pub static COMMANDS: &[Command] = &[
 ];
 
 /// The string at `key`: `Ok(None)` if absent, WRONGTYPE if not a string.
-fn read_string<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a [u8]>, CmdError> {
+pub(super) fn read_string<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a [u8]>, CmdError> {
     let now_ms = ctx.now_ms;
     string_of(ctx.db().get(key, now_ms))
 }

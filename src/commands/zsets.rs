@@ -14,11 +14,11 @@ use std::collections::HashMap;
 
 use super::aggregate::{
     bulk, delete_if_empty, index_range, mpop_parse, pop_count, rand_args, read, read_for_write,
-    reply_picks, reply_scan, scan_target, view, write, write_or_create_with, ZSET,
+    reply_picks, reply_scan, scan_target, store_result, view, write, write_or_create_with, ZSET,
 };
 use super::blocking::{self, timeout_arg, wait_for_keys};
 use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
-use crate::db::{EventClass, Ttl};
+use crate::db::{EventClass, StrEncoding};
 use crate::protocol::reply::format_double;
 use crate::protocol::{Args, Reply};
 use crate::value::packed::Item;
@@ -906,7 +906,6 @@ fn setop_generic(ctx: &mut Ctx, args: &Args, op: SetOp, store: bool) -> CmdResul
     let keys = numkeys_and_keys(args, at, name)?;
     // Redis checks the sources' types before it parses the options.
     let options = store_options(args, at + 1 + keys.len(), keys.len(), op, !store);
-    let now_ms = ctx.now_ms;
     let sources = sources_of(ctx, &keys)?;
     let (weights, aggregate, with_scores) = options?;
     let mut result = combine(&sources, &weights, aggregate, op);
@@ -919,15 +918,9 @@ fn setop_generic(ctx: &mut Ctx, args: &Args, op: SetOp, store: bool) -> CmdResul
     // Built as a tree, then packed if it fits, as Redis does.
     result.pack_if_fit(ctx.server.config.zset_limits());
     let len = result.len();
-    let db = ctx.db();
-    if result.is_empty() {
-        if db.delete(&args[1], now_ms, false) {
-            db.signal(EventClass::GENERIC, "del", &args[1]);
-        }
-    } else {
-        db.set(&args[1], Value::ZSet(result), Ttl::Clear, now_ms);
-        db.signal(EventClass::ZSET, stored_name, &args[1]);
-    }
+    let result = (!result.is_empty()).then_some(Value::ZSet(result));
+    let event = (EventClass::ZSET, stored_name);
+    store_result(ctx, &args[1], result, StrEncoding::Auto, event);
     ctx.out().int(len as i64);
     Ok(())
 }

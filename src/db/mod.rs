@@ -594,7 +594,9 @@ impl Db {
         self.set_generic(key, value, ttl, StrEncoding::Auto, now_ms);
     }
 
-    fn set_generic(
+    /// `set` with the string encoding OBJECT ENCODING reports for it
+    /// (strings built by a command rather than taken from an argument).
+    pub fn set_generic(
         &mut self,
         key: &[u8],
         value: Value,
