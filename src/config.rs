@@ -63,6 +63,9 @@ pub struct Config {
     /// becomes a table.
     pub set_max_listpack_entries: usize,
     pub set_max_listpack_value: usize,
+    /// Largest sparse HyperLogLog in bytes (header included) before it
+    /// turns dense (`hll-sparse-max-bytes`).
+    pub hll_sparse_max_bytes: usize,
     /// `zset-max-listpack-entries` / `-value` (aliases `zset-max-ziplist-*`):
     /// when a packed sorted set becomes a tree.
     pub zset_max_listpack_entries: usize,
@@ -421,6 +424,7 @@ impl Default for Config {
             set_max_intset_entries: crate::value::SetLimits::DEFAULT.intset_entries,
             set_max_listpack_entries: crate::value::SetLimits::DEFAULT.listpack_entries,
             set_max_listpack_value: crate::value::SetLimits::DEFAULT.listpack_value,
+            hll_sparse_max_bytes: 3000,
             zset_max_listpack_entries: crate::value::ZLimits::DEFAULT.entries,
             zset_max_listpack_value: crate::value::ZLimits::DEFAULT.value,
             list_max_listpack_size: -2,
@@ -962,6 +966,13 @@ pub static SETTINGS: &[Setting] = &[
         true
     ),
     int_setting!(
+        "hll-sparse-max-bytes",
+        hll_sparse_max_bytes,
+        0,
+        i64::MAX,
+        true
+    ),
+    int_setting!(
         "zset-max-listpack-entries",
         zset_max_listpack_entries,
         0,
@@ -1406,8 +1417,6 @@ pub static SETTINGS: &[Setting] = &[
         "the cron runs at `hz` whatever the number of clients"),
     kept!("enable-module-command", "no", false,
         |a| one_of(a, &["no", "yes", "local"]), "no modules"),
-    kept!("hll-sparse-max-bytes", "3000", true, |a| kept_int(a, 0, i64::MAX),
-        "no HyperLogLog commands yet"),
     kept!("ignore-warnings", "", true, kept_text, "lapse prints no kernel-bug warnings"),
     kept!("io-threads", "1", false, |a| kept_int(a, 1, 128),
         "one thread serves every client (the freer and the writer have their own)"),

@@ -24,6 +24,7 @@ pub mod float;
 pub mod glob;
 pub mod harness;
 pub mod histogram;
+pub mod hll;
 pub mod info;
 pub mod latency;
 pub mod lazyfree;

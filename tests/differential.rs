@@ -392,12 +392,13 @@ const SCORE_BOUNDS: &[&str] = &[
 ];
 
 fn generate(rng: &mut SmallRng) -> (Vec<Vec<u8>>, Compare) {
-    let (cmd, cmp) = match rng.gen_range(0..12) {
+    let (cmd, cmp) = match rng.gen_range(0..13) {
         0..=3 => generate_core(rng),
         4 | 5 => generate_hash(rng),
         6 | 7 => generate_set(rng),
         8 | 9 => generate_zset(rng),
-        _ => (generate_bits(rng), Compare::Exact),
+        10 | 11 => (generate_bits(rng), Compare::Exact),
+        _ => (generate_hll(rng), Compare::Exact),
     };
     let mut cmd: Vec<Vec<u8>> = cmd.into_iter().map(String::into_bytes).collect();
     // A cursor past 0 depends on the table's layout, which differs where
@@ -808,6 +809,43 @@ fn generate_bits(rng: &mut SmallRng) -> Vec<String> {
                 }
             }
             c
+        }
+        _ => command("GET", vec![k]),
+    }
+}
+
+/// HyperLogLog keys (and two others for WRONGTYPE and invalid strings).
+const HLL_KEYS: &[&str] = &["h0", "h1", "h2", "k0", "b0", "missing"];
+
+/// HyperLogLogs grown past the sparse limit now and then, compared by
+/// count and by their bytes (GET), which must be Redis's exactly.
+fn generate_hll(rng: &mut SmallRng) -> Vec<String> {
+    let k = pick(rng, HLL_KEYS).to_string();
+    match rng.gen_range(0..8) {
+        0..=2 => {
+            let n = if rng.gen_bool(0.1) {
+                400
+            } else {
+                rng.gen_range(0..6)
+            };
+            let elements = (0..n).map(|_| format!("e{}", rng.gen_range(0..20000)));
+            command("PFADD", std::iter::once(k).chain(elements).collect())
+        }
+        3 => {
+            let n = rng.gen_range(0..3);
+            let mut keys = vec![k];
+            keys.extend(picks(rng, HLL_KEYS, n));
+            command("PFCOUNT", keys)
+        }
+        4 => {
+            let n = rng.gen_range(0..3);
+            let mut keys = vec![k];
+            keys.extend(picks(rng, HLL_KEYS, n));
+            command("PFMERGE", keys)
+        }
+        5 => {
+            let sub = pick(rng, &["ENCODING", "DECODE", "TODENSE", "bogus"]);
+            command("PFDEBUG", vec![sub.into(), k])
         }
         _ => command("GET", vec![k]),
     }

@@ -17,6 +17,7 @@ mod docs_data;
 pub mod expire;
 pub mod flags;
 pub mod hashes;
+pub mod hll;
 pub mod keys;
 pub mod lists;
 pub mod pubsub;
@@ -248,6 +249,7 @@ static FAMILIES: &[&[Command]] = &[
     acl::COMMANDS,
     strings::COMMANDS,
     bits::COMMANDS,
+    hll::COMMANDS,
     keys::COMMANDS,
     expire::COMMANDS,
     hashes::COMMANDS,

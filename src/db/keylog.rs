@@ -37,6 +37,10 @@ impl EventClass {
     pub const KEY_MISS: EventClass = EventClass(1 << 11);
     pub const MODULE: EventClass = EventClass(1 << 13);
     pub const NEW: EventClass = EventClass(1 << 14);
+    /// A change WATCH and client tracking see but no notification names
+    /// (Redis's `signalModifiedKey` alone: PFCOUNT refreshing its cached
+    /// count, PFDEBUG turning a HyperLogLog dense).
+    pub const SILENT: EventClass = EventClass(1 << 15);
 
     pub fn intersects(self, other: u32) -> bool {
         self.0 & other != 0
