@@ -8,7 +8,7 @@
 //! so results are bit-identical to redis-server on x86-64 on any platform.
 
 use rustc_apfloat::ieee::{Double, X87DoubleExtended};
-use rustc_apfloat::{Float, Round, Status};
+use rustc_apfloat::{Float, FloatConvert, Round, Status};
 
 /// The longest text Redis's `string2ld` takes (`MAX_LONG_DOUBLE_CHARS`).
 const MAX_LONG_DOUBLE_CHARS: usize = 5 * 1024;
@@ -250,6 +250,13 @@ impl LongDouble {
             return i64::MIN;
         }
         i64::try_from(converted.value).unwrap_or(i64::MIN)
+    }
+
+    /// The double exactly, as C converts a `double` to `long double`.
+    pub fn from_f64(value: f64) -> LongDouble {
+        let mut loses_info = false;
+        let double = Double::from_bits(u128::from(value.to_bits()));
+        LongDouble(double.convert(&mut loses_info).value)
     }
 
     pub fn is_finite(self) -> bool {

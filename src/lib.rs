@@ -21,6 +21,7 @@ pub mod evict;
 pub mod expire;
 pub mod fdlimit;
 pub mod float;
+pub mod geohash;
 pub mod glob;
 pub mod harness;
 pub mod histogram;

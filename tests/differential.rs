@@ -392,13 +392,14 @@ const SCORE_BOUNDS: &[&str] = &[
 ];
 
 fn generate(rng: &mut SmallRng) -> (Vec<Vec<u8>>, Compare) {
-    let (cmd, cmp) = match rng.gen_range(0..13) {
+    let (cmd, cmp) = match rng.gen_range(0..14) {
         0..=3 => generate_core(rng),
         4 | 5 => generate_hash(rng),
         6 | 7 => generate_set(rng),
         8 | 9 => generate_zset(rng),
         10 | 11 => (generate_bits(rng), Compare::Exact),
-        _ => (generate_hll(rng), Compare::Exact),
+        12 => (generate_hll(rng), Compare::Exact),
+        _ => (generate_geo(rng), Compare::Exact),
     };
     let mut cmd: Vec<Vec<u8>> = cmd.into_iter().map(String::into_bytes).collect();
     // A cursor past 0 depends on the table's layout, which differs where
@@ -848,6 +849,142 @@ fn generate_hll(rng: &mut SmallRng) -> Vec<String> {
             command("PFDEBUG", vec![sub.into(), k])
         }
         _ => command("GET", vec![k]),
+    }
+}
+
+/// Geo sets (and others for WRONGTYPE), members each with two possible
+/// positions, all distinct, so that no two members tie on a distance.
+const GEO_KEYS: &[&str] = &["g0", "g1", "k0", "missing"];
+const GEO_MEMBERS: &[(&str, [(&str, &str); 2])] = &[
+    ("palermo", [("13.361389", "38.115556"), ("13.5", "38.2")]),
+    ("catania", [("15.087269", "37.502669"), ("15.1", "37.4")]),
+    ("rome", [("12.496365", "41.902782"), ("12.6", "41.8")]),
+    ("north", [("10.1", "84.9"), ("-170.3", "85.0")]),
+    ("south", [("-60.2", "-84.7"), ("179.9", "-85.05")]),
+    ("dateline", [("179.99", "0.1"), ("-179.98", "-0.2")]),
+    ("origin", [("0.001", "0.002"), ("-0.003", "0.004")]),
+    ("bad", [("181", "10"), ("10", "86")]),
+];
+const GEO_CENTRES: &[(&str, &str)] = &[
+    ("15", "37"),
+    ("0", "0"),
+    ("179.5", "84"),
+    ("-179.5", "-84.9"),
+    ("13.4", "38.1"),
+    ("200", "0"),
+    ("x", "1"),
+];
+const GEO_DISTANCES: &[&str] = &["0", "1", "50", "200", "1000", "20000", "-1", "x"];
+const GEO_UNITS: &[&str] = &["m", "km", "KM", "mi", "ft", "furlong"];
+
+fn geo_options(rng: &mut SmallRng, c: &mut Vec<String>, store: bool) {
+    for _ in 0..rng.gen_range(0..4) {
+        match rng.gen_range(0..9) {
+            0 => c.push("WITHDIST".into()),
+            1 => c.push("WITHCOORD".into()),
+            2 => c.push("WITHHASH".into()),
+            3 => c.push(pick(rng, &["ASC", "DESC"]).into()),
+            4 | 5 => {
+                c.push("COUNT".into());
+                c.push(pick(rng, &["1", "2", "5", "0", "x"]).into());
+                if rng.gen_bool(0.3) {
+                    c.push("ANY".into());
+                }
+            }
+            6 if store => {
+                c.push(pick(rng, &["STORE", "STOREDIST"]).into());
+                c.push(pick(rng, GEO_KEYS).into());
+            }
+            _ => c.push(pick(rng, &["ANY", "BOGUS", "STOREDIST"]).into()),
+        }
+    }
+}
+
+fn generate_geo(rng: &mut SmallRng) -> Vec<String> {
+    let k = pick(rng, GEO_KEYS).to_string();
+    let member = |rng: &mut SmallRng| {
+        GEO_MEMBERS[rng.gen_range(0..GEO_MEMBERS.len())]
+            .0
+            .to_string()
+    };
+    let centre = |rng: &mut SmallRng, c: &mut Vec<String>| {
+        let (lon, lat) = GEO_CENTRES[rng.gen_range(0..GEO_CENTRES.len())];
+        c.extend([lon.to_string(), lat.to_string()]);
+    };
+    let radius = |rng: &mut SmallRng, c: &mut Vec<String>| {
+        c.push(pick(rng, GEO_DISTANCES).into());
+        c.push(pick(rng, GEO_UNITS).into());
+    };
+    match rng.gen_range(0..10) {
+        0..=2 => {
+            let mut c = command("GEOADD", vec![k]);
+            if rng.gen_bool(0.3) {
+                c.push(pick(rng, &["NX", "XX", "CH", "GT"]).into());
+            }
+            for _ in 0..rng.gen_range(1..4) {
+                let (name, positions) = GEO_MEMBERS[rng.gen_range(0..GEO_MEMBERS.len())];
+                let (lon, lat) = positions[rng.gen_range(0..2)];
+                c.extend([lon.to_string(), lat.to_string(), name.to_string()]);
+            }
+            c
+        }
+        3 => {
+            let mut c = command("GEODIST", vec![k, member(rng), member(rng)]);
+            if rng.gen_bool(0.5) {
+                c.push(pick(rng, GEO_UNITS).into());
+            }
+            c
+        }
+        4 => {
+            let name = pick(rng, &["GEOPOS", "GEOHASH"]);
+            let n = rng.gen_range(0..3);
+            let mut c = command(name, vec![k]);
+            c.extend((0..n).map(|_| member(rng)).chain(["nope".to_string()]));
+            c
+        }
+        5 => {
+            let name = pick(rng, &["GEORADIUS", "GEORADIUS_RO"]);
+            let mut c = command(name, vec![k]);
+            centre(rng, &mut c);
+            radius(rng, &mut c);
+            geo_options(rng, &mut c, name == "GEORADIUS");
+            c
+        }
+        6 => {
+            let name = pick(rng, &["GEORADIUSBYMEMBER", "GEORADIUSBYMEMBER_RO"]);
+            let mut c = command(name, vec![k, member(rng)]);
+            radius(rng, &mut c);
+            geo_options(rng, &mut c, name == "GEORADIUSBYMEMBER");
+            c
+        }
+        _ => {
+            let store = rng.gen_bool(0.3);
+            let mut c = if store {
+                command("GEOSEARCHSTORE", vec![pick(rng, GEO_KEYS).into(), k])
+            } else {
+                command("GEOSEARCH", vec![k])
+            };
+            if rng.gen_bool(0.5) {
+                c.push("FROMMEMBER".into());
+                c.push(member(rng));
+            } else {
+                c.push("FROMLONLAT".into());
+                centre(rng, &mut c);
+            }
+            if rng.gen_bool(0.5) {
+                c.push("BYRADIUS".into());
+                radius(rng, &mut c);
+            } else {
+                c.push("BYBOX".into());
+                c.push(pick(rng, GEO_DISTANCES).into());
+                radius(rng, &mut c);
+            }
+            geo_options(rng, &mut c, false);
+            if store && rng.gen_bool(0.5) {
+                c.push("STOREDIST".into());
+            }
+            c
+        }
     }
 }
 

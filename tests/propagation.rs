@@ -87,6 +87,37 @@ fn effects_are_deterministic_rewrites() {
     );
 }
 
+/// GEOADD goes out as the ZADD it amounts to; PFCOUNT refreshing its
+/// cached count is a change and goes out too (as Redis), a cached one not;
+/// a SETBIT or BITFIELD that changes nothing is not propagated.
+#[test]
+fn new_families_propagate_as_redis_does() {
+    let mut h = Harness::new();
+    let got = effects_of(
+        &mut h,
+        &[
+            "GEOADD g CH 13.361389 38.115556 Palermo",
+            "PFADD h a b c",
+            "PFCOUNT h",
+            "PFCOUNT h",
+            "SETBIT b 3 1",
+            "SETBIT b 3 1",
+            "BITFIELD b GET u8 0",
+            "BITFIELD b OVERFLOW FAIL INCRBY u2 0 7",
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            "SELECT 0",
+            "zadd g CH 3479099956230698 Palermo",
+            "PFADD h a b c",
+            "PFCOUNT h",
+            "SETBIT b 3 1",
+        ]
+    );
+}
+
 /// A served blocking pop goes out as its non-blocking form (the loop
 /// serves a woken waiter through the same handler, so this covers it).
 #[test]
@@ -195,7 +226,7 @@ fn random_command(rng: &mut SmallRng) -> String {
     let v = ["1", "2", "x", "10", "-3", "2.5"][rng.gen_range(0..6)];
     let ttl = rng.gen_range(1..200);
     let n = rng.gen_range(-3..5);
-    match rng.gen_range(0..52) {
+    match rng.gen_range(0..61) {
         0 => format!("SET {k} {v}"),
         1 => format!("SET {k} {v} PX {ttl}"),
         2 => format!("SET {k} {v} NX EX 1"),
@@ -249,6 +280,14 @@ fn random_command(rng: &mut SmallRng) -> String {
         50 => format!(
             "EVAL \"redis.pcall('incr', KEYS[1]) redis.pcall('pexpire', KEYS[1], ARGV[1]) return redis.pcall('get', KEYS[2])\" 2 {k} {k2} {ttl}"
         ),
+        52 => format!("SETBIT {k} {} 1", rng.gen_range(0..40)),
+        53 => format!("BITFIELD {k} OVERFLOW SAT INCRBY i5 {} {n}", rng.gen_range(0..20)),
+        54 => format!("BITOP XOR {k} {k} {k2}"),
+        55 => format!("PFADD {k} {v} {n}"),
+        56 => format!("PFCOUNT {k}"),
+        57 => format!("PFMERGE {k} {k2}"),
+        58 => format!("GEOADD {k} {n} {n} {v}"),
+        59 => format!("GEOSEARCHSTORE {k} {k2} FROMLONLAT 0 0 BYRADIUS 1000 km STOREDIST"),
         _ => format!("SINTERSTORE {k} {k2}"),
     }
 }

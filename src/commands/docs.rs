@@ -273,6 +273,15 @@ pub struct KeyRef<'a> {
     pub flags: &'static [&'static str],
 }
 
+/// Whether the keys' places depend on the arguments (a keyword or a
+/// count finds them): Redis's `movablekeys`.
+pub fn movable_keys(doc: &CommandDoc) -> bool {
+    doc.key_specs.iter().any(|s| {
+        !matches!(s.begin_search, BeginSearch::Index(_))
+            || !matches!(s.find_keys, FindKeys::Range(..))
+    })
+}
+
 /// The keys `args` names by `doc`'s key specs (Redis's
 /// `getKeysUsingKeySpecs`): `None` when a spec cannot be followed (a bad
 /// key count) or its flags vary with the arguments (SET, BITFIELD).

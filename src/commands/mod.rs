@@ -16,6 +16,7 @@ pub mod docs;
 mod docs_data;
 pub mod expire;
 pub mod flags;
+pub mod geo;
 pub mod hashes;
 pub mod hll;
 pub mod keys;
@@ -256,6 +257,7 @@ static FAMILIES: &[&[Command]] = &[
     lists::COMMANDS,
     sets::COMMANDS,
     zsets::COMMANDS,
+    geo::COMMANDS,
     server::COMMANDS,
     transactions::COMMANDS,
     pubsub::COMMANDS,

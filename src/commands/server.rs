@@ -889,7 +889,9 @@ fn write_command_info(out: &mut Reply, c: &Command, parent: Option<&Command>, fu
     out.bulk(full_name.as_bytes());
     out.int(i64::from(c.arity));
     let mut flags: Vec<&str> = c.flags.names().collect();
-    if c.numkeys_at.is_some() {
+    if c.numkeys_at.is_some()
+        || super::docs::lookup(full_name).is_some_and(super::docs::movable_keys)
+    {
         flags.push("movablekeys");
     }
     out.set(flags.len());

@@ -66,19 +66,24 @@ pub static COMMANDS: &[Command] = &[
 
 /// ZADD's options.
 #[derive(Default, Clone, Copy)]
-struct AddFlags {
-    nx: bool,
-    xx: bool,
-    gt: bool,
-    lt: bool,
-    ch: bool,
-    incr: bool,
+pub(super) struct AddFlags {
+    pub nx: bool,
+    pub xx: bool,
+    pub gt: bool,
+    pub lt: bool,
+    pub ch: bool,
+    pub incr: bool,
 }
 
 /// ZADD and ZINCRBY (`zaddGenericCommand`): applies `pairs` under `flags`
 /// and replies with the count (added, plus updated with CH) or, with INCR,
 /// the new score (null if a condition stopped it).
-fn zadd_generic(ctx: &mut Ctx, key: &[u8], flags: AddFlags, pairs: &[(f64, &[u8])]) -> CmdResult {
+pub(super) fn zadd_generic(
+    ctx: &mut Ctx,
+    key: &[u8],
+    flags: AddFlags,
+    pairs: &[(f64, &[u8])],
+) -> CmdResult {
     let exists = read_for_write(ctx, key, &ZSET)?.is_some();
     if !exists && flags.xx {
         match flags.incr {

@@ -151,7 +151,12 @@ impl Reply {
 
     /// A double: `,` in RESP3, a bulk string in RESP2 (Redis's `%.17g` style).
     pub fn double(&mut self, value: f64) {
-        let text = format_double(value);
+        self.double_text(&format_double(value));
+    }
+
+    /// A double already formatted (GEOPOS's long-double digits): `,` in
+    /// RESP3, a bulk string in RESP2.
+    pub fn double_text(&mut self, text: &str) {
         if self.resp3 {
             self.buf.push(b',');
             self.buf.extend_from_slice(text.as_bytes());
