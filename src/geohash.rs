@@ -154,10 +154,38 @@ pub fn decode(ranges: (Range, Range), hash: Hash) -> Option<Area> {
     })
 }
 
+/// C's `(uint64_t)` of a double as x86-64 computes it (a score that is
+/// not a geohash still decodes to something, the same as in Redis).
+fn c_to_u64(d: f64) -> u64 {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    if d < TWO_63 {
+        // Below -2^63 the CPU gives "integer indefinite", i64::MIN, as
+        // Rust's saturation does.
+        (d as i64) as u64
+    } else if d - TWO_63 < TWO_63 {
+        ((d - TWO_63) as i64 as u64) ^ (1 << 63)
+    } else {
+        // 2^64 and beyond, infinity, NaN: indefinite, then the top bit
+        // flipped back.
+        0
+    }
+}
+
+/// C's `(long long)` of a double on x86-64: "integer indefinite"
+/// (`i64::MIN`) when it does not fit.
+pub fn c_to_i64(d: f64) -> i64 {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    if d.is_nan() || !(-TWO_63..TWO_63).contains(&d) {
+        i64::MIN
+    } else {
+        d as i64
+    }
+}
+
 /// The position a stored score stands for: its cell's centre, clamped.
 pub fn decode_score(score: f64) -> (f64, f64) {
     let hash = Hash {
-        bits: score as u64,
+        bits: c_to_u64(score),
         step: STEP_MAX,
     };
     let area = decode(WGS84, hash).unwrap_or_default();

@@ -640,7 +640,12 @@ fn generate_zset(rng: &mut SmallRng) -> (Vec<String>, Compare) {
             } else {
                 (small(rng), small(rng))
             };
-            let mut c = vec!["ZRANGE".into(), k, min, max];
+            let mut c = if rng.gen_bool(0.3) {
+                let src = pick(rng, KEYS).into();
+                vec!["ZRANGESTORE".into(), k, src, min, max]
+            } else {
+                vec!["ZRANGE".into(), k, min, max]
+            };
             c.extend(range_options(rng, by));
             c
         }
@@ -673,7 +678,19 @@ fn generate_zset(rng: &mut SmallRng) -> (Vec<String>, Compare) {
             c
         }
         20 => {
-            let mut c = vec!["ZRANGE".into(), lex, lb(rng), lb(rng), "BYLEX".into()];
+            let mut c = if rng.gen_bool(0.3) {
+                let dst = pick(rng, &["lex1", "k0"]).into();
+                vec![
+                    "ZRANGESTORE".into(),
+                    dst,
+                    lex,
+                    lb(rng),
+                    lb(rng),
+                    "BYLEX".into(),
+                ]
+            } else {
+                vec!["ZRANGE".into(), lex, lb(rng), lb(rng), "BYLEX".into()]
+            };
             c.extend(range_options(rng, false));
             c
         }
@@ -807,6 +824,22 @@ fn generate_bits(rng: &mut SmallRng) -> Vec<String> {
                 c.push(pick(rng, BIT_OFFSETS).into());
                 if !op.eq_ignore_ascii_case("get") {
                     c.push(pick(rng, FIELD_VALUES).into());
+                }
+            }
+            c
+        }
+        8 if rng.gen_bool(0.5) => {
+            let mut c = command("LCS", vec![k, pick(rng, KEYS).into()]);
+            for _ in 0..rng.gen_range(0..3) {
+                match rng.gen_range(0..5) {
+                    0 => c.push("IDX".into()),
+                    1 => c.push("LEN".into()),
+                    2 => c.push("WITHMATCHLEN".into()),
+                    3 => c.extend([
+                        "MINMATCHLEN".into(),
+                        pick(rng, &["0", "2", "-1", "x"]).into(),
+                    ]),
+                    _ => c.push("BOGUS".into()),
                 }
             }
             c

@@ -492,7 +492,7 @@ fn reply_or_store(
                 out.bulk(distance_text(p.dist / conversion).as_bytes());
             }
             if o.with_hash {
-                out.int(p.score as i64);
+                out.int(geohash::c_to_i64(p.score));
             }
             if o.with_coord {
                 out.array(2);

@@ -26,6 +26,7 @@ pub static COMMANDS: &[Command] = &[
     cmd!("getrange", 4, ["readonly"], (1, 1, 1), getrange, "string", "Returns a substring of the string stored at a key."),
     cmd!("substr", 4, ["readonly"], (1, 1, 1), getrange, "string", "Returns a substring from a string value."),
     cmd!("setrange", 4, ["write", "denyoom"], (1, 1, 1), setrange, "string", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist."),
+    cmd!("lcs", -3, ["readonly"], (1, 2, 1), lcs, "string", "Finds the longest common substring."),
     cmd!("incr", 2, ["write", "denyoom", "fast"], (1, 1, 1), incr, "string", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."),
     cmd!("decr", 2, ["write", "denyoom", "fast"], (1, 1, 1), decr, "string", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."),
     cmd!("incrby", 3, ["write", "denyoom", "fast"], (1, 1, 1), incrby, "string", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist."),
@@ -473,6 +474,141 @@ fn setrange(ctx: &mut Ctx, args: Args) -> CmdResult {
         },
     )?;
     ctx.out().int(len);
+    Ok(())
+}
+
+/// LCS's options.
+#[derive(Default)]
+struct LcsOptions {
+    len: bool,
+    idx: bool,
+    with_match_len: bool,
+    min_match_len: u64,
+}
+
+fn lcs_options(args: &Args) -> Result<LcsOptions, CmdError> {
+    let mut o = LcsOptions::default();
+    let mut j = 3;
+    while j < args.len() {
+        match &args[j] {
+            a if is(a, "idx") => o.idx = true,
+            a if is(a, "len") => o.len = true,
+            a if is(a, "withmatchlen") => o.with_match_len = true,
+            a if is(a, "minmatchlen") && j + 1 < args.len() => {
+                o.min_match_len = int_arg(&args[j + 1])?.max(0) as u64;
+                j += 1;
+            }
+            _ => return Err(CmdError::Syntax),
+        }
+        j += 1;
+    }
+    if o.len && o.idx {
+        return Err(CmdError::Static(
+            "ERR If you want both the length and indexes, please just use IDX.",
+        ));
+    }
+    Ok(o)
+}
+
+/// One LCS match: ranges in the first and second string (inclusive).
+type LcsRange = ((usize, usize), (usize, usize));
+
+/// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]: the longest
+/// common subsequence by the dynamic-programming table, walked back from
+/// the end as Redis walks it (so IDX lists the same ranges in the same
+/// order).
+fn lcs(ctx: &mut Ctx, args: Args) -> CmdResult {
+    // Both keys are looked up before either's type is judged, as Redis.
+    let a = read_string(ctx, &args[1]).map(|s| s.map(<[u8]>::to_vec));
+    let b = read_string(ctx, &args[2]).map(|s| s.map(<[u8]>::to_vec));
+    let (Ok(a), Ok(b)) = (a, b) else {
+        return Err(CmdError::Static(
+            "ERR The specified keys must contain string values",
+        ));
+    };
+    let (a, b) = (a.unwrap_or_default(), b.unwrap_or_default());
+    let o = lcs_options(&args)?;
+    let (alen, blen) = (a.len(), b.len());
+    let cells = (alen as u64 + 1) * (blen as u64 + 1);
+    if cells.saturating_mul(4) > ctx.server.config.proto_max_bulk_len as u64 {
+        return Err(CmdError::Static(
+            "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
+        ));
+    }
+    let mut table: Vec<u32> = Vec::new();
+    table.try_reserve_exact(cells as usize).map_err(|_| {
+        CmdError::Static("ERR Insufficient memory, failed allocating transient memory for LCS")
+    })?;
+    table.resize(cells as usize, 0);
+    let at = |i: usize, j: usize| j + i * (blen + 1);
+    for i in 1..=alen {
+        for j in 1..=blen {
+            table[at(i, j)] = if a[i - 1] == b[j - 1] {
+                table[at(i - 1, j - 1)] + 1
+            } else {
+                table[at(i - 1, j)].max(table[at(i, j - 1)])
+            };
+        }
+    }
+    let total = table[at(alen, blen)];
+    let mut common = vec![0u8; total as usize];
+    let mut ranges: Vec<LcsRange> = Vec::new();
+    let (mut i, mut j, mut k) = (alen, blen, total as usize);
+    // The match being extended backwards: (a start, a end, b start, b end).
+    let mut current: Option<(usize, usize, usize, usize)> = None;
+    let compute = o.idx || !o.len;
+    while compute && i > 0 && j > 0 {
+        let emit;
+        if a[i - 1] == b[j - 1] {
+            common[k - 1] = a[i - 1];
+            current = Some(match current {
+                None => (i - 1, i - 1, j - 1, j - 1),
+                Some((_, ae, _, be)) => (i - 1, ae, j - 1, be),
+            });
+            emit = i - 1 == 0 || j - 1 == 0;
+            k -= 1;
+            i -= 1;
+            j -= 1;
+        } else {
+            if table[at(i - 1, j)] > table[at(i, j - 1)] {
+                i -= 1;
+            } else {
+                j -= 1;
+            }
+            emit = current.is_some();
+        }
+        if emit {
+            if let Some((a_start, a_end, b_start, b_end)) = current.take() {
+                let len = (a_end - a_start + 1) as u64;
+                if o.min_match_len == 0 || len >= o.min_match_len {
+                    ranges.push(((a_start, a_end), (b_start, b_end)));
+                }
+            }
+        }
+    }
+    let out = ctx.out();
+    if o.idx {
+        out.map(2);
+        out.bulk(b"matches");
+        out.array(ranges.len());
+        for ((a_start, a_end), (b_start, b_end)) in ranges {
+            out.array(2 + usize::from(o.with_match_len));
+            for (start, end) in [(a_start, a_end), (b_start, b_end)] {
+                out.array(2);
+                out.int(start as i64);
+                out.int(end as i64);
+            }
+            if o.with_match_len {
+                out.int((a_end - a_start + 1) as i64);
+            }
+        }
+        out.bulk(b"len");
+        out.int(i64::from(total));
+    } else if o.len {
+        out.int(i64::from(total));
+    } else {
+        out.bulk(&common);
+    }
     Ok(())
 }
 

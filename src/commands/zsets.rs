@@ -27,6 +27,7 @@ use crate::value::{Value, ValueRef, ZSet};
 
 pub static COMMANDS: &[Command] = &[
     cmd!("zadd", -4, ["write", "denyoom", "fast"], (1, 1, 1), zadd, "sorted-set", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."),
+    cmd!("zrangestore", -5, ["write", "denyoom"], (1, 2, 1), zrangestore, "sorted-set", "Stores a range of members from sorted set in a key."),
     cmd!("zincrby", 4, ["write", "denyoom", "fast"], (1, 1, 1), zincrby, "sorted-set", "Increments the score of a member in a sorted set."),
     cmd!("zrem", -3, ["write", "fast"], (1, 1, 1), zrem, "sorted-set", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed."),
     cmd!("zscore", 3, ["readonly", "fast"], (1, 1, 1), zscore, "sorted-set", "Returns the score of a member in a sorted set."),
@@ -441,15 +442,18 @@ enum By {
 impl RangeQuery {
     /// Builds the query from `min`/`max` as given (with REV they arrive as
     /// max then min) and the options after them.
-    fn parse(args: &Args, from: usize, mut by: By, mut rev: bool) -> Result<Self, CmdError> {
+    /// `src` is where the source key sits (ZRANGESTORE's is after its
+    /// destination); min, max and the options follow it.
+    fn parse(args: &Args, src: usize, mut by: By, mut rev: bool) -> Result<Self, CmdError> {
         let (mut limit, mut with_scores) = (None, false);
-        // Only ZRANGE takes REV and BY*, each at most once (the older
-        // commands have both fixed by their name).
-        let generic = args[0].eq_ignore_ascii_case(b"zrange");
+        // Only ZRANGE and ZRANGESTORE take REV and BY*, each at most once
+        // (the older commands have both fixed by their name).
+        let store = args[0].eq_ignore_ascii_case(b"zrangestore");
+        let generic = store || args[0].eq_ignore_ascii_case(b"zrange");
         let (mut rev_open, mut by_open) = (generic, generic);
-        let mut i = from;
+        let mut i = src + 3;
         while i < args.len() {
-            if is(&args[i], "WITHSCORES") {
+            if !store && is(&args[i], "WITHSCORES") {
                 with_scores = true;
             } else if is(&args[i], "LIMIT") && i + 2 < args.len() {
                 limit = Some((int_arg(&args[i + 1])?, int_arg(&args[i + 2])?));
@@ -474,7 +478,7 @@ impl RangeQuery {
                 "ERR syntax error, WITHSCORES not supported in combination with BYLEX",
             ));
         }
-        let (a, b) = (&args[2], &args[3]);
+        let (a, b) = (&args[src + 1], &args[src + 2]);
         let (min, max) = if rev && by != By::Rank {
             (b, a)
         } else {
@@ -548,7 +552,7 @@ fn reply_scored<'a>(
 }
 
 fn range_generic(ctx: &mut Ctx, args: &Args, by: By, rev: bool) -> CmdResult {
-    let query = RangeQuery::parse(args, 4, by, rev)?;
+    let query = RangeQuery::parse(args, 1, by, rev)?;
     let view = view(ctx, &args[1], &ZSET)?;
     let z = view.value.unwrap_or(&EMPTY);
     let (start, end) = query.positions(z);
@@ -565,6 +569,26 @@ static EMPTY: std::sync::LazyLock<ZSet> = std::sync::LazyLock::new(ZSet::default
 
 fn zrange(ctx: &mut Ctx, args: Args) -> CmdResult {
     range_generic(ctx, &args, By::Rank, false)
+}
+
+/// ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]:
+/// the range ZRANGE would reply, stored (an empty one deletes `dst`).
+fn zrangestore(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let query = RangeQuery::parse(&args, 2, By::Rank, false)?;
+    let limits = ctx.server.config.zset_limits();
+    let z = read(ctx, &args[2], &ZSET)?.unwrap_or(&EMPTY);
+    let (start, end) = query.positions(z);
+    let mut result = ZSet::Tree(Box::default());
+    for e in z.iter_from(start, query.rev).take(end - start) {
+        e.member.with_bytes(|m| result.insert(m, e.score, limits));
+    }
+    result.pack_if_fit(limits);
+    let len = result.len();
+    let result = (len > 0).then_some(Value::ZSet(result));
+    let event = (EventClass::ZSET, "zrangestore");
+    store_result(ctx, &args[1], result, StrEncoding::Auto, event);
+    ctx.out().int(len as i64);
+    Ok(())
 }
 
 fn zrevrange(ctx: &mut Ctx, args: Args) -> CmdResult {
