@@ -889,6 +889,20 @@ impl Acl {
         }
     }
 
+    /// Whether `user` ("" for `default`) may read every key (`allkeys`,
+    /// or a `~*` pattern with read permission): what SORT's BY and GET
+    /// need, since the keys they read come from the data (Redis's
+    /// `ACLUserCheckCmdWithUnrestrictedKeyAccess`).
+    pub fn unrestricted_key_read(&self, user: &str) -> bool {
+        if user.is_empty() && self.default_open {
+            return true;
+        }
+        let user = if user.is_empty() { "default" } else { user };
+        self.users.get(user).is_some_and(|u| {
+            u.open || u.all_keys || u.keys.iter().any(|(p, f)| p == "*" && f & READ != 0)
+        })
+    }
+
     /// Adds to the log (Redis's `addACLLogEntry`): an equal recent entry
     /// is counted again instead; at most `max_len` kept.
     #[allow(clippy::too_many_arguments)]

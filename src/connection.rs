@@ -150,6 +150,9 @@ pub struct Session {
     /// Blocking commands must not block (inside EXEC): they answer as if
     /// they had timed out.
     pub deny_blocking: bool,
+    /// The client a script's commands run as (Redis's `CLIENT_SCRIPT`):
+    /// SORT then sorts a set whose own order it would otherwise reply.
+    pub in_script: bool,
     /// The blocked command is being retried: finding no data again keeps
     /// the wait (`still_waiting`) instead of registering a new one.
     pub retrying: bool,

@@ -201,6 +201,23 @@ pub fn strtod_prefix(s: &[u8]) -> Option<(f64, usize)> {
     Some((f64::from_bits(value.to_bits() as u64), sc.end))
 }
 
+/// A SORT weight as Redis reads it with `strtod`: the text up to a NUL,
+/// all of it a number (nothing at all is 0), refused when out of range
+/// (`ERANGE`) or NaN.
+pub fn parse_sort_weight(s: &[u8]) -> Option<f64> {
+    let s = s.split(|&c| c == 0).next().unwrap_or_default();
+    if s.is_empty() {
+        return Some(0.0);
+    }
+    let sc = scan(s).filter(|sc| sc.end == s.len())?;
+    let (value, status) = convert_f64(s, sc)?;
+    if out_of_range(value, status, sc) {
+        return None;
+    }
+    let value = f64::from_bits(value.to_bits() as u64);
+    (!value.is_nan()).then_some(value)
+}
+
 /// A score range bound as `zslParseRange` reads it with plain `strtod`:
 /// leading space allowed, the text ends at the first NUL (a C string),
 /// overflow is infinity, nothing at all is 0 (`""` and `"("`), NaN refused.

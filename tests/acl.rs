@@ -142,6 +142,22 @@ fn session(server: &Server) -> Vec<String> {
     seen.push(dave.cmd(&["GET", "d"]));
     seen.push(admin.cmd(&["ACL", "SETUSER", "dave", "-set"]));
     seen.push(dave.cmd(&["EXEC"]));
+    // SORT's BY and GET read keys named by the data: only for users who
+    // may read every key.
+    let mut erin = server.raw();
+    seen.push(admin.cmd(&["ACL", "SETUSER", "erin", "on", "nopass", "~w:*", "+@all"]));
+    seen.push(erin.cmd(&["AUTH", "erin", "x"]));
+    for args in [
+        &["RPUSH", "w:s", "2", "1"][..],
+        &["SORT", "w:s"],
+        &["SORT", "w:s", "BY", "nosort"],
+        &["SORT", "w:s", "BY", "w:*"],
+        &["SORT", "w:s", "GET", "#"],
+        &["SORT_RO", "w:s", "GET", "w:*"],
+    ] {
+        seen.push(erin.cmd(args));
+    }
+    seen.push(dave.cmd(&["SORT", "w:s", "BY", "w:*", "GET", "#"]));
     let mut carol = server.raw();
     seen.push(admin.cmd(&[
         "ACL", "SETUSER", "carol", "on", "nopass", "~*", "+eval", "+get",

@@ -226,7 +226,7 @@ fn random_command(rng: &mut SmallRng) -> String {
     let v = ["1", "2", "x", "10", "-3", "2.5"][rng.gen_range(0..6)];
     let ttl = rng.gen_range(1..200);
     let n = rng.gen_range(-3..5);
-    match rng.gen_range(0..61) {
+    match rng.gen_range(0..63) {
         0 => format!("SET {k} {v}"),
         1 => format!("SET {k} {v} PX {ttl}"),
         2 => format!("SET {k} {v} NX EX 1"),
@@ -288,6 +288,8 @@ fn random_command(rng: &mut SmallRng) -> String {
         57 => format!("PFMERGE {k} {k2}"),
         58 => format!("GEOADD {k} {n} {n} {v}"),
         59 => format!("GEOSEARCHSTORE {k} {k2} FROMLONLAT 0 0 BYRADIUS 1000 km STOREDIST"),
+        61 => format!("SORT {k} ALPHA DESC LIMIT 0 3 STORE {k2}"),
+        62 => format!("SORT {k} BY nosort STORE {k2}"),
         _ => format!("SINTERSTORE {k} {k2}"),
     }
 }

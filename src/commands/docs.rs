@@ -273,13 +273,38 @@ pub struct KeyRef<'a> {
     pub flags: &'static [&'static str],
 }
 
-/// Whether the keys' places depend on the arguments (a keyword or a
-/// count finds them): Redis's `movablekeys`.
+/// Whether the legacy (first, last, step) triple cannot name every key
+/// (a keyword or a count finds some, a spec is incomplete, ranges do not
+/// join up): Redis's `movablekeys`, by `populateCommandLegacyRangeSpec`.
 pub fn movable_keys(doc: &CommandDoc) -> bool {
-    doc.key_specs.iter().any(|s| {
-        !matches!(s.begin_search, BeginSearch::Index(_))
-            || !matches!(s.find_keys, FindKeys::Range(..))
-    })
+    let mut movable = false;
+    let (mut joined, mut last) = (false, 0u32);
+    for spec in doc.key_specs {
+        let incomplete = spec.flags.contains(&"INCOMPLETE");
+        let (BeginSearch::Index(pos), FindKeys::Range(lastkey, step, _)) =
+            (&spec.begin_search, &spec.find_keys)
+        else {
+            movable = true;
+            continue;
+        };
+        if doc.key_specs.len() == 1 {
+            return incomplete;
+        }
+        if *step != 1 || (last != 0 && i64::from(last) != pos - 1) {
+            movable = true;
+            continue;
+        }
+        movable |= incomplete;
+        // Redis compares as unsigned: a range to the end (negative) wins.
+        let absolute = if *lastkey >= 0 {
+            lastkey + pos
+        } else {
+            *lastkey
+        };
+        last = last.max(absolute as u32);
+        joined = true;
+    }
+    movable || (!doc.key_specs.is_empty() && !joined)
 }
 
 /// The keys `args` names by `doc`'s key specs (Redis's

@@ -26,6 +26,7 @@ pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod sort;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -252,6 +253,7 @@ static FAMILIES: &[&[Command]] = &[
     bits::COMMANDS,
     hll::COMMANDS,
     keys::COMMANDS,
+    sort::COMMANDS,
     expire::COMMANDS,
     hashes::COMMANDS,
     lists::COMMANDS,

@@ -493,6 +493,7 @@ fn run_script(
         authenticated: true,
         db: ctx.session.db,
         deny_blocking: true,
+        in_script: true,
         id: u64::MAX,
         ..Session::default()
     };

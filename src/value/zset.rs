@@ -234,6 +234,12 @@ impl ZSet {
         })
     }
 
+    /// Makes it a tree (a no-op if it is one), as Redis's SORT does to
+    /// the sorted set it reads.
+    pub fn to_tree(&mut self) {
+        self.make_tree();
+    }
+
     /// Makes it a tree (a no-op if it is one).
     fn make_tree(&mut self) {
         if let ZSet::Packed(p) = self {
