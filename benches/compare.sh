@@ -87,6 +87,26 @@ run() {
         zadd10) args+=(ZADD "z:__rand_int__" $(for j in $(seq 0 9); do printf '%d member:%d ' "$j" "$j"; done)) ;;
         zscore) args+=(ZSCORE "z:__rand_int__" member:5) ;;
         zrange) args+=(ZRANGE "z:__rand_int__" 0 -1 WITHSCORES) ;;
+        # Issue 20's families. Bitmaps: 1,000 per-entity bitmaps of 100,000
+        # bits (redis-benchmark's __rand_int__ has leading zeros, which no
+        # offset may have, so it picks the key); run setbit first.
+        setbit) args+=(-r 1000 SETBIT "bm:__rand_int__" 99999 1) ;;
+        getbit) args+=(-r 1000 GETBIT "bm:__rand_int__" 99999) ;;
+        bitcount) args+=(-r 1000 BITCOUNT "bm:__rand_int__") ;;
+        bitcount_range) args+=(-r 1000 BITCOUNT "bm:__rand_int__" 100 1000) ;;
+        bitfield) args+=(-r 1000 BITFIELD "bm:__rand_int__" INCRBY u8 800 1 GET i16 64) ;;
+        # HyperLogLog: PFADD grows hll past the sparse limit; pfcount_cached
+        # reads its cached count, pfcount2 unions two (computed each time).
+        pfadd) args+=(PFADD hll "e:__rand_int__") ;;
+        pfadd_sparse) args+=(PFADD "hll:__rand_int__" a b c) ;;
+        pfcount_cached) args+=(PFCOUNT hll) ;;
+        pfcount2) args+=(PFCOUNT hll "hll:1") ;;
+        # Geo: points in a ~100 m square ("13.000000xxxxxx": the 12-digit
+        # __rand_int__ as decimals), then the 10 nearest within 0.2 m of its
+        # middle (a few candidates each).
+        geoadd) args+=(GEOADD geo 13.__rand_int__ 38.__rand_int__ "m:__rand_int__") ;;
+        geosearch) args+=(GEOSEARCH geo FROMLONLAT 13.0000005 38.0000005 BYRADIUS 0.2 m COUNT 10 ASC) ;;
+        geodist) args+=(GEODIST geo m:1 m:2) ;;
         *) args+=(-t "$test") ;;
     esac
     redis-benchmark "${args[@]}" 2>/dev/null | tail -1 |

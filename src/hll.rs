@@ -312,8 +312,10 @@ pub fn add(s: &mut Vec<u8>, element: &[u8], sparse_max_bytes: usize) -> Result<b
 /// Raises each of `max`'s registers to this HyperLogLog's (`hllMerge`).
 pub fn merge_into(max: &mut [u8], s: &[u8]) -> Result<(), Corrupt> {
     if s[4] == DENSE {
-        for (i, m) in max.iter_mut().enumerate() {
-            *m = (*m).max(dense_get(&s[HDR..], i));
+        for (chunk, m) in s[HDR..].chunks_exact(12).zip(max.chunks_exact_mut(16)) {
+            for (m, r) in m.iter_mut().zip(unpack16(chunk)) {
+                *m = (*m).max(r);
+            }
         }
         return Ok(());
     }
@@ -350,36 +352,46 @@ pub fn count(s: &[u8]) -> Result<u64, Corrupt> {
 /// several keys).
 pub fn count_registers(regs: &[u8]) -> u64 {
     let mut histogram = [0u32; 64];
-    for &r in regs {
-        histogram[usize::from(r & 63)] += 1;
+    // Most registers of a union of small sets are zero: eight at a time.
+    for word in regs.chunks_exact(8) {
+        if word.iter().all(|&r| r == 0) {
+            histogram[0] += 8;
+        } else {
+            word.iter().for_each(|&r| histogram[usize::from(r & 63)] += 1);
+        }
     }
     estimate(&histogram)
+}
+
+/// The 16 registers packed in 12 dense bytes.
+fn unpack16(r: &[u8]) -> [u8; 16] {
+    let w = |i: usize| u32::from(r[i]);
+    [
+        w(0),
+        w(0) >> 6 | w(1) << 2,
+        w(1) >> 4 | w(2) << 4,
+        w(2) >> 2,
+        w(3),
+        w(3) >> 6 | w(4) << 2,
+        w(4) >> 4 | w(5) << 4,
+        w(5) >> 2,
+        w(6),
+        w(6) >> 6 | w(7) << 2,
+        w(7) >> 4 | w(8) << 4,
+        w(8) >> 2,
+        w(9),
+        w(9) >> 6 | w(10) << 2,
+        w(10) >> 4 | w(11) << 4,
+        w(11) >> 2,
+    ]
+    .map(|v| (v & 63) as u8)
 }
 
 /// 16 registers per 12 bytes at a time.
 fn dense_histogram(regs: &[u8], histogram: &mut [u32; 64]) {
     for r in regs.chunks_exact(12) {
-        let w = |i: usize| u32::from(r[i]);
-        let values = [
-            w(0),
-            w(0) >> 6 | w(1) << 2,
-            w(1) >> 4 | w(2) << 4,
-            w(2) >> 2,
-            w(3),
-            w(3) >> 6 | w(4) << 2,
-            w(4) >> 4 | w(5) << 4,
-            w(5) >> 2,
-            w(6),
-            w(6) >> 6 | w(7) << 2,
-            w(7) >> 4 | w(8) << 4,
-            w(8) >> 2,
-            w(9),
-            w(9) >> 6 | w(10) << 2,
-            w(10) >> 4 | w(11) << 4,
-            w(11) >> 2,
-        ];
-        for v in values {
-            histogram[(v & 63) as usize] += 1;
+        for v in unpack16(r) {
+            histogram[usize::from(v)] += 1;
         }
     }
 }
