@@ -1486,6 +1486,10 @@ pub fn write_big_commands_piece(
             write_batched(out, b"HSET", key, &items, 2);
             (at + items.len() / 2, hash.len())
         }
+        ValueRef::Stream(stream) => {
+            write_stream_commands(out, key, stream);
+            (1, 1)
+        }
     };
     if end < len && end > at {
         return Some(end);
@@ -1495,6 +1499,102 @@ pub fn write_big_commands_piece(
         encode_request(&[&b"PEXPIREAT"[..], key, at.as_bytes()], out);
     }
     None
+}
+
+/// The commands that rebuild a stream (Redis's `rewriteStreamObject`):
+/// its entries as XADDs with their IDs (an empty stream as an XADD its
+/// MAXLEN 0 empties), then XSETID for the last ID, entries added and
+/// max-deleted ID; then each group with XGROUP CREATE, its pending
+/// entries as forced XCLAIMs, and consumers with nothing pending.
+fn write_stream_commands(out: &mut Vec<u8>, key: &[u8], stream: &crate::value::Stream) {
+    use crate::value::stream::StreamId;
+    let last = stream.last_id.to_text();
+    if stream.is_empty() {
+        encode_request(
+            &[
+                &b"XADD"[..],
+                key,
+                b"MAXLEN",
+                b"0",
+                last.as_bytes(),
+                b"x",
+                b"y",
+            ],
+            out,
+        );
+    }
+    for entry in stream.range(StreamId::MIN, StreamId::MAX, false, 0) {
+        let id = entry.id.to_text();
+        let mut args: Vec<&[u8]> = vec![b"XADD", key, id.as_bytes()];
+        args.extend(entry.fields.iter().map(Vec::as_slice));
+        encode_request(&args, out);
+    }
+    let (added, deleted) = (
+        stream.entries_added.to_string(),
+        stream.max_deleted_entry_id.to_text(),
+    );
+    encode_request(
+        &[
+            &b"XSETID"[..],
+            key,
+            last.as_bytes(),
+            b"ENTRIESADDED",
+            added.as_bytes(),
+            b"MAXDELETEDID",
+            deleted.as_bytes(),
+        ],
+        out,
+    );
+    for (name, group) in &stream.groups {
+        let last = group.last_id.to_text();
+        let read = group
+            .entries_read
+            .map_or("-1".to_string(), |n| n.to_string());
+        encode_request(
+            &[
+                &b"XGROUP"[..],
+                b"CREATE",
+                key,
+                name,
+                last.as_bytes(),
+                b"ENTRIESREAD",
+                read.as_bytes(),
+            ],
+            out,
+        );
+        for (id, p) in &group.pending {
+            let (id, time, count) = (
+                id.to_text(),
+                p.delivery_time_ms.to_string(),
+                p.delivery_count.to_string(),
+            );
+            encode_request(
+                &[
+                    &b"XCLAIM"[..],
+                    key,
+                    name,
+                    &p.consumer,
+                    b"0",
+                    id.as_bytes(),
+                    b"TIME",
+                    time.as_bytes(),
+                    b"RETRYCOUNT",
+                    count.as_bytes(),
+                    b"JUSTID",
+                    b"FORCE",
+                ],
+                out,
+            );
+        }
+        for (consumer, c) in &group.consumers {
+            if c.pending.is_empty() {
+                encode_request(
+                    &[&b"XGROUP"[..], b"CREATECONSUMER", key, name, consumer],
+                    out,
+                );
+            }
+        }
+    }
 }
 
 /// `command key item…` for `items` taken `per_item` at a time (a member,

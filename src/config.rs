@@ -63,6 +63,10 @@ pub struct Config {
     /// becomes a table.
     pub set_max_listpack_entries: usize,
     pub set_max_listpack_value: usize,
+    /// A stream node's limits: bytes (as a Redis listpack) and entries
+    /// (`stream-node-max-bytes`, `stream-node-max-entries`).
+    pub stream_node_max_bytes: usize,
+    pub stream_node_max_entries: usize,
     /// Largest sparse HyperLogLog in bytes (header included) before it
     /// turns dense (`hll-sparse-max-bytes`).
     pub hll_sparse_max_bytes: usize,
@@ -425,6 +429,8 @@ impl Default for Config {
             set_max_listpack_entries: crate::value::SetLimits::DEFAULT.listpack_entries,
             set_max_listpack_value: crate::value::SetLimits::DEFAULT.listpack_value,
             hll_sparse_max_bytes: 3000,
+            stream_node_max_bytes: 4096,
+            stream_node_max_entries: 100,
             zset_max_listpack_entries: crate::value::ZLimits::DEFAULT.entries,
             zset_max_listpack_value: crate::value::ZLimits::DEFAULT.value,
             list_max_listpack_size: -2,
@@ -966,6 +972,20 @@ pub static SETTINGS: &[Setting] = &[
         true
     ),
     int_setting!(
+        "stream-node-max-bytes",
+        stream_node_max_bytes,
+        0,
+        i64::MAX,
+        true
+    ),
+    int_setting!(
+        "stream-node-max-entries",
+        stream_node_max_entries,
+        0,
+        i64::MAX,
+        true
+    ),
+    int_setting!(
         "hll-sparse-max-bytes",
         hll_sparse_max_bytes,
         0,
@@ -1469,10 +1489,6 @@ pub static SETTINGS: &[Setting] = &[
         "shutdown does not wait for replicas to catch up"),
     kept!("socket-mark-id", "0", false, |a| kept_int(a, 0, i64::from(u32::MAX)),
         "sockets are not marked"),
-    kept!("stream-node-max-bytes", "4096", true, |a| kept_int(a, 0, i64::MAX),
-        "no streams yet"),
-    kept!("stream-node-max-entries", "100", true, |a| kept_int(a, 0, i64::MAX),
-        "no streams yet"),
     kept!("supervised", "no", false,
         |a| one_of(a, &["upstart", "systemd", "auto", "no"]),
         "no upstart/systemd notification: use Type=simple (or forking with daemonize)"),

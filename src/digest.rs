@@ -39,6 +39,7 @@ fn type_number(value: ValueRef<'_>) -> u32 {
         ValueRef::Set(_) => 2,
         ValueRef::ZSet(_) => 3,
         ValueRef::Hash(_) => 4,
+        ValueRef::Stream(_) => 6,
     }
 }
 
@@ -57,6 +58,14 @@ fn mix_value(digest: &mut Digest, value: ValueRef<'_>, has_ttl: bool) {
                 entry.member.with_bytes(|m| mix_digest(&mut element, m));
                 mix_digest(&mut element, format_double(entry.score).as_bytes());
                 xor_digest(digest, &element);
+            }
+        }
+        ValueRef::Stream(stream) => {
+            use crate::value::stream::StreamId;
+            for entry in stream.range(StreamId::MIN, StreamId::MAX, false, 0) {
+                let id = format!("{}.{}", entry.id.ms, entry.id.seq);
+                mix_digest(digest, id.as_bytes());
+                entry.fields.iter().for_each(|f| mix_digest(digest, f));
             }
         }
         ValueRef::Hash(hash) => {

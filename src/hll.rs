@@ -357,7 +357,8 @@ pub fn count_registers(regs: &[u8]) -> u64 {
         if word.iter().all(|&r| r == 0) {
             histogram[0] += 8;
         } else {
-            word.iter().for_each(|&r| histogram[usize::from(r & 63)] += 1);
+            word.iter()
+                .for_each(|&r| histogram[usize::from(r & 63)] += 1);
         }
     }
     estimate(&histogram)

@@ -57,6 +57,7 @@ pub fn free_effort(value: &Value) -> usize {
         Value::Set(_) => 1,
         Value::ZSet(ZSet::Tree(z)) => z.len(),
         Value::ZSet(ZSet::Packed(_)) => 1,
+        Value::Stream(s) => s.free_effort(),
     }
 }
 
@@ -72,6 +73,7 @@ pub fn estimated_bytes(value: &Value) -> usize {
         Value::ZSet(ZSet::Tree(z)) => z.len() * 96,
         Value::Hash(Hash::Packed(p)) => p.allocated(),
         Value::Set(_) | Value::ZSet(_) => 256,
+        Value::Stream(s) => s.heap_bytes(),
     }
 }
 
@@ -185,6 +187,7 @@ fn clear_value(value: &mut Value, tick: &mut dyn FnMut(), release: &mut dyn FnMu
         Value::Set(_) => {}
         Value::ZSet(ZSet::Tree(z)) => z.clear_paced(tick, release),
         Value::ZSet(ZSet::Packed(_)) => {}
+        Value::Stream(_) => {}
     }
 }
 

@@ -45,6 +45,8 @@ pub const TYPE_HASH_LISTPACK: u8 = 16;
 pub const TYPE_ZSET_LISTPACK: u8 = 17;
 pub const TYPE_LIST_QUICKLIST_2: u8 = 18;
 pub const TYPE_SET_LISTPACK: u8 = 20;
+pub const TYPE_STREAM_LISTPACKS: u8 = 15;
+pub const TYPE_STREAM_LISTPACKS_2: u8 = 19;
 
 const ENC_INT8: u8 = 0;
 const ENC_INT16: u8 = 1;
@@ -231,6 +233,54 @@ impl<'a> Reader<'a> {
             Len::Encoded(_) => None,
         }
     }
+}
+
+/// Bytes of a listpack entry's back-length for an entry of `l` bytes.
+fn lp_backlen_size(l: usize) -> usize {
+    match l {
+        0..=127 => 1,
+        128..=16382 => 2,
+        16383..=2097150 => 3,
+        2097151..=268435454 => 4,
+        _ => 5,
+    }
+}
+
+/// Bytes the integer `n` takes in a listpack, back-length included (the
+/// encodings `ListpackWriter::push_int` writes).
+pub fn lp_int_size(n: i64) -> usize {
+    let enc = if (0..=127).contains(&n) {
+        1
+    } else if (-4096..=4095).contains(&n) {
+        2
+    } else if i16::try_from(n).is_ok() {
+        3
+    } else if (-(1 << 23)..(1 << 23)).contains(&n) {
+        4
+    } else if i32::try_from(n).is_ok() {
+        5
+    } else {
+        9
+    };
+    enc + lp_backlen_size(enc)
+}
+
+/// Bytes the string `s` takes in a listpack (as an integer when it reads
+/// as one, as `ListpackWriter::push` stores it).
+pub fn lp_string_size(s: &[u8]) -> usize {
+    if let Some(n) = crate::value::canonical_int(s) {
+        return lp_int_size(n);
+    }
+    let len = s.len();
+    let enc = len
+        + if len < 64 {
+            1
+        } else if len < 4096 {
+            2
+        } else {
+            5
+        };
+    enc + lp_backlen_size(enc)
 }
 
 /// A listpack (Redis's `listpack.c` layout) being built for an RDB file:
@@ -420,6 +470,7 @@ fn value_type(value: crate::value::ValueRef<'_>) -> u8 {
         ValueRef::ZSet(_) => TYPE_ZSET_2,
         ValueRef::Hash(Hash::Packed(_)) => TYPE_HASH_LISTPACK,
         ValueRef::Hash(_) => TYPE_HASH,
+        ValueRef::Stream(_) => TYPE_STREAM_LISTPACKS_2,
     }
 }
 
@@ -497,6 +548,78 @@ fn write_value(
                 value.with_bytes(|v| write_string(out, v));
             }
         }
+        ValueRef::Stream(stream) => write_stream(out, stream, write_string),
+    }
+}
+
+/// A stream as Redis 7.0's `rdbSaveObject` writes it
+/// (`RDB_TYPE_STREAM_LISTPACKS_2`): each node as its master ID (16 bytes
+/// big-endian) and a listpack laid out as `streamAppendItem` builds it,
+/// then the length, last, first and max-deleted IDs, entries added, and
+/// the consumer groups with their pending entries and consumers.
+fn write_stream(
+    out: &mut Vec<u8>,
+    stream: &crate::value::Stream,
+    write_string: fn(&mut Vec<u8>, &[u8]),
+) {
+    let nodes = stream.nodes_for_rdb();
+    write_len(out, nodes.len() as u64);
+    for (master, fields, live, deleted, entries) in nodes {
+        let mut lp = ListpackWriter::default();
+        lp.push_int(i64::from(live));
+        lp.push_int(i64::from(deleted));
+        lp.push_int(fields.len() as i64);
+        fields.iter().for_each(|f| lp.push(f));
+        lp.push_int(0);
+        for (entry, is_deleted, same) in entries {
+            let flags = i64::from(is_deleted) | if same { 2 } else { 0 };
+            let n = entry.fields.len() / 2;
+            lp.push_int(flags);
+            lp.push_int(entry.id.ms.wrapping_sub(master.ms) as i64);
+            lp.push_int(entry.id.seq.wrapping_sub(master.seq) as i64);
+            if same {
+                entry
+                    .fields
+                    .iter()
+                    .skip(1)
+                    .step_by(2)
+                    .for_each(|v| lp.push(v));
+            } else {
+                lp.push_int(n as i64);
+                entry.fields.iter().for_each(|f| lp.push(f));
+            }
+            lp.push_int(if same { n + 3 } else { 2 * n + 4 } as i64);
+        }
+        write_string(out, &master.to_be_bytes());
+        write_string(out, &lp.finish());
+    }
+    write_len(out, stream.length);
+    for id in [stream.last_id, stream.first_id, stream.max_deleted_entry_id] {
+        write_len(out, id.ms);
+        write_len(out, id.seq);
+    }
+    write_len(out, stream.entries_added);
+    write_len(out, stream.groups.len() as u64);
+    for (name, group) in &stream.groups {
+        write_string(out, name);
+        write_len(out, group.last_id.ms);
+        write_len(out, group.last_id.seq);
+        write_len(out, group.entries_read.unwrap_or(u64::MAX));
+        write_len(out, group.pending.len() as u64);
+        for (id, p) in &group.pending {
+            out.extend_from_slice(&id.to_be_bytes());
+            out.extend_from_slice(&p.delivery_time_ms.to_le_bytes());
+            write_len(out, p.delivery_count);
+        }
+        write_len(out, group.consumers.len() as u64);
+        for (name, consumer) in &group.consumers {
+            write_string(out, name);
+            out.extend_from_slice(&consumer.seen_time_ms.to_le_bytes());
+            write_len(out, consumer.pending.len() as u64);
+            for id in &consumer.pending {
+                out.extend_from_slice(&id.to_be_bytes());
+            }
+        }
     }
 }
 
@@ -569,6 +692,8 @@ pub fn is_big(value: crate::value::ValueRef<'_>) -> bool {
         ValueRef::Set(s) => s.len() > BIG_VALUE_ELEMENTS,
         ValueRef::ZSet(z) => z.len() > BIG_VALUE_ELEMENTS,
         ValueRef::Hash(h) => h.len() > BIG_VALUE_ELEMENTS,
+        // Written whole (its nodes are bounded listpacks).
+        ValueRef::Stream(_) => false,
     }
 }
 
@@ -592,6 +717,8 @@ pub fn write_big_head(
         ValueRef::Set(s) => (TYPE_SET, s.len()),
         ValueRef::ZSet(z) => (TYPE_ZSET_2, z.len()),
         ValueRef::Hash(h) => (TYPE_HASH, h.len()),
+        // Never big (`is_big`): written whole by `write_value`.
+        ValueRef::Stream(_) => (TYPE_STREAM_LISTPACKS_2, 0),
     };
     out.push(kind);
     string_writer(options)(out, key);
@@ -653,6 +780,8 @@ pub fn write_big_piece(
             }
             (end, h.len())
         }
+        // Never big (`is_big`).
+        ValueRef::Stream(_) => (0, 0),
     };
     // (No progress cannot happen while the value stays as it is; it ends
     // the value rather than loop.)

@@ -255,6 +255,9 @@ fn string(r: &mut Reader<'_>) -> Result<Vec<u8>, String> {
 fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, String> {
     Ok(match kind {
         TYPE_STRING => Value::Str(string(r)?),
+        TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 => {
+            Value::Stream(Box::new(read_stream(r, kind == TYPE_STREAM_LISTPACKS_2)?))
+        }
         TYPE_LIST => {
             let mut list = List::default();
             for _ in 0..count(r)? {
@@ -402,6 +405,160 @@ fn old_score(r: &mut Reader<'_>) -> Result<f64, String> {
         255 => Ok(f64::NEG_INFINITY),
         n => parse_score(r.bytes(usize::from(n)).ok_or_else(|| bad("score"))?),
     }
+}
+
+/// A stream (`RDB_TYPE_STREAM_LISTPACKS`, or `_2` with the first and
+/// max-deleted IDs, entries added and groups' entries read): nodes as
+/// master ID and listpack, the counters, then the consumer groups.
+fn read_stream(r: &mut Reader<'_>, v2: bool) -> Result<crate::value::Stream, String> {
+    use crate::value::stream::{Consumer, Group, Pending, StreamId};
+    let truncated = || bad("unexpected end of file");
+    let mut stream = crate::value::Stream::default();
+    for _ in 0..count(r)? {
+        let key = string(r)?;
+        let master = StreamId::from_be_bytes(&key)
+            .filter(|_| key.len() == 16)
+            .ok_or_else(|| bad("stream node key"))?;
+        let elements = listpack(&string(r)?)?;
+        let (fields, entries) =
+            stream_node(master, &elements).ok_or_else(|| bad("stream listpack"))?;
+        stream.load_node(master, fields, entries);
+    }
+    let len = |r: &mut Reader<'_>| r.length().ok_or_else(truncated);
+    let id = |r: &mut Reader<'_>| -> Result<StreamId, String> {
+        let ms = r.length().ok_or_else(truncated)?;
+        let seq = r.length().ok_or_else(truncated)?;
+        Ok(StreamId::new(ms, seq))
+    };
+    let length = len(r)?;
+    if length != stream.length {
+        return Err(bad("stream length"));
+    }
+    stream.last_id = id(r)?;
+    if stream
+        .edge_id(false)
+        .is_some_and(|top| top > stream.last_id)
+    {
+        return Err(bad("stream last ID below its entries"));
+    }
+    if v2 {
+        stream.first_id = id(r)?;
+        stream.max_deleted_entry_id = id(r)?;
+        stream.entries_added = len(r)?;
+    } else {
+        stream.first_id = stream
+            .range(StreamId::MIN, StreamId::MAX, false, 1)
+            .first()
+            .map_or(StreamId::MIN, |e| e.id);
+        stream.entries_added = stream.length;
+    }
+    let millis = |r: &mut Reader<'_>| -> Result<i64, String> {
+        let b = r.bytes(8).ok_or_else(truncated)?;
+        Ok(i64::from_le_bytes(b.try_into().map_err(|_| truncated())?))
+    };
+    let raw_id = |r: &mut Reader<'_>| {
+        StreamId::from_be_bytes(r.bytes(16).unwrap_or_default()).ok_or_else(truncated)
+    };
+    for _ in 0..count(r)? {
+        let name = string(r)?;
+        let mut group = Group {
+            last_id: id(r)?,
+            ..Group::default()
+        };
+        group.entries_read = if v2 {
+            Some(len(r)?).filter(|&n| n != u64::MAX)
+        } else {
+            stream.distance_from_first(group.last_id)
+        };
+        for _ in 0..count(r)? {
+            let pid = raw_id(r)?;
+            let delivery_time_ms = millis(r)?;
+            let delivery_count = len(r)?;
+            group.pending.insert(
+                pid,
+                Pending {
+                    consumer: Vec::new(),
+                    delivery_time_ms,
+                    delivery_count,
+                },
+            );
+        }
+        for _ in 0..count(r)? {
+            let cname = string(r)?;
+            let mut consumer = Consumer {
+                seen_time_ms: millis(r)?,
+                ..Consumer::default()
+            };
+            for _ in 0..count(r)? {
+                let pid = raw_id(r)?;
+                let entry = group
+                    .pending
+                    .get_mut(&pid)
+                    .ok_or_else(|| bad("stream consumer PEL"))?;
+                entry.consumer = cname.clone();
+                consumer.pending.insert(pid);
+            }
+            group.consumers.insert(cname, consumer);
+        }
+        if group.pending.values().any(|p| p.consumer.is_empty()) {
+            return Err(bad("stream PEL without a consumer"));
+        }
+        stream.groups.insert(name, group);
+    }
+    Ok(stream)
+}
+
+/// One node's listpack elements as `streamAppendItem` lays them out: the
+/// master fields, then each entry with whether it is deleted.
+#[allow(clippy::type_complexity)]
+fn stream_node(
+    master: crate::value::stream::StreamId,
+    lp: &[Vec<u8>],
+) -> Option<(Vec<Vec<u8>>, Vec<(crate::value::stream::Entry, bool)>)> {
+    use crate::value::stream::{Entry, StreamId};
+    let int = |e: &Vec<u8>| crate::protocol::request::parse_i64(e);
+    let mut at = 0;
+    let mut next = || {
+        let e = lp.get(at);
+        at += 1;
+        e
+    };
+    let _live = int(next()?)?;
+    let _deleted = int(next()?)?;
+    let nfields = usize::try_from(int(next()?)?).ok()?;
+    let mut fields = Vec::new();
+    for _ in 0..nfields {
+        fields.push(next()?.clone());
+    }
+    if int(next()?)? != 0 {
+        return None;
+    }
+    let mut entries = Vec::new();
+    while let Some(flags) = next() {
+        let flags = int(flags)?;
+        let ms = master.ms.wrapping_add(int(next()?)? as u64);
+        let seq = master.seq.wrapping_add(int(next()?)? as u64);
+        let same = flags & 2 != 0;
+        let mut pairs = Vec::new();
+        if same {
+            for f in &fields {
+                pairs.push(f.clone());
+                pairs.push(next()?.clone());
+            }
+        } else {
+            let n = usize::try_from(int(next()?)?).ok()?;
+            for _ in 0..n.checked_mul(2)? {
+                pairs.push(next()?.clone());
+            }
+        }
+        next()?; // lp-count
+        let entry = Entry {
+            id: StreamId::new(ms, seq),
+            fields: pairs,
+        };
+        entries.push((entry, flags & 1 != 0));
+    }
+    Some((fields, entries))
 }
 
 /// A little-endian two's-complement integer of 1 to 8 bytes (the integer

@@ -186,7 +186,10 @@ impl ServerState {
             classes |= EventClass::EXPIRED.0 | EventClass::EVICTED.0;
         }
         if self.blocking.any() {
-            classes |= EventClass::LIST.0 | EventClass::ZSET.0 | EventClass::GENERIC.0;
+            classes |= EventClass::LIST.0
+                | EventClass::ZSET.0
+                | EventClass::STREAM.0
+                | EventClass::GENERIC.0;
         }
         for db in &mut self.dbs {
             db.recorded_classes = classes;

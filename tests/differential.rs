@@ -396,7 +396,7 @@ const SCORE_BOUNDS: &[&str] = &[
 ];
 
 fn generate(rng: &mut SmallRng) -> (Vec<Vec<u8>>, Compare) {
-    let (cmd, cmp) = match rng.gen_range(0..15) {
+    let (cmd, cmp) = match rng.gen_range(0..17) {
         0..=3 => generate_core(rng),
         4 | 5 => generate_hash(rng),
         6 | 7 => generate_set(rng),
@@ -404,7 +404,8 @@ fn generate(rng: &mut SmallRng) -> (Vec<Vec<u8>>, Compare) {
         10 | 11 => (generate_bits(rng), Compare::Exact),
         12 => (generate_hll(rng), Compare::Exact),
         13 => (generate_geo(rng), Compare::Exact),
-        _ => generate_sort(rng),
+        14 => generate_sort(rng),
+        _ => generate_stream(rng),
     };
     let mut cmd: Vec<Vec<u8>> = cmd.into_iter().map(String::into_bytes).collect();
     // A cursor past 0 depends on the table's layout, which differs where
@@ -1107,6 +1108,144 @@ fn generate_sort(rng: &mut SmallRng) -> (Vec<String>, Compare) {
             (c, cmp)
         }
     }
+}
+
+/// Streams with explicit IDs (and `<ms>-*`, which follows from the
+/// stream): a generated `*` ID is the server's clock, compared by shape.
+const STREAM_KEYS: &[&str] = &["x0", "x1", "k0", "missing"];
+
+fn stream_id(rng: &mut SmallRng) -> String {
+    match rng.gen_range(0..12) {
+        0 => pick(
+            rng,
+            &[
+                "0-0",
+                "-",
+                "+",
+                "x",
+                "0",
+                "18446744073709551615-18446744073709551615",
+                "1-x",
+                "",
+            ],
+        )
+        .into(),
+        1 => format!("{}-*", rng.gen_range(0..30)),
+        2 => format!("{}", rng.gen_range(0..30)),
+        3 => format!("({}-{}", rng.gen_range(0..30), rng.gen_range(0..3)),
+        _ => format!("{}-{}", rng.gen_range(0..30), rng.gen_range(0..3)),
+    }
+}
+
+fn generate_stream(rng: &mut SmallRng) -> (Vec<String>, Compare) {
+    let k = pick(rng, STREAM_KEYS).to_string();
+    let trim = |rng: &mut SmallRng, c: &mut Vec<String>| {
+        let strategy = pick(rng, &["MAXLEN", "MINID", "maxlen"]);
+        c.push(strategy.into());
+        if rng.gen_bool(0.5) {
+            c.push(pick(rng, &["~", "=", "~"]).into());
+        }
+        if strategy == "MINID" {
+            c.push(stream_id(rng));
+        } else {
+            c.push(pick(rng, &["0", "1", "3", "10", "-1", "x"]).into());
+        }
+        if rng.gen_bool(0.2) {
+            c.extend(["LIMIT".into(), pick(rng, &["0", "1", "5", "-1"]).into()]);
+        }
+    };
+    let cmd = match rng.gen_range(0..12) {
+        0..=3 => {
+            let mut c = command("XADD", vec![k]);
+            if rng.gen_bool(0.1) {
+                c.push("NOMKSTREAM".into());
+            }
+            if rng.gen_bool(0.2) {
+                trim(rng, &mut c);
+            }
+            c.push(stream_id(rng));
+            for _ in 0..rng.gen_range(0..4) {
+                c.push(pick(rng, &["f1", "f2", "f3"]).into());
+                c.push(pick(rng, VALUES).into());
+            }
+            c
+        }
+        4 => {
+            // An auto ID: its text is the clock's, its shape is not.
+            let mut c = command(
+                "XADD",
+                vec!["xauto".into(), "*".into(), "f".into(), "v".into()],
+            );
+            if rng.gen_bool(0.3) {
+                c.splice(2..2, ["MAXLEN".to_string(), "~".into(), "5".into()]);
+            }
+            return (c, Compare::Shape);
+        }
+        5 | 6 => {
+            let name = pick(rng, &["XRANGE", "XREVRANGE"]);
+            let mut c = command(name, vec![k, stream_id(rng), stream_id(rng)]);
+            if rng.gen_bool(0.3) {
+                c.extend([
+                    "COUNT".into(),
+                    pick(rng, &["0", "1", "3", "-1", "x"]).into(),
+                ]);
+            }
+            c
+        }
+        7 => {
+            let mut c = command("XDEL", vec![k]);
+            for _ in 0..rng.gen_range(1..3) {
+                c.push(stream_id(rng));
+            }
+            c
+        }
+        8 => {
+            let mut c = command("XTRIM", vec![k]);
+            trim(rng, &mut c);
+            c
+        }
+        9 => command("XLEN", vec![k]),
+        10 => {
+            let mut c = command("XREAD", vec![]);
+            if rng.gen_bool(0.3) {
+                c.extend(["COUNT".into(), pick(rng, &["1", "2", "0"]).into()]);
+            }
+            c.push("STREAMS".into());
+            let n = rng.gen_range(1..3);
+            let keys = picks(rng, STREAM_KEYS, n);
+            c.extend(keys);
+            for _ in 0..n {
+                c.push(if rng.gen_bool(0.2) {
+                    "$".into()
+                } else {
+                    stream_id(rng)
+                });
+            }
+            c
+        }
+        _ => {
+            if rng.gen_bool(0.5) {
+                let mut c = command("XSETID", vec![k, stream_id(rng)]);
+                if rng.gen_bool(0.3) {
+                    c.extend([
+                        "ENTRIESADDED".into(),
+                        pick(rng, &["0", "5", "100", "-1"]).into(),
+                    ]);
+                }
+                if rng.gen_bool(0.3) {
+                    c.extend(["MAXDELETEDID".into(), stream_id(rng)]);
+                }
+                c
+            } else {
+                let mut c = command("XINFO", vec!["STREAM".into(), k]);
+                if rng.gen_bool(0.3) {
+                    c.push("FULL".into());
+                }
+                c
+            }
+        }
+    };
+    (cmd, Compare::Exact)
 }
 
 fn parse_int(reply: &[u8]) -> Option<i64> {

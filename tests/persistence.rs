@@ -120,7 +120,7 @@ fn a_saved_file_loads_back_at_startup() {
     assert!(r.cmd(&["FUNCTION", "LIST"]).contains("mylib"));
     assert_eq!(
         common::info_field(&mut r, "persistence", "rdb_last_load_keys_loaded"),
-        "18"
+        "21"
     );
 
     // A key saved before its deadline, which has passed by the next

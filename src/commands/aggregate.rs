@@ -551,6 +551,17 @@ kind!(LIST, List, List, List::default());
 kind!(HASH, Hash, Hash, Hash::default());
 kind!(SET, Set, Set, Set::default());
 kind!(ZSET, ZSet, ZSet, ZSet::default());
+pub const STREAM: Kind<crate::value::Stream> = Kind {
+    get: |v| match v {
+        ValueRef::Stream(x) => Some(x),
+        _ => None,
+    },
+    get_mut: |v| match v {
+        Value::Stream(x) => Some(x),
+        _ => None,
+    },
+    empty: || Value::Stream(Box::default()),
+};
 
 /// The reply of SRANDMEMBER/HRANDFIELD/ZRANDMEMBER with a count: `emit`
 /// writes one picked element (one item, or two with `pairs`: in RESP3 each

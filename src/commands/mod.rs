@@ -27,6 +27,7 @@ pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod sort;
+pub mod streams;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -190,7 +191,10 @@ impl Command {
 
     /// Whether the command names keys at all.
     pub fn has_keys(&self) -> bool {
-        self.keys.0 > 0 || self.numkeys_at.is_some()
+        self.keys.0 > 0
+            || self.numkeys_at.is_some()
+            // Keys found by a keyword only (XREAD's STREAMS).
+            || docs::lookup(self.name).is_some_and(|d| !d.key_specs.is_empty())
     }
 
     /// The keys `args` names (the command's key spec applied): the fixed
@@ -260,6 +264,7 @@ static FAMILIES: &[&[Command]] = &[
     sets::COMMANDS,
     zsets::COMMANDS,
     geo::COMMANDS,
+    streams::COMMANDS,
     server::COMMANDS,
     transactions::COMMANDS,
     pubsub::COMMANDS,

@@ -9,6 +9,7 @@ pub mod hash;
 pub mod list;
 pub mod packed;
 pub mod set;
+pub mod stream;
 pub mod zset;
 pub mod ztree;
 
@@ -17,6 +18,7 @@ pub use hash::{Hash, PackLimits};
 pub use list::List;
 pub use packed::{canonical_int, Item};
 pub use set::{Set, SetLimits};
+pub use stream::Stream;
 pub use zset::{ZLimits, ZSet};
 
 /// A stored value. Strings are binary-safe bytes, copied out of the read
@@ -31,6 +33,7 @@ pub enum Value {
     Hash(Hash),
     Set(Set),
     ZSet(ZSet),
+    Stream(Box<Stream>),
 }
 
 /// A value borrowed from the keyspace.
@@ -41,6 +44,7 @@ pub enum ValueRef<'a> {
     Hash(&'a Hash),
     Set(&'a Set),
     ZSet(&'a ZSet),
+    Stream(&'a Stream),
 }
 
 const _: () = assert!(std::mem::size_of::<Value>() == 24);
@@ -53,6 +57,7 @@ impl Value {
             Value::Hash(h) => ValueRef::Hash(h),
             Value::Set(s) => ValueRef::Set(s),
             Value::ZSet(z) => ValueRef::ZSet(z),
+            Value::Stream(s) => ValueRef::Stream(s),
         }
     }
 
@@ -64,6 +69,8 @@ impl Value {
             Value::Hash(h) => h.is_empty(),
             Value::Set(s) => s.is_empty(),
             Value::ZSet(z) => z.is_empty(),
+            // An emptied stream stays (its IDs and groups matter).
+            Value::Stream(_) => false,
         }
     }
 }
@@ -77,6 +84,7 @@ impl ValueRef<'_> {
             ValueRef::Hash(_) => "hash",
             ValueRef::Set(_) => "set",
             ValueRef::ZSet(_) => "zset",
+            ValueRef::Stream(_) => "stream",
         }
     }
 
@@ -106,6 +114,7 @@ impl ValueRef<'_> {
             ValueRef::Hash(h) => h.encoding(),
             ValueRef::Set(s) => s.encoding(),
             ValueRef::ZSet(z) => z.encoding(),
+            ValueRef::Stream(_) => "stream",
         }
     }
 
@@ -116,6 +125,7 @@ impl ValueRef<'_> {
             ValueRef::Hash(h) => Value::Hash((*h).clone()),
             ValueRef::Set(s) => Value::Set((*s).clone()),
             ValueRef::ZSet(z) => Value::ZSet((*z).clone()),
+            ValueRef::Stream(s) => Value::Stream(Box::new((*s).clone())),
         }
     }
 }
@@ -134,6 +144,7 @@ impl std::fmt::Debug for ValueRef<'_> {
             ValueRef::Hash(h) => write!(f, "Hash(len {})", h.len()),
             ValueRef::Set(s) => write!(f, "Set(len {})", s.len()),
             ValueRef::ZSet(z) => write!(f, "ZSet({z:?})"),
+            ValueRef::Stream(s) => write!(f, "Stream(len {})", s.len()),
         }
     }
 }
@@ -155,6 +166,7 @@ impl PartialEq for ValueRef<'_> {
                     && a.iter_from(0, false)
                         .all(|e| e.member.with_bytes(|m| b.score(m)) == Some(e.score))
             }
+            (ValueRef::Stream(a), ValueRef::Stream(b)) => a.same_content(b),
             _ => false,
         }
     }
@@ -191,6 +203,7 @@ impl ValueRef<'_> {
         };
         match self {
             ValueRef::Str(s) => s.len(),
+            ValueRef::Stream(s) => s.heap_bytes(),
             ValueRef::Hash(Hash::Packed(p))
             | ValueRef::Set(Set::Packed(p))
             | ValueRef::ZSet(ZSet::Packed(p)) => p.allocated(),

@@ -480,6 +480,31 @@ pub fn populate(r: &mut Raw) {
         r.cmd(&["ZADD", "bigz", &v, &m]);
         r.cmd(&["RPUSH", "biglist", &m]);
     }
+    // Streams: several nodes, entries with other fields than the node's
+    // first, deleted entries, integer-looking values, an emptied stream.
+    for i in 1..=250 {
+        let (id, v) = (format!("{i}-{}", i % 3), format!("{}", i * 7));
+        let fields: Vec<&str> = if i % 10 == 0 {
+            vec!["XADD", "st", &id, "other", "x", "f2", &v]
+        } else {
+            vec!["XADD", "st", &id, "f", &v, "g", "text"]
+        };
+        ok(r.cmd(&fields));
+    }
+    ok(r.cmd(&["XDEL", "st", "5-2", "100-1", "101-2"]));
+    ok(r.cmd(&["XADD", "stbig", "1-1", "f", &"y".repeat(3000)]));
+    ok(r.cmd(&["XADD", "stbig", "2-0", "f", &"y".repeat(3000), "h", "1"]));
+    ok(r.cmd(&["XADD", "stempty", "7-7", "f", "v"]));
+    ok(r.cmd(&["XDEL", "stempty", "7-7"]));
+    ok(r.cmd(&[
+        "XSETID",
+        "stempty",
+        "9-0",
+        "ENTRIESADDED",
+        "3",
+        "MAXDELETEDID",
+        "8-0",
+    ]));
     ok(r.cmd(&["SELECT", "5"]));
     ok(r.cmd(&["SET", "elsewhere", "x"]));
     ok(r.cmd(&["SELECT", "0"]));
