@@ -1154,6 +1154,9 @@ fn generate_stream(rng: &mut SmallRng) -> (Vec<String>, Compare) {
             c.extend(["LIMIT".into(), pick(rng, &["0", "1", "5", "-1"]).into()]);
         }
     };
+    if rng.gen_bool(0.4) {
+        return (generate_stream_group(rng, k), Compare::Exact);
+    }
     let cmd = match rng.gen_range(0..12) {
         0..=3 => {
             let mut c = command("XADD", vec![k]);
@@ -1237,15 +1240,94 @@ fn generate_stream(rng: &mut SmallRng) -> (Vec<String>, Compare) {
                 }
                 c
             } else {
-                let mut c = command("XINFO", vec!["STREAM".into(), k]);
-                if rng.gen_bool(0.3) {
-                    c.push("FULL".into());
-                }
-                c
+                // (FULL shows delivery and seen times: not compared.)
+                command("XINFO", vec!["STREAM".into(), k])
             }
         }
     };
     (cmd, Compare::Exact)
+}
+
+/// Consumer groups: everything but what reports elapsed times (the
+/// range form of XPENDING, XINFO CONSUMERS), which two servers a few ms
+/// apart cannot agree on.
+fn generate_stream_group(rng: &mut SmallRng, k: String) -> Vec<String> {
+    let g = pick(rng, &["g1", "g2", "nog"]).to_string();
+    let c = pick(rng, &["c1", "c2", "c3"]).to_string();
+    match rng.gen_range(0..10) {
+        0 => {
+            let mut cmd = command("XGROUP", vec!["CREATE".into(), k, g]);
+            cmd.push(if rng.gen_bool(0.3) {
+                "$".into()
+            } else {
+                stream_id(rng)
+            });
+            if rng.gen_bool(0.3) {
+                cmd.push("MKSTREAM".into());
+            }
+            if rng.gen_bool(0.2) {
+                cmd.extend([
+                    "ENTRIESREAD".into(),
+                    pick(rng, &["0", "3", "-1", "-2"]).into(),
+                ]);
+            }
+            cmd
+        }
+        1 => {
+            let sub = pick(rng, &["SETID", "DESTROY", "CREATECONSUMER", "DELCONSUMER"]);
+            let mut cmd = command("XGROUP", vec![sub.into(), k, g]);
+            match sub {
+                "SETID" => cmd.push(if rng.gen_bool(0.3) {
+                    "$".into()
+                } else {
+                    stream_id(rng)
+                }),
+                "DESTROY" => {}
+                _ => cmd.push(c),
+            }
+            cmd
+        }
+        2..=4 => {
+            let mut cmd = command("XREADGROUP", vec!["GROUP".into(), g, c]);
+            if rng.gen_bool(0.3) {
+                cmd.extend(["COUNT".into(), pick(rng, &["1", "2", "0"]).into()]);
+            }
+            if rng.gen_bool(0.2) {
+                cmd.push("NOACK".into());
+            }
+            cmd.extend(["STREAMS".into(), k]);
+            cmd.push(if rng.gen_bool(0.7) {
+                ">".into()
+            } else {
+                stream_id(rng)
+            });
+            cmd
+        }
+        5 => {
+            let mut cmd = command("XACK", vec![k, g]);
+            cmd.push(stream_id(rng));
+            cmd
+        }
+        6 => command("XPENDING", vec![k, g]),
+        7 => {
+            let mut cmd = command("XCLAIM", vec![k, g, c, "0".into(), stream_id(rng)]);
+            if rng.gen_bool(0.3) {
+                cmd.push(pick(rng, &["JUSTID", "FORCE", "RETRYCOUNT", "BOGUS"]).into());
+            }
+            cmd
+        }
+        8 => {
+            let mut cmd = command("XAUTOCLAIM", vec![k, g, c, "0".into(), stream_id(rng)]);
+            if rng.gen_bool(0.4) {
+                cmd.extend(["COUNT".into(), pick(rng, &["1", "2", "0"]).into()]);
+            }
+            if rng.gen_bool(0.3) {
+                cmd.push("JUSTID".into());
+            }
+            cmd
+        }
+        _ => command("XINFO", vec!["GROUPS".into(), k]),
+    }
 }
 
 fn parse_int(reply: &[u8]) -> Option<i64> {

@@ -236,6 +236,13 @@ impl Db {
         }
     }
 
+    /// A change no reader is told of (Redis's bare `server.dirty++`: a
+    /// consumer group's bookkeeping): it counts for propagation and saves
+    /// only.
+    pub fn mark_dirty(&mut self) {
+        self.dirty += 1;
+    }
+
     /// The events since the last call, handing over the log (give it back
     /// with `restore_events` to keep its buffers).
     pub fn take_events(&mut self) -> KeyLog {

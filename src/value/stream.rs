@@ -530,19 +530,17 @@ impl Stream {
     }
 
     /// Flags `id` deleted inside the node at `master` (trimming: the
-    /// max-deleted ID is left alone, as Redis's trim does).
+    /// max-deleted ID is left alone, and a node left with no live entry
+    /// stays, as Redis's trim does).
     fn mark_deleted_in(&mut self, master: StreamId, id: StreamId) {
         let Some(node) = self.nodes.get_mut(&master) else {
             return;
         };
         if let Some(slot) = node.slots(master).into_iter().find(|s| s.id == id) {
             node.data[slot.at] |= FLAG_DELETED;
-            let (live, deleted) = (node.live - 1, node.deleted + 1);
+            let (live, deleted) = (node.live.saturating_sub(1), node.deleted + 1);
             node.set_counts(live, deleted);
             self.length -= 1;
-            if live == 0 {
-                self.nodes.remove(&master);
-            }
         }
     }
 
@@ -591,6 +589,31 @@ impl Stream {
                 .values()
                 .map(|g| 1 + g.pending.len())
                 .sum::<usize>()
+    }
+
+    /// Whether a live entry `id` exists (`streamEntryExists`).
+    pub fn contains(&self, id: StreamId) -> bool {
+        !self.range(id, id, false, 1).is_empty()
+    }
+
+    /// The entry `id`, if live.
+    pub fn get(&self, id: StreamId) -> Option<Entry> {
+        self.range(id, id, false, 1).pop()
+    }
+
+    /// A group's lag: entries added not yet read by it, when it can be
+    /// known (`streamReplyWithCGLag`).
+    /// (Negative when the group was told it read more than was added, as
+    /// Redis's arithmetic gives it.)
+    pub fn lag(&self, group: &Group) -> Option<i64> {
+        if self.entries_added == 0 {
+            return Some(0);
+        }
+        let read = match group.entries_read {
+            Some(read) if !self.has_tombstones(group.last_id, None) => Some(read),
+            _ => self.distance_from_first(group.last_id),
+        };
+        read.map(|r| (self.entries_added as i64).wrapping_sub(r as i64))
     }
 
     /// Memory held by the entries (for MEMORY USAGE and eviction).
@@ -682,7 +705,8 @@ impl Stream {
             }
         }
         node.set_counts(live, deleted);
-        if live > 0 {
+        // (A node of deleted entries only is kept, as Redis loads it.)
+        if live + deleted > 0 {
             self.length += u64::from(live);
             self.nodes.insert(master, node);
         }
