@@ -55,6 +55,10 @@ fn save_writes_an_rdb_that_redis_checks_and_loads_alike() {
     .expect("redis-server");
     let mut theirs = redis.raw();
     assert_eq!(theirs.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(
+        common::stream_groups(&mut theirs),
+        common::stream_groups(&mut r)
+    );
     assert!(theirs.cmd(&["FUNCTION", "LIST"]).contains("mylib"));
     let ttl = theirs.cmd(&["TTL", "n"]);
     assert!(ttl.starts_with(":99") || ttl.starts_with(":100"), "{ttl}");
@@ -174,6 +178,10 @@ fn lapse_loads_redis_servers_rdb() {
     let lapse = Server::lapse(&[conf.to_str().unwrap()]);
     let mut ours = lapse.raw();
     assert_eq!(ours.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(
+        common::stream_groups(&mut ours),
+        common::stream_groups(&mut theirs)
+    );
     assert_eq!(ours.cmd(&["OBJECT", "ENCODING", "h"]), "$8\r\nlistpack\r\n");
     assert!(ours.cmd(&["FUNCTION", "LIST"]).contains("mylib"));
     let _ = std::fs::remove_dir_all(&dir);

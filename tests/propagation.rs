@@ -226,7 +226,7 @@ fn random_command(rng: &mut SmallRng) -> String {
     let v = ["1", "2", "x", "10", "-3", "2.5"][rng.gen_range(0..6)];
     let ttl = rng.gen_range(1..200);
     let n = rng.gen_range(-3..5);
-    match rng.gen_range(0..63) {
+    match rng.gen_range(0..69) {
         0 => format!("SET {k} {v}"),
         1 => format!("SET {k} {v} PX {ttl}"),
         2 => format!("SET {k} {v} NX EX 1"),
@@ -290,6 +290,12 @@ fn random_command(rng: &mut SmallRng) -> String {
         59 => format!("GEOSEARCHSTORE {k} {k2} FROMLONLAT 0 0 BYRADIUS 1000 km STOREDIST"),
         61 => format!("SORT {k} ALPHA DESC LIMIT 0 3 STORE {k2}"),
         62 => format!("SORT {k} BY nosort STORE {k2}"),
+        63 => format!("XADD {k} * f {v}"),
+        64 => format!("XADD {k} MAXLEN ~ 2 * f {v}"),
+        65 => format!("XGROUP CREATE {k} g 0 MKSTREAM"),
+        66 => format!("XREADGROUP GROUP g c COUNT 2 STREAMS {k} >"),
+        67 => format!("XTRIM {k} MINID ~ {ttl}"),
+        68 => format!("XAUTOCLAIM {k} g d 0 0 COUNT 1"),
         _ => format!("SINTERSTORE {k} {k2}"),
     }
 }

@@ -79,6 +79,7 @@ fn lapse_replicates_a_redis_server_primary() {
         );
         wait_in_sync(&mut p, &mut r);
         assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), p.cmd(&["DEBUG", "DIGEST"]));
+        assert_eq!(common::stream_groups(&mut r), common::stream_groups(&mut p));
         assert!(r.cmd(&["FUNCTION", "LIST"]).contains("mylib"));
         more_writes(&mut p);
         wait_in_sync(&mut p, &mut r);
@@ -87,6 +88,7 @@ fn lapse_replicates_a_redis_server_primary() {
             p.cmd(&["DEBUG", "DIGEST"]),
             "diskless {diskless}"
         );
+        assert_eq!(common::stream_groups(&mut r), common::stream_groups(&mut p));
         assert_eq!(
             r.cmd(&["SET", "x", "1"]),
             "-READONLY You can't write against a read only replica.\r\n"
@@ -347,12 +349,19 @@ fn replicate_a_lapse_primary(diskless: &str) {
     let dir = dir.lines().nth(4).unwrap();
     let on_disk = std::path::Path::new(dir).join("dump.rdb").exists();
     assert_eq!(on_disk, diskless == "no", "{dir}");
+    let groups = common::stream_groups(&mut p);
+    assert_eq!(common::stream_groups(&mut theirs), groups);
+    assert_eq!(common::stream_groups(&mut ours), groups);
     more_writes(&mut p);
     wait_in_sync(&mut p, &mut theirs);
     wait_in_sync(&mut p, &mut ours);
     let digest = p.cmd(&["DEBUG", "DIGEST"]);
     assert_eq!(theirs.cmd(&["DEBUG", "DIGEST"]), digest);
     assert_eq!(ours.cmd(&["DEBUG", "DIGEST"]), digest);
+    // Consumer group effects went out as Redis's XCLAIM/XGROUP forms.
+    let groups = common::stream_groups(&mut p);
+    assert_eq!(common::stream_groups(&mut theirs), groups);
+    assert_eq!(common::stream_groups(&mut ours), groups);
     assert_eq!(info(&mut p, "connected_slaves"), "2");
     assert!(info(&mut p, "slave0").contains("state=online"));
     assert_eq!(info(&mut p, "repl_backlog_active"), "1");

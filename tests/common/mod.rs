@@ -505,6 +505,34 @@ pub fn populate(r: &mut Raw) {
         "MAXDELETEDID",
         "8-0",
     ]));
+    // Consumer groups: pending entries, an acknowledged one, consumers
+    // with and without pending entries, a group with no entries read.
+    ok(r.cmd(&["XGROUP", "CREATE", "st", "g1", "0"]));
+    ok(r.cmd(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "alice",
+        "COUNT",
+        "5",
+        "STREAMS",
+        "st",
+        ">",
+    ]));
+    ok(r.cmd(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "bob",
+        "COUNT",
+        "2",
+        "STREAMS",
+        "st",
+        ">",
+    ]));
+    ok(r.cmd(&["XACK", "st", "g1", "2-2"]));
+    ok(r.cmd(&["XGROUP", "CREATE", "st", "g2", "$", "ENTRIESREAD", "-1"]));
+    ok(r.cmd(&["XGROUP", "CREATECONSUMER", "st", "g2", "carol"]));
     ok(r.cmd(&["SELECT", "5"]));
     ok(r.cmd(&["SET", "elsewhere", "x"]));
     ok(r.cmd(&["SELECT", "0"]));
@@ -588,6 +616,47 @@ pub fn more_writes(r: &mut Raw) {
     ok(r.cmd(&["HSET", "db3", "f", "v"]));
     ok(r.cmd(&["SELECT", "0"]));
     ok(r.cmd(&["SWAPDB", "3", "4"]));
+    // Stream group effects: deliveries, NOACK reads, claims, trims.
+    ok(r.cmd(&["XADD", "st", "MAXLEN", "~", "200", "*", "f", "late"]));
+    ok(r.cmd(&["XREADGROUP", "GROUP", "g2", "dave", "STREAMS", "st", ">"]));
+    ok(r.cmd(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "erin",
+        "NOACK",
+        "COUNT",
+        "3",
+        "STREAMS",
+        "st",
+        ">",
+    ]));
+    ok(r.cmd(&["XCLAIM", "st", "g1", "frank", "0", "1-1", "3-0"]));
+    ok(r.cmd(&["XAUTOCLAIM", "st", "g1", "gina", "0", "0", "COUNT", "2"]));
+    ok(r.cmd(&["XGROUP", "DELCONSUMER", "st", "g1", "bob"]));
+}
+
+/// What a stream's consumer groups hold, as replies that carry no times:
+/// to compare two servers' copies (DEBUG DIGEST covers entries only).
+/// Without `entries-read` and `lag`: Redis 7.0 propagates a delivery as
+/// an XCLAIM with LASTID, which moves a replica's group but not its read
+/// counter, so its own replicas disagree there too.
+pub fn stream_groups(r: &mut Raw) -> String {
+    let info = r.cmd(&["XINFO", "GROUPS", "st"]);
+    let mut lines = info.split("\r\n");
+    let mut out = String::new();
+    while let Some(line) = lines.next() {
+        out.push_str(line);
+        out.push('\n');
+        if line == "entries-read" || line == "lag" {
+            // The value: `:n`, or a null.
+            lines.next();
+        }
+    }
+    for group in ["g1", "g2"] {
+        out += &r.cmd(&["XPENDING", "st", group]);
+    }
+    out
 }
 
 /// The packages' folder, or `None` (with a loud message outside CI) when

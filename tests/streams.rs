@@ -1,0 +1,165 @@
+//! Streams over TCP as applications use them: blocking reads woken by
+//! XADD, consumer groups' pending lists, claiming entries a crashed
+//! consumer left behind once they have been idle long enough. The
+//! group scenario runs on lapse and on redis-server alike.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Raw, Server};
+
+fn text(r: &mut Raw) -> String {
+    String::from_utf8_lossy(&r.reply()).into_owned()
+}
+
+#[test]
+fn blocking_reads_are_woken_by_xadd() {
+    let server = Server::lapse(&[]);
+    let mut writer = server.raw();
+    let mut reader = server.raw();
+    let mut grouped = server.raw();
+    assert_eq!(writer.cmd(&["XADD", "s", "1-0", "a", "1"]), "$3\r\n1-0\r\n");
+    assert_eq!(writer.cmd(&["XGROUP", "CREATE", "s", "g", "$"]), "+OK\r\n");
+    // `$` means what comes after the block began; `>` what the group
+    // has not delivered yet.
+    reader.send_cmd(&[b"XREAD", b"BLOCK", b"0", b"STREAMS", b"s", b"$"]);
+    grouped.send_cmd(&[
+        b"XREADGROUP",
+        b"GROUP",
+        b"g",
+        b"c",
+        b"BLOCK",
+        b"5000",
+        b"STREAMS",
+        b"s",
+        b">",
+    ]);
+    let blocked = common::eventually(Duration::from_secs(5), || {
+        common::info_field(&mut writer, "clients", "blocked_clients") == "2"
+    });
+    assert!(blocked, "the readers did not block");
+    assert_eq!(writer.cmd(&["XADD", "s", "2-0", "b", "2"]), "$3\r\n2-0\r\n");
+    let expected = "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n";
+    assert_eq!(text(&mut reader), expected);
+    assert_eq!(text(&mut grouped), expected);
+    // The delivery is pending for the consumer.
+    let pending = writer.cmd(&["XPENDING", "s", "g"]);
+    assert!(
+        pending.starts_with("*4\r\n:1\r\n$3\r\n2-0\r\n"),
+        "{pending}"
+    );
+    // A timeout answers null, no earlier than asked.
+    let start = Instant::now();
+    reader.send_cmd(&[b"XREAD", b"BLOCK", b"100", b"STREAMS", b"s", b"$"]);
+    assert_eq!(text(&mut reader), "*-1\r\n");
+    assert!(start.elapsed() >= Duration::from_millis(100));
+}
+
+/// XPENDING's detail rows without their idle times (the clock's): id,
+/// consumer and delivery count of each.
+fn pending_rows(detail: &str) -> String {
+    let lines: Vec<&str> = detail.split("\r\n").collect();
+    let mut rows = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i] == "*4" && i + 7 < lines.len() {
+            rows.push(format!(
+                "{} {} {}",
+                lines[i + 2],
+                lines[i + 4],
+                lines[i + 6]
+            ));
+            i += 7;
+        } else {
+            i += 1;
+        }
+    }
+    rows.join(";")
+}
+
+/// A consumer reads, "crashes" without acknowledging, and another one
+/// takes its entries over once they have been idle long enough.
+fn crash_and_recovery(server: &Server) -> Vec<String> {
+    let mut admin = server.raw();
+    let mut seen = Vec::new();
+    for i in 1..=4 {
+        let (id, job) = (format!("{i}-0"), i.to_string());
+        seen.push(admin.cmd(&["XADD", "jobs", &id, "job", &job]));
+    }
+    seen.push(admin.cmd(&["XGROUP", "CREATE", "jobs", "workers", "0"]));
+    {
+        let mut crashing = server.raw();
+        seen.push(crashing.cmd(&[
+            "XREADGROUP",
+            "GROUP",
+            "workers",
+            "alice",
+            "COUNT",
+            "3",
+            "STREAMS",
+            "jobs",
+            ">",
+        ]));
+        // Gone without an XACK.
+    }
+    seen.push(admin.cmd(&["XPENDING", "jobs", "workers"]));
+    // Not idle long enough yet: nothing to take.
+    seen.push(admin.cmd(&["XAUTOCLAIM", "jobs", "workers", "bob", "60000", "0"]));
+    seen.push(admin.cmd(&["XCLAIM", "jobs", "workers", "bob", "60000", "1-0", "JUSTID"]));
+    std::thread::sleep(Duration::from_millis(120));
+    let mut recovering = server.raw();
+    for args in [
+        &[
+            "XAUTOCLAIM",
+            "jobs",
+            "workers",
+            "bob",
+            "100",
+            "0",
+            "COUNT",
+            "2",
+        ][..],
+        &[
+            "XAUTOCLAIM",
+            "jobs",
+            "workers",
+            "bob",
+            "100",
+            "2-0",
+            "JUSTID",
+        ],
+        &["XPENDING", "jobs", "workers"],
+    ] {
+        seen.push(recovering.cmd(args));
+    }
+    // Delivery counts went up with the claims (not with JUSTID).
+    let detail = recovering.cmd(&["XPENDING", "jobs", "workers", "-", "+", "10"]);
+    seen.push(pending_rows(&detail));
+    for args in [
+        &["XACK", "jobs", "workers", "1-0", "2-0", "3-0", "9-0"][..],
+        &["XPENDING", "jobs", "workers"],
+        // The rest is delivered to the next reader.
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "workers",
+            "bob",
+            "STREAMS",
+            "jobs",
+            ">",
+        ],
+        &["XINFO", "GROUPS", "jobs"],
+    ] {
+        seen.push(recovering.cmd(args));
+    }
+    seen
+}
+
+#[test]
+fn a_crashed_consumer_s_entries_are_claimed_as_on_redis() {
+    let seen = common::same_on_lapse_and_redis(crash_and_recovery);
+    // Claimed by bob; counts bumped by XAUTOCLAIM, not by JUSTID.
+    assert_eq!(seen[12], "1-0 bob :2;2-0 bob :2;3-0 bob :1");
+    assert_eq!(seen[13], ":3\r\n");
+}
