@@ -59,6 +59,13 @@ EVAL10="for i = 1, 5 do redis.call('set', KEYS[1], ARGV[1]) redis.call('get', KE
 LOCK="if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 LOCK_SHA=$(redis-cli -p "$LAPSE_PORT" script load "$LOCK")
 redis-cli -p "$REDIS_PORT" script load "$LOCK" >/dev/null
+# XREADGROUP of one new entry and its XACK, for xreadgroup_ack.
+ACK="local r = redis.call('XREADGROUP', 'GROUP', 'g', 'c', 'COUNT', '1', 'STREAMS', KEYS[1], '>') if r then redis.call('XACK', KEYS[1], 'g', r[1][2][1][1]) end return 1"
+ACK_SHA=$(redis-cli -p "$LAPSE_PORT" script load "$ACK")
+redis-cli -p "$REDIS_PORT" script load "$ACK" >/dev/null
+for port in "$LAPSE_PORT" "$REDIS_PORT"; do
+    redis-cli -p "$port" XGROUP CREATE st g '$' MKSTREAM >/dev/null
+done
 
 # One redis-benchmark run; prints "rps p50 p99".
 run() {
@@ -107,6 +114,11 @@ run() {
         geoadd) args+=(GEOADD geo 13.__rand_int__ 38.__rand_int__ "m:__rand_int__") ;;
         geosearch) args+=(GEOSEARCH geo FROMLONLAT 13.0000005 38.0000005 BYRADIUS 0.2 m COUNT 10 ASC) ;;
         geodist) args+=(GEODIST geo m:1 m:2) ;;
+        # Streams: XADD with auto IDs; then one consumer group reading one
+        # new entry and acknowledging it per call (one script, the same on
+        # both servers). Run xadd first.
+        xadd) args+=(XADD st "*" type email user "__rand_int__" payload 0123456789abcdef0123456789abcdef) ;;
+        xreadgroup_ack) args+=(EVALSHA "$ACK_SHA" 1 st) ;;
         *) args+=(-t "$test") ;;
     esac
     redis-benchmark "${args[@]}" 2>/dev/null | tail -1 |

@@ -244,6 +244,10 @@ pub fn set_register(
         return Err(Corrupt);
     }
     let (value, run, oplen) = opcode(&s[p..]);
+    if p + oplen > s.len() {
+        // An XZERO cut short at the end.
+        return Err(Corrupt);
+    }
     if value >= count {
         return Ok(false);
     }
@@ -579,6 +583,7 @@ mod tests {
         let mut s = new_sparse();
         s.truncate(HDR + 1);
         assert_eq!(count(&s), Err(Corrupt));
+        assert_eq!(set_register(&mut s.clone(), 5, 3, 3000), Err(Corrupt));
         assert_eq!(to_dense(&mut s), Err(Corrupt));
         let mut s = new_sparse();
         s.push(0x80);

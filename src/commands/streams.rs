@@ -1120,14 +1120,14 @@ fn xpending(ctx: &mut Ctx, args: Args) -> CmdResult {
         let Some(p) = group.pending.get(&id) else {
             continue;
         };
-        if q.min_idle != 0 && now_ms - p.delivery_time_ms < q.min_idle {
+        if q.min_idle != 0 && now_ms.saturating_sub(p.delivery_time_ms) < q.min_idle {
             continue;
         }
         count -= 1;
         rows.push((
             id,
             p.consumer.clone(),
-            (now_ms - p.delivery_time_ms).max(0),
+            now_ms.saturating_sub(p.delivery_time_ms).max(0),
             p.delivery_count,
         ));
     }
@@ -1210,7 +1210,10 @@ fn claim_options(args: &Args, mut j: usize, now_ms: i64) -> Result<ClaimOptions,
             o.justid = true;
         } else if is(opt, "idle") && more > 0 {
             j += 1;
-            o.time_ms = now_ms - int(&args[j], "ERR Invalid IDLE option argument for XCLAIM")?;
+            o.time_ms = now_ms.saturating_sub(int(
+                &args[j],
+                "ERR Invalid IDLE option argument for XCLAIM",
+            )?);
         } else if is(opt, "time") && more > 0 {
             j += 1;
             o.time_ms = int(&args[j], "ERR Invalid TIME option argument for XCLAIM")?;
@@ -1287,7 +1290,10 @@ fn xclaim(ctx: &mut Ctx, args: Args) -> CmdResult {
         let Some(p) = group.pending.get(&id) else {
             continue;
         };
-        if !p.consumer.is_empty() && min_idle != 0 && now_ms - p.delivery_time_ms < min_idle {
+        if !p.consumer.is_empty()
+            && min_idle != 0
+            && now_ms.saturating_sub(p.delivery_time_ms) < min_idle
+        {
             continue;
         }
         if created.is_none() {
@@ -1390,7 +1396,7 @@ fn xautoclaim(ctx: &mut Ctx, args: Args) -> CmdResult {
         let idle = group
             .pending
             .get(&id)
-            .map_or(0, |p| now_ms - p.delivery_time_ms);
+            .map_or(0, |p| now_ms.saturating_sub(p.delivery_time_ms));
         if min_idle != 0 && idle < min_idle {
             continue;
         }
@@ -1711,7 +1717,7 @@ fn xinfo_consumers(ctx: &mut Ctx, args: Args) -> CmdResult {
             (
                 name.clone(),
                 c.pending.len(),
-                (now_ms - c.seen_time_ms).max(0),
+                now_ms.saturating_sub(c.seen_time_ms).max(0),
             )
         })
         .collect();
