@@ -108,11 +108,11 @@ run() {
         pfadd_sparse) args+=(PFADD "hll:__rand_int__" a b c) ;;
         pfcount_cached) args+=(PFCOUNT hll) ;;
         pfcount2) args+=(PFCOUNT hll "hll:1") ;;
-        # Geo: points in a ~100 m square ("13.000000xxxxxx": the 12-digit
-        # __rand_int__ as decimals), then the 10 nearest within 0.2 m of its
-        # middle (a few candidates each).
-        geoadd) args+=(GEOADD geo 13.__rand_int__ 38.__rand_int__ "m:__rand_int__") ;;
-        geosearch) args+=(GEOSEARCH geo FROMLONLAT 13.0000005 38.0000005 BYRADIUS 0.2 m COUNT 10 ASC) ;;
+        # Geo: points spread over a 1-degree square ("000000123456e-6" is
+        # 0.123456: __rand_int__ scaled), then the 10 nearest within 1 km
+        # of its middle (about a hundred candidates each).
+        geoadd) args+=(GEOADD geo "__rand_int__e-6" "__rand_int__e-6" "m:__rand_int__") ;;
+        geosearch) args+=(GEOSEARCH geo FROMLONLAT 0.5 0.5 BYRADIUS 1 km COUNT 10 ASC) ;;
         geodist) args+=(GEODIST geo m:1 m:2) ;;
         # Streams: XADD with auto IDs; then one consumer group reading one
         # new entry and acknowledging it per call (one script, the same on

@@ -801,6 +801,8 @@ struct Delivery<'a> {
     count: usize,
     noack: bool,
     now_ms: i64,
+    /// Whether anything consumes effects (else none are built).
+    propagating: bool,
 }
 
 /// Delivers new entries after the group's last ID to the consumer
@@ -848,7 +850,9 @@ fn deliver_new(
                 delivery_time_ms: d.now_ms,
                 delivery_count: 1,
             };
-            effects.push(xclaim_effect(d.key, d.group, group, id, &p));
+            if d.propagating {
+                effects.push(xclaim_effect(d.key, d.group, group, id, &p));
+            }
             group.pending.insert(id, p);
             if let Some(c) = group.consumers.get_mut(d.consumer) {
                 c.pending.insert(id);
@@ -926,6 +930,7 @@ fn xreadgroup(ctx: &mut Ctx, args: Args) -> CmdResult {
         });
     }
     let now_ms = ctx.now_ms;
+    let propagating = ctx.server.propagate.active();
     let mut effects: Vec<Vec<Vec<u8>>> = Vec::new();
     let mut results: Vec<StreamResult<'_>> = Vec::new();
     for (key, &gt) in keys.iter().zip(&from) {
@@ -934,10 +939,12 @@ fn xreadgroup(ctx: &mut Ctx, args: Args) -> CmdResult {
         };
         let history = gt != StreamId::MAX;
         let last = s.groups.get(group_name).map(|g| g.last_id);
+        // Nothing past the group's position when the last ID ever made is
+        // not (the cheap test first: the top entry takes a node's decoding).
         let serve = history
-            || s.edge_id(false)
-                .zip(last)
-                .is_some_and(|(top, last)| top > last);
+            || last.is_some_and(|last| {
+                s.last_id > last && s.edge_id(false).is_some_and(|top| top > last)
+            });
         let Some(group) = s.groups.get_mut(group_name).filter(|_| serve) else {
             continue;
         };
@@ -949,6 +956,7 @@ fn xreadgroup(ctx: &mut Ctx, args: Args) -> CmdResult {
             count: o.count,
             noack: o.noack,
             now_ms,
+            propagating,
         };
         if created && o.noack {
             effects.push(vec![

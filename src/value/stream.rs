@@ -76,6 +76,8 @@ impl StreamId {
 
 const FLAG_DELETED: u8 = 1;
 const FLAG_SAME_FIELDS: u8 = 2;
+/// A new node's room (Redis's `STREAM_LISTPACK_MAX_PRE_ALLOCATE`).
+const NODE_PREALLOC_BYTES: usize = 4096;
 /// Redis's cap on one listpack (`STREAM_LISTPACK_MAX_SIZE`, 1 GB).
 pub const LISTPACK_MAX_SIZE: usize = 1 << 30;
 
@@ -345,11 +347,19 @@ impl Stream {
                 || (max_entries > 0 && (n.live + n.deleted) as usize >= max_entries)
         });
         if tail_full {
+            // The closed node gives back its spare room; the new one starts
+            // with room for a node's worth, as Redis preallocates its
+            // listpacks (growing by doubling would leave freed blocks of
+            // every size behind).
+            if let Some((_, closed)) = self.nodes.iter_mut().next_back() {
+                closed.data.shrink_to_fit();
+            }
             let master_fields: Vec<Vec<u8>> =
                 fields.iter().step_by(2).map(|f| f.to_vec()).collect();
             let node = Node {
                 lp_bytes: Node::master_lp_bytes(&master_fields, 0, 0),
                 master_fields,
+                data: Vec::with_capacity(max_bytes.min(NODE_PREALLOC_BYTES)),
                 ..Node::default()
             };
             self.nodes.insert(id, node);
