@@ -222,41 +222,28 @@ pub fn to_base32(score: f64) -> String {
         .collect()
 }
 
-fn move_x(hash: &mut Hash, d: i8) {
+/// Moves `hash` one cell along the axis whose bits `axis` marks
+/// (`geohash_move_x` with the odd bits, `geohash_move_y` with the even).
+fn move_along(hash: &mut Hash, d: i8, axis: u64) {
     if d == 0 {
         return;
     }
     let shift = 64 - u32::from(hash.step) * 2;
-    let mut x = hash.bits & 0xaaaaaaaaaaaaaaaa;
-    let y = hash.bits & 0x5555555555555555;
-    let zz = 0x5555555555555555u64.checked_shr(shift).unwrap_or(0);
+    let mut v = hash.bits & axis;
+    let other = hash.bits & !axis;
+    let zz = (!axis).checked_shr(shift).unwrap_or(0);
     if d > 0 {
-        x = x.wrapping_add(zz + 1);
+        v = v.wrapping_add(zz + 1);
     } else {
-        x |= zz;
-        x = x.wrapping_sub(zz + 1);
+        v |= zz;
+        v = v.wrapping_sub(zz + 1);
     }
-    x &= 0xaaaaaaaaaaaaaaaau64.checked_shr(shift).unwrap_or(0);
-    hash.bits = x | y;
+    v &= axis.checked_shr(shift).unwrap_or(0);
+    hash.bits = v | other;
 }
 
-fn move_y(hash: &mut Hash, d: i8) {
-    if d == 0 {
-        return;
-    }
-    let shift = 64 - u32::from(hash.step) * 2;
-    let x = hash.bits & 0xaaaaaaaaaaaaaaaa;
-    let mut y = hash.bits & 0x5555555555555555;
-    let zz = 0xaaaaaaaaaaaaaaaau64.checked_shr(shift).unwrap_or(0);
-    if d > 0 {
-        y = y.wrapping_add(zz + 1);
-    } else {
-        y |= zz;
-        y = y.wrapping_sub(zz + 1);
-    }
-    y &= 0x5555555555555555u64.checked_shr(shift).unwrap_or(0);
-    hash.bits = x | y;
-}
+const X_BITS: u64 = 0xaaaaaaaaaaaaaaaa;
+const Y_BITS: u64 = 0x5555555555555555;
 
 /// A search shape around a centre, in the unit of `conversion` (meters
 /// per unit).
@@ -401,8 +388,8 @@ impl Search {
 fn neighbors(hash: Hash) -> [Hash; 9] {
     let moved = |dx: i8, dy: i8| {
         let mut h = hash;
-        move_x(&mut h, dx);
-        move_y(&mut h, dy);
+        move_along(&mut h, dx, X_BITS);
+        move_along(&mut h, dy, Y_BITS);
         h
     };
     [

@@ -16,7 +16,12 @@ pub fn timeout_arg(arg: &[u8], now_ms: i64) -> Result<Option<i64>, CmdError> {
     let seconds = LongDouble::parse(arg).ok_or(CmdError::Static(
         "ERR timeout is not a float or out of range",
     ))?;
-    let ms = seconds.millis_as_i64();
+    deadline_after(seconds.millis_as_i64(), now_ms)
+}
+
+/// The deadline `ms` milliseconds after `now_ms` (`None`: 0, wait
+/// forever), with Redis's errors for a negative or too large timeout.
+pub fn deadline_after(ms: i64, now_ms: i64) -> Result<Option<i64>, CmdError> {
     if ms < 0 {
         return Err(CmdError::Static("ERR timeout is negative"));
     }

@@ -211,48 +211,33 @@ fn sort_generic(ctx: &mut Ctx, args: &Args, read_only: bool) -> CmdResult {
         (start, end) = (len - 1, len - 2);
     }
     end = end.min(len - 1);
-    let mut entries: Vec<Entry>;
-    if o.dont_sort && ordered {
-        // The stored order (reversed by DESC), only the LIMIT's span.
+    // The stored order (reversed by DESC) of a list or sorted set that
+    // is not sorted: only the LIMIT's span is loaded.
+    let elements: Vec<Vec<u8>> = if o.dont_sort && ordered {
         let span = if end >= start {
             (end - start + 1) as usize
         } else {
             0
         };
-        let picked: Vec<Vec<u8>> = if o.desc {
-            elements
-                .into_iter()
-                .rev()
-                .skip(start as usize)
-                .take(span)
-                .collect()
-        } else {
-            elements
-                .into_iter()
-                .skip(start as usize)
-                .take(span)
-                .collect()
-        };
-        entries = picked
-            .into_iter()
-            .map(|e| Entry {
-                element: e,
-                score: 0.0,
-                weight: None,
-            })
-            .collect();
+        let from = start as usize;
         end -= start;
         start = 0;
+        if o.desc {
+            elements.into_iter().rev().skip(from).take(span).collect()
+        } else {
+            elements.into_iter().skip(from).take(span).collect()
+        }
     } else {
-        entries = elements
-            .into_iter()
-            .map(|e| Entry {
-                element: e,
-                score: 0.0,
-                weight: None,
-            })
-            .collect();
-    }
+        elements
+    };
+    let mut entries: Vec<Entry> = elements
+        .into_iter()
+        .map(|element| Entry {
+            element,
+            score: 0.0,
+            weight: None,
+        })
+        .collect();
     let mut bad_weight = false;
     if !o.dont_sort {
         for entry in &mut entries {

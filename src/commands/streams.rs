@@ -4,7 +4,7 @@
 //! the IDs made, `~` trims as exact ones to the resulting length or ID.
 
 use super::aggregate::{read, read_for_write, view, write, STREAM};
-use super::blocking::wait_for_keys;
+use super::blocking::{deadline_after, wait_for_keys};
 use super::{c_str, cmd, container, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::{EventClass, Ttl};
 use crate::protocol::request::parse_i64;
@@ -97,6 +97,11 @@ fn parse_u64(s: &[u8]) -> Option<u64> {
 
 fn strict_id(arg: &[u8]) -> Result<StreamId, CmdError> {
     parse_id(arg, 0, true, false).map(|(id, _)| id)
+}
+
+/// The IDs from `args[from..]`, all strict (XDEL, XACK).
+fn strict_ids(args: &Args, from: usize) -> Result<Vec<StreamId>, CmdError> {
+    args.iter().skip(from).map(strict_id).collect()
 }
 
 /// A range bound (`streamParseIntervalIDOrReply`): `(` makes it
@@ -370,11 +375,7 @@ fn xdel(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.out().int(0);
         return Ok(());
     }
-    let ids = args
-        .iter()
-        .skip(2)
-        .map(strict_id)
-        .collect::<Result<Vec<_>, _>>()?;
+    let ids = strict_ids(&args, 2)?;
     let s = write(ctx, &args[1], &STREAM)?.ok_or(CmdError::WrongType)?;
     let deleted = ids.into_iter().filter(|&id| s.delete(id)).count();
     if deleted > 0 {
@@ -554,15 +555,7 @@ fn timeout_ms_arg(arg: &[u8], now_ms: i64) -> Result<Option<i64>, CmdError> {
     let ms = parse_i64(arg).ok_or(CmdError::Static(
         "ERR timeout is not an integer or out of range",
     ))?;
-    if ms < 0 {
-        return Err(CmdError::Static("ERR timeout is negative"));
-    }
-    if ms == 0 {
-        return Ok(None);
-    }
-    ms.checked_add(now_ms)
-        .map(Some)
-        .ok_or(CmdError::Static("ERR timeout is out of range"))
+    deadline_after(ms, now_ms)
 }
 
 fn xread(ctx: &mut Ctx, args: Args) -> CmdResult {
@@ -996,11 +989,7 @@ fn xack(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.out().int(0);
         return Ok(());
     }
-    let ids = args
-        .iter()
-        .skip(3)
-        .map(strict_id)
-        .collect::<Result<Vec<_>, _>>()?;
+    let ids = strict_ids(&args, 3)?;
     let s = write(ctx, &args[1], &STREAM)?.ok_or(CmdError::WrongType)?;
     let mut acked = 0;
     if let Some(group) = s.groups.get_mut(&args[2][..]) {
