@@ -127,11 +127,7 @@ static SUBCOMMANDS: &[Command] = &[
 
 /// ACL's answer to a subcommand given the wrong number of arguments.
 fn syntax_error(args: &Args) -> CmdError {
-    CmdError::with_arg(
-        "ERR unknown subcommand or wrong number of arguments for '",
-        c_str(&args[1], 128),
-        "'. Try ACL HELP.",
-    )
+    CmdError::subcommand_syntax(args, "ACL")
 }
 
 fn text(arg: &[u8]) -> String {

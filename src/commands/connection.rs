@@ -699,11 +699,7 @@ fn client_no_evict(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn client_pause(ctx: &mut Ctx, args: Args) -> CmdResult {
     use crate::pause::PauseKind;
     if args.len() > 4 {
-        return Err(CmdError::with_arg(
-            "ERR unknown subcommand or wrong number of arguments for '",
-            &args[1],
-            "'. Try CLIENT HELP.",
-        ));
+        return Err(CmdError::subcommand_syntax(&args, "CLIENT"));
     }
     let kind = match (args.len() > 3).then(|| &args[3]) {
         None => PauseKind::All,

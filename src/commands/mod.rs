@@ -137,6 +137,16 @@ impl CmdError {
         ))
     }
 
+    /// Redis's `addReplySubcommandSyntaxError`: the subcommand as typed
+    /// (`%.128s`) and the container to ask for HELP.
+    pub fn subcommand_syntax(args: &Args, container: &str) -> Self {
+        Self::with_arg(
+            "ERR unknown subcommand or wrong number of arguments for '",
+            c_str(&args[1], 128),
+            &format!("'. Try {container} HELP."),
+        )
+    }
+
     pub fn owned(text: String) -> Self {
         Self::Owned(text.into_bytes())
     }

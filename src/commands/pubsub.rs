@@ -253,11 +253,7 @@ fn spublish(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn channels_generic(ctx: &mut Ctx, args: Args, shard: bool) -> CmdResult {
     if args.len() > 3 {
         // Redis's PUBSUB container words it this way (7.0).
-        return Err(CmdError::with_arg(
-            "ERR unknown subcommand or wrong number of arguments for '",
-            &args[1],
-            "'. Try PUBSUB HELP.",
-        ));
+        return Err(CmdError::subcommand_syntax(&args, "PUBSUB"));
     }
     let pattern = (args.len() == 3).then(|| args.get(2));
     let names = ctx.server.pubsub.channel_names(shard, pattern);

@@ -618,7 +618,7 @@ fn xinfo_stream(ctx: &mut Ctx, args: Args) -> CmdResult {
         3 => None,
         4 | 6 if is(&args[3], "full") => {
             if args.len() == 6 && !is(&args[4], "count") {
-                return Err(xinfo_syntax(&args));
+                return Err(CmdError::subcommand_syntax(&args, "XINFO"));
             }
             let count = if args.len() == 6 {
                 int_arg(&args[5])?
@@ -627,7 +627,7 @@ fn xinfo_stream(ctx: &mut Ctx, args: Args) -> CmdResult {
             };
             Some(if count < 0 { 10 } else { count as usize })
         }
-        _ => return Err(xinfo_syntax(&args)),
+        _ => return Err(CmdError::subcommand_syntax(&args, "XINFO")),
     };
     let out = view.out;
     out.map(if full.is_some() { 9 } else { 10 });
@@ -671,14 +671,6 @@ fn xinfo_stream(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     }
     Ok(())
-}
-
-fn xinfo_syntax(args: &Args) -> CmdError {
-    CmdError::with_arg(
-        "ERR unknown subcommand or wrong number of arguments for '",
-        c_str(&args[1], 128),
-        "'. Try XINFO HELP.",
-    )
 }
 
 fn xinfo_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
@@ -1461,7 +1453,7 @@ fn xgroup_prologue(ctx: &mut Ctx, args: &Args, needs_group: bool) -> Result<Opti
             entries_read = u64::try_from(n).ok();
             i += 2;
         } else {
-            return Err(xgroup_syntax(args));
+            return Err(CmdError::subcommand_syntax(args, "XGROUP"));
         }
     }
     let s = read_for_write(ctx, &args[2], &STREAM)?;
@@ -1476,18 +1468,10 @@ fn xgroup_prologue(ctx: &mut Ctx, args: &Args, needs_group: bool) -> Result<Opti
     Ok(entries_read)
 }
 
-fn xgroup_syntax(args: &Args) -> CmdError {
-    CmdError::with_arg(
-        "ERR unknown subcommand or wrong number of arguments for '",
-        c_str(&args[1], 128),
-        "'. Try XGROUP HELP.",
-    )
-}
-
 fn xgroup_create(ctx: &mut Ctx, args: Args) -> CmdResult {
     let entries_read = xgroup_prologue(ctx, &args, false)?;
     if args.len() > 8 {
-        return Err(xgroup_syntax(&args));
+        return Err(CmdError::subcommand_syntax(&args, "XGROUP"));
     }
     let now_ms = ctx.now_ms;
     let last = read_for_write(ctx, &args[2], &STREAM)?.map(|s| s.last_id);
@@ -1520,7 +1504,7 @@ fn xgroup_create(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn xgroup_setid(ctx: &mut Ctx, args: Args) -> CmdResult {
     let entries_read = xgroup_prologue(ctx, &args, true)?;
     if args.len() != 5 && args.len() != 7 {
-        return Err(xgroup_syntax(&args));
+        return Err(CmdError::subcommand_syntax(&args, "XGROUP"));
     }
     let s = write(ctx, &args[2], &STREAM)?.ok_or(CmdError::WrongType)?;
     let id = if &args[4][..] == b"$" {
