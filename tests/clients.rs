@@ -61,20 +61,61 @@ fn redis_py_client_side_cache_is_invalidated() {
     }
 }
 
-/// The folder node-redis is installed in, or `None` (loudly outside CI)
-/// when node or the package is missing.
+/// The folder the node packages (node-redis, bullmq) are installed in,
+/// or `None` (loudly outside CI) when node or a package is missing.
 fn node_deps() -> Option<std::path::PathBuf> {
     let deps = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/nodedeps"));
-    if common::tool_present("node", "the node-redis client-side cache test")
+    if common::tool_present("node", "the node client tests")
         && deps.join("node_modules/redis").is_dir()
+        && deps.join("node_modules/bullmq").is_dir()
     {
         return Some(deps.to_path_buf());
     }
     if std::env::var_os("CI").is_some() {
-        panic!("node-redis in .ci/nodedeps is required in CI (.ci/run installs it)");
+        panic!("node-redis and bullmq in .ci/nodedeps are required in CI (.ci/run installs them)");
     }
-    eprintln!("\n!!! SKIPPED: node-redis is not in .ci/nodedeps: npm install --prefix .ci/nodedeps redis@5.12.1 !!!\n");
+    eprintln!("\n!!! SKIPPED: node-redis or bullmq is not in .ci/nodedeps: npm install --prefix .ci/nodedeps redis@5.12.1 bullmq@5.81.5 !!!\n");
     None
+}
+
+/// Runs `tests/clients/<script>` with node against `port`; its stdout.
+fn run_node(deps: &Path, script: &str, port: u16, who: &str) -> String {
+    let path = format!("{}/tests/clients/{script}", env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new("node")
+        .arg(path)
+        .arg(port.to_string())
+        .env("LAPSE_NODE_DEPS", deps)
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{who}: {}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// bullmq (a job queue built on streams, Lua scripts and blocking reads)
+/// runs its basic flow unchanged: jobs added, processed, one retried
+/// after failing, completions reported through its event stream; the
+/// same outcome as on redis-server.
+#[test]
+fn bullmq_queue_runs_jobs_with_retries_and_events() {
+    let Some(deps) = node_deps() else {
+        return;
+    };
+    let expected = r#"{"counts":{"completed":5,"failed":0,"waiting":0,"active":0,"paused":0},"third":{"attemptsMade":2,"returnvalue":6},"events":true}"#;
+    let lapse = Server::lapse(&[]);
+    assert_eq!(
+        run_node(&deps, "bullmq_flow.mjs", lapse.port, "lapse").trim(),
+        expected
+    );
+    if let Some(redis) = Server::redis() {
+        let theirs = run_node(&deps, "bullmq_flow.mjs", redis.port, "redis-server");
+        assert_eq!(theirs.trim(), expected);
+    }
 }
 
 /// node-redis 5's client-side cache: cached reads, invalidation by
@@ -84,21 +125,9 @@ fn node_redis_client_side_cache_is_invalidated() {
     let Some(deps) = node_deps() else {
         return;
     };
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/node_cache.mjs");
     let run = |port: u16, who: &str| {
-        let output = Command::new("node")
-            .arg(script)
-            .arg(port.to_string())
-            .env("LAPSE_NODE_DEPS", &deps)
-            .output()
-            .expect("run node");
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(
-            output.status.success() && stdout.contains("node cache: ok"),
-            "{who}: {}\n{stdout}\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let stdout = run_node(&deps, "node_cache.mjs", port, who);
+        assert!(stdout.contains("node cache: ok"), "{who}: {stdout}");
     };
     let lapse = Server::lapse(&[]);
     run(lapse.port, "lapse");
