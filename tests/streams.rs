@@ -163,3 +163,50 @@ fn a_crashed_consumer_s_entries_are_claimed_as_on_redis() {
     assert_eq!(seen[12], "1-0 bob :2;2-0 bob :2;3-0 bob :1");
     assert_eq!(seen[13], ":3\r\n");
 }
+
+/// A reader blocked in XREADGROUP: its group destroyed or its stream
+/// deleted, it gets Redis 7.0.15's error for each.
+fn blocked_group_reader(server: &Server) -> Vec<String> {
+    let mut admin = server.raw();
+    let mut reader = server.raw();
+    let mut seen = Vec::new();
+    seen.push(admin.cmd(&["XGROUP", "CREATE", "q", "g", "$", "MKSTREAM"]));
+    let block = |r: &mut Raw| {
+        r.send_cmd(&[
+            b"XREADGROUP",
+            b"GROUP",
+            b"g",
+            b"c",
+            b"BLOCK",
+            b"0",
+            b"STREAMS",
+            b"q",
+            b">",
+        ]);
+    };
+    let wait_blocked = |r: &mut Raw, n: &str| {
+        let ok = common::eventually(Duration::from_secs(5), || {
+            common::info_field(r, "clients", "blocked_clients") == n
+        });
+        assert!(ok, "not blocked");
+    };
+    block(&mut reader);
+    wait_blocked(&mut admin, "1");
+    seen.push(admin.cmd(&["XGROUP", "DESTROY", "q", "g"]));
+    seen.push(text(&mut reader));
+    seen.push(admin.cmd(&["XGROUP", "CREATE", "q", "g", "$"]));
+    block(&mut reader);
+    wait_blocked(&mut admin, "1");
+    seen.push(admin.cmd(&["DEL", "q"]));
+    seen.push(text(&mut reader));
+    seen.push(common::info_field(&mut admin, "clients", "blocked_clients"));
+    seen
+}
+
+#[test]
+fn a_blocked_group_reader_follows_its_group_and_stream_as_on_redis() {
+    let seen = common::same_on_lapse_and_redis(blocked_group_reader);
+    assert!(seen[2].starts_with("-NOGROUP"), "{seen:?}");
+    assert!(seen[5].starts_with("-UNBLOCKED"), "{seen:?}");
+    assert_eq!(seen[6], "0");
+}

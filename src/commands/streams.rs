@@ -4,7 +4,7 @@
 //! the IDs made, `~` trims as exact ones to the resulting length or ID.
 
 use super::aggregate::{read, read_for_write, view, write, STREAM};
-use super::blocking::{deadline_after, wait_for_keys};
+use super::blocking::{deadline_after, retrying, wait_for_keys};
 use super::{c_str, cmd, container, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::{EventClass, Ttl};
 use crate::protocol::request::parse_i64;
@@ -895,6 +895,24 @@ fn xreadgroup(ctx: &mut Ctx, args: Args) -> CmdResult {
     let mut from: Vec<StreamId> = Vec::with_capacity(o.nstreams);
     for (n, key) in keys.iter().enumerate() {
         let arg = &args[o.streams_at + o.nstreams + n];
+        if retrying(ctx) {
+            // Woken while blocked: as Redis 7.0.15 serves a blocked group
+            // reader, its stream gone (or replaced) or its group gone
+            // ends the wait with an error of its own.
+            match read(ctx, key, &STREAM) {
+                Ok(Some(s)) if !s.groups.contains_key(group_name) => {
+                    return Err(CmdError::Static(
+                        "NOGROUP the consumer group this client was blocked on no longer exists",
+                    ));
+                }
+                Ok(Some(_)) => {}
+                _ => {
+                    return Err(CmdError::Static(
+                        "UNBLOCKED the stream key no longer exists",
+                    ))
+                }
+            }
+        }
         let s = read(ctx, key, &STREAM)?;
         if s.is_none_or(|s| !s.groups.contains_key(group_name)) {
             return Err(no_group(
