@@ -116,7 +116,16 @@ impl Server {
                 .stdout(Stdio::null())
                 .spawn()
                 .expect("spawn redis-server");
-            let server = Server { child, port };
+            let mut server = Server { child, port };
+            // The port was free when picked; another process (a lapse of a
+            // test running beside, which binds port 0) may have taken it
+            // before this redis-server bound it: then it exited, and what
+            // answers is not it. Retry with another port.
+            if wait_for_port(port, Duration::from_secs(5)) && !answers_as(port, server.child.id()) {
+                let _ = server.child.kill();
+                let _ = server.child.wait();
+                continue;
+            }
             if wait_for_port(port, Duration::from_secs(5)) {
                 // redis-server answers while it loads its files (DEBUG
                 // DIGEST too, over half the data): wait for the end.
@@ -176,6 +185,35 @@ pub fn same_on_lapse_and_redis(scenario: fn(&Server) -> Vec<String>) -> Vec<Stri
         assert_eq!(lapse.len(), redis.len());
     }
     runs.swap_remove(0)
+}
+
+/// Whether the server on `port` is the process `pid` (INFO's
+/// `process_id`), without panicking on a connection that fails.
+fn answers_as(port: u16, pid: u32) -> bool {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if stream.write_all(b"INFO server\r\n").is_err() {
+        return false;
+    }
+    let (mut seen, mut buf) = (Vec::new(), [0u8; 4096]);
+    let wanted = format!("process_id:{pid}\r\n");
+    while let Ok(n) = stream.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        seen.extend_from_slice(&buf[..n]);
+        if String::from_utf8_lossy(&seen).contains(&wanted) {
+            return true;
+        }
+        if seen.len() > 64 * 1024
+            || String::from_utf8_lossy(&seen).contains("process_id:") && seen.ends_with(b"\r\n\r\n")
+        {
+            break;
+        }
+    }
+    false
 }
 
 pub fn free_port() -> u16 {
