@@ -365,7 +365,6 @@ fn search_generic(ctx: &mut Ctx, args: &Args, variant: Variant) -> CmdResult {
     if variant == (Variant::Search { store: true }) {
         o.store = Some(args.get(1));
     }
-    let name = String::from_utf8_lossy(super::c_str(&args[0], usize::MAX)).into_owned();
     if o.store.is_some() && (o.with_dist || o.with_hash || o.with_coord) {
         let what = match variant {
             Variant::Search { .. } => "GEOSEARCHSTORE",
@@ -376,6 +375,8 @@ fn search_generic(ctx: &mut Ctx, args: &Args, variant: Variant) -> CmdResult {
         )));
     }
     if let Variant::Search { .. } = variant {
+        // The command's name as typed, for the errors.
+        let name = String::from_utf8_lossy(super::c_str(&args[0], usize::MAX));
         if !o.from_lon_lat && !o.from_member {
             return Err(CmdError::owned(format!(
                 "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {name}"

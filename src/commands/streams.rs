@@ -216,16 +216,14 @@ fn parse_add_trim(ctx: &Ctx, args: &Args, xadd: bool) -> Result<AddTrim, CmdErro
 
 /// The stream's trim in the effect stream: `~` made `=`, the value the
 /// resulting length or first ID (`streamRewriteTrimArgument`).
-fn rewrite_trim(args: &[Vec<u8>], o: &AddTrim, s: &Stream) -> Vec<Vec<u8>> {
-    let mut out = args.to_vec();
+fn rewrite_trim(effect: &mut [Vec<u8>], o: &AddTrim, s: &Stream) {
     if o.approx {
-        out[o.trim_arg_at - 1] = b"=".to_vec();
-        out[o.trim_arg_at] = match o.trim {
+        effect[o.trim_arg_at - 1] = b"=".to_vec();
+        effect[o.trim_arg_at] = match o.trim {
             Some(Trim::MaxLen(_)) => s.len().to_string().into_bytes(),
             _ => s.edge_id(true).unwrap_or_default().to_text().into_bytes(),
         };
     }
-    out
 }
 
 fn xadd(ctx: &mut Ctx, args: Args) -> CmdResult {
@@ -251,6 +249,7 @@ fn xadd(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.server.config.stream_node_max_bytes,
         ctx.server.config.stream_node_max_entries,
     );
+    let propagating = ctx.server.propagate.active();
     let now_ms = ctx.now_ms;
     if !exists {
         ctx.db()
@@ -288,19 +287,26 @@ fn xadd(ctx: &mut Ctx, args: Args) -> CmdResult {
     };
     s.append(id, &fields, max_bytes, max_entries);
     let trimmed = o.trim.map_or(0, |how| s.trim(how, o.approx, o.limit));
-    let mut effect: Vec<Vec<u8>> = args.iter().map(<[u8]>::to_vec).collect();
-    if o.trim.is_some() {
-        effect = rewrite_trim(&effect, &o, s);
-    }
-    if !matches!(o.id, Some((_, true))) {
-        effect[o.id_at] = id.to_text().into_bytes();
-    }
+    // The effect (built only for a consumer of the stream): the ID made,
+    // a `~` trim made exact.
+    let effect = propagating.then(|| {
+        let mut effect: Vec<Vec<u8>> = args.iter().map(<[u8]>::to_vec).collect();
+        if o.trim.is_some() {
+            rewrite_trim(&mut effect, &o, s);
+        }
+        if !matches!(o.id, Some((_, true))) {
+            effect[o.id_at] = id.to_text().into_bytes();
+        }
+        effect
+    });
     ctx.signal(EventClass::STREAM, "xadd", &args[1]);
     if trimmed > 0 {
         ctx.signal(EventClass::STREAM, "xtrim", &args[1]);
     }
-    let refs: Vec<&[u8]> = effect.iter().map(Vec::as_slice).collect();
-    ctx.propagate_as(&refs);
+    if let Some(effect) = effect {
+        let refs: Vec<&[u8]> = effect.iter().map(Vec::as_slice).collect();
+        ctx.propagate_as(&refs);
+    }
     ctx.out().bulk(id.to_text().as_bytes());
     Ok(())
 }
@@ -392,8 +398,9 @@ fn xtrim(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Ok(());
     };
     let deleted = o.trim.map_or(0, |how| s.trim(how, o.approx, o.limit));
-    let effect = rewrite_trim(&args.iter().map(<[u8]>::to_vec).collect::<Vec<_>>(), &o, s);
     if deleted > 0 {
+        let mut effect: Vec<Vec<u8>> = args.iter().map(<[u8]>::to_vec).collect();
+        rewrite_trim(&mut effect, &o, s);
         ctx.signal(EventClass::STREAM, "xtrim", &args[1]);
         let refs: Vec<&[u8]> = effect.iter().map(Vec::as_slice).collect();
         ctx.propagate_as(&refs);
@@ -895,25 +902,23 @@ fn xreadgroup(ctx: &mut Ctx, args: Args) -> CmdResult {
     let mut from: Vec<StreamId> = Vec::with_capacity(o.nstreams);
     for (n, key) in keys.iter().enumerate() {
         let arg = &args[o.streams_at + o.nstreams + n];
-        if retrying(ctx) {
+        let waking = retrying(ctx);
+        let s = match read(ctx, key, &STREAM) {
             // Woken while blocked: as Redis 7.0.15 serves a blocked group
             // reader, its stream gone (or replaced) or its group gone
             // ends the wait with an error of its own.
-            match read(ctx, key, &STREAM) {
-                Ok(Some(s)) if !s.groups.contains_key(group_name) => {
-                    return Err(CmdError::Static(
-                        "NOGROUP the consumer group this client was blocked on no longer exists",
-                    ));
-                }
-                Ok(Some(_)) => {}
-                _ => {
-                    return Err(CmdError::Static(
-                        "UNBLOCKED the stream key no longer exists",
-                    ))
-                }
+            Ok(None) | Err(_) if waking => {
+                return Err(CmdError::Static(
+                    "UNBLOCKED the stream key no longer exists",
+                ))
             }
-        }
-        let s = read(ctx, key, &STREAM)?;
+            Ok(Some(s)) if waking && !s.groups.contains_key(group_name) => {
+                return Err(CmdError::Static(
+                    "NOGROUP the consumer group this client was blocked on no longer exists",
+                ));
+            }
+            found => found?,
+        };
         if s.is_none_or(|s| !s.groups.contains_key(group_name)) {
             return Err(no_group(
                 "No such key '",
