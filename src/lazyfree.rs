@@ -428,7 +428,7 @@ mod tests {
         for i in 65..200 {
             set.add(format!("m{i}").as_bytes(), SetLimits::DEFAULT);
         }
-        assert_eq!(set.encoding(), "hashtable");
+        assert_eq!(set.view().encoding(), "hashtable");
         assert!(is_big(&Value::Set(set)));
         // Short elements pack hundreds to a chunk: 10,000 fit in few chunks.
         let mut list = List::default();
@@ -485,7 +485,7 @@ mod tests {
             let field = format!("field-long-enough-for-the-heap-{i}");
             hash.set(field.as_bytes(), b"v", crate::value::PackLimits::HASH);
         }
-        assert_eq!(hash.encoding(), "hashtable");
+        assert_eq!(hash.view().encoding(), "hashtable");
         lazy.free_async(Value::Hash(hash));
         let mut list = crate::value::List::default();
         (0..50_000)

@@ -460,15 +460,15 @@ const QUICKLIST_NODE_PACKED: u64 = 2;
 /// quicklist for every list, the plain ones otherwise. (Sets of strings
 /// are plain: the listpack set type is 7.2's, unknown to 7.0.)
 fn value_type(value: crate::value::ValueRef<'_>) -> u8 {
-    use crate::value::{Hash, ValueRef, ZSet};
+    use crate::value::{HashRef, ValueRef, ZSetRef};
     match value {
         ValueRef::Str(_) => TYPE_STRING,
         ValueRef::List(_) => TYPE_LIST_QUICKLIST_2,
         ValueRef::Set(set) if set.is_intset() => TYPE_SET_INTSET,
         ValueRef::Set(_) => TYPE_SET,
-        ValueRef::ZSet(ZSet::Packed(_)) => TYPE_ZSET_LISTPACK,
+        ValueRef::ZSet(ZSetRef::Packed(_)) => TYPE_ZSET_LISTPACK,
         ValueRef::ZSet(_) => TYPE_ZSET_2,
-        ValueRef::Hash(Hash::Packed(_)) => TYPE_HASH_LISTPACK,
+        ValueRef::Hash(HashRef::Packed(_)) => TYPE_HASH_LISTPACK,
         ValueRef::Hash(_) => TYPE_HASH,
         ValueRef::Stream(_) => TYPE_STREAM_LISTPACKS_2,
     }
@@ -480,7 +480,7 @@ fn write_value(
     value: crate::value::ValueRef<'_>,
     string: fn(&mut Vec<u8>, &[u8]),
 ) {
-    use crate::value::{Hash, Item, ValueRef, ZSet};
+    use crate::value::{HashRef, Item, ValueRef, ZSetRef};
     let write_string = string;
     match value {
         ValueRef::Str(s) => write_string(out, s),
@@ -517,7 +517,7 @@ fn write_value(
             set.iter()
                 .for_each(|m| m.with_bytes(|m| write_string(out, m)));
         }
-        ValueRef::ZSet(z @ ZSet::Packed(_)) => {
+        ValueRef::ZSet(z @ ZSetRef::Packed(_)) => {
             let mut lp = ListpackWriter::default();
             for e in z.iter_from(0, false) {
                 lp.push_item(e.member);
@@ -533,7 +533,7 @@ fn write_value(
                 out.extend_from_slice(&e.score.to_le_bytes());
             }
         }
-        ValueRef::Hash(hash @ Hash::Packed(_)) => {
+        ValueRef::Hash(hash @ HashRef::Packed(_)) => {
             let mut lp = ListpackWriter::default();
             for (field, value) in hash.iter() {
                 lp.push_item(field);

@@ -14,36 +14,59 @@ use crate::dict::{Dict, DictEntry};
 use crate::glob;
 use crate::protocol::{Args, Reply};
 use crate::value::packed::Item;
-use crate::value::{Hash, List, Set, Value, ValueRef, ZSet};
+use crate::value::{Hash, HashRef, List, Set, SetRef, Stream, Value, ValueRef, ZSet, ZSetRef};
 
 /// Writes an aggregate's element (packed or not) as a bulk string.
 pub fn bulk(out: &mut Reply, item: Item<'_>) {
     item.with_bytes(|b| out.bulk(b));
 }
 
+/// An aggregate type and how commands read it: through a borrowed view
+/// (`HashRef`...), which a small value kept inline in the keyspace can
+/// give as well as an owned one.
+pub trait Aggregate: 'static {
+    type View<'a>: Copy;
+}
+
+impl Aggregate for Hash {
+    type View<'a> = HashRef<'a>;
+}
+impl Aggregate for Set {
+    type View<'a> = SetRef<'a>;
+}
+impl Aggregate for ZSet {
+    type View<'a> = ZSetRef<'a>;
+}
+impl Aggregate for List {
+    type View<'a> = &'a List;
+}
+impl Aggregate for Stream {
+    type View<'a> = &'a Stream;
+}
+
 /// One aggregate type: how to recognise it in both borrowed forms and how
 /// to make an empty one.
-pub struct Kind<T: ?Sized + 'static> {
-    pub get: for<'a> fn(ValueRef<'a>) -> Option<&'a T>,
+pub struct Kind<T: Aggregate> {
+    pub get: for<'a> fn(ValueRef<'a>) -> Option<T::View<'a>>,
     pub get_mut: fn(&mut Value) -> Option<&mut T>,
     pub empty: fn() -> Value,
 }
 
 /// The value at `key` for reading: `Ok(None)` if absent, WRONGTYPE if it is
 /// another type.
-pub fn read<'a, T: ?Sized>(
+pub fn read<'a, T: Aggregate>(
     ctx: &'a mut Ctx,
     key: &[u8],
     kind: &Kind<T>,
-) -> Result<Option<&'a T>, CmdError> {
+) -> Result<Option<T::View<'a>>, CmdError> {
     let now_ms = ctx.now_ms;
     kind.of(ctx.db().get(key, now_ms))
 }
 
-impl<T: ?Sized> Kind<T> {
+impl<T: Aggregate> Kind<T> {
     /// A looked-up value as this type: `Ok(None)` if absent, WRONGTYPE if
     /// it is another type.
-    pub fn of<'a>(&self, value: Option<ValueRef<'a>>) -> Result<Option<&'a T>, CmdError> {
+    pub fn of<'a>(&self, value: Option<ValueRef<'a>>) -> Result<Option<T::View<'a>>, CmdError> {
         match value {
             None => Ok(None),
             Some(v) => (self.get)(v).map(Some).ok_or(CmdError::WrongType),
@@ -54,17 +77,17 @@ impl<T: ?Sized> Kind<T> {
 /// The value at `key` as a command about to change it sees it (no read
 /// statistics, no `keymiss`): `Ok(None)` if absent, WRONGTYPE if it is
 /// another type.
-pub fn read_for_write<'a, T: ?Sized>(
+pub fn read_for_write<'a, T: Aggregate>(
     ctx: &'a mut Ctx,
     key: &[u8],
     kind: &Kind<T>,
-) -> Result<Option<&'a T>, CmdError> {
+) -> Result<Option<T::View<'a>>, CmdError> {
     let now_ms = ctx.now_ms;
     kind.of(ctx.db().get_for_write(key, now_ms))
 }
 
 /// The value at `key` for changing in place: `Ok(None)` if absent.
-pub fn write<'a, T: ?Sized>(
+pub fn write<'a, T: Aggregate>(
     ctx: &'a mut Ctx,
     key: &[u8],
     kind: &Kind<T>,
@@ -80,7 +103,7 @@ pub fn write<'a, T: ?Sized>(
 
 /// The value at `key` for changing, created empty (without a TTL) if absent.
 /// A created value left empty must be removed with `delete_if_empty`.
-pub fn write_or_create<'a, T: ?Sized>(
+pub fn write_or_create<'a, T: Aggregate>(
     ctx: &'a mut Ctx,
     key: &[u8],
     kind: &Kind<T>,
@@ -90,7 +113,7 @@ pub fn write_or_create<'a, T: ?Sized>(
 
 /// `write_or_create`, creating the value with `empty` (for a type whose
 /// first form depends on what is about to be added).
-pub fn write_or_create_with<'a, T: ?Sized>(
+pub fn write_or_create_with<'a, T: Aggregate>(
     ctx: &'a mut Ctx,
     key: &[u8],
     kind: &Kind<T>,
@@ -144,8 +167,8 @@ pub fn store_result(
 
 /// A value borrowed for a reply built from it: the typed value at a key
 /// (`None` if absent), the client's reply, and the server's RNG.
-pub struct View<'a, T: ?Sized> {
-    pub value: Option<&'a T>,
+pub struct View<'a, T: Aggregate> {
+    pub value: Option<T::View<'a>>,
     pub out: &'a mut Reply,
     pub rng: &'a mut SmallRng,
     /// Pending reply bytes past which this client is cut off.
@@ -155,7 +178,7 @@ pub struct View<'a, T: ?Sized> {
 
 /// The value at `key` with the reply and RNG borrowed beside it (WRONGTYPE
 /// if it is another type).
-pub fn view<'a, T: ?Sized>(
+pub fn view<'a, T: Aggregate>(
     ctx: &'a mut Ctx,
     key: &[u8],
     kind: &Kind<T>,
@@ -181,7 +204,7 @@ pub fn view<'a, T: ?Sized>(
 /// The most one reply may grow to when no hard output limit is set.
 const REPLY_CEILING_BYTES: usize = 1 << 30;
 
-impl<T: ?Sized> View<'_, T> {
+impl<T: Aggregate> View<'_, T> {
     /// Whether the reply being built is past what this client may hold (the
     /// normal hard output limit, or `REPLY_CEILING_BYTES` without one). A
     /// handler whose reply size the client chooses (SRANDMEMBER with a huge
@@ -508,7 +531,7 @@ pub fn parse_cursor(arg: &[u8]) -> Result<u64, CmdError> {
 /// HSCAN/SSCAN/ZSCAN in Redis's order of checks: the cursor, then the key
 /// (`None`: absent, answered with an empty scan; another type: WRONGTYPE),
 /// then the options.
-pub fn scan_target<'a, T: ?Sized>(
+pub fn scan_target<'a, T: Aggregate>(
     ctx: &'a mut Ctx,
     args: &'a Args,
     kind: &Kind<T>,
@@ -551,7 +574,7 @@ kind!(LIST, List, List, List::default());
 kind!(HASH, Hash, Hash, Hash::default());
 kind!(SET, Set, Set, Set::default());
 kind!(ZSET, ZSet, ZSet, ZSet::default());
-pub const STREAM: Kind<crate::value::Stream> = Kind {
+pub const STREAM: Kind<Stream> = Kind {
     get: |v| match v {
         ValueRef::Stream(x) => Some(x),
         _ => None,
@@ -567,7 +590,7 @@ pub const STREAM: Kind<crate::value::Stream> = Kind {
 /// writes one picked element (one item, or two with `pairs`: in RESP3 each
 /// pair is an array of its own). Stops early if the client asked for more
 /// than it may hold (see `View::reply_overflows`).
-pub fn reply_picks<T: ?Sized>(
+pub fn reply_picks<T: Aggregate>(
     view: &mut View<'_, T>,
     len: usize,
     count: i64,

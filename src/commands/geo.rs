@@ -11,7 +11,7 @@ use crate::db::{EventClass, StrEncoding};
 use crate::float::LongDouble;
 use crate::geohash::{self, Search, Shape};
 use crate::protocol::{Args, Reply};
-use crate::value::{Value, ZSet};
+use crate::value::{Value, ZSet, ZSetRef};
 
 pub static COMMANDS: &[Command] = &[
     cmd!("geoadd", -5, ["write", "denyoom"], (1, 1, 1), geoadd, "geo", "Adds one or more members to a geospatial index. The key is created if it doesn't exist."),
@@ -253,7 +253,7 @@ struct Point {
 }
 
 /// A member's position, or Redis's error for a member not there.
-fn member_position(z: &ZSet, member: &[u8]) -> Result<(f64, f64), CmdError> {
+fn member_position(z: ZSetRef<'_>, member: &[u8]) -> Result<(f64, f64), CmdError> {
     z.score(member)
         .map(geohash::decode_score)
         .ok_or(CmdError::Static(
@@ -267,7 +267,7 @@ fn parse_options<'a>(
     args: &Args<'a>,
     from: usize,
     variant: Variant,
-    z: Option<&ZSet>,
+    z: Option<ZSetRef<'_>>,
 ) -> Result<Options<'a>, CmdError> {
     let mut o = Options::default();
     let geosearch = matches!(variant, Variant::Search { .. });
@@ -433,7 +433,7 @@ fn search_generic(ctx: &mut Ctx, args: &Args, variant: Variant) -> CmdResult {
 
 /// Every member inside the search's shape, box by box in Redis's order
 /// (a box equal to the previous one skipped), stopping at `limit` (ANY).
-fn points_in_boxes(z: &ZSet, search: &Search, limit: usize) -> Vec<Point> {
+fn points_in_boxes(z: ZSetRef<'_>, search: &Search, limit: usize) -> Vec<Point> {
     let boxes = search.boxes();
     let mut points = Vec::new();
     let mut last: Option<usize> = None;

@@ -14,7 +14,7 @@ use crate::float::LongDouble;
 use crate::protocol::request::parse_i64;
 use crate::protocol::Args;
 use crate::value::packed::Item;
-use crate::value::Hash;
+use crate::value::{Hash, HashRef};
 
 pub static COMMANDS: &[Command] = &[
     cmd!("hset", -4, ["write", "denyoom", "fast"], (1, 1, 1), hset, "hash", "Creates or modifies the value of a field in a hash."),
@@ -34,9 +34,6 @@ pub static COMMANDS: &[Command] = &[
     cmd!("hrandfield", -2, ["readonly"], (1, 1, 1), hrandfield, "hash", "Returns one or more random fields from a hash."),
     cmd!("hscan", -3, ["readonly"], (1, 1, 1), hscan, "hash", "Iterates over fields and values of a hash."),
 ];
-
-/// What an absent key reads as.
-static EMPTY: std::sync::LazyLock<Hash> = std::sync::LazyLock::new(Hash::default);
 
 /// HSET and HMSET: sets every pair; returns how many fields were new.
 fn hset_generic(ctx: &mut Ctx, args: &Args) -> Result<i64, CmdError> {
@@ -112,7 +109,7 @@ fn hdel(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn hlen(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let len = read(ctx, &args[1], &HASH)?.map_or(0, Hash::len);
+    let len = read(ctx, &args[1], &HASH)?.map_or(0, HashRef::len);
     ctx.out().int(len as i64);
     Ok(())
 }
@@ -141,12 +138,12 @@ enum Part {
 
 fn hgetall_generic(ctx: &mut Ctx, args: &Args, part: Part) -> CmdResult {
     let view = view(ctx, &args[1], &HASH)?;
-    let len = view.value.map_or(0, Hash::len);
+    let len = view.value.map_or(0, HashRef::len);
     match part {
         Part::Both => view.out.map(len),
         _ => view.out.array(len),
     }
-    for (field, value) in view.value.into_iter().flat_map(Hash::iter) {
+    for (field, value) in view.value.into_iter().flat_map(HashRef::iter) {
         if part != Part::Values {
             bulk(view.out, field);
         }
@@ -228,7 +225,7 @@ fn hrandfield(ctx: &mut Ctx, args: Args) -> CmdResult {
     let count = rand_args(&args, Some("WITHVALUES"))?;
     let with_values = count.is_some_and(|(_, with)| with);
     let mut view = view(ctx, &args[1], &HASH)?;
-    let hash = view.value.unwrap_or(&EMPTY);
+    let hash = view.value.unwrap_or(HashRef::EMPTY);
     let Some((count, _)) = count else {
         match hash.len() {
             0 => view.out.null(),
@@ -276,7 +273,7 @@ fn hscan(ctx: &mut Ctx, args: Args) -> CmdResult {
         }),
         // A packed hash answers whole in one call, as Redis's listpacks.
         Hash::Packed(_) => {
-            hash.iter().for_each(|(f, v)| emit(f, v, &mut found));
+            hash.view().iter().for_each(|(f, v)| emit(f, v, &mut found));
             0
         }
     };

@@ -13,10 +13,7 @@ use crate::db::{EventClass, StrEncoding};
 use crate::protocol::Args;
 use crate::value::packed::canonical_int;
 use crate::value::set::empty_listpack;
-use crate::value::{Set, Value};
-
-/// What an absent key reads as.
-static EMPTY: std::sync::LazyLock<Set> = std::sync::LazyLock::new(Set::default);
+use crate::value::{Set, SetRef, Value};
 
 pub static COMMANDS: &[Command] = &[
     cmd!("sadd", -3, ["write", "denyoom", "fast"], (1, 1, 1), sadd, "set", "Adds one or more members to a set. Creates the key if it doesn't exist."),
@@ -71,8 +68,8 @@ fn srem(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn smembers(ctx: &mut Ctx, args: Args) -> CmdResult {
     let view = view(ctx, &args[1], &SET)?;
-    view.out.set(view.value.map_or(0, Set::len));
-    for member in view.value.into_iter().flat_map(Set::iter) {
+    view.out.set(view.value.map_or(0, SetRef::len));
+    for member in view.value.into_iter().flat_map(SetRef::iter) {
         bulk(view.out, member);
     }
     Ok(())
@@ -95,7 +92,7 @@ fn smismember(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn scard(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let len = read(ctx, &args[1], &SET)?.map_or(0, Set::len);
+    let len = read(ctx, &args[1], &SET)?.map_or(0, SetRef::len);
     ctx.out().int(len as i64);
     Ok(())
 }
@@ -110,7 +107,7 @@ fn spop(ctx: &mut Ctx, args: Args) -> CmdResult {
         Some(Some(Value::Set(set))) => {
             let want = count.map_or(1, |n| n.min(set.len() as i64) as usize);
             // Indices shift as members leave: pick members first, then remove.
-            let member_at = set.by_index();
+            let member_at = set.view().by_index();
             let picked: Vec<Vec<u8>> = distinct_indices(&mut server.rng, set.len(), want)
                 .into_iter()
                 .filter_map(|i| member_at(i).map(|m| m.to_vec()))
@@ -151,8 +148,8 @@ fn srandmember(ctx: &mut Ctx, args: Args) -> CmdResult {
     let count = rand_args(&args, None)?.map(|(n, _)| n);
     let mut view = view(ctx, &args[1], &SET)?;
     let set = view.value;
-    let len = set.map_or(0, Set::len);
-    let member_at = set.unwrap_or(&EMPTY).by_index();
+    let len = set.map_or(0, SetRef::len);
+    let member_at = set.unwrap_or(SetRef::EMPTY).by_index();
     let Some(count) = count else {
         let pick = (len > 0).then(|| view.rng.gen_range(0..len) as u32);
         match pick.and_then(&member_at) {
@@ -235,7 +232,7 @@ fn combine(
 ) -> Result<Set, CmdError> {
     let now_ms = ctx.now_ms;
     let limits = ctx.server.config.set_limits();
-    let sets: Vec<Option<&Set>> = ctx
+    let sets: Vec<Option<SetRef>> = ctx
         .db()
         .get_many(keys, now_ms, |v| (SET.get)(v).is_some())
         .map_err(|_| CmdError::WrongType)?
@@ -248,7 +245,7 @@ fn combine(
             if sets.iter().any(Option::is_none) {
                 return Ok(out);
             }
-            let mut sets: Vec<&Set> = sets.into_iter().flatten().collect();
+            let mut sets: Vec<SetRef> = sets.into_iter().flatten().collect();
             sets.sort_by_key(|s| s.len());
             if !sets[0].is_intset() {
                 out = empty_listpack();
@@ -277,7 +274,7 @@ fn combine(
         Op::Diff => {
             // A later key naming the first one empties the difference.
             let same = keys[1..].contains(&keys[0]);
-            for m in sets[0].filter(|_| !same).into_iter().flat_map(Set::iter) {
+            for m in sets[0].filter(|_| !same).into_iter().flat_map(SetRef::iter) {
                 m.with_bytes(|m| {
                     if !sets[1..].iter().flatten().any(|s| s.contains(m)) {
                         out.add(m, limits);
@@ -294,7 +291,7 @@ fn combine_generic(ctx: &mut Ctx, args: &Args, op: Op) -> CmdResult {
     let members = combine(ctx, &keys, op, 0, false)?;
     let out = ctx.out();
     out.set(members.len());
-    members.iter().for_each(|m| bulk(out, m));
+    members.view().iter().for_each(|m| bulk(out, m));
     Ok(())
 }
 
@@ -391,7 +388,7 @@ fn sscan(ctx: &mut Ctx, args: Args) -> CmdResult {
         }),
         // A packed set answers whole in one call, as Redis's do.
         _ => {
-            for m in set.iter() {
+            for m in set.view().iter() {
                 if m.with_bytes(|m| opts.matches(m)) {
                     found.push(m.to_vec());
                 }

@@ -23,7 +23,7 @@ use crate::protocol::reply::format_double;
 use crate::protocol::{Args, Reply};
 use crate::value::packed::Item;
 use crate::value::zset::ZEntry;
-use crate::value::{Value, ValueRef, ZSet};
+use crate::value::{Value, ValueRef, ZSet, ZSetRef};
 
 pub static COMMANDS: &[Command] = &[
     cmd!("zadd", -4, ["write", "denyoom", "fast"], (1, 1, 1), zadd, "sorted-set", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."),
@@ -101,7 +101,7 @@ pub(super) fn zadd_generic(
     let (mut added, mut updated) = (0, 0);
     let mut result = None;
     for &(score, member) in pairs {
-        let new = match z.score(member) {
+        let new = match z.view().score(member) {
             Some(_) if flags.nx => continue,
             Some(current) => {
                 let new = if flags.incr { current + score } else { score };
@@ -241,7 +241,7 @@ fn zmscore(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn zcard(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let len = read(ctx, &args[1], &ZSET)?.map_or(0, ZSet::len);
+    let len = read(ctx, &args[1], &ZSET)?.map_or(0, ZSetRef::len);
     ctx.out().int(len as i64);
     Ok(())
 }
@@ -345,7 +345,7 @@ impl Range {
     }
 
     /// The ascending ranks `lo..hi` the range covers. O(log n).
-    fn span(&self, z: &ZSet) -> (usize, usize) {
+    fn span(&self, z: ZSetRef<'_>) -> (usize, usize) {
         let lo = z.count_before(|n| self.before_start(n));
         let hi = z.count_before(|n| self.upto_end(n));
         (lo, hi.max(lo))
@@ -498,7 +498,7 @@ impl RangeQuery {
     }
 
     /// Positions `start..end` in the walking direction.
-    fn positions(&self, z: &ZSet) -> (usize, usize) {
+    fn positions(&self, z: ZSetRef<'_>) -> (usize, usize) {
         let len = z.len();
         let (start, end) = match &self.select {
             Select::Ranks(start, stop) => return rank_span(len, *start, *stop),
@@ -554,7 +554,7 @@ fn reply_scored<'a>(
 fn range_generic(ctx: &mut Ctx, args: &Args, by: By, rev: bool) -> CmdResult {
     let query = RangeQuery::parse(args, 1, by, rev)?;
     let view = view(ctx, &args[1], &ZSET)?;
-    let z = view.value.unwrap_or(&EMPTY);
+    let z = view.value.unwrap_or(ZSetRef::EMPTY);
     let (start, end) = query.positions(z);
     let items = z
         .iter_from(start, query.rev)
@@ -563,9 +563,6 @@ fn range_generic(ctx: &mut Ctx, args: &Args, by: By, rev: bool) -> CmdResult {
     reply_scored(view.out, end - start, query.with_scores, items);
     Ok(())
 }
-
-/// What an absent key reads as.
-static EMPTY: std::sync::LazyLock<ZSet> = std::sync::LazyLock::new(ZSet::default);
 
 fn zrange(ctx: &mut Ctx, args: Args) -> CmdResult {
     range_generic(ctx, &args, By::Rank, false)
@@ -576,7 +573,7 @@ fn zrange(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn zrangestore(ctx: &mut Ctx, args: Args) -> CmdResult {
     let query = RangeQuery::parse(&args, 2, By::Rank, false)?;
     let limits = ctx.server.config.zset_limits();
-    let z = read(ctx, &args[2], &ZSET)?.unwrap_or(&EMPTY);
+    let z = read(ctx, &args[2], &ZSET)?.unwrap_or(ZSetRef::EMPTY);
     let (start, end) = query.positions(z);
     let mut result = ZSet::Tree(Box::default());
     for e in z.iter_from(start, query.rev).take(end - start) {
@@ -616,13 +613,14 @@ fn zremrange_generic(
     ctx: &mut Ctx,
     key: &[u8],
     event: &'static str,
-    span: impl FnOnce(&ZSet) -> (usize, usize),
+    span: impl FnOnce(ZSetRef<'_>) -> (usize, usize),
 ) -> CmdResult {
     let removed = match write(ctx, key, &ZSET)? {
         None => 0,
         Some(z) => {
-            let (lo, hi) = span(z);
+            let (lo, hi) = span(z.view());
             let doomed: Vec<Vec<u8>> = z
+                .view()
                 .iter_from(lo, false)
                 .take(hi - lo)
                 .map(|e| e.member.to_vec())
@@ -802,7 +800,7 @@ fn zrandmember(ctx: &mut Ctx, args: Args) -> CmdResult {
     let count = rand_args(&args, Some("WITHSCORES"))?;
     let with_scores = count.is_some_and(|(_, with)| with);
     let mut view = view(ctx, &args[1], &ZSET)?;
-    let z = view.value.unwrap_or(&EMPTY);
+    let z = view.value.unwrap_or(ZSetRef::EMPTY);
     let entry_at = z.by_index();
     let Some((count, _)) = count else {
         let pick = (!z.is_empty()).then(|| view.rng.gen_range(0..z.len()) as u32);
@@ -841,7 +839,7 @@ fn zscan(ctx: &mut Ctx, args: Args) -> CmdResult {
         }),
         // A packed sorted set answers whole in one call, as Redis's do.
         ZSet::Packed(_) => {
-            for e in z.iter_from(0, false) {
+            for e in z.view().iter_from(0, false) {
                 e.member.with_bytes(|m| emit(m, e.score, &mut found));
             }
             0
@@ -881,8 +879,8 @@ impl Aggregate {
 /// A source of a store command: a sorted set, or a set whose members all
 /// score 1.
 enum Source<'a> {
-    ZSet(&'a ZSet),
-    Set(&'a crate::value::Set),
+    ZSet(ZSetRef<'a>),
+    Set(crate::value::SetRef<'a>),
 }
 
 impl<'a> Source<'a> {
@@ -940,7 +938,10 @@ fn setop_generic(ctx: &mut Ctx, args: &Args, op: SetOp, store: bool) -> CmdResul
     let mut result = combine(&sources, &weights, aggregate, op);
     if !store {
         let out = ctx.out();
-        let items = result.iter_from(0, false).map(|e| (e.member, e.score));
+        let items = result
+            .view()
+            .iter_from(0, false)
+            .map(|e| (e.member, e.score));
         reply_scored(out, result.len(), with_scores, items);
         return Ok(());
     }

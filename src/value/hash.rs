@@ -7,7 +7,7 @@
 //! Commands see elements as `Item`s (a packed element may be stored as an
 //! integer or front coded; a table's are plain bytes).
 
-use super::packed::{by_index, Builder, Item, Items, Packed};
+use super::packed::{by_index, Builder, Item, Items, Packed, PackedRef};
 use super::{Elem, Pair};
 use std::collections::HashMap;
 
@@ -41,73 +41,109 @@ impl Default for Hash {
     }
 }
 
-impl Hash {
-    pub fn len(&self) -> usize {
+/// A hash borrowed for reading: from a `Hash`, or a small packed one
+/// from where the keyspace keeps it inline.
+#[derive(Clone, Copy)]
+pub enum HashRef<'a> {
+    Packed(PackedRef<'a>),
+    Table(&'a Dict<Pair>),
+}
+
+impl<'a> HashRef<'a> {
+    pub const EMPTY: HashRef<'static> = HashRef::Packed(PackedRef::EMPTY);
+
+    pub fn len(self) -> usize {
         match self {
-            Hash::Packed(p) => p.len() / 2,
-            Hash::Table(d) => d.len(),
+            HashRef::Packed(p) => p.len() / 2,
+            HashRef::Table(d) => d.len(),
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub fn is_empty(self) -> bool {
         self.len() == 0
     }
 
     /// OBJECT ENCODING's name for it.
-    pub fn encoding(&self) -> &'static str {
+    pub fn encoding(self) -> &'static str {
         match self {
-            Hash::Packed(_) => "listpack",
-            Hash::Table(_) => "hashtable",
+            HashRef::Packed(_) => "listpack",
+            HashRef::Table(_) => "hashtable",
         }
     }
 
     /// The value of `field`.
-    pub fn get(&self, field: &[u8]) -> Option<Item<'_>> {
+    pub fn get(self, field: &[u8]) -> Option<Item<'a>> {
         match self {
-            Hash::Packed(_) => self.iter().find(|(f, _)| f.eq_bytes(field)).map(|(_, v)| v),
-            Hash::Table(d) => d
+            HashRef::Packed(_) => self.iter().find(|(f, _)| f.eq_bytes(field)).map(|(_, v)| v),
+            HashRef::Table(d) => d
                 .find(field)
                 .map(|i| Item::bytes(d.entry(i).value.as_bytes())),
         }
     }
 
-    pub fn contains(&self, field: &[u8]) -> bool {
+    pub fn contains(self, field: &[u8]) -> bool {
         self.get(field).is_some()
     }
 
     /// Field and value pairs, in the representation's order.
-    pub fn iter(&self) -> HashIter<'_> {
+    pub fn iter(self) -> HashIter<'a> {
         self.iter_from(0)
     }
 
     /// The pairs from the `from`th on, in `iter`'s order (O(1) to start
     /// for a table: a big hash is written in pieces that way).
-    pub fn iter_from(&self, from: usize) -> HashIter<'_> {
+    pub fn iter_from(self, from: usize) -> HashIter<'a> {
         match self {
-            Hash::Packed(p) => {
+            HashRef::Packed(p) => {
                 let mut items = p.items(2);
                 for _ in 0..from.saturating_mul(2) {
                     items.next();
                 }
                 HashIter::Packed(items)
             }
-            Hash::Table(d) => HashIter::Table(d, u32::try_from(from).unwrap_or(u32::MAX)),
+            HashRef::Table(d) => HashIter::Table(d, u32::try_from(from).unwrap_or(u32::MAX)),
         }
     }
 
     /// Pairs by index, for random picks (see `packed::by_index`).
-    pub fn by_index<'a>(&'a self) -> impl Fn(u32) -> Option<(Item<'a>, Item<'a>)> + 'a {
-        let packed = matches!(self, Hash::Packed(_)).then(|| self.iter());
+    pub fn by_index(self) -> impl Fn(u32) -> Option<(Item<'a>, Item<'a>)> + 'a {
+        let packed = matches!(self, HashRef::Packed(_)).then(|| self.iter());
         by_index(packed, move |i| match self {
-            Hash::Table(d) => (i < d.len() as u32).then(|| {
+            HashRef::Table(d) => (i < d.len() as u32).then(|| {
                 let pair = d.entry(i);
                 (
                     Item::bytes(pair.field.as_bytes()),
                     Item::bytes(pair.value.as_bytes()),
                 )
             }),
-            Hash::Packed(_) => None,
+            HashRef::Packed(_) => None,
         })
+    }
+
+    /// An owned copy.
+    pub fn to_hash(self) -> Hash {
+        match self {
+            HashRef::Packed(p) => Hash::Packed(p.to_packed()),
+            HashRef::Table(d) => Hash::Table(Box::new(d.clone())),
+        }
+    }
+}
+
+impl Hash {
+    /// The hash for reading.
+    pub fn view(&self) -> HashRef<'_> {
+        match self {
+            Hash::Packed(p) => HashRef::Packed(p.view()),
+            Hash::Table(d) => HashRef::Table(d),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.view().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Sets each pair in turn, as that many HSETs would; how many fields
@@ -249,7 +285,7 @@ fn set_in_table(d: &mut Dict<Pair>, field: &[u8], value: &[u8]) -> bool {
     }
 }
 
-/// A hash's pairs (see `Hash::iter`).
+/// A hash's pairs (see `HashRef::iter`).
 pub enum HashIter<'a> {
     Packed(Items<'a>),
     /// The table and the next entry index.
@@ -284,7 +320,10 @@ mod tests {
     };
 
     fn contents(h: &Hash) -> Vec<(Vec<u8>, Vec<u8>)> {
-        h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect()
+        h.view()
+            .iter()
+            .map(|(f, v)| (f.to_vec(), v.to_vec()))
+            .collect()
     }
 
     #[test]
@@ -294,7 +333,7 @@ mod tests {
             h.set_pairs(&[(b"a", b"1"), (b"b", b"x"), (b"a", b"2")], SMALL),
             2
         );
-        assert_eq!(h.encoding(), "listpack");
+        assert_eq!(h.view().encoding(), "listpack");
         assert_eq!(
             contents(&h),
             vec![
@@ -303,8 +342,8 @@ mod tests {
             ]
         );
         assert!(!h.set(b"b", b"y", SMALL));
-        assert_eq!(h.get(b"b").map(|v| v.to_vec()), Some(b"y".to_vec()));
-        assert!(h.get(b"c").is_none());
+        assert_eq!(h.view().get(b"b").map(|v| v.to_vec()), Some(b"y".to_vec()));
+        assert!(h.view().get(b"c").is_none());
         assert_eq!(h.remove([&b"a"[..], b"zz", b"a"]), 1);
         assert_eq!(h.len(), 1);
         assert_eq!(h.remove([&b"b"[..]]), 1);
@@ -318,23 +357,23 @@ mod tests {
         for i in 0..4 {
             h.set(format!("f{i}").as_bytes(), b"v", SMALL);
         }
-        assert_eq!(h.encoding(), "listpack");
+        assert_eq!(h.view().encoding(), "listpack");
         h.set(b"f4", b"v", SMALL);
-        assert_eq!(h.encoding(), "hashtable");
+        assert_eq!(h.view().encoding(), "hashtable");
         assert_eq!(h.len(), 5);
         h.remove([&b"f4"[..], b"f3", b"f2"]);
-        assert_eq!(h.encoding(), "hashtable");
+        assert_eq!(h.view().encoding(), "hashtable");
         // Length: a value one byte over the limit converts; at it does not.
         let mut h = Hash::default();
         h.set(b"f", &[b'x'; 8], SMALL);
-        assert_eq!(h.encoding(), "listpack");
+        assert_eq!(h.view().encoding(), "listpack");
         h.set(b"g", &[b'x'; 9], SMALL);
-        assert_eq!(h.encoding(), "hashtable");
-        assert_eq!(h.get(b"f").map(|v| v.to_vec()), Some(vec![b'x'; 8]));
+        assert_eq!(h.view().encoding(), "hashtable");
+        assert_eq!(h.view().get(b"f").map(|v| v.to_vec()), Some(vec![b'x'; 8]));
         // A long field converts too, before it is stored.
         let mut h = Hash::default();
         h.set(&[b'k'; 9], b"v", SMALL);
-        assert_eq!(h.encoding(), "hashtable");
+        assert_eq!(h.view().encoding(), "hashtable");
     }
 
     #[test]
@@ -353,7 +392,7 @@ mod tests {
         }
         assert_eq!(h.len(), fields.len());
         for f in fields {
-            assert_eq!(h.get(f).map(|v| v.to_vec()), Some(f.to_vec()));
+            assert_eq!(h.view().get(f).map(|v| v.to_vec()), Some(f.to_vec()));
         }
         let packed = contents(&h);
         h.convert();

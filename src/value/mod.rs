@@ -14,12 +14,12 @@ pub mod zset;
 pub mod ztree;
 
 pub use elem::{Elem, Pair};
-pub use hash::{Hash, PackLimits};
+pub use hash::{Hash, HashRef, PackLimits};
 pub use list::List;
 pub use packed::{canonical_int, Item};
-pub use set::{Set, SetLimits};
+pub use set::{Set, SetLimits, SetRef};
 pub use stream::Stream;
-pub use zset::{ZLimits, ZSet};
+pub use zset::{ZLimits, ZSet, ZSetRef};
 
 /// A stored value. Strings are binary-safe bytes, copied out of the read
 /// buffer so a stored value never pins a client's buffer. Aggregates are
@@ -41,9 +41,9 @@ pub enum Value {
 pub enum ValueRef<'a> {
     Str(&'a [u8]),
     List(&'a List),
-    Hash(&'a Hash),
-    Set(&'a Set),
-    ZSet(&'a ZSet),
+    Hash(HashRef<'a>),
+    Set(SetRef<'a>),
+    ZSet(ZSetRef<'a>),
     Stream(&'a Stream),
 }
 
@@ -54,9 +54,9 @@ impl Value {
         match self {
             Value::Str(s) => ValueRef::Str(s),
             Value::List(l) => ValueRef::List(l),
-            Value::Hash(h) => ValueRef::Hash(h),
-            Value::Set(s) => ValueRef::Set(s),
-            Value::ZSet(z) => ValueRef::ZSet(z),
+            Value::Hash(h) => ValueRef::Hash(h.view()),
+            Value::Set(s) => ValueRef::Set(s.view()),
+            Value::ZSet(z) => ValueRef::ZSet(z.view()),
             Value::Stream(s) => ValueRef::Stream(s),
         }
     }
@@ -122,9 +122,9 @@ impl ValueRef<'_> {
         match self {
             ValueRef::Str(s) => Value::Str(s.to_vec()),
             ValueRef::List(l) => Value::List((*l).clone()),
-            ValueRef::Hash(h) => Value::Hash((*h).clone()),
-            ValueRef::Set(s) => Value::Set((*s).clone()),
-            ValueRef::ZSet(z) => Value::ZSet((*z).clone()),
+            ValueRef::Hash(h) => Value::Hash(h.to_hash()),
+            ValueRef::Set(s) => Value::Set(s.to_set()),
+            ValueRef::ZSet(z) => Value::ZSet(z.to_zset()),
             ValueRef::Stream(s) => Value::Stream(Box::new((*s).clone())),
         }
     }
@@ -204,9 +204,9 @@ impl ValueRef<'_> {
         match self {
             ValueRef::Str(s) => s.len(),
             ValueRef::Stream(s) => s.heap_bytes(),
-            ValueRef::Hash(Hash::Packed(p))
-            | ValueRef::Set(Set::Packed(p))
-            | ValueRef::ZSet(ZSet::Packed(p)) => p.allocated(),
+            ValueRef::Hash(HashRef::Packed(p))
+            | ValueRef::Set(SetRef::Packed(p))
+            | ValueRef::ZSet(ZSetRef::Packed(p)) => p.bytes().len(),
             ValueRef::Hash(h) => {
                 let (mut sum, mut seen) = (0, 0);
                 for (field, value) in h.iter().take(take) {

@@ -189,14 +189,71 @@ impl fmt::Debug for Packed {
     }
 }
 
+/// A block borrowed: from a `Packed`, or from a keyspace slot that keeps
+/// a small block inline beside its key. Everything that reads a block
+/// reads it through this.
+#[derive(Clone, Copy)]
+pub struct PackedRef<'a>(&'a [u8]);
+
+impl<'a> PackedRef<'a> {
+    /// A block of no elements.
+    pub const EMPTY: PackedRef<'static> = PackedRef(&[0]);
+
+    /// A block's bytes as `PackedRef::bytes` gave them.
+    pub fn new(bytes: &'a [u8]) -> PackedRef<'a> {
+        PackedRef(bytes)
+    }
+
+    pub fn len(self) -> usize {
+        (read_varint(self.0, &mut 0).unwrap_or(0) >> 1) as usize
+    }
+
+    /// The owner's flag bit (see the module's documentation).
+    pub fn flag(self) -> bool {
+        read_varint(self.0, &mut 0).unwrap_or(0) & 1 == 1
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// The block's bytes (its whole size).
+    pub fn bytes(self) -> &'a [u8] {
+        self.0
+    }
+
+    /// The elements in order; `stride`: how many columns alternate.
+    pub fn items(self, stride: usize) -> Items<'a> {
+        let mut pos = 0;
+        let remaining = (read_varint(self.0, &mut pos).unwrap_or(0) >> 1) as usize;
+        Items {
+            data: self.0,
+            pos,
+            remaining,
+            column: 0,
+            stride,
+            anchors: [(0, 0); 2],
+        }
+    }
+
+    /// An owned copy.
+    pub fn to_packed(self) -> Packed {
+        Packed(self.0.into())
+    }
+}
+
 impl Packed {
+    pub fn view(&self) -> PackedRef<'_> {
+        PackedRef(&self.0)
+    }
+
     pub fn len(&self) -> usize {
-        (read_varint(&self.0, &mut 0).unwrap_or(0) >> 1) as usize
+        self.view().len()
     }
 
     /// The owner's flag bit (see the module's documentation).
     pub fn flag(&self) -> bool {
-        read_varint(&self.0, &mut 0).unwrap_or(0) & 1 == 1
+        self.view().flag()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -210,16 +267,7 @@ impl Packed {
 
     /// The elements in order; `stride`: how many columns alternate.
     pub fn items(&self, stride: usize) -> Items<'_> {
-        let mut pos = 0;
-        let remaining = (read_varint(&self.0, &mut pos).unwrap_or(0) >> 1) as usize;
-        Items {
-            data: &self.0,
-            pos,
-            remaining,
-            column: 0,
-            stride,
-            anchors: [(0, 0); 2],
-        }
+        self.view().items(stride)
     }
 
     /// A block of `items`, in order.

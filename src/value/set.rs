@@ -11,7 +11,7 @@
 //! Both packed forms are `value::packed` blocks of one column, an intset's
 //! flagged (so that `Value` stays 24 bytes: two variants, not three).
 
-use super::packed::{by_index, canonical_int, Builder, Item, Items, Packed};
+use super::packed::{by_index, canonical_int, Builder, Item, Items, Packed, PackedRef};
 use super::Elem;
 use crate::dict::Dict;
 
@@ -58,6 +58,90 @@ fn ints(sorted: &[i64]) -> Packed {
     b.finish()
 }
 
+/// A set borrowed for reading: from a `Set`, or a small packed one from
+/// where the keyspace keeps it inline.
+#[derive(Clone, Copy)]
+pub enum SetRef<'a> {
+    /// An intset when the block is flagged, else a listpack.
+    Packed(PackedRef<'a>),
+    Table(&'a Dict<Elem>),
+}
+
+impl<'a> SetRef<'a> {
+    pub const EMPTY: SetRef<'static> = SetRef::Packed(PackedRef::EMPTY);
+
+    pub fn len(self) -> usize {
+        match self {
+            SetRef::Packed(p) => p.len(),
+            SetRef::Table(d) => d.len(),
+        }
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// Integers only, ascending (Redis's `intset`).
+    pub fn is_intset(self) -> bool {
+        matches!(self, SetRef::Packed(p) if p.flag())
+    }
+
+    /// OBJECT ENCODING's name for it.
+    pub fn encoding(self) -> &'static str {
+        match self {
+            SetRef::Packed(p) if p.flag() => "intset",
+            SetRef::Packed(_) => "listpack",
+            SetRef::Table(_) => "hashtable",
+        }
+    }
+
+    pub fn contains(self, member: &[u8]) -> bool {
+        match self {
+            SetRef::Packed(p) if p.flag() => canonical_int(member)
+                .is_some_and(|n| p.items(1).any(|i| matches!(i, Item::Int(m) if m == n))),
+            SetRef::Packed(p) => p.items(1).any(|i| i.eq_bytes(member)),
+            SetRef::Table(d) => d.find(member).is_some(),
+        }
+    }
+
+    /// The members, in the representation's order (ascending in an intset).
+    pub fn iter(self) -> SetIter<'a> {
+        self.iter_from(0)
+    }
+
+    /// The members from the `from`th on, in `iter`'s order (O(1) to start
+    /// for a table: a big set is written in pieces that way).
+    pub fn iter_from(self, from: usize) -> SetIter<'a> {
+        match self {
+            SetRef::Packed(p) => {
+                let mut items = p.items(1);
+                for _ in 0..from {
+                    items.next();
+                }
+                SetIter::Packed(items)
+            }
+            SetRef::Table(d) => SetIter::Table(d, u32::try_from(from).unwrap_or(u32::MAX)),
+        }
+    }
+
+    /// Members by index, for random picks (see `packed::by_index`).
+    pub fn by_index(self) -> impl Fn(u32) -> Option<Item<'a>> + 'a {
+        let packed = matches!(self, SetRef::Packed(_)).then(|| self.iter());
+        by_index(packed, move |i| match self {
+            SetRef::Table(d) => (i < d.len() as u32).then(|| Item::bytes(d.entry(i).as_bytes())),
+            SetRef::Packed(_) => None,
+        })
+    }
+
+    /// An owned copy.
+    pub fn to_set(self) -> Set {
+        match self {
+            SetRef::Packed(p) => Set::Packed(p.to_packed()),
+            SetRef::Table(d) => Set::Table(Box::new(d.clone())),
+        }
+    }
+}
+
 impl Set {
     /// An empty set fit for `first` and about `size_hint` members
     /// (Redis's `setTypeCreate`).
@@ -84,11 +168,16 @@ impl Set {
         }
     }
 
-    pub fn len(&self) -> usize {
+    /// The set for reading.
+    pub fn view(&self) -> SetRef<'_> {
         match self {
-            Set::Packed(p) => p.len(),
-            Set::Table(d) => d.len(),
+            Set::Packed(p) => SetRef::Packed(p.view()),
+            Set::Table(d) => SetRef::Table(d),
         }
+    }
+
+    pub fn len(&self) -> usize {
+        self.view().len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -97,54 +186,7 @@ impl Set {
 
     /// Integers only, ascending (Redis's `intset`).
     pub fn is_intset(&self) -> bool {
-        matches!(self, Set::Packed(p) if p.flag())
-    }
-
-    /// OBJECT ENCODING's name for it.
-    pub fn encoding(&self) -> &'static str {
-        match self {
-            Set::Packed(p) if p.flag() => "intset",
-            Set::Packed(_) => "listpack",
-            Set::Table(_) => "hashtable",
-        }
-    }
-
-    pub fn contains(&self, member: &[u8]) -> bool {
-        match self {
-            Set::Packed(p) if p.flag() => canonical_int(member)
-                .is_some_and(|n| p.items(1).any(|i| matches!(i, Item::Int(m) if m == n))),
-            Set::Packed(p) => p.items(1).any(|i| i.eq_bytes(member)),
-            Set::Table(d) => d.find(member).is_some(),
-        }
-    }
-
-    /// The members, in the representation's order (ascending in an intset).
-    pub fn iter(&self) -> SetIter<'_> {
-        self.iter_from(0)
-    }
-
-    /// The members from the `from`th on, in `iter`'s order (O(1) to start
-    /// for a table: a big set is written in pieces that way).
-    pub fn iter_from(&self, from: usize) -> SetIter<'_> {
-        match self {
-            Set::Packed(p) => {
-                let mut items = p.items(1);
-                for _ in 0..from {
-                    items.next();
-                }
-                SetIter::Packed(items)
-            }
-            Set::Table(d) => SetIter::Table(d, u32::try_from(from).unwrap_or(u32::MAX)),
-        }
-    }
-
-    /// Members by index, for random picks (see `packed::by_index`).
-    pub fn by_index<'a>(&'a self) -> impl Fn(u32) -> Option<Item<'a>> + 'a {
-        let packed = matches!(self, Set::Packed(_)).then(|| self.iter());
-        by_index(packed, move |i| match self {
-            Set::Table(d) => (i < d.len() as u32).then(|| Item::bytes(d.entry(i).as_bytes())),
-            Set::Packed(_) => None,
-        })
+        self.view().is_intset()
     }
 
     /// Adds `member`; true if it was new (Redis 7.2's `setTypeAdd`,
@@ -239,7 +281,7 @@ impl Set {
             return;
         }
         let mut values = Vec::with_capacity(self.len());
-        for item in self.iter() {
+        for item in self.view().iter() {
             match item {
                 Item::Int(n) => values.push(n),
                 other => match other.with_bytes(canonical_int) {
@@ -287,7 +329,7 @@ pub fn empty_listpack() -> Set {
     Set::Packed(Packed::default())
 }
 
-/// A set's members (see `Set::iter`).
+/// A set's members (see `SetRef::iter`).
 pub enum SetIter<'a> {
     Packed(Items<'a>),
     /// The table and the next entry index.
@@ -320,7 +362,8 @@ mod tests {
     };
 
     fn members(s: &Set) -> Vec<String> {
-        s.iter()
+        s.view()
+            .iter()
             .map(|i| String::from_utf8(i.to_vec()).unwrap_or_default())
             .collect()
     }
@@ -332,15 +375,15 @@ mod tests {
             s.add(m.as_bytes(), SMALL);
         }
         assert_eq!(
-            (s.encoding(), members(&s)),
+            (s.view().encoding(), members(&s)),
             (
                 "intset",
                 vec!["-3".into(), "0".into(), "5".into(), "10".into()]
             )
         );
-        assert!(s.contains(b"10") && !s.contains(b"010") && !s.contains(b"x"));
+        assert!(s.view().contains(b"10") && !s.view().contains(b"010") && !s.view().contains(b"x"));
         s.add(b"11", SMALL);
-        assert_eq!(s.encoding(), "hashtable");
+        assert_eq!(s.view().encoding(), "hashtable");
         assert_eq!(s.len(), 5);
     }
 
@@ -351,19 +394,19 @@ mod tests {
         s.add(b"1", SMALL);
         assert!(s.add(b"ab", SMALL));
         assert_eq!(
-            (s.encoding(), members(&s)),
+            (s.view().encoding(), members(&s)),
             ("listpack", vec!["1".into(), "2".into(), "ab".into()])
         );
         // Full listpack: the next member converts.
         assert!(!s.add(b"ab", SMALL));
         s.add(b"cd", SMALL);
-        assert_eq!(s.encoding(), "hashtable");
+        assert_eq!(s.view().encoding(), "hashtable");
         // An intset whose widest integer is past the value limit, or that
         // is already as long as a listpack may be, goes to a table.
         let mut wide = Set::create(b"123456", 1, SMALL);
         wide.add(b"123456", SMALL);
         wide.add(b"x", SMALL);
-        assert_eq!(wide.encoding(), "hashtable");
+        assert_eq!(wide.view().encoding(), "hashtable");
     }
 
     #[test]
@@ -373,24 +416,24 @@ mod tests {
             s.add(m.as_bytes(), SMALL);
         }
         assert_eq!(
-            (s.encoding(), members(&s)),
+            (s.view().encoding(), members(&s)),
             ("listpack", vec!["b".into(), "a".into(), "007".into()])
         );
         assert!(s.remove(b"a") && !s.remove(b"a"));
         assert_eq!(members(&s), vec!["b", "007"]);
         // Too long a member converts.
         s.add(b"sixchr", SMALL);
-        assert_eq!(s.encoding(), "hashtable");
-        assert!(s.remove(b"b") && s.contains(b"007"));
-        assert_eq!(s.encoding(), "hashtable");
+        assert_eq!(s.view().encoding(), "hashtable");
+        assert!(s.remove(b"b") && s.view().contains(b"007"));
+        assert_eq!(s.view().encoding(), "hashtable");
         // The size hint decides the first form.
         let roomy = SetLimits {
             listpack_entries: 8,
             ..SMALL
         };
-        assert_eq!(Set::create(b"1", 5, roomy).encoding(), "listpack");
-        assert_eq!(Set::create(b"1", 4, roomy).encoding(), "intset");
-        assert_eq!(Set::create(b"x", 4, SMALL).encoding(), "hashtable");
+        assert_eq!(Set::create(b"1", 5, roomy).view().encoding(), "listpack");
+        assert_eq!(Set::create(b"1", 4, roomy).view().encoding(), "intset");
+        assert_eq!(Set::create(b"x", 4, SMALL).view().encoding(), "hashtable");
     }
 
     #[test]
@@ -399,10 +442,10 @@ mod tests {
         for m in ["3", "-1", "2"] {
             s.add(m.as_bytes(), SMALL);
         }
-        assert_eq!(s.encoding(), "listpack");
+        assert_eq!(s.view().encoding(), "listpack");
         s.ints_if_fit(SMALL);
         assert_eq!(
-            (s.encoding(), members(&s)),
+            (s.view().encoding(), members(&s)),
             ("intset", vec!["-1".into(), "2".into(), "3".into()])
         );
     }

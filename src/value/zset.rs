@@ -9,7 +9,7 @@
 
 use std::cmp::Ordering;
 
-use super::packed::{by_index, Builder, Item, Items, Packed};
+use super::packed::{by_index, Builder, Item, Items, Packed, PackedRef};
 use super::ztree::{TreeIter, ZTree};
 
 /// When a packed sorted set becomes a tree.
@@ -57,7 +57,7 @@ impl Default for ZSet {
 
 impl std::fmt::Debug for ZSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.iter_from(0, false)).finish()
+        self.view().fmt(f)
     }
 }
 
@@ -79,6 +79,121 @@ fn item_score(item: Item<'_>) -> f64 {
     }
 }
 
+/// A sorted set borrowed for reading: from a `ZSet`, or a small packed
+/// one from where the keyspace keeps it inline.
+#[derive(Clone, Copy)]
+pub enum ZSetRef<'a> {
+    Packed(PackedRef<'a>),
+    Tree(&'a ZTree),
+}
+
+impl<'a> ZSetRef<'a> {
+    pub const EMPTY: ZSetRef<'static> = ZSetRef::Packed(PackedRef::EMPTY);
+
+    pub fn len(self) -> usize {
+        match self {
+            ZSetRef::Packed(p) => p.len() / 2,
+            ZSetRef::Tree(t) => t.len(),
+        }
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// OBJECT ENCODING's name for it.
+    pub fn encoding(self) -> &'static str {
+        match self {
+            ZSetRef::Packed(_) => "listpack",
+            ZSetRef::Tree(_) => "skiplist",
+        }
+    }
+
+    pub fn score(self, member: &[u8]) -> Option<f64> {
+        match self {
+            ZSetRef::Packed(_) => self
+                .iter_from(0, false)
+                .find(|e| e.member.eq_bytes(member))
+                .map(|e| e.score),
+            ZSetRef::Tree(t) => t.score(member),
+        }
+    }
+
+    /// Rank (0-based, ascending) of `member`.
+    pub fn rank(self, member: &[u8]) -> Option<usize> {
+        match self {
+            ZSetRef::Packed(_) => self
+                .iter_from(0, false)
+                .position(|e| e.member.eq_bytes(member)),
+            ZSetRef::Tree(t) => t.rank(member),
+        }
+    }
+
+    /// How many members come before a bound, given as `before(entry)`:
+    /// true for every entry strictly before it (a prefix of the order).
+    pub fn count_before(self, before: impl Fn(ZEntry<'_>) -> bool) -> usize {
+        match self {
+            ZSetRef::Packed(_) => self.iter_from(0, false).take_while(|e| before(*e)).count(),
+            ZSetRef::Tree(t) => t.count_before(|n| {
+                before(ZEntry {
+                    member: Item::bytes(n.member.as_bytes()),
+                    score: n.score,
+                })
+            }),
+        }
+    }
+
+    /// The members from position `start` on, ascending, or descending
+    /// when `rev` (then position 0 is the last member).
+    pub fn iter_from(self, start: usize, rev: bool) -> ZIter<'a> {
+        match self {
+            ZSetRef::Packed(p) if rev => {
+                // A block reads forwards only: read it, then walk back.
+                let mut all: Vec<ZEntry> = entries(p.items(2)).collect();
+                all.truncate(all.len().saturating_sub(start));
+                ZIter::Back(all)
+            }
+            ZSetRef::Packed(p) => {
+                let mut forward = entries(p.items(2));
+                for _ in 0..start {
+                    forward.next();
+                }
+                ZIter::Forward(forward)
+            }
+            ZSetRef::Tree(t) => ZIter::Tree(t.iter_from(start, rev)),
+        }
+    }
+
+    /// Members by index, for random picks (see `packed::by_index`).
+    pub fn by_index(self) -> impl Fn(u32) -> Option<ZEntry<'a>> + 'a {
+        let packed = matches!(self, ZSetRef::Packed(_)).then(|| self.iter_from(0, false));
+        by_index(packed, move |i| match self {
+            ZSetRef::Tree(t) => (i < t.len() as u32).then(|| {
+                let n = t.node_at(i);
+                ZEntry {
+                    member: Item::bytes(n.member.as_bytes()),
+                    score: n.score,
+                }
+            }),
+            ZSetRef::Packed(_) => None,
+        })
+    }
+
+    /// An owned copy.
+    pub fn to_zset(self) -> ZSet {
+        match self {
+            ZSetRef::Packed(p) => ZSet::Packed(p.to_packed()),
+            ZSetRef::Tree(t) => ZSet::Tree(Box::new(t.clone())),
+        }
+    }
+}
+
+impl std::fmt::Debug for ZSetRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter_from(0, false)).finish()
+    }
+}
+
 impl ZSet {
     /// An empty sorted set for a first member of `len` bytes (ZADD's rule).
     pub fn create(len: usize, limits: ZLimits) -> ZSet {
@@ -89,33 +204,20 @@ impl ZSet {
         }
     }
 
-    pub fn len(&self) -> usize {
+    /// The sorted set for reading.
+    pub fn view(&self) -> ZSetRef<'_> {
         match self {
-            ZSet::Packed(p) => p.len() / 2,
-            ZSet::Tree(t) => t.len(),
+            ZSet::Packed(p) => ZSetRef::Packed(p.view()),
+            ZSet::Tree(t) => ZSetRef::Tree(t),
         }
+    }
+
+    pub fn len(&self) -> usize {
+        self.view().len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    /// OBJECT ENCODING's name for it.
-    pub fn encoding(&self) -> &'static str {
-        match self {
-            ZSet::Packed(_) => "listpack",
-            ZSet::Tree(_) => "skiplist",
-        }
-    }
-
-    pub fn score(&self, member: &[u8]) -> Option<f64> {
-        match self {
-            ZSet::Packed(_) => self
-                .iter_from(0, false)
-                .find(|e| e.member.eq_bytes(member))
-                .map(|e| e.score),
-            ZSet::Tree(t) => t.score(member),
-        }
     }
 
     /// Adds `member` or moves it to `score`; true if it was new. A new
@@ -162,76 +264,16 @@ impl ZSet {
         }
     }
 
-    /// Rank (0-based, ascending) of `member`.
-    pub fn rank(&self, member: &[u8]) -> Option<usize> {
-        match self {
-            ZSet::Packed(_) => self
-                .iter_from(0, false)
-                .position(|e| e.member.eq_bytes(member)),
-            ZSet::Tree(t) => t.rank(member),
-        }
-    }
-
-    /// How many members come before a bound, given as `before(entry)`:
-    /// true for every entry strictly before it (a prefix of the order).
-    pub fn count_before(&self, before: impl Fn(ZEntry<'_>) -> bool) -> usize {
-        match self {
-            ZSet::Packed(_) => self.iter_from(0, false).take_while(|e| before(*e)).count(),
-            ZSet::Tree(t) => t.count_before(|n| {
-                before(ZEntry {
-                    member: Item::bytes(n.member.as_bytes()),
-                    score: n.score,
-                })
-            }),
-        }
-    }
-
-    /// The members from position `start` on, ascending, or descending
-    /// when `rev` (then position 0 is the last member).
-    pub fn iter_from(&self, start: usize, rev: bool) -> ZIter<'_> {
-        match self {
-            ZSet::Packed(p) if rev => {
-                // A block reads forwards only: read it, then walk back.
-                let mut all: Vec<ZEntry> = entries(p.items(2)).collect();
-                all.truncate(all.len().saturating_sub(start));
-                ZIter::Back(all)
-            }
-            ZSet::Packed(p) => {
-                let mut forward = entries(p.items(2));
-                for _ in 0..start {
-                    forward.next();
-                }
-                ZIter::Forward(forward)
-            }
-            ZSet::Tree(t) => ZIter::Tree(t.iter_from(start, rev)),
-        }
-    }
-
     /// Removes and returns the first (`max` false) or last member.
     pub fn pop(&mut self, max: bool) -> Option<(Vec<u8>, f64)> {
         match self {
             ZSet::Packed(_) => {
-                let first = self.iter_from(0, max).next()?;
+                let first = self.view().iter_from(0, max).next()?;
                 let member = first.member.to_vec();
                 self.remove(&member).map(|score| (member, score))
             }
             ZSet::Tree(t) => t.pop(max).map(|(m, s)| (m.as_bytes().to_vec(), s)),
         }
-    }
-
-    /// Members by index, for random picks (see `packed::by_index`).
-    pub fn by_index<'a>(&'a self) -> impl Fn(u32) -> Option<ZEntry<'a>> + 'a {
-        let packed = matches!(self, ZSet::Packed(_)).then(|| self.iter_from(0, false));
-        by_index(packed, move |i| match self {
-            ZSet::Tree(t) => (i < t.len() as u32).then(|| {
-                let n = t.node_at(i);
-                ZEntry {
-                    member: Item::bytes(n.member.as_bytes()),
-                    score: n.score,
-                }
-            }),
-            ZSet::Packed(_) => None,
-        })
     }
 
     /// Makes it a tree (a no-op if it is one), as Redis's SORT does to
@@ -317,7 +359,7 @@ impl<'a> Iterator for Entries<'a> {
     }
 }
 
-/// Entries in rank order (see `ZSet::iter_from`).
+/// Entries in rank order (see `ZSetRef::iter_from`).
 pub enum ZIter<'a> {
     Forward(Entries<'a>),
     Back(Vec<ZEntry<'a>>),
@@ -349,7 +391,8 @@ mod tests {
     };
 
     fn contents(z: &ZSet, rev: bool) -> Vec<(String, f64)> {
-        z.iter_from(0, rev)
+        z.view()
+            .iter_from(0, rev)
             .map(|e| {
                 (
                     String::from_utf8(e.member.to_vec()).unwrap_or_default(),
@@ -366,7 +409,7 @@ mod tests {
         assert!(z.insert(b"a", 2.0, SMALL));
         assert!(z.insert(b"c", -1.5, SMALL));
         assert!(!z.insert(b"b", 0.5, SMALL));
-        assert_eq!(z.encoding(), "listpack");
+        assert_eq!(z.view().encoding(), "listpack");
         let want = vec![
             ("c".to_string(), -1.5),
             ("b".into(), 0.5),
@@ -377,11 +420,14 @@ mod tests {
             contents(&z, true),
             want.iter().rev().cloned().collect::<Vec<_>>()
         );
-        assert_eq!(z.rank(b"a"), Some(2));
-        assert_eq!(z.score(b"b"), Some(0.5));
-        assert_eq!(z.count_before(|e| e.score < 1.0), 2);
+        assert_eq!(z.view().rank(b"a"), Some(2));
+        assert_eq!(z.view().score(b"b"), Some(0.5));
+        assert_eq!(z.view().count_before(|e| e.score < 1.0), 2);
         assert_eq!(
-            z.iter_from(1, true).map(|e| e.score).collect::<Vec<_>>(),
+            z.view()
+                .iter_from(1, true)
+                .map(|e| e.score)
+                .collect::<Vec<_>>(),
             vec![0.5, -1.5]
         );
         assert_eq!(z.pop(true), Some((b"a".to_vec(), 2.0)));
@@ -406,7 +452,7 @@ mod tests {
             z.insert(format!("m{i}").as_bytes(), *s, ZLimits::DEFAULT);
         }
         for (i, s) in scores.iter().enumerate() {
-            let got = z.score(format!("m{i}").as_bytes());
+            let got = z.view().score(format!("m{i}").as_bytes());
             assert_eq!(got.map(f64::to_bits), Some((s + 0.0).to_bits()));
         }
     }
@@ -417,20 +463,23 @@ mod tests {
         for (i, m) in ["a", "b", "c", "d"].iter().enumerate() {
             z.insert(m.as_bytes(), i as f64, SMALL);
         }
-        assert_eq!(z.encoding(), "listpack");
+        assert_eq!(z.view().encoding(), "listpack");
         // An existing member's new score does not count as growth.
         z.insert(b"a", 10.0, SMALL);
-        assert_eq!(z.encoding(), "listpack");
+        assert_eq!(z.view().encoding(), "listpack");
         z.insert(b"e", 5.0, SMALL);
-        assert_eq!(z.encoding(), "skiplist");
+        assert_eq!(z.view().encoding(), "skiplist");
         z.remove(b"e");
-        assert_eq!(z.encoding(), "skiplist");
+        assert_eq!(z.view().encoding(), "skiplist");
         let before = contents(&z, false);
         z.pack_if_fit(SMALL);
-        assert_eq!((z.encoding(), contents(&z, false)), ("listpack", before));
+        assert_eq!(
+            (z.view().encoding(), contents(&z, false)),
+            ("listpack", before)
+        );
         // A long member converts, and a long first member starts a tree.
         z.insert(b"sevench", 1.0, SMALL);
-        assert_eq!(z.encoding(), "skiplist");
-        assert_eq!(ZSet::create(7, SMALL).encoding(), "skiplist");
+        assert_eq!(z.view().encoding(), "skiplist");
+        assert_eq!(ZSet::create(7, SMALL).view().encoding(), "skiplist");
     }
 }
