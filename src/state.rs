@@ -261,8 +261,11 @@ impl ServerState {
 
     /// Hands every key-change event recorded since the last call to its
     /// readers: an expired key's deletion goes to the propagation point.
-    /// Called after each command and after the active expire cycle.
+    /// Called after each command and after the active expire cycle, so
+    /// it is also where small values a command unpacked to change go
+    /// back inline (`Db::pack_changed`).
     pub fn process_key_events(&mut self) {
+        self.dbs.iter_mut().for_each(Db::pack_changed);
         let mut busy = self.dbs.iter().filter(|db| db.has_events());
         let (Some(first), more) = (busy.next().map(|db| db.index), busy.next().is_some()) else {
             return;

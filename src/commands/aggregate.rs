@@ -131,7 +131,7 @@ pub fn write_or_create_with<'a, T: Aggregate>(
 pub fn delete_if_empty(ctx: &mut Ctx, key: &[u8]) {
     let now_ms = ctx.now_ms;
     let db = ctx.db();
-    if let Some(Some(v)) = db.value_mut(key, now_ms) {
+    if let Some(v) = db.get_for_write(key, now_ms) {
         if v.is_empty_aggregate() {
             db.delete(key, now_ms, false);
             db.signal(EventClass::GENERIC, "del", key);
@@ -535,9 +535,9 @@ pub fn scan_target<'a, T: Aggregate>(
     ctx: &'a mut Ctx,
     args: &'a Args,
     kind: &Kind<T>,
-) -> Result<Option<(&'a mut T, ScanArgs<'a>)>, CmdError> {
+) -> Result<Option<(T::View<'a>, ScanArgs<'a>)>, CmdError> {
     let cursor = parse_cursor(&args[2])?;
-    let Some(value) = write(ctx, &args[1], kind)? else {
+    let Some(value) = read(ctx, &args[1], kind)? else {
         return Ok(None);
     };
     let opts = ScanArgs::parse_options(args, 3, cursor, |_, _| false)?;

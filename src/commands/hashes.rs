@@ -14,7 +14,7 @@ use crate::float::LongDouble;
 use crate::protocol::request::parse_i64;
 use crate::protocol::Args;
 use crate::value::packed::Item;
-use crate::value::{Hash, HashRef};
+use crate::value::HashRef;
 
 pub static COMMANDS: &[Command] = &[
     cmd!("hset", -4, ["write", "denyoom", "fast"], (1, 1, 1), hset, "hash", "Creates or modifies the value of a field in a hash."),
@@ -264,7 +264,7 @@ fn hscan(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     };
     let next = match hash {
-        Hash::Table(d) => opts.scan_dict(d, 2, &mut found, |pair, found| {
+        HashRef::Table(d) => opts.scan_dict(d, 2, &mut found, |pair, found| {
             emit(
                 Item::bytes(pair.field.as_bytes()),
                 Item::bytes(pair.value.as_bytes()),
@@ -272,8 +272,8 @@ fn hscan(ctx: &mut Ctx, args: Args) -> CmdResult {
             )
         }),
         // A packed hash answers whole in one call, as Redis's listpacks.
-        Hash::Packed(_) => {
-            hash.view().iter().for_each(|(f, v)| emit(f, v, &mut found));
+        HashRef::Packed(_) => {
+            hash.iter().for_each(|(f, v)| emit(f, v, &mut found));
             0
         }
     };

@@ -381,14 +381,14 @@ fn sscan(ctx: &mut Ctx, args: Args) -> CmdResult {
     };
     let mut found = Vec::new();
     let next = match set {
-        Set::Table(d) => opts.scan_dict(d, 1, &mut found, |m, found| {
+        SetRef::Table(d) => opts.scan_dict(d, 1, &mut found, |m, found| {
             if opts.matches(m.as_bytes()) {
                 found.push(m.as_bytes().to_vec());
             }
         }),
         // A packed set answers whole in one call, as Redis's do.
         _ => {
-            for m in set.view().iter() {
+            for m in set.iter() {
                 if m.with_bytes(|m| opts.matches(m)) {
                     found.push(m.to_vec());
                 }

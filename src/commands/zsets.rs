@@ -834,12 +834,12 @@ fn zscan(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     };
     let next = match z {
-        ZSet::Tree(t) => opts.collect(2, &mut found, |cursor, found| {
+        ZSetRef::Tree(t) => opts.collect(2, &mut found, |cursor, found| {
             t.scan_step(cursor, |n| emit(n.member.as_bytes(), n.score, found))
         }),
         // A packed sorted set answers whole in one call, as Redis's do.
-        ZSet::Packed(_) => {
-            for e in z.view().iter_from(0, false) {
+        ZSetRef::Packed(_) => {
+            for e in z.iter_from(0, false) {
                 e.member.with_bytes(|m| emit(m, e.score, &mut found));
             }
             0

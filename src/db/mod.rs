@@ -191,6 +191,11 @@ pub struct Db {
     clock_ms: i64,
     /// A xorshift state for the LFU counter's random increments.
     lfu_rng: u64,
+    /// Entries whose small packed value was handed out for changing
+    /// (`value_mut`): `pack_changed` puts them back inline once the
+    /// command is done. Positions follow removals; a stale one only
+    /// leaves a value unpacked until its next change.
+    unpacked: Vec<u32>,
 }
 
 impl Db {
@@ -392,7 +397,21 @@ impl Db {
     /// change through `update_str`).
     pub fn value_mut(&mut self, key: &[u8], now_ms: i64) -> Option<Option<&mut Value>> {
         let idx = self.lookup_for_change(key, now_ms)?;
+        let slot = &mut self.dict.entry_mut(idx).slot;
+        if slot.may_pack() && self.unpacked.last() != Some(&idx) {
+            self.unpacked.push(idx);
+        }
         Some(self.dict.entry_mut(idx).slot.value_mut())
+    }
+
+    /// Puts the small packed values changed since the last call back
+    /// inline in their slots where they fit (after each command).
+    pub fn pack_changed(&mut self) {
+        while let Some(idx) = self.unpacked.pop() {
+            if idx < self.dict.len() as u32 {
+                self.dict.entry_mut(idx).slot.pack();
+            }
+        }
     }
 
     /// Edits the string at `key` in place, keeping its TTL (`lookupKeyWrite`
@@ -875,6 +894,15 @@ impl Db {
         let idx = self.preserve(idx);
         self.clear_deadline(idx);
         let (entry, moved) = self.dict.remove_at(idx);
+        if !self.unpacked.is_empty() {
+            self.unpacked.retain(|&i| i != idx);
+            if let Some(Moved { from, to }) = moved {
+                self.unpacked
+                    .iter_mut()
+                    .filter(|i| **i == from)
+                    .for_each(|i| *i = to);
+            }
+        }
         if let Some(Moved { from, to }) = moved {
             let slot = self.dict.entry(to).expire_slot;
             if slot != NO_EXPIRE {
@@ -889,6 +917,7 @@ impl Db {
     /// the caller, possibly elsewhere): O(1) here, whatever its size.
     pub fn flush(&mut self) -> Dict<Entry> {
         self.avg_ttl_ms = 0;
+        self.unpacked.clear();
         self.replica_ttls.clear();
         // A save still reading the table keeps it (and frees it after).
         if self.detach_into_snapshot() {
@@ -1035,6 +1064,43 @@ mod tests {
             .filter(|(_, e)| e.expire_slot != NO_EXPIRE)
             .count();
         assert_eq!(with_ttl, db.expires.len());
+    }
+
+    fn is_inline(db: &Db, key: &[u8]) -> bool {
+        let idx = db.dict.find(key).expect("present");
+        matches!(db.dict.entry(idx).slot, Slot::Packed { .. })
+    }
+
+    #[test]
+    fn a_changed_small_value_goes_back_inline_after_the_command() {
+        let mut db = Db::new(0);
+        for key in [&b"a"[..], b"b", b"c"] {
+            db.set(key, Value::Set(crate::value::Set::default()), Ttl::Clear, 0);
+            assert!(is_inline(&db, key));
+        }
+        // Two values unpacked for a change ...
+        for key in [&b"a"[..], b"b"] {
+            let Some(Some(Value::Set(set))) = db.value_mut(key, 0) else {
+                panic!("a set");
+            };
+            set.add(b"7", crate::value::SetLimits::DEFAULT);
+            assert!(!is_inline(&db, key));
+        }
+        // ... and the last entry ("c") moved into a removed one's place.
+        assert!(db.delete(b"a", 0, false));
+        db.pack_changed();
+        assert!(is_inline(&db, b"b"));
+        assert!(is_inline(&db, b"c"));
+        assert_eq!(
+            db.get(b"b", 0).map(|v| v.type_name()),
+            Some("set"),
+            "the change is kept"
+        );
+        let Some(ValueRef::Set(b)) = db.get(b"b", 0) else {
+            panic!("a set");
+        };
+        assert!(b.contains(b"7"));
+        assert!(db.unpacked.is_empty());
     }
 
     #[test]

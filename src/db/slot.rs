@@ -2,17 +2,35 @@
 //!
 //! Most keys in a cache are short strings with short values. Those are kept
 //! inline in the slot itself, key and value side by side, so such a key costs
-//! no allocation at all. A short key with any other value keeps the key
-//! inline beside the value (a small aggregate then costs its own allocation
-//! and nothing more). Anything bigger keeps its key and value on the heap.
+//! no allocation at all. A small packed hash, set or sorted set whose block
+//! fits beside its key is kept inline the same way (most small aggregates
+//! are a few tags or ids). A short key with any other value keeps the key
+//! inline beside the value (the value then costs its own allocation and
+//! nothing more). Anything bigger keeps its key and value on the heap.
 //! The slot is 40 bytes either way.
+//!
+//! An inline block is read in place (`value` lends it as a `PackedRef`);
+//! to be changed it is first unpacked into an owned value (`value_mut`),
+//! and `pack` puts it back inline once the change is done, if it still
+//! fits (the `Db` calls it at the end of each command).
 
-use crate::value::{Value, ValueRef};
+use crate::value::packed::{Packed, PackedRef};
+use crate::value::{Hash, HashRef, Set, SetRef, Value, ValueRef, ZSet, ZSetRef};
 
 /// Key plus value bytes that fit inline.
 pub const INLINE_CAP: usize = 37;
 /// Key bytes that fit inline beside a value.
 pub const SHORT_KEY_CAP: usize = 14;
+/// Key plus packed block bytes that fit inline.
+pub const PACKED_CAP: usize = 36;
+
+/// Which aggregate an inline block is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PackedKind {
+    Hash,
+    Set,
+    ZSet,
+}
 
 pub enum Slot {
     /// A string value whose key and value together fit in `INLINE_CAP` bytes.
@@ -20,6 +38,14 @@ pub enum Slot {
         klen: u8,
         vlen: u8,
         buf: [u8; INLINE_CAP],
+    },
+    /// A packed hash, set or sorted set whose key and block together fit
+    /// in `PACKED_CAP` bytes.
+    Packed {
+        kind: PackedKind,
+        klen: u8,
+        blen: u8,
+        buf: [u8; PACKED_CAP],
     },
     /// Any value whose key fits in `SHORT_KEY_CAP` bytes.
     Short {
@@ -43,12 +69,53 @@ impl Slot {
     }
 
     pub fn new(key: &[u8], value: Value) -> Slot {
-        if let Value::Str(s) = &value {
-            if let Some(inline) = Self::try_inline(key, s) {
-                return inline;
-            }
+        let inline = match &value {
+            Value::Str(s) => Self::try_inline(key, s),
+            other => packed_block(other).and_then(|(kind, p)| Self::try_packed(key, kind, p)),
+        };
+        inline.unwrap_or_else(|| Self::boxed(key, value))
+    }
+
+    /// A slot keeping `block` inline beside `key`, if both fit.
+    fn try_packed(key: &[u8], kind: PackedKind, block: PackedRef<'_>) -> Option<Slot> {
+        let bytes = block.bytes();
+        if key.len() + bytes.len() > PACKED_CAP {
+            return None;
         }
-        Self::boxed(key, value)
+        let mut buf = [0u8; PACKED_CAP];
+        buf[..key.len()].copy_from_slice(key);
+        buf[key.len()..key.len() + bytes.len()].copy_from_slice(bytes);
+        Some(Slot::Packed {
+            kind,
+            klen: key.len() as u8,
+            blen: bytes.len() as u8,
+            buf,
+        })
+    }
+
+    /// Puts a packed value back inline if it fits now (after a change
+    /// through `value_mut`); anything else stays as it is.
+    pub fn pack(&mut self) {
+        let packed = match self.held() {
+            Some(value) => {
+                packed_block(value).and_then(|(kind, p)| Self::try_packed(self.key(), kind, p))
+            }
+            None => None,
+        };
+        if let Some(packed) = packed {
+            *self = packed;
+        }
+    }
+
+    /// Whether a change could leave the value fit to be kept inline: it
+    /// is inline already, or a packed aggregate held apart.
+    pub fn may_pack(&self) -> bool {
+        match self {
+            Slot::Packed { .. } => true,
+            Slot::Inline { .. } => false,
+            Slot::Short { value, .. } => packed_block(value).is_some(),
+            Slot::Heap(h) => packed_block(&h.value).is_some(),
+        }
     }
 
     /// A slot holding `value` itself: the key beside it if short enough.
@@ -69,12 +136,29 @@ impl Slot {
     }
 
     /// The value for changing in place; `None` for inline strings (which
-    /// are changed through `update_str`).
+    /// are changed through `update_str`). An inline block is unpacked
+    /// first (see `pack`).
     pub fn value_mut(&mut self) -> Option<&mut Value> {
+        if let Slot::Packed { .. } = self {
+            *self = Self::boxed(self.key(), self.to_value());
+        }
+        self.held_mut()
+    }
+
+    /// The value when it is held apart from the slot's bytes.
+    fn held(&self) -> Option<&Value> {
+        match self {
+            Slot::Heap(h) => Some(&h.value),
+            Slot::Short { value, .. } => Some(value),
+            Slot::Inline { .. } | Slot::Packed { .. } => None,
+        }
+    }
+
+    fn held_mut(&mut self) -> Option<&mut Value> {
         match self {
             Slot::Heap(h) => Some(&mut h.value),
             Slot::Short { value, .. } => Some(value),
-            Slot::Inline { .. } => None,
+            Slot::Inline { .. } | Slot::Packed { .. } => None,
         }
     }
 
@@ -95,6 +179,7 @@ impl Slot {
     pub fn key(&self) -> &[u8] {
         match self {
             Slot::Inline { klen, buf, .. } => &buf[..*klen as usize],
+            Slot::Packed { klen, buf, .. } => &buf[..*klen as usize],
             Slot::Short { klen, key, .. } => &key[..*klen as usize],
             Slot::Heap(h) => &h.key,
         }
@@ -106,6 +191,20 @@ impl Slot {
                 let k = *klen as usize;
                 ValueRef::Str(&buf[k..k + *vlen as usize])
             }
+            Slot::Packed {
+                kind,
+                klen,
+                blen,
+                buf,
+            } => {
+                let k = *klen as usize;
+                let block = PackedRef::new(&buf[k..k + *blen as usize]);
+                match kind {
+                    PackedKind::Hash => ValueRef::Hash(HashRef::Packed(block)),
+                    PackedKind::Set => ValueRef::Set(SetRef::Packed(block)),
+                    PackedKind::ZSet => ValueRef::ZSet(ZSetRef::Packed(block)),
+                }
+            }
             Slot::Short { value, .. } => value.as_ref(),
             Slot::Heap(h) => h.value.as_ref(),
         }
@@ -115,7 +214,7 @@ impl Slot {
     pub fn set_str(&mut self, value: &[u8]) {
         let stays_big = self.key().len() + value.len() > INLINE_CAP;
         // Reuse the allocation for a big string replaced by a big string.
-        if let Some(Value::Str(s)) = self.value_mut() {
+        if let Some(Value::Str(s)) = self.held_mut() {
             if stays_big {
                 s.clear();
                 s.extend_from_slice(value);
@@ -135,7 +234,7 @@ impl Slot {
     /// Takes out a value big enough for the lazyfree thread, leaving an
     /// empty string in its place. `None` (and nothing changed) otherwise.
     pub fn take_big_value(&mut self) -> Option<Value> {
-        match self.value_mut() {
+        match self.held_mut() {
             Some(value) if crate::lazyfree::is_big(value) => {
                 Some(std::mem::replace(value, Value::Str(Vec::new())))
             }
@@ -143,10 +242,10 @@ impl Slot {
         }
     }
 
-    /// The value as an owned `Value` (copies inline strings).
+    /// The value as an owned `Value` (copies inline values).
     pub fn to_value(&self) -> Value {
         match self {
-            Slot::Inline { .. } => self.value().to_owned(),
+            Slot::Inline { .. } | Slot::Packed { .. } => self.value().to_owned(),
             Slot::Short { value, .. } => value.clone(),
             Slot::Heap(h) => h.value.clone(),
         }
@@ -166,7 +265,7 @@ impl Slot {
     /// Heap strings are edited in place, so appends stay amortised O(1).
     pub fn update_str<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> Option<R> {
         let klen = self.key().len();
-        if let Some(value) = self.value_mut() {
+        if let Some(value) = self.held_mut() {
             let Value::Str(s) = value else {
                 return None;
             };
@@ -185,6 +284,17 @@ impl Slot {
         *self = Slot::new(self.key(), Value::Str(s));
         Some(result)
     }
+}
+
+/// A value's packed block, if it is a packed hash, set or sorted set.
+fn packed_block(value: &Value) -> Option<(PackedKind, PackedRef<'_>)> {
+    let (kind, p): (PackedKind, &Packed) = match value {
+        Value::Hash(Hash::Packed(p)) => (PackedKind::Hash, p),
+        Value::Set(Set::Packed(p)) => (PackedKind::Set, p),
+        Value::ZSet(ZSet::Packed(p)) => (PackedKind::ZSet, p),
+        _ => return None,
+    };
+    Some((kind, p.view()))
 }
 
 #[cfg(test)]
@@ -244,5 +354,127 @@ mod tests {
         assert!(matches!(short, Slot::Short { .. }));
         assert_eq!(short.key(), &key[..SHORT_KEY_CAP]);
         assert_eq!(short.into_value(), Value::Str(vec![b'v'; 40]));
+    }
+
+    fn small_set(members: &[&[u8]]) -> Value {
+        let mut set = Set::default();
+        for m in members {
+            set.add(m, crate::value::SetLimits::DEFAULT);
+        }
+        Value::Set(set)
+    }
+
+    #[test]
+    fn a_small_packed_value_is_kept_inline_and_read_in_place() {
+        let value = small_set(&[b"3", b"1", b"2"]);
+        let slot = Slot::new(b"tags:1", value.clone());
+        assert!(matches!(
+            slot,
+            Slot::Packed {
+                kind: PackedKind::Set,
+                ..
+            }
+        ));
+        assert_eq!(slot.key(), b"tags:1");
+        assert_eq!(slot.value(), value.as_ref());
+        assert_eq!(slot.value().encoding(), "intset");
+        assert_eq!(slot.to_value(), value);
+        assert_eq!(slot.into_value(), value);
+        // Hashes and sorted sets too.
+        let mut hash = Hash::default();
+        hash.set(b"f", b"v", crate::value::PackLimits::HASH);
+        let slot = Slot::new(b"h", Value::Hash(hash.clone()));
+        assert!(matches!(
+            slot,
+            Slot::Packed {
+                kind: PackedKind::Hash,
+                ..
+            }
+        ));
+        assert_eq!(slot.value(), Value::Hash(hash).as_ref());
+        let mut z = ZSet::default();
+        z.insert(b"m", 1.5, crate::value::ZLimits::DEFAULT);
+        let slot = Slot::new(b"z", Value::ZSet(z.clone()));
+        assert!(matches!(
+            slot,
+            Slot::Packed {
+                kind: PackedKind::ZSet,
+                ..
+            }
+        ));
+        assert_eq!(slot.value(), Value::ZSet(z).as_ref());
+    }
+
+    #[test]
+    fn inline_only_while_key_and_block_fit() {
+        // One byte of block header plus one per small integer.
+        let members: Vec<Vec<u8>> = (0..40).map(|n| n.to_string().into_bytes()).collect();
+        let refs: Vec<&[u8]> = members.iter().map(|m| m.as_slice()).collect();
+        let fits = PACKED_CAP - 4;
+        let at_cap = Slot::new(b"keyk", small_set(&refs[..fits - 1]));
+        assert!(
+            matches!(at_cap, Slot::Packed { .. }),
+            "key 4 + block 32 = 36"
+        );
+        let over = Slot::new(b"keyk", small_set(&refs[..fits]));
+        assert!(matches!(over, Slot::Short { .. }));
+        let long_key = [b'k'; 20];
+        let heap = Slot::new(&long_key, small_set(&refs[..20]));
+        assert!(matches!(heap, Slot::Heap(_)));
+        assert!(heap.may_pack());
+        // Tables and lists never go inline.
+        let mut big = small_set(&[b"x"]);
+        if let Value::Set(s) = &mut big {
+            for n in 0..200 {
+                s.add(format!("m{n}").as_bytes(), crate::value::SetLimits::DEFAULT);
+            }
+            assert_eq!(s.view().encoding(), "hashtable");
+            s.remove(b"x");
+            for n in 1..200 {
+                s.remove(format!("m{n}").as_bytes());
+            }
+        }
+        let table = Slot::new(b"t", big);
+        assert!(matches!(table, Slot::Short { .. }));
+        assert!(!table.may_pack());
+    }
+
+    #[test]
+    fn a_change_unpacks_and_pack_puts_it_back_when_it_fits() {
+        let mut slot = Slot::new(b"s", small_set(&[b"1"]));
+        assert!(slot.may_pack());
+        let Some(Value::Set(set)) = slot.value_mut() else {
+            panic!("a set");
+        };
+        for n in 2..=40 {
+            set.add(n.to_string().as_bytes(), crate::value::SetLimits::DEFAULT);
+        }
+        assert!(matches!(slot, Slot::Short { .. }));
+        slot.pack();
+        assert!(
+            matches!(slot, Slot::Short { .. }),
+            "41 bytes of block stay apart"
+        );
+        let Some(Value::Set(set)) = slot.value_mut() else {
+            panic!("a set");
+        };
+        for n in 2..=40 {
+            set.remove(n.to_string().as_bytes());
+        }
+        slot.pack();
+        assert!(matches!(slot, Slot::Packed { .. }));
+        assert_eq!(slot.value(), small_set(&[b"1"]).as_ref());
+        assert_eq!(slot.key(), b"s");
+        // A string slot is left alone.
+        let mut s = Slot::new_str(b"k", b"v");
+        s.pack();
+        assert!(matches!(s, Slot::Inline { .. }));
+        assert!(s.value_mut().is_none());
+        assert!(s.update_str(|v| v.push(b'w')).is_some());
+        // And a string never reads an inline block as its bytes.
+        let mut p = Slot::new(b"k", small_set(&[b"1"]));
+        assert!(p.update_str(|v| v.push(b'w')).is_none());
+        assert!(p.take_big_value().is_none());
+        assert!(matches!(p, Slot::Packed { .. }));
     }
 }

@@ -63,19 +63,24 @@ impl Value {
 
     /// An aggregate with no elements left (Redis deletes those keys).
     pub fn is_empty_aggregate(&self) -> bool {
-        match self {
-            Value::Str(_) => false,
-            Value::List(l) => l.is_empty(),
-            Value::Hash(h) => h.is_empty(),
-            Value::Set(s) => s.is_empty(),
-            Value::ZSet(z) => z.is_empty(),
-            // An emptied stream stays (its IDs and groups matter).
-            Value::Stream(_) => false,
-        }
+        self.as_ref().is_empty_aggregate()
     }
 }
 
 impl ValueRef<'_> {
+    /// An aggregate with no elements left (Redis deletes those keys).
+    pub fn is_empty_aggregate(&self) -> bool {
+        match self {
+            ValueRef::Str(_) => false,
+            ValueRef::List(l) => l.is_empty(),
+            ValueRef::Hash(h) => h.is_empty(),
+            ValueRef::Set(s) => s.is_empty(),
+            ValueRef::ZSet(z) => z.is_empty(),
+            // An emptied stream stays (its IDs and groups matter).
+            ValueRef::Stream(_) => false,
+        }
+    }
+
     /// The name TYPE replies with.
     pub fn type_name(&self) -> &'static str {
         match self {

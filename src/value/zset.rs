@@ -111,10 +111,16 @@ impl<'a> ZSetRef<'a> {
 
     pub fn score(self, member: &[u8]) -> Option<f64> {
         match self {
-            ZSetRef::Packed(_) => self
-                .iter_from(0, false)
-                .find(|e| e.member.eq_bytes(member))
-                .map(|e| e.score),
+            // Only the match's score is decoded.
+            ZSetRef::Packed(p) => {
+                let mut items = p.items(2);
+                while let (Some(m), Some(s)) = (items.next(), items.next()) {
+                    if m.eq_bytes(member) {
+                        return Some(item_score(s));
+                    }
+                }
+                None
+            }
             ZSetRef::Tree(t) => t.score(member),
         }
     }
