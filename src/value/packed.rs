@@ -462,11 +462,16 @@ impl Builder {
         self.body.extend_from_slice(rest);
     }
 
+    /// The block, in an allocation of its exact size: copied out rather
+    /// than shrunk in place, which would leave it in the builder's bigger
+    /// chunk (glibc keeps a remainder under 32 bytes in the chunk).
     pub fn finish(self) -> Packed {
-        let mut header = Vec::with_capacity(10);
-        write_varint(&mut header, (self.count as u64) << 1 | u64::from(self.flag));
-        let mut block = self.body;
-        block.splice(0..1, header);
+        let header = (self.count as u64) << 1 | u64::from(self.flag);
+        let header_len = (64 - (header | 1).leading_zeros() as usize).div_ceil(7);
+        let mut block = Vec::with_capacity(header_len + self.body.len() - 1);
+        write_varint(&mut block, header);
+        block.extend_from_slice(&self.body[1..]);
+        debug_assert_eq!(block.len(), block.capacity());
         Packed(block.into_boxed_slice())
     }
 }
