@@ -74,11 +74,9 @@ pub struct Config {
     /// when a packed sorted set becomes a tree.
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
-    /// `list-max-listpack-size` (alias `list-max-ziplist-size`) and
-    /// `list-compress-depth`: kept and reported; lapse's list chunks are
-    /// always 8 KiB (Redis's default, -2) and never compressed.
+    /// `list-max-listpack-size` (alias `list-max-ziplist-size`): how full
+    /// a list's blocks grow (`ListLimits`).
     pub list_max_listpack_size: i64,
-    pub list_compress_depth: i64,
     /// `enable-debug-command`: who may run DEBUG (see `ProtectedAction`).
     pub enable_debug_command: ProtectedAction,
     /// `enable-protected-configs`: who may CONFIG SET the settings that
@@ -434,7 +432,6 @@ impl Default for Config {
             zset_max_listpack_entries: crate::value::ZLimits::DEFAULT.entries,
             zset_max_listpack_value: crate::value::ZLimits::DEFAULT.value,
             list_max_listpack_size: -2,
-            list_compress_depth: 0,
             // Redis's default is `no`; lapse lets loopback clients (the
             // operator's redis-cli, the test suite) run DEBUG: see README.
             enable_debug_command: ProtectedAction::Local,
@@ -965,13 +962,6 @@ pub static SETTINGS: &[Setting] = &[
         true
     ),
     int_setting!(
-        "list-compress-depth",
-        list_compress_depth,
-        0,
-        i32::MAX.into(),
-        true
-    ),
-    int_setting!(
         "stream-node-max-bytes",
         stream_node_max_bytes,
         0,
@@ -1379,6 +1369,8 @@ pub static SETTINGS: &[Setting] = &[
         ignored: None,
     },
     // What lapse keeps without acting on, each with why (README's table).
+    kept!("list-compress-depth", "0", true, |a| kept_int(a, 0, i32::MAX.into()),
+        "list blocks are never compressed: lapse's lists lend their elements in place"),
     kept!("activedefrag", "no", true, kept_yes_no,
         "no active defragmentation: lapse uses glibc malloc and returns freed memory with malloc_trim"),
     kept!("active-defrag-cycle-max", "25", true, |a| kept_int(a, 1, 99),
@@ -1645,6 +1637,13 @@ impl Config {
         crate::value::PackLimits {
             entries: self.hash_max_listpack_entries,
             value: self.hash_max_listpack_value,
+        }
+    }
+
+    /// How full a list's blocks grow.
+    pub fn list_limits(&self) -> crate::value::ListLimits {
+        crate::value::ListLimits {
+            fill: self.list_max_listpack_size,
         }
     }
 

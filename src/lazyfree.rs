@@ -432,9 +432,21 @@ mod tests {
         assert!(is_big(&Value::Set(set)));
         // Short elements pack hundreds to a chunk: 10,000 fit in few chunks.
         let mut list = List::default();
-        (0..10_000).for_each(|i| list.push(End::Right, format!("e{i}").as_bytes()));
+        (0..10_000).for_each(|i| {
+            list.push(
+                End::Right,
+                format!("e{i}").as_bytes(),
+                crate::value::ListLimits::DEFAULT,
+            )
+        });
         assert!(!is_big(&Value::List(list.clone())));
-        (0..100_000).for_each(|i| list.push(End::Right, format!("e{i}").as_bytes()));
+        (0..100_000).for_each(|i| {
+            list.push(
+                End::Right,
+                format!("e{i}").as_bytes(),
+                crate::value::ListLimits::DEFAULT,
+            )
+        });
         assert!(is_big(&Value::List(list)));
     }
 
@@ -488,8 +500,13 @@ mod tests {
         assert_eq!(hash.view().encoding(), "hashtable");
         lazy.free_async(Value::Hash(hash));
         let mut list = crate::value::List::default();
-        (0..50_000)
-            .for_each(|i| list.push(crate::value::list::End::Left, format!("{i}").as_bytes()));
+        (0..50_000).for_each(|i| {
+            list.push(
+                crate::value::list::End::Left,
+                format!("{i}").as_bytes(),
+                crate::value::ListLimits::DEFAULT,
+            )
+        });
         lazy.free_async(Value::List(list));
         lazy.shutdown();
         assert_eq!(lazy.freed_objects(), 13);

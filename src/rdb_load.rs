@@ -9,7 +9,7 @@
 //! read from the file allocates before the bytes behind it exist.
 
 use crate::rdb::*;
-use crate::value::{Hash, List, PackLimits, Set, SetLimits, Value, ZLimits, ZSet};
+use crate::value::{Hash, List, ListLimits, PackLimits, Set, SetLimits, Value, ZLimits, ZSet};
 
 /// One key read: name, value, absolute ms deadline.
 pub type LoadedKey = (Vec<u8>, Value, Option<i64>);
@@ -87,6 +87,7 @@ pub struct Limits {
     pub hash: PackLimits,
     pub set: SetLimits,
     pub zset: ZLimits,
+    pub list: ListLimits,
 }
 
 impl Limits {
@@ -96,6 +97,7 @@ impl Limits {
             hash: config.hash_limits(),
             set: config.set_limits(),
             zset: config.zset_limits(),
+            list: config.list_limits(),
         }
     }
 }
@@ -261,7 +263,7 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
         TYPE_LIST => {
             let mut list = List::default();
             for _ in 0..count(r)? {
-                list.push(crate::value::list::End::Right, &string(r)?);
+                list.push(crate::value::list::End::Right, &string(r)?, limits.list);
             }
             Value::List(list)
         }
@@ -352,7 +354,7 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
         TYPE_LIST_ZIPLIST => {
             let mut list = List::default();
             for e in ziplist(&string(r)?)? {
-                list.push(crate::value::list::End::Right, &e);
+                list.push(crate::value::list::End::Right, &e, limits.list);
             }
             Value::List(list)
         }
@@ -370,14 +372,14 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
                 match container {
                     ZIPLIST_NODE => {
                         for e in ziplist(&node)? {
-                            list.push(crate::value::list::End::Right, &e);
+                            list.push(crate::value::list::End::Right, &e, limits.list);
                         }
                     }
                     // A plain node: one big element.
-                    1 => list.push(crate::value::list::End::Right, &node),
+                    1 => list.push(crate::value::list::End::Right, &node, limits.list),
                     2 => {
                         for e in listpack(&node)? {
-                            list.push(crate::value::list::End::Right, &e);
+                            list.push(crate::value::list::End::Right, &e, limits.list);
                         }
                     }
                     _ => return Err(bad("quicklist node container")),
@@ -767,6 +769,7 @@ mod tests {
         hash: PackLimits::HASH,
         set: SetLimits::DEFAULT,
         zset: ZLimits::DEFAULT,
+        list: ListLimits::DEFAULT,
     };
 
     #[test]
@@ -830,7 +833,7 @@ mod tests {
                 set.add(i.to_string().as_bytes(), SetLimits::DEFAULT);
                 strs.add(m.as_bytes(), SetLimits::DEFAULT);
                 z.insert(m.as_bytes(), f64::from(i) / 3.0, ZLimits::DEFAULT);
-                list.push(End::Right, m.as_bytes());
+                list.push(End::Right, m.as_bytes(), ListLimits::DEFAULT);
             }
             let key = |kind: &str| [name, kind.as_bytes()].concat();
             db.set(&key("h"), Value::Hash(hash), ttl, 0);

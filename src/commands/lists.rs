@@ -65,8 +65,9 @@ fn push_elems(
     if only_existing && read_for_write(ctx, key, &LIST)?.is_none() {
         return Ok(0);
     }
+    let limits = ctx.server.config.list_limits();
     let list = write_or_create(ctx, key, &LIST)?;
-    elems.iter().for_each(|e| list.push(end, e));
+    elems.iter().for_each(|e| list.push(end, e, limits));
     let len = list.len();
     ctx.signal(EventClass::LIST, push_event(end), key);
     Ok(len)
@@ -189,6 +190,7 @@ fn lindex(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn lset(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let limits = ctx.server.config.list_limits();
     // Redis looks the key up before it parses the index.
     let list = write(ctx, &args[1], &LIST)?.ok_or(CmdError::NoSuchKey)?;
     let index = int_arg(&args[2])?;
@@ -199,7 +201,7 @@ fn lset(ctx: &mut Ctx, args: Args) -> CmdResult {
     };
     let replaced = i
         .and_then(|i| usize::try_from(i).ok())
-        .is_some_and(|i| list.set(i, &args[3]));
+        .is_some_and(|i| list.set(i, &args[3], limits));
     if !replaced {
         return Err(CmdError::Static("ERR index out of range"));
     }
@@ -216,12 +218,13 @@ fn linsert(ctx: &mut Ctx, args: Args) -> CmdResult {
     } else {
         return Err(CmdError::Syntax);
     };
+    let limits = ctx.server.config.list_limits();
     let reply = match write(ctx, &args[1], &LIST)? {
         None => 0,
         Some(list) => match list.iter().position(|e| e == &args[3]) {
             None => -1,
             Some(at) => {
-                list.insert(at + usize::from(after), &args[4]);
+                list.insert(at + usize::from(after), &args[4], limits);
                 list.len() as i64
             }
         },
@@ -236,6 +239,7 @@ fn linsert(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn lrem(ctx: &mut Ctx, args: Args) -> CmdResult {
     let count = int_arg(&args[2])?;
     let elem = &args[3];
+    let limits = ctx.server.config.list_limits();
     let removed = match write(ctx, &args[1], &LIST)? {
         None => 0,
         Some(list) => {
@@ -247,7 +251,7 @@ fn lrem(ctx: &mut Ctx, args: Args) -> CmdResult {
             // A negative count removes from the tail.
             let from = if count < 0 { End::Right } else { End::Left };
             let mut removed = 0;
-            list.retain(from, |item| {
+            list.retain(from, limits, |item| {
                 let hit = removed < limit && item == elem;
                 removed += usize::from(hit);
                 !hit

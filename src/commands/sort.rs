@@ -331,10 +331,11 @@ fn reply_or_store(ctx: &mut Ctx, o: &Options, picked: Vec<Vec<u8>>) -> CmdResult
         return Ok(());
     };
     let count = rows.len();
+    let limits = ctx.server.config.list_limits();
     let result = (count > 0).then(|| {
         let mut list = List::default();
         for row in &rows {
-            list.push(End::Right, row.as_deref().unwrap_or_default());
+            list.push(End::Right, row.as_deref().unwrap_or_default(), limits);
         }
         Value::List(list)
     });

@@ -350,6 +350,7 @@ mod tests {
         let limits = crate::rdb_load::Limits {
             hash: crate::value::PackLimits::HASH,
             set: crate::value::SetLimits::DEFAULT,
+            list: crate::value::ListLimits::DEFAULT,
             zset: crate::value::ZLimits::DEFAULT,
         };
         let loaded = crate::rdb_load::load(&file, limits).unwrap();
@@ -477,7 +478,11 @@ mod tests {
                 0 => {
                     let mut l = List::default();
                     for i in 0..n {
-                        l.push(crate::value::list::End::Right, format!("e{i}").as_bytes());
+                        l.push(
+                            crate::value::list::End::Right,
+                            format!("e{i}").as_bytes(),
+                            crate::value::ListLimits::DEFAULT,
+                        );
                     }
                     Value::List(l)
                 }

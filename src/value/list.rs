@@ -1,15 +1,17 @@
 //! `List`: a list of byte strings. A short list is one block (`Small`:
 //! the element count, then each element after its length, no more); a
-//! list past `SMALL_MAX_BYTES` becomes `Chunks` for good, chunks packed
-//! like Redis's quicklist of listpacks. Redis 7.0 calls both `quicklist`.
+//! list that outgrows one block (`ListLimits`: `list-max-listpack-size`,
+//! 8 KiB by default) becomes `Chunks` for good, chunks packed like Redis's
+//! quicklist of listpacks and filled by the same rule. Redis 7.0 calls
+//! both `quicklist`.
 //!
-//! A small list's push or pop moves the block's bytes (at most
-//! `SMALL_MAX_BYTES`, as a listpack node's insert does); reading it
-//! backwards first notes where its elements start.
+//! A small list's push or pop moves the block's bytes (at most one
+//! block's, as a listpack node's insert does); reading it backwards first
+//! notes where its elements start.
 //!
 //! One allocation per element (a `Vec<u8>` each) cost 56 bytes for an
 //! 8-byte element; Redis needs about 10. Here elements sit back to back in
-//! chunks of up to `CHUNK_BYTES`, each framed by its length before and
+//! chunks of up to a block's size, each framed by its length before and
 //! after it (the copy after it lets a chunk be read backwards, for RPOP),
 //! so a short element costs its bytes plus two.
 //!
@@ -19,9 +21,46 @@
 
 use std::collections::VecDeque;
 
-/// A chunk stops taking elements past this many bytes (Redis's default
-/// listpack node size, `list-max-listpack-size -2`).
-const CHUNK_BYTES: usize = 8 * 1024;
+/// How full one block of a list may grow: `list-max-listpack-size`,
+/// Redis's quicklist `fill`. -1 to -5 cap a block's bytes at 4, 8, 16, 32
+/// or 64 KiB; a positive n caps its elements at n and its bytes at 8 KiB
+/// (Redis's safety limit); anything else makes every element a block of
+/// its own, as in Redis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListLimits {
+    pub fill: i64,
+}
+
+impl ListLimits {
+    /// Redis's default: 8 KiB blocks.
+    pub const DEFAULT: ListLimits = ListLimits { fill: -2 };
+
+    /// Block sizes of fills -1 to -5 (Redis's `optimization_level`).
+    const LEVELS: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
+    /// The most bytes a block capped by count holds (`SIZE_SAFETY_LIMIT`).
+    const SAFETY_BYTES: usize = 8192;
+
+    /// The byte cap of a negative fill, if it has one.
+    fn level(self) -> Option<usize> {
+        let offset = usize::try_from(self.fill.unsigned_abs().checked_sub(1)?).ok()?;
+        (self.fill < 0).then(|| Self::LEVELS.get(offset).copied())?
+    }
+
+    /// Whether a block of `count` elements may take one more and grow to
+    /// `bytes` (Redis's `_quicklistNodeAllowInsert`).
+    fn allows(self, bytes: usize, count: usize) -> bool {
+        match self.level() {
+            Some(cap) => bytes <= cap,
+            None => bytes <= Self::SAFETY_BYTES && (count as i64) < self.fill,
+        }
+    }
+
+    /// The bytes a block aims at (a block grown in the middle is split
+    /// at twice this).
+    fn block_bytes(self) -> usize {
+        self.level().unwrap_or(Self::SAFETY_BYTES)
+    }
+}
 
 #[derive(Clone, Default)]
 struct Chunk {
@@ -31,7 +70,7 @@ struct Chunk {
     bytes: Vec<u8>,
 }
 
-/// A list of chunks (a list past `SMALL_MAX_BYTES`).
+/// A list of chunks (a list past one block).
 #[derive(Clone, Default)]
 pub struct Chunks {
     chunks: VecDeque<Chunk>,
@@ -121,8 +160,8 @@ impl Chunk {
         (0..i).fold(0, |at, _| decode_forward(&self.bytes, at).1)
     }
 
-    fn has_room(&self, extra: usize) -> bool {
-        self.bytes.len() + extra <= CHUNK_BYTES || self.count == 0
+    fn has_room(&self, extra: usize, limits: ListLimits) -> bool {
+        limits.allows(self.bytes.len() + extra, self.count as usize) || self.count == 0
     }
 }
 
@@ -140,16 +179,23 @@ impl Chunks {
         self.chunks.len()
     }
 
-    pub fn push(&mut self, end: End, elem: &[u8]) {
+    pub fn push(&mut self, end: End, elem: &[u8], limits: ListLimits) {
         let framed = frame(elem);
-        let room = match end {
-            End::Left => self.chunks.front(),
-            End::Right => self.chunks.back(),
-        }
-        .is_some_and(|c| c.has_room(framed.len()));
+        let edge = match end {
+            End::Left => self.chunks.front_mut(),
+            End::Right => self.chunks.back_mut(),
+        };
+        let room = edge
+            .as_ref()
+            .is_some_and(|c| c.has_room(framed.len(), limits));
         if !room {
             // A power-of-two start keeps doubling on powers of two, so a
-            // chunk that fills up to `CHUNK_BYTES` has no spare capacity.
+            // chunk that fills up to a power-of-two size has no spare
+            // capacity; one closed short of its capacity (a count limit)
+            // gives the rest back.
+            if let Some(full) = edge {
+                full.bytes.shrink_to_fit();
+            }
             let fresh = Chunk {
                 count: 0,
                 bytes: Vec::with_capacity(framed.len().next_power_of_two().max(64)),
@@ -238,7 +284,7 @@ impl Chunks {
     }
 
     /// Replaces element `i`; false if out of range.
-    pub fn set(&mut self, i: usize, elem: &[u8]) -> bool {
+    pub fn set(&mut self, i: usize, elem: &[u8], limits: ListLimits) -> bool {
         let Some((c, k)) = self.locate(i) else {
             return false;
         };
@@ -246,17 +292,17 @@ impl Chunks {
         let at = chunk.offset_of(k);
         let next = decode_forward(&chunk.bytes, at).1;
         chunk.bytes.splice(at..next, frame(elem));
-        self.split_if_big(c);
+        self.split_if_big(c, limits);
         true
     }
 
     /// Inserts `elem` so that it becomes element `i` (`i <= len`).
-    pub fn insert(&mut self, i: usize, elem: &[u8]) {
+    pub fn insert(&mut self, i: usize, elem: &[u8], limits: ListLimits) {
         if i == 0 {
-            return self.push(End::Left, elem);
+            return self.push(End::Left, elem, limits);
         }
         if i >= self.len {
-            return self.push(End::Right, elem);
+            return self.push(End::Right, elem, limits);
         }
         let Some((c, k)) = self.locate(i) else {
             return;
@@ -266,14 +312,14 @@ impl Chunks {
         chunk.bytes.splice(at..at, frame(elem));
         chunk.count += 1;
         self.len += 1;
-        self.split_if_big(c);
+        self.split_if_big(c, limits);
     }
 
-    /// Splits chunk `c` in two if it grew well past `CHUNK_BYTES` (inserts
-    /// in the middle never start a new chunk on their own).
-    fn split_if_big(&mut self, c: usize) {
+    /// Splits chunk `c` in two if it grew well past a block's size
+    /// (inserts in the middle never start a new chunk on their own).
+    fn split_if_big(&mut self, c: usize, limits: ListLimits) {
         let chunk = &mut self.chunks[c];
-        if chunk.bytes.len() <= 2 * CHUNK_BYTES || chunk.count < 2 {
+        if chunk.bytes.len() <= 2 * limits.block_bytes() || chunk.count < 2 {
             return;
         }
         let offsets = chunk.offsets();
@@ -420,10 +466,6 @@ impl DoubleEndedIterator for ChunkIter<'_> {
     }
 }
 
-/// A short list's bytes past which it becomes chunks (Redis's listpack
-/// node size, as `CHUNK_BYTES`).
-const SMALL_MAX_BYTES: usize = CHUNK_BYTES;
-
 /// A short list in one block: `[count varint]([len varint][element])*`.
 #[derive(Clone)]
 pub struct Small(Box<[u8]>);
@@ -492,8 +534,9 @@ impl Small {
         at.min(self.0.len())
     }
 
-    fn fits(&self, extra: usize) -> bool {
-        self.0.len() + extra + 2 <= SMALL_MAX_BYTES
+    /// Whether one more element of `extra` bytes keeps it one block.
+    fn fits(&self, extra: usize, limits: ListLimits) -> bool {
+        limits.allows(self.0.len() + extra + 2, self.len()) || self.len() == 0
     }
 
     fn insert(&mut self, i: usize, elem: &[u8]) {
@@ -553,14 +596,15 @@ impl List {
         }
     }
 
-    /// Makes room for `extra` more bytes: a small list too big for them
-    /// becomes chunks. Returns the small form if it stays small.
-    fn small_for(&mut self, extra: usize) -> Option<&mut Small> {
+    /// Makes room for one more element of `extra` bytes: a small list
+    /// that would outgrow its block becomes chunks. Returns the small form
+    /// if it stays small.
+    fn small_for(&mut self, extra: usize, limits: ListLimits) -> Option<&mut Small> {
         if let List::Small(s) = self {
-            if !s.fits(extra) {
+            if !s.fits(extra, limits) {
                 let mut chunks = Chunks::default();
                 for e in self.iter() {
-                    chunks.push(End::Right, e);
+                    chunks.push(End::Right, e, limits);
                 }
                 *self = List::Chunks(Box::new(chunks));
             }
@@ -571,13 +615,13 @@ impl List {
         }
     }
 
-    pub fn push(&mut self, end: End, elem: &[u8]) {
-        if let Some(s) = self.small_for(elem.len()) {
+    pub fn push(&mut self, end: End, elem: &[u8], limits: ListLimits) {
+        if let Some(s) = self.small_for(elem.len(), limits) {
             let at = if end == End::Left { 0 } else { s.len() };
             return s.insert(at, elem);
         }
         if let List::Chunks(c) = self {
-            c.push(end, elem);
+            c.push(end, elem, limits);
         }
     }
 
@@ -599,29 +643,29 @@ impl List {
     }
 
     /// Replaces element `i`; false if out of range.
-    pub fn set(&mut self, i: usize, elem: &[u8]) -> bool {
+    pub fn set(&mut self, i: usize, elem: &[u8], limits: ListLimits) -> bool {
         if i >= self.len() {
             return false;
         }
-        if let Some(s) = self.small_for(elem.len()) {
+        if let Some(s) = self.small_for(elem.len(), limits) {
             let at = s.offset_of(i);
             let end = s.offset_of(i + 1);
             *s = s.rebuilt(at, end, &[elem], s.len());
             return true;
         }
         match self {
-            List::Chunks(c) => c.set(i, elem),
+            List::Chunks(c) => c.set(i, elem, limits),
             List::Small(_) => false,
         }
     }
 
     /// Inserts `elem` so that it becomes element `i` (`i <= len`).
-    pub fn insert(&mut self, i: usize, elem: &[u8]) {
-        if let Some(s) = self.small_for(elem.len()) {
+    pub fn insert(&mut self, i: usize, elem: &[u8], limits: ListLimits) {
+        if let Some(s) = self.small_for(elem.len(), limits) {
             return s.insert(i.min(s.len()), elem);
         }
         if let List::Chunks(c) = self {
-            c.insert(i, elem);
+            c.insert(i, elem, limits);
         }
     }
 
@@ -651,7 +695,7 @@ impl List {
 
     /// Keeps the elements for which `keep` returns true, in order, visiting
     /// them from the left or, with `End::Right`, from the right.
-    pub fn retain(&mut self, from: End, mut keep: impl FnMut(&[u8]) -> bool) {
+    pub fn retain(&mut self, from: End, limits: ListLimits, mut keep: impl FnMut(&[u8]) -> bool) {
         if matches!(self, List::Small(_)) {
             // One block built from the kept elements, not one per element.
             let mut kept: Vec<&[u8]> = match from {
@@ -670,12 +714,12 @@ impl List {
             End::Left => self
                 .iter()
                 .filter(|e| keep(e))
-                .for_each(|e| kept.push(End::Right, e)),
+                .for_each(|e| kept.push(End::Right, e, limits)),
             End::Right => self
                 .iter()
                 .rev()
                 .filter(|e| keep(e))
-                .for_each(|e| kept.push(End::Left, e)),
+                .for_each(|e| kept.push(End::Left, e, limits)),
         }
         *self = kept;
     }
@@ -815,25 +859,36 @@ mod tests {
         elem: Vec<u8>,
         rng: &mut impl Rng,
     ) {
+        apply_with(list, model, op, elem, rng, ListLimits::DEFAULT)
+    }
+
+    fn apply_with(
+        list: &mut List,
+        model: &mut VecDeque<Vec<u8>>,
+        op: usize,
+        elem: Vec<u8>,
+        rng: &mut impl Rng,
+        limits: ListLimits,
+    ) {
         match op {
             0 => {
-                list.push(End::Right, &elem);
+                list.push(End::Right, &elem, limits);
                 model.push_back(elem);
             }
             1 => {
-                list.push(End::Left, &elem);
+                list.push(End::Left, &elem, limits);
                 model.push_front(elem);
             }
             2 => assert_eq!(list.pop(End::Left), model.pop_front()),
             3 => assert_eq!(list.pop(End::Right), model.pop_back()),
             4 if !model.is_empty() => {
                 let i = rng.gen_range(0..model.len());
-                assert!(list.set(i, &elem));
+                assert!(list.set(i, &elem, limits));
                 model[i] = elem;
             }
             5 => {
                 let i = rng.gen_range(0..=model.len());
-                list.insert(i, &elem);
+                list.insert(i, &elem, limits);
                 model.insert(i, elem);
             }
             _ if !model.is_empty() => {
@@ -855,7 +910,9 @@ mod tests {
             (3, 4_000),
         ] {
             let mut list = List::default();
-            (0..100_000).for_each(|i| list.push(End::Right, format!("e{i}").as_bytes()));
+            (0..100_000).for_each(|i| {
+                list.push(End::Right, format!("e{i}").as_bytes(), ListLimits::DEFAULT)
+            });
             assert!(matches!(list, List::Chunks(_)));
             list.trim(Some((from, to)));
             assert_eq!(list.len(), to - from + 1);
@@ -906,7 +963,7 @@ mod tests {
         }
         // Past the block size: chunks, same elements.
         while matches!(list, List::Small(_)) {
-            list.push(End::Right, &[b'x'; 100]);
+            list.push(End::Right, &[b'x'; 100], ListLimits::DEFAULT);
             model.push_back(vec![b'x'; 100]);
         }
         assert!(list.iter().eq(model.iter().map(Vec::as_slice)));
@@ -916,10 +973,17 @@ mod tests {
 
     #[test]
     fn matches_a_deque_under_random_operations() {
+        for fill in [-2, -1, -5, 0, 1, 5, 128] {
+            random_operations(ListLimits { fill }, 20_000);
+        }
+        random_operations(ListLimits::DEFAULT, 60_000);
+    }
+
+    fn random_operations(limits: ListLimits, steps: usize) {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
         let mut list = List::default();
         let mut model: VecDeque<Vec<u8>> = VecDeque::new();
-        for step in 0..60_000 {
+        for step in 0..steps {
             let size = if rng.gen_bool(0.01) {
                 rng.gen_range(100..20_000)
             } else {
@@ -928,7 +992,7 @@ mod tests {
             let elem: Vec<u8> = (0..size).map(|_| rng.gen_range(b'a'..=b'z')).collect();
             // Pushes three times, left pushes twice as often as the rest.
             let op = [0, 0, 0, 1, 1, 2, 3, 4, 5, 6][rng.gen_range(0..10)];
-            apply(&mut list, &mut model, op, elem, &mut rng);
+            apply_with(&mut list, &mut model, op, elem, &mut rng, limits);
             assert_eq!(list.len(), model.len());
             if step % 500 == 0 {
                 assert!(list.iter().eq(model.iter().map(Vec::as_slice)));
@@ -955,7 +1019,7 @@ mod tests {
                 break;
             }
         }
-        list.retain(End::Right, |e| e.len() % 2 == 0);
+        list.retain(End::Right, ListLimits::DEFAULT, |e| e.len() % 2 == 0);
         model.retain(|e| e.len() % 2 == 0);
         assert!(list.iter().eq(model.iter().map(Vec::as_slice)));
         let n = model.len();
@@ -967,5 +1031,57 @@ mod tests {
         }
         list.trim(None);
         assert!(list.is_empty() && list.iter().next().is_none());
+    }
+
+    #[test]
+    fn list_max_listpack_size_decides_how_full_a_block_grows() {
+        let fill = |fill| ListLimits { fill };
+        // Negative: a byte cap per level, -1 4 KiB to -5 64 KiB.
+        assert!(fill(-1).allows(4096, 1_000_000));
+        assert!(!fill(-1).allows(4097, 0));
+        assert!(fill(-5).allows(65536, 0) && !fill(-5).allows(65537, 0));
+        // Positive: a count cap, and 8 KiB whatever the count.
+        assert!(fill(3).allows(100, 2) && !fill(3).allows(100, 3));
+        assert!(!fill(1000).allows(8193, 1));
+        // Past the levels, or 0: nothing more fits (an element a block).
+        for f in [-6, 0, i64::MIN] {
+            assert!(!fill(f).allows(10, 0), "{f}");
+        }
+
+        // A list of 10 short elements with 4 to a block: chunks of 4, 4, 2.
+        let mut list = List::default();
+        for i in 0..10 {
+            list.push(End::Right, format!("e{i}").as_bytes(), fill(4));
+            if i < 4 {
+                assert!(matches!(list, List::Small(_)), "{i}");
+            }
+        }
+        assert_eq!(list.chunk_count(), 3);
+        // One element a block.
+        let mut list = List::default();
+        for i in 0..5 {
+            list.push(End::Left, format!("e{i}").as_bytes(), fill(0));
+        }
+        assert_eq!(list.chunk_count(), 5);
+        assert_eq!(list.iter().next(), Some(&b"e4"[..]));
+        // 4 KiB blocks: 100-byte elements, about 40 a block.
+        let mut list = List::default();
+        for _ in 0..400 {
+            list.push(End::Right, &[b'x'; 100], fill(-1));
+        }
+        assert!(
+            (10..=11).contains(&list.chunk_count()),
+            "{}",
+            list.chunk_count()
+        );
+        let mut list = List::default();
+        for _ in 0..400 {
+            list.push(End::Right, &[b'x'; 100], ListLimits::DEFAULT);
+        }
+        assert!(
+            (5..=6).contains(&list.chunk_count()),
+            "{}",
+            list.chunk_count()
+        );
     }
 }
