@@ -265,9 +265,16 @@ impl ServerState {
     /// it is also where small values a command unpacked to change go
     /// back inline (`Db::pack_changed`).
     pub fn process_key_events(&mut self) {
-        self.dbs.iter_mut().for_each(Db::pack_changed);
-        let mut busy = self.dbs.iter().filter(|db| db.has_events());
-        let (Some(first), more) = (busy.next().map(|db| db.index), busy.next().is_some()) else {
+        // One pass over the databases: pack, and find the busy ones.
+        let (mut first, mut more) = (None, false);
+        for db in &mut self.dbs {
+            db.pack_changed();
+            if db.has_events() {
+                more |= first.is_some();
+                first = first.or(Some(db.index));
+            }
+        }
+        let Some(first) = first else {
             return;
         };
         if !more {

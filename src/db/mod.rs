@@ -406,7 +406,11 @@ impl Db {
 
     /// Puts the small packed values changed since the last call back
     /// inline in their slots where they fit (after each command).
+    #[inline]
     pub fn pack_changed(&mut self) {
+        if self.unpacked.is_empty() {
+            return;
+        }
         while let Some(idx) = self.unpacked.pop() {
             if idx < self.dict.len() as u32 {
                 self.dict.entry_mut(idx).slot.pack();
