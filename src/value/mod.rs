@@ -5,6 +5,7 @@
 //! values in a keyspace are strings.
 
 pub mod elem;
+pub mod field_ttl;
 pub mod hash;
 pub mod list;
 pub mod packed;
