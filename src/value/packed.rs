@@ -21,7 +21,7 @@
 //! a later string of the same column sharing at least `MIN_SHARED` leading
 //! bytes with it stores only the rest (front coding: `field1`, `field2`...
 //! cost two bytes plus what differs). Columns: elements alternate between
-//! `stride` columns (a hash's fields and values, a sorted set's members
+//! `stride` columns, up to three (a hash's fields and values, a sorted set's members
 //! and scores), so fields share with fields and values with values.
 //!
 //! Reading walks the block from the start, as Redis walks a listpack; every
@@ -35,6 +35,9 @@ use std::fmt;
 /// one byte more than the whole form).
 const MIN_SHARED: usize = 2;
 const MAX_SHARED: usize = 31;
+/// Most columns a block alternates between (a hash with field deadlines
+/// will keep field, value and deadline: three).
+const MAX_STRIDE: usize = 3;
 const TAG_SHARED: u8 = 0b1100_0000;
 const TAG_INT: u8 = 0b1110_0000;
 const TAG_LONG_STR: u8 = 0xF0;
@@ -232,7 +235,7 @@ impl<'a> PackedRef<'a> {
             remaining,
             column: 0,
             stride,
-            anchors: [(0, 0); 2],
+            anchors: [(0, 0); MAX_STRIDE],
         }
     }
 
@@ -288,7 +291,7 @@ pub struct Items<'a> {
     column: usize,
     stride: usize,
     /// Per column: where its anchor string is in `data` (start, length).
-    anchors: [(usize, usize); 2],
+    anchors: [(usize, usize); MAX_STRIDE],
 }
 
 impl<'a> Iterator for Items<'a> {
@@ -300,7 +303,7 @@ impl<'a> Iterator for Items<'a> {
         }
         self.remaining -= 1;
         let column = self.column;
-        self.column = (self.column + 1) % self.stride.clamp(1, 2);
+        self.column = (self.column + 1) % self.stride.clamp(1, MAX_STRIDE);
         let data = self.data;
         let pos = &mut self.pos;
         let header = *data.get(*pos)?;
@@ -356,7 +359,7 @@ pub struct Builder {
     flag: bool,
     column: usize,
     stride: usize,
-    anchors: [(usize, usize); 2],
+    anchors: [(usize, usize); MAX_STRIDE],
 }
 
 impl Builder {
@@ -375,8 +378,8 @@ impl Builder {
             count: 0,
             flag: false,
             column: 0,
-            stride: stride.clamp(1, 2),
-            anchors: [(0, 0); 2],
+            stride: stride.clamp(1, MAX_STRIDE),
+            anchors: [(0, 0); MAX_STRIDE],
         }
     }
 
@@ -594,6 +597,24 @@ mod tests {
         let p = round_trip(2, &refs);
         // 1 count + "field0" 7 + 9 * 3 + "value0000" 10 + 9 * (2 + at most 4).
         assert!(p.allocated() <= 1 + 7 + 27 + 10 + 54, "{}", p.allocated());
+        // Three columns: each string column front codes against its own.
+        let triples: Vec<Vec<u8>> = (0..10)
+            .flat_map(|j| {
+                [
+                    format!("field{j}").into_bytes(),
+                    format!("value{:04}", j * 37).into_bytes(),
+                    format!("{}", 1_795_727_603_348u64 + j * 1000).into_bytes(),
+                ]
+            })
+            .collect();
+        let refs: Vec<&[u8]> = triples.iter().map(|f| &f[..]).collect();
+        let p3 = round_trip(3, &refs);
+        // The third column is integers: at most 1 + 8 bytes each.
+        assert!(
+            p3.allocated() <= p.allocated() + 10 * 9,
+            "{}",
+            p3.allocated()
+        );
         // Binary, empty, long and anchor-changing strings.
         let long = vec![b'x'; 300];
         let long2 = [&long[..], b"y"].concat();
