@@ -36,7 +36,7 @@ pub struct Volatile {
     order_ms: i64,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Expires {
     items: Vec<Volatile>,
     /// Kept as a min-heap on `order_ms` (the deadline strategy).

@@ -18,6 +18,7 @@ use crate::dict::Moved;
 /// No record for this entry.
 const NONE: u32 = u32::MAX;
 
+#[derive(Clone)]
 pub struct FieldTtls {
     heap: Expires,
     /// Per table entry: its record's position in `heap`, or `NONE`.
@@ -79,6 +80,12 @@ impl FieldTtls {
         self.heap
             .remove(record, &mut |entry, to| pos[entry as usize] = to);
         true
+    }
+
+    /// No field is due before this time (a lower bound of every
+    /// deadline: a raised one may not have moved down yet).
+    pub fn earliest_bound(&self) -> Option<i64> {
+        self.heap.earliest_ms()
     }
 
     /// The field due first and its deadline.

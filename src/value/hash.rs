@@ -6,7 +6,15 @@
 //!
 //! Commands see elements as `Item`s (a packed element may be stored as an
 //! integer or front coded; a table's are plain bytes).
+//!
+//! Fields may have deadlines (Redis 7.4's hash-field expiry). A packed
+//! hash with any is flagged and keeps (field, value, deadline) triples,
+//! as Redis's `listpackex`: the fields without one first (deadline 0), in
+//! insertion order, then the others by deadline. A table keeps them in a
+//! `FieldTtls` beside it. A hash that never had a field deadline costs
+//! nothing for them.
 
+use super::field_ttl::FieldTtls;
 use super::packed::{by_index, Builder, Item, Items, Packed, PackedRef};
 use super::{Elem, Pair};
 use std::collections::HashMap;
@@ -31,9 +39,77 @@ impl PackLimits {
 
 #[derive(Clone)]
 pub enum Hash {
+    /// Field and value pairs; flagged: triples with deadlines.
     Packed(Packed),
-    Table(Box<Dict<Pair>>),
+    Table(Box<HashTable>),
 }
+
+/// A big hash: its pairs, and its fields' deadlines once any has one.
+/// Reads see the pairs through `Deref`; changes go through `Hash`, which
+/// keeps the two in step.
+#[derive(Clone, Default)]
+pub struct HashTable {
+    dict: Dict<Pair>,
+    ttls: Option<Box<FieldTtls>>,
+}
+
+impl std::ops::Deref for HashTable {
+    type Target = Dict<Pair>;
+
+    fn deref(&self) -> &Dict<Pair> {
+        &self.dict
+    }
+}
+
+impl HashTable {
+    /// The deadline of entry `i`, if it has one.
+    fn ttl_of(&self, i: u32) -> Option<i64> {
+        self.ttls.as_ref().and_then(|t| t.get(i))
+    }
+
+    /// Empties it a slice at a time (the lazy-free thread).
+    pub fn clear_paced(&mut self, tick: &mut dyn FnMut(), release: &mut dyn FnMut(*mut u8, usize)) {
+        self.ttls = None;
+        self.dict.clear_paced(tick, release);
+    }
+
+    fn insert(&mut self, field: &[u8], value: &[u8]) {
+        self.dict.insert_new(Pair {
+            field: Elem::new(field),
+            value: Elem::new(value),
+        });
+        if let Some(t) = &mut self.ttls {
+            t.entry_added();
+        }
+    }
+
+    fn remove_at(&mut self, i: u32) {
+        let (_, moved) = self.dict.remove_at(i);
+        if let Some(t) = &mut self.ttls {
+            t.entry_removed(i, moved);
+        }
+    }
+
+    /// Sets `field` to `value` (its deadline cleared); true if it is new.
+    fn set(&mut self, field: &[u8], value: &[u8]) -> bool {
+        match self.dict.find(field) {
+            Some(i) => {
+                self.dict.entry_mut(i).value = Elem::new(value);
+                if let Some(t) = &mut self.ttls {
+                    t.clear(i);
+                }
+                false
+            }
+            None => {
+                self.insert(field, value);
+                true
+            }
+        }
+    }
+}
+
+/// No deadline, as a packed triple says it (Redis's `HASH_LP_NO_TTL`).
+const NO_TTL: i64 = 0;
 
 impl Default for Hash {
     fn default() -> Hash {
@@ -46,7 +122,7 @@ impl Default for Hash {
 #[derive(Clone, Copy)]
 pub enum HashRef<'a> {
     Packed(PackedRef<'a>),
-    Table(&'a Dict<Pair>),
+    Table(&'a HashTable),
 }
 
 impl<'a> HashRef<'a> {
@@ -54,7 +130,7 @@ impl<'a> HashRef<'a> {
 
     pub fn len(self) -> usize {
         match self {
-            HashRef::Packed(p) => p.len() / 2,
+            HashRef::Packed(p) => p.len() / stride(p),
             HashRef::Table(d) => d.len(),
         }
     }
@@ -66,6 +142,7 @@ impl<'a> HashRef<'a> {
     /// OBJECT ENCODING's name for it.
     pub fn encoding(self) -> &'static str {
         match self {
+            HashRef::Packed(p) if p.flag() => "listpackex",
             HashRef::Packed(_) => "listpack",
             HashRef::Table(_) => "hashtable",
         }
@@ -95,11 +172,11 @@ impl<'a> HashRef<'a> {
     pub fn iter_from(self, from: usize) -> HashIter<'a> {
         match self {
             HashRef::Packed(p) => {
-                let mut items = p.items(2);
-                for _ in 0..from.saturating_mul(2) {
+                let mut items = p.items(stride(p));
+                for _ in 0..from.saturating_mul(stride(p)) {
                     items.next();
                 }
-                HashIter::Packed(items)
+                HashIter::Packed(items, p.flag())
             }
             HashRef::Table(d) => HashIter::Table(d, u32::try_from(from).unwrap_or(u32::MAX)),
         }
@@ -127,6 +204,92 @@ impl<'a> HashRef<'a> {
             HashRef::Table(d) => Hash::Table(Box::new(d.clone())),
         }
     }
+
+    /// Whether any field has (or had) a deadline.
+    pub fn has_field_ttls(self) -> bool {
+        match self {
+            HashRef::Packed(p) => p.flag(),
+            HashRef::Table(d) => d.ttls.is_some(),
+        }
+    }
+
+    /// The deadline of `field` (unix ms): `None` without the field,
+    /// `Some(None)` if it has none.
+    pub fn field_ttl(self, field: &[u8]) -> Option<Option<i64>> {
+        match self {
+            HashRef::Packed(p) if p.flag() => triples(p)
+                .find(|(f, _, _)| f.eq_bytes(field))
+                .map(|(_, _, at)| at),
+            HashRef::Packed(_) => self.contains(field).then_some(None),
+            HashRef::Table(d) => d.find(field).map(|i| d.ttl_of(i)),
+        }
+    }
+
+    /// Fields with a deadline.
+    pub fn field_ttl_count(self) -> usize {
+        match self {
+            HashRef::Packed(p) if p.flag() => triples(p).filter(|(_, _, at)| at.is_some()).count(),
+            HashRef::Packed(_) => 0,
+            HashRef::Table(d) => d.ttls.as_ref().map_or(0, |t| t.len()),
+        }
+    }
+
+    /// No field is due before this time (a lower bound of every field
+    /// deadline; `None`: no field has one).
+    pub fn earliest_field_ttl(self) -> Option<i64> {
+        match self {
+            // Sorted: the first deadline is the earliest.
+            HashRef::Packed(p) if p.flag() => triples(p).find_map(|(_, _, at)| at),
+            HashRef::Packed(_) => None,
+            HashRef::Table(d) => d.ttls.as_ref().and_then(|t| t.earliest_bound()),
+        }
+    }
+}
+
+/// Columns of a packed hash: field and value, and the deadline when
+/// flagged.
+fn stride(p: PackedRef<'_>) -> usize {
+    if p.flag() {
+        3
+    } else {
+        2
+    }
+}
+
+/// A flagged block's (field, value, deadline) triples.
+fn triples(p: PackedRef<'_>) -> impl Iterator<Item = (Item<'_>, Item<'_>, Option<i64>)> {
+    let mut items = p.items(3);
+    std::iter::from_fn(move || {
+        let (f, v, t) = (items.next()?, items.next()?, items.next()?);
+        let at = match t {
+            Item::Int(NO_TTL) => None,
+            Item::Int(at) => Some(at),
+            _ => None,
+        };
+        Some((f, v, at))
+    })
+}
+
+/// One field of a flagged block, owned, for a rebuild.
+type Triple = (Vec<u8>, Vec<u8>, Option<i64>);
+
+/// A flagged block of `triples` in listpackex order: the fields without
+/// a deadline first, then by deadline (stable).
+fn build_triples(mut triples: Vec<Triple>) -> Packed {
+    triples.sort_by_key(|(_, _, at)| at.map_or((false, 0), |at| (true, at)));
+    let mut b = Builder::new(3).flagged(true);
+    for (f, v, at) in &triples {
+        b.push_bytes(f);
+        b.push_bytes(v);
+        b.push(Item::Int(at.unwrap_or(NO_TTL)));
+    }
+    b.finish()
+}
+
+fn owned_triples(p: PackedRef<'_>) -> Vec<Triple> {
+    triples(p)
+        .map(|(f, v, at)| (f.to_vec(), v.to_vec(), at))
+        .collect()
 }
 
 impl Hash {
@@ -157,8 +320,9 @@ impl Hash {
             self.convert();
         }
         let added = match self {
+            Hash::Packed(p) if p.flag() => set_triples(p, pairs),
             Hash::Packed(p) => set_packed(p, pairs),
-            Hash::Table(d) => pairs.iter().filter(|(f, v)| set_in_table(d, f, v)).count(),
+            Hash::Table(d) => pairs.iter().filter(|(f, v)| d.set(f, v)).count(),
         };
         if self.len() > limits.entries {
             self.convert();
@@ -174,6 +338,17 @@ impl Hash {
     /// Removes these fields; how many were there.
     pub fn remove<'f>(&mut self, fields: impl IntoIterator<Item = &'f [u8]>) -> usize {
         match self {
+            Hash::Packed(p) if p.flag() => {
+                let fields: Vec<&[u8]> = fields.into_iter().collect();
+                let mut kept = owned_triples(p.view());
+                let before = kept.len();
+                kept.retain(|(f, _, _)| !fields.contains(&f.as_slice()));
+                let removed = before - kept.len();
+                if removed > 0 {
+                    *p = build_triples(kept);
+                }
+                removed
+            }
             Hash::Packed(p) => {
                 let fields: Vec<&[u8]> = fields.into_iter().collect();
                 let mut removed = 0;
@@ -199,20 +374,143 @@ impl Hash {
         }
     }
 
-    /// Makes it a table (a no-op if it is one).
+    /// Makes it a table (a no-op if it is one), deadlines and all.
     fn convert(&mut self) {
         if let Hash::Packed(p) = self {
-            let mut d = Dict::default();
-            let mut items = p.items(2);
-            while let (Some(f), Some(v)) = (items.next(), items.next()) {
-                d.insert_new(Pair {
-                    field: f.with_bytes(Elem::new),
-                    value: v.with_bytes(Elem::new),
-                });
+            let view = p.view();
+            let mut t = HashTable::default();
+            if view.flag() {
+                t.ttls = Some(Box::new(FieldTtls::new(0)));
             }
-            *self = Hash::Table(Box::new(d));
+            for (i, (f, v)) in HashRef::Packed(view).iter().enumerate() {
+                f.with_bytes(|f| v.with_bytes(|v| t.insert(f, v)));
+                if let Some(at) = HashRef::Packed(view).field_ttl_at(i) {
+                    if let Some(ttls) = &mut t.ttls {
+                        ttls.set(i as u32, at);
+                    }
+                }
+            }
+            *self = Hash::Table(Box::new(t));
         }
     }
+
+    /// Sets (`Some`) or clears the deadline of `field`; false if there is
+    /// no such field. A packed hash becomes a triple block on its first
+    /// deadline (which `limits` may make a table right away: a block of
+    /// triples is bigger).
+    pub fn set_field_ttl(&mut self, field: &[u8], at_ms: Option<i64>, limits: PackLimits) -> bool {
+        match self {
+            Hash::Packed(p) => {
+                let view = p.view();
+                if !view.flag() && at_ms.is_none() {
+                    return HashRef::Packed(view).contains(field);
+                }
+                let mut all = if view.flag() {
+                    owned_triples(view)
+                } else {
+                    HashRef::Packed(view)
+                        .iter()
+                        .map(|(f, v)| (f.to_vec(), v.to_vec(), None))
+                        .collect()
+                };
+                let Some(t) = all.iter_mut().find(|(f, _, _)| f == field) else {
+                    return false;
+                };
+                t.2 = at_ms;
+                *p = build_triples(all);
+                if self.len() > limits.entries {
+                    self.convert();
+                }
+                true
+            }
+            Hash::Table(d) => {
+                let Some(i) = d.find(field) else {
+                    return false;
+                };
+                match at_ms {
+                    Some(at) => {
+                        let len = d.dict.len();
+                        d.ttls
+                            .get_or_insert_with(|| Box::new(FieldTtls::new(len)))
+                            .set(i, at);
+                    }
+                    None => {
+                        if let Some(t) = &mut d.ttls {
+                            t.clear(i);
+                        }
+                    }
+                }
+                true
+            }
+        }
+    }
+
+    /// Removes the fields whose deadline is at or before `now_ms`,
+    /// earliest first, at most `max` of them; their names.
+    pub fn remove_due(&mut self, now_ms: i64, max: usize) -> Vec<Vec<u8>> {
+        let mut gone = Vec::new();
+        match self {
+            Hash::Packed(p) if p.flag() => {
+                let mut kept = owned_triples(p.view());
+                // Sorted by deadline after those without one.
+                let due = kept
+                    .iter()
+                    .filter(|(_, _, at)| at.is_some_and(|at| at <= now_ms))
+                    .count()
+                    .min(max);
+                if due > 0 {
+                    let first = kept.iter().position(|(_, _, at)| at.is_some()).unwrap_or(0);
+                    gone = kept.drain(first..first + due).map(|(f, _, _)| f).collect();
+                    *p = build_triples(kept);
+                }
+            }
+            Hash::Packed(_) => {}
+            Hash::Table(d) => {
+                while gone.len() < max {
+                    let Some((i, at)) = d.ttls.as_mut().and_then(|t| t.earliest()) else {
+                        break;
+                    };
+                    if at > now_ms {
+                        break;
+                    }
+                    gone.push(d.dict.entry(i).field.as_bytes().to_vec());
+                    d.remove_at(i);
+                }
+            }
+        }
+        gone
+    }
+}
+
+impl<'a> HashRef<'a> {
+    /// The deadline of the `i`th field in `iter`'s order.
+    fn field_ttl_at(self, i: usize) -> Option<i64> {
+        match self {
+            HashRef::Packed(p) if p.flag() => triples(p).nth(i).and_then(|(_, _, at)| at),
+            HashRef::Packed(_) => None,
+            HashRef::Table(d) => d.ttl_of(i as u32),
+        }
+    }
+}
+
+/// `set_pairs` on a flagged block: values set, their deadlines cleared.
+fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])]) -> usize {
+    let mut all = owned_triples(p.view());
+    let mut added = 0;
+    for &(field, value) in pairs {
+        match all.iter_mut().find(|(f, _, _)| f == field) {
+            Some(t) => {
+                t.1 = value.to_vec();
+                t.2 = None;
+            }
+            None => {
+                added += 1;
+                all.push((field.to_vec(), value.to_vec(), None));
+            }
+        }
+    }
+    *p = build_triples(all);
+    added
 }
 
 /// `set_pairs` on a packed hash: one rebuild for all the pairs.
@@ -269,25 +567,10 @@ fn set_packed(p: &mut Packed, pairs: &[(&[u8], &[u8])]) -> usize {
 /// hashing.
 const FEW_FIELDS: usize = 8;
 
-fn set_in_table(d: &mut Dict<Pair>, field: &[u8], value: &[u8]) -> bool {
-    match d.find(field) {
-        Some(i) => {
-            d.entry_mut(i).value = Elem::new(value);
-            false
-        }
-        None => {
-            d.insert_new(Pair {
-                field: Elem::new(field),
-                value: Elem::new(value),
-            });
-            true
-        }
-    }
-}
-
 /// A hash's pairs (see `HashRef::iter`).
 pub enum HashIter<'a> {
-    Packed(Items<'a>),
+    /// The block's items, and whether each pair is followed by a deadline.
+    Packed(Items<'a>, bool),
     /// The table and the next entry index.
     Table(&'a Dict<Pair>, u32),
 }
@@ -297,7 +580,13 @@ impl<'a> Iterator for HashIter<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         match self {
-            HashIter::Packed(items) => Some((items.next()?, items.next()?)),
+            HashIter::Packed(items, with_ttl) => {
+                let pair = (items.next()?, items.next()?);
+                if *with_ttl {
+                    items.next()?;
+                }
+                Some(pair)
+            }
             HashIter::Table(d, next) => {
                 let p = (*next < d.len() as u32).then(|| d.entry(*next))?;
                 *next += 1;
@@ -397,5 +686,98 @@ mod tests {
         let packed = contents(&h);
         h.convert();
         assert_eq!(contents(&h), packed);
+    }
+
+    fn ttls(h: &Hash) -> Vec<(Vec<u8>, Option<i64>)> {
+        h.view()
+            .iter()
+            .map(|(f, _)| {
+                let f = f.to_vec();
+                let at = h.view().field_ttl(&f).flatten();
+                (f, at)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_packed_hash_with_field_deadlines_keeps_listpackex_order() {
+        let mut h = Hash::default();
+        h.set_pairs(
+            &[(b"a", b"1"), (b"b", b"2"), (b"c", b"3"), (b"d", b"4")],
+            SMALL,
+        );
+        assert!(!h.view().has_field_ttls());
+        assert!(h.set_field_ttl(b"a", Some(300), SMALL));
+        assert!(h.set_field_ttl(b"c", Some(100), SMALL));
+        assert!(!h.set_field_ttl(b"zz", Some(100), SMALL));
+        assert_eq!(h.view().encoding(), "listpackex");
+        // Without a deadline first, in insertion order; then by deadline.
+        assert_eq!(
+            ttls(&h),
+            vec![
+                (b"b".to_vec(), None),
+                (b"d".to_vec(), None),
+                (b"c".to_vec(), Some(100)),
+                (b"a".to_vec(), Some(300)),
+            ]
+        );
+        assert_eq!(h.view().earliest_field_ttl(), Some(100));
+        assert_eq!(h.view().field_ttl_count(), 2);
+        assert_eq!(h.view().field_ttl(b"nope"), None);
+        assert_eq!(h.view().get(b"a").map(|v| v.to_vec()), Some(b"1".to_vec()));
+        // Setting a value clears its deadline.
+        assert_eq!(
+            h.set_pairs(&[(b"a", b"new"), (b"e", b"5")], PackLimits::HASH),
+            1
+        );
+        assert_eq!(h.view().field_ttl(b"a"), Some(None));
+        assert_eq!(h.view().len(), 5);
+        // Due fields go earliest first, up to the limit asked for.
+        h.set_field_ttl(b"e", Some(200), PackLimits::HASH);
+        assert_eq!(h.remove_due(250, 1), vec![b"c".to_vec()]);
+        assert_eq!(h.remove_due(250, 10), vec![b"e".to_vec()]);
+        assert!(h.remove_due(250, 10).is_empty());
+        assert_eq!(h.view().earliest_field_ttl(), None);
+        assert_eq!(h.remove([&b"b"[..], b"x"]), 1);
+        assert_eq!(h.view().len(), 2);
+        assert_eq!(h.view().encoding(), "listpackex", "stays listpackex");
+    }
+
+    #[test]
+    fn field_deadlines_survive_conversion_and_table_changes() {
+        let mut h = Hash::default();
+        for i in 0..4 {
+            h.set(format!("f{i}").as_bytes(), b"v", SMALL);
+        }
+        h.set_field_ttl(b"f1", Some(10), SMALL);
+        h.set_field_ttl(b"f3", Some(30), SMALL);
+        // A fifth field makes it a table; the deadlines come along.
+        h.set(b"f4", b"v", SMALL);
+        assert_eq!(h.view().encoding(), "hashtable");
+        assert_eq!(h.view().field_ttl(b"f1"), Some(Some(10)));
+        assert_eq!(h.view().field_ttl(b"f3"), Some(Some(30)));
+        assert_eq!(h.view().field_ttl(b"f4"), Some(None));
+        assert_eq!(h.view().field_ttl_count(), 2);
+        // Removals move entries; deadlines follow their fields.
+        h.remove([&b"f0"[..]]);
+        assert_eq!(h.view().field_ttl(b"f3"), Some(Some(30)));
+        assert_eq!(h.view().field_ttl(b"f4"), Some(None));
+        h.set(b"f3", b"again", SMALL);
+        assert_eq!(h.view().field_ttl(b"f3"), Some(None));
+        h.set_field_ttl(b"f4", Some(5), SMALL);
+        h.set_field_ttl(b"f1", None, SMALL);
+        assert_eq!(h.view().earliest_field_ttl(), Some(5));
+        assert_eq!(h.remove_due(100, 10), vec![b"f4".to_vec()]);
+        assert_eq!(h.view().len(), 3);
+        assert!(h.view().has_field_ttls());
+        assert_eq!(h.view().field_ttl_count(), 0);
+        // A table without deadlines has none to keep.
+        let mut plain = Hash::default();
+        for i in 0..5 {
+            plain.set(format!("f{i}").as_bytes(), b"v", SMALL);
+        }
+        assert!(!plain.view().has_field_ttls());
+        assert!(plain.set_field_ttl(b"f0", None, SMALL));
+        assert!(!plain.view().has_field_ttls());
     }
 }
