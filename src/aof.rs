@@ -1479,11 +1479,31 @@ pub fn write_big_commands_piece(
         }
         ValueRef::Hash(hash) => {
             let mut items = Vec::new();
-            for (field, value) in hash.iter_from(at).take(units) {
-                items.push(field.with_bytes(<[u8]>::to_vec));
+            let mut deadlines = Vec::new();
+            for (field, value, deadline) in hash.iter_with_ttls_from(at).take(units) {
+                let field = field.with_bytes(<[u8]>::to_vec);
+                if let Some(deadline) = deadline {
+                    deadlines.push((deadline.to_string(), field.clone()));
+                }
+                items.push(field);
                 items.push(value.with_bytes(<[u8]>::to_vec));
             }
             write_batched(out, b"HSET", key, &items, 2);
+            // Each field's deadline after its value (as Redis 7.4's
+            // rewrite does, one HPEXPIREAT per field).
+            for (deadline, field) in &deadlines {
+                encode_request(
+                    &[
+                        &b"HPEXPIREAT"[..],
+                        key,
+                        deadline.as_bytes(),
+                        b"FIELDS",
+                        b"1",
+                        field,
+                    ],
+                    out,
+                );
+            }
             (at + items.len() / 2, hash.len())
         }
         ValueRef::Stream(stream) => {

@@ -69,10 +69,14 @@ fn mix_value(digest: &mut Digest, value: ValueRef<'_>, has_ttl: bool) {
             }
         }
         ValueRef::Hash(hash) => {
-            for (field, value) in hash.iter() {
+            for (field, value, deadline) in hash.iter_with_ttls_from(0) {
                 let mut element = [0u8; 20];
                 field.with_bytes(|f| mix_digest(&mut element, f));
                 value.with_bytes(|v| mix_digest(&mut element, v));
+                // A field with a deadline (Redis 7.4: whatever the time).
+                if deadline.is_some() {
+                    xor_digest(&mut element, b"!!hexpire!!");
+                }
                 xor_digest(digest, &element);
             }
         }

@@ -733,10 +733,12 @@ fn allocator_stats() -> AllocatorStats {
 fn stats_section(state: &ServerState, out: &mut String) {
     let s = &state.stats;
     let (mut expired, mut expired_active, mut hits, mut misses) = (0, 0, 0, 0);
+    let mut expired_subkeys = 0;
     let (mut lag_active, mut lag_passive) = (Histogram::default(), Histogram::default());
     for db in &state.dbs {
         expired += db.stats.expired_keys;
         expired_active += db.stats.expired_keys_active;
+        expired_subkeys += db.stats.expired_subkeys;
         hits += db.stats.keyspace_hits;
         misses += db.stats.keyspace_misses;
         lag_active.merge(&db.stats.lag_active);
@@ -843,7 +845,7 @@ fn stats_section(state: &ServerState, out: &mut String) {
     field!(out, "total_writes_processed", s.total_writes_processed);
     field!(out, "io_threaded_reads_processed", 0);
     field!(out, "io_threaded_writes_processed", 0);
-    // Redis 7.2's, then lapse's own.
+    // Redis 7.2's and 7.4's, then lapse's own.
     field!(
         out,
         "client_query_buffer_limit_disconnections",
@@ -855,6 +857,8 @@ fn stats_section(state: &ServerState, out: &mut String) {
         s.client_output_buffer_limit_disconnections
     );
     field!(out, "acl_access_denied_auth", s.acl_access_denied_auth);
+    // Redis 7.4's: hash fields removed past their deadline.
+    field!(out, "expired_subkeys", expired_subkeys);
     field!(out, "expired_keys_active", expired_active);
     field!(out, "expired_keys_passive", expired - expired_active);
     // How late expired keys were removed, by mechanism.

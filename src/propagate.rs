@@ -122,14 +122,17 @@ impl Propagator {
     /// The server deleted a key in `db` (it expired, or was evicted): its
     /// own DEL (or UNLINK), at once.
     pub fn deleted_by_server(&mut self, db: usize, key: &[u8], lazy: bool) {
+        let name: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
+        self.by_server(db, || OwnedArgs::from_slices([name, key]));
+    }
+
+    /// An effect of the server's own (an expired hash field's HDEL), in
+    /// the stream where it happened.
+    pub fn by_server(&mut self, db: usize, args: impl FnOnce() -> OwnedArgs) {
         if !self.active() {
             return;
         }
-        let name: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
-        let effect = Effect {
-            db,
-            args: OwnedArgs::from_slices([name, key]),
-        };
+        let effect = Effect { db, args: args() };
         if self.depth > 0 {
             self.transaction.push(effect);
         } else {

@@ -14,6 +14,10 @@ use crc::{Crc, Table, CRC_64_REDIS};
 
 /// The RDB format version Redis 7.0 writes (and the newest it reads).
 pub const RDB_VERSION: u16 = 10;
+/// The newest format version lapse reads: Redis 7.4's (7.2 added listpack
+/// sets and streams with consumers' active times, 7.4 hashes with field
+/// deadlines; lapse reads all of them).
+pub const RDB_VERSION_READ: u16 = 12;
 /// A function library in an RDB stream or DUMP payload (7.0 GA form).
 pub const OPCODE_FUNCTION2: u8 = 245;
 
@@ -47,6 +51,15 @@ pub const TYPE_LIST_QUICKLIST_2: u8 = 18;
 pub const TYPE_SET_LISTPACK: u8 = 20;
 pub const TYPE_STREAM_LISTPACKS: u8 = 15;
 pub const TYPE_STREAM_LISTPACKS_2: u8 = 19;
+pub const TYPE_STREAM_LISTPACKS_3: u8 = 21;
+/// Redis 7.4's hashes with field deadlines (not loadable by 7.0): before
+/// 7.4's release (deadlines absolute, no earliest first), and since.
+pub const TYPE_HASH_METADATA_PRE_GA: u8 = 22;
+pub const TYPE_HASH_LISTPACK_EX_PRE_GA: u8 = 23;
+pub const TYPE_HASH_METADATA: u8 = 24;
+pub const TYPE_HASH_LISTPACK_EX: u8 = 25;
+/// Latest field deadline a file may hold (Redis's `EB_EXPIRE_TIME_MAX`).
+pub const FIELD_TTL_MAX_MS: i64 = (1 << 48) - 1;
 
 const ENC_INT8: u8 = 0;
 const ENC_INT16: u8 = 1;
@@ -468,7 +481,11 @@ fn value_type(value: crate::value::ValueRef<'_>) -> u8 {
         ValueRef::Set(_) => TYPE_SET,
         ValueRef::ZSet(ZSetRef::Packed(_)) => TYPE_ZSET_LISTPACK,
         ValueRef::ZSet(_) => TYPE_ZSET_2,
+        ValueRef::Hash(HashRef::Packed(p)) if p.flag() => TYPE_HASH_LISTPACK_EX,
         ValueRef::Hash(HashRef::Packed(_)) => TYPE_HASH_LISTPACK,
+        // A table whose fields have no deadline left is a plain hash (as
+        // Redis's `hashTypeGetMinExpire` decides).
+        ValueRef::Hash(h) if h.field_ttl_count() > 0 => TYPE_HASH_METADATA,
         ValueRef::Hash(_) => TYPE_HASH,
         ValueRef::Stream(_) => TYPE_STREAM_LISTPACKS_2,
     }
@@ -533,23 +550,68 @@ fn write_value(
                 out.extend_from_slice(&e.score.to_le_bytes());
             }
         }
-        ValueRef::Hash(hash @ HashRef::Packed(_)) => {
+        ValueRef::Hash(hash @ HashRef::Packed(p)) => {
+            // listpackex: the earliest deadline (0: none), then triples
+            // whose deadline is an integer entry (0: none).
+            if p.flag() {
+                let earliest = hash.earliest_field_ttl().unwrap_or(0);
+                out.extend_from_slice(&earliest.to_le_bytes());
+            }
             let mut lp = ListpackWriter::default();
-            for (field, value) in hash.iter() {
+            for (field, value, at) in hash.iter_with_ttls_from(0) {
                 lp.push_item(field);
                 lp.push_item(value);
+                if p.flag() {
+                    lp.push_item(Item::Int(at.unwrap_or(0)));
+                }
             }
             write_string(out, &lp.finish());
         }
         ValueRef::Hash(hash) => {
+            let earliest = write_hash_head(out, hash);
             write_len(out, hash.len() as u64);
-            for (field, value) in hash.iter() {
-                field.with_bytes(|f| write_string(out, f));
-                value.with_bytes(|v| write_string(out, v));
-            }
+            write_hash_fields(out, hash, 0, usize::MAX, earliest, write_string);
         }
         ValueRef::Stream(stream) => write_stream(out, stream, write_string),
     }
+}
+
+/// A hash table's `RDB_TYPE_HASH_METADATA` head: its earliest field
+/// deadline (8 bytes; a lower bound of them, which is all a loader needs:
+/// the deadlines are written relative to it); returns it (`None` for a
+/// plain `RDB_TYPE_HASH`, which has no head).
+fn write_hash_head(out: &mut Vec<u8>, hash: crate::value::HashRef<'_>) -> Option<i64> {
+    if hash.field_ttl_count() == 0 {
+        return None;
+    }
+    let earliest = hash.earliest_field_ttl()?;
+    out.extend_from_slice(&earliest.to_le_bytes());
+    Some(earliest)
+}
+
+/// Up to `units` fields of a hash table from the `at`th: each one's
+/// deadline first when the hash has an `earliest` (0: none, else its
+/// distance from the earliest plus 1, as `rdbSaveObject` writes them),
+/// then field and value. Returns how many it wrote.
+fn write_hash_fields(
+    out: &mut Vec<u8>,
+    hash: crate::value::HashRef<'_>,
+    at: usize,
+    units: usize,
+    earliest: Option<i64>,
+    string: fn(&mut Vec<u8>, &[u8]),
+) -> usize {
+    let mut written = 0;
+    for (field, value, ttl) in hash.iter_with_ttls_from(at).take(units) {
+        if let Some(earliest) = earliest {
+            let relative = ttl.map_or(0, |ttl| (ttl - earliest) as u64 + 1);
+            write_len(out, relative);
+        }
+        field.with_bytes(|f| string(out, f));
+        value.with_bytes(|v| string(out, v));
+        written += 1;
+    }
+    written
 }
 
 /// A stream as Redis 7.0's `rdbSaveObject` writes it
@@ -716,12 +778,16 @@ pub fn write_big_head(
         ValueRef::List(l) => (TYPE_LIST, l.len()),
         ValueRef::Set(s) => (TYPE_SET, s.len()),
         ValueRef::ZSet(z) => (TYPE_ZSET_2, z.len()),
+        ValueRef::Hash(h) if h.field_ttl_count() > 0 => (TYPE_HASH_METADATA, h.len()),
         ValueRef::Hash(h) => (TYPE_HASH, h.len()),
         // Never big (`is_big`): written whole by `write_value`.
         ValueRef::Stream(_) => (TYPE_STREAM_LISTPACKS_2, 0),
     };
     out.push(kind);
     string_writer(options)(out, key);
+    if let ValueRef::Hash(h) = value {
+        write_hash_head(out, h);
+    }
     write_len(out, len as u64);
 }
 
@@ -772,12 +838,12 @@ pub fn write_big_piece(
             (end, z.len())
         }
         ValueRef::Hash(h) => {
-            let mut end = at;
-            for (field, v) in h.iter_from(at).take(units) {
-                field.with_bytes(|f| string(out, f));
-                v.with_bytes(|v| string(out, v));
-                end += 1;
-            }
+            // The head wrote the same earliest deadline (the value does not
+            // change between pieces).
+            let earliest = (h.field_ttl_count() > 0)
+                .then(|| h.earliest_field_ttl())
+                .flatten();
+            let end = at + write_hash_fields(out, h, at, units, earliest, string);
             (end, h.len())
         }
         // Never big (`is_big`).
@@ -813,7 +879,7 @@ pub fn payload_body(payload: &[u8]) -> Option<&[u8]> {
     }
     let (framed, crc) = payload.split_at(payload.len() - 8);
     let version = u16::from_le_bytes([framed[framed.len() - 2], framed[framed.len() - 1]]);
-    if version > RDB_VERSION || crc64(framed).to_le_bytes() != crc {
+    if version > RDB_VERSION_READ || crc64(framed).to_le_bytes() != crc {
         return None;
     }
     Some(&framed[..framed.len() - 2])
@@ -872,6 +938,101 @@ mod tests {
         assert!(Reader::new(&[0x80, 0, 0, 0, 9]).string(100).is_none());
     }
 
+    /// Every field's value and deadline, sorted.
+    fn fields_and_deadlines(value: &crate::value::Value) -> Vec<(Vec<u8>, Vec<u8>, Option<i64>)> {
+        let crate::value::ValueRef::Hash(h) = value.as_ref() else {
+            panic!("a hash");
+        };
+        let mut all: Vec<_> = h
+            .iter_with_ttls_from(0)
+            .map(|(f, v, at)| (f.to_vec(), v.to_vec(), at))
+            .collect();
+        all.sort();
+        all
+    }
+
+    #[test]
+    fn hashes_with_field_deadlines_round_trip_as_redis_7_4_writes_them() {
+        use crate::value::{Hash, PackLimits, Value};
+        const OPTIONS: SaveOptions = SaveOptions {
+            compress: true,
+            checksum: true,
+        };
+        let limits = crate::rdb_load::Limits {
+            hash: PackLimits::HASH,
+            set: crate::value::SetLimits::DEFAULT,
+            list: crate::value::ListLimits::DEFAULT,
+            zset: crate::value::ZLimits::DEFAULT,
+        };
+        // listpackex, a table (RDB_TYPE_HASH_METADATA), a big one (in
+        // pieces), and a table whose deadlines were all cleared.
+        for (n, expected_type) in [
+            (3usize, TYPE_HASH_LISTPACK_EX),
+            (600, TYPE_HASH_METADATA),
+            (BIG_VALUE_ELEMENTS + 10, TYPE_HASH_METADATA),
+            (601, TYPE_HASH),
+        ] {
+            let mut h = Hash::default();
+            for i in 0..n {
+                h.set(
+                    format!("f{i}").as_bytes(),
+                    format!("v{i}").as_bytes(),
+                    PackLimits::HASH,
+                );
+            }
+            for i in (0..n).step_by(2) {
+                let at = 1_800_000_000_000 + (i as i64 * 7919) % 100_000;
+                h.set_field_ttl(format!("f{i}").as_bytes(), Some(at), PackLimits::HASH);
+                if expected_type == TYPE_HASH {
+                    h.set_field_ttl(format!("f{i}").as_bytes(), None, PackLimits::HASH);
+                }
+            }
+            let value = Value::Hash(h);
+            assert_eq!(value_type(value.as_ref()), expected_type, "{n}");
+            // DUMP / RESTORE: the whole value at once.
+            let payload = dump_value(value.as_ref(), OPTIONS);
+            let body = payload_body(&payload).unwrap();
+            let back = crate::rdb_load::restore_value(body, limits).unwrap();
+            assert_eq!(
+                fields_and_deadlines(&back),
+                fields_and_deadlines(&value),
+                "{n}"
+            );
+            assert_eq!(back.as_ref().encoding(), value.as_ref().encoding(), "{n}");
+            // A file, big values in pieces.
+            let mut file = Vec::new();
+            write_header(&mut file, 0, 0, false);
+            write_db_start(&mut file, 0, 1, 0);
+            if is_big(value.as_ref()) {
+                write_big_head(&mut file, b"h", value.as_ref(), None, OPTIONS);
+                let mut at = 0;
+                while let Some(next) = write_big_piece(&mut file, value.as_ref(), at, 1000, OPTIONS)
+                {
+                    at = next;
+                }
+            } else {
+                write_entry(&mut file, b"h", value.as_ref(), None, OPTIONS);
+            }
+            file.push(OPCODE_EOF);
+            file.extend_from_slice(&[0; 8]);
+            let loaded = crate::rdb_load::load(&file, limits).unwrap();
+            let (_, keys) = loaded.dbs.into_iter().next().unwrap();
+            assert_eq!(
+                fields_and_deadlines(&keys[0].1),
+                fields_and_deadlines(&value),
+                "{n}"
+            );
+        }
+        // A deadline past Redis's limit is refused, not stored.
+        let mut body = vec![TYPE_HASH_METADATA];
+        body.extend_from_slice(&1i64.to_le_bytes());
+        write_len(&mut body, 1);
+        write_len(&mut body, 1 << 48);
+        write_string(&mut body, b"f");
+        write_string(&mut body, b"v");
+        assert!(crate::rdb_load::restore_value(&body, limits).is_none());
+    }
+
     #[test]
     fn listpacks_and_intsets_round_trip_through_the_loader() {
         let mut ints = vec![
@@ -924,11 +1085,14 @@ mod tests {
         let mut bad = payload.clone();
         bad[0] ^= 1;
         assert_eq!(payload_body(&bad), None);
-        let mut newer = b"body".to_vec();
-        newer.extend_from_slice(&11u16.to_le_bytes());
-        let crc = crc64(&newer);
-        newer.extend_from_slice(&crc.to_le_bytes());
-        assert_eq!(payload_body(&newer), None);
+        // Up to Redis 7.4's version (12) is read; a newer one is refused.
+        for (version, readable) in [(11u16, true), (12, true), (13, false)] {
+            let mut newer = b"body".to_vec();
+            newer.extend_from_slice(&version.to_le_bytes());
+            let crc = crc64(&newer);
+            newer.extend_from_slice(&crc.to_le_bytes());
+            assert_eq!(payload_body(&newer).is_some(), readable, "{version}");
+        }
         assert_eq!(payload_body(b"short"), None);
     }
 }

@@ -131,7 +131,7 @@ pub fn load_into(data: &[u8], limits: Limits, sink: &mut impl LoadSink) -> Resul
         .ok()
         .and_then(|v| v.parse().ok())
         .ok_or_else(|| bad("unreadable version"))?;
-    if !(1..=RDB_VERSION).contains(&version) {
+    if !(1..=RDB_VERSION_READ).contains(&version) {
         return Err(format!("Can't handle RDB format version {version}"));
     }
     let mut r = Reader::new(data);
@@ -162,7 +162,6 @@ fn read_entries(
 ) -> Result<(), String> {
     let mut db: usize = 0;
     let mut expire: Option<i64> = None;
-    let truncated = || bad("unexpected end of file");
     loop {
         *entry_at = r.at;
         let opcode = r.byte().ok_or_else(truncated)?;
@@ -254,11 +253,41 @@ fn string(r: &mut Reader<'_>) -> Result<Vec<u8>, String> {
         .ok_or_else(|| bad("unexpected end of file"))
 }
 
+/// An 8-byte little-endian millisecond time (`rdbLoadMillisecondTime`).
+fn millis(r: &mut Reader<'_>) -> Result<i64, String> {
+    let b = r.bytes(8).ok_or_else(truncated)?;
+    Ok(i64::from_le_bytes(b.try_into().map_err(|_| truncated())?))
+}
+
+fn truncated() -> String {
+    bad("unexpected end of file")
+}
+
+/// A field deadline stored as `ttl` relative to `earliest` (plus 1; an
+/// absolute one with `earliest` 1), checked against Redis's limit.
+fn field_deadline(ttl: u64, earliest: i64) -> Result<i64, String> {
+    i64::try_from(ttl)
+        .ok()
+        .and_then(|ttl| ttl.checked_add(earliest - 1))
+        .filter(|at| (1..=FIELD_TTL_MAX_MS).contains(at))
+        .ok_or_else(|| bad("invalid hash field expire time"))
+}
+
+/// A hash of loaded (field, value, deadline) triples.
+fn hash_of(
+    triples: Vec<crate::value::hash::Triple>,
+    as_triples: bool,
+    limits: Limits,
+) -> Result<Value, String> {
+    let hash = Hash::from_triples(triples, as_triples, limits.hash);
+    Ok(Value::Hash(hash))
+}
+
 fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, String> {
     Ok(match kind {
         TYPE_STRING => Value::Str(string(r)?),
-        TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 => {
-            Value::Stream(Box::new(read_stream(r, kind == TYPE_STREAM_LISTPACKS_2)?))
+        TYPE_STREAM_LISTPACKS | TYPE_STREAM_LISTPACKS_2 | TYPE_STREAM_LISTPACKS_3 => {
+            Value::Stream(Box::new(read_stream(r, kind)?))
         }
         TYPE_LIST => {
             let mut list = List::default();
@@ -351,6 +380,46 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
             hash.set_pairs(&pairs, limits.hash);
             Value::Hash(hash)
         }
+        TYPE_HASH_METADATA | TYPE_HASH_METADATA_PRE_GA => {
+            // 7.4: deadlines relative to the earliest (+1; 0: none); its
+            // release candidates wrote them absolute, with no earliest.
+            let earliest = match kind {
+                TYPE_HASH_METADATA => millis(r)?,
+                _ => 1,
+            };
+            let n = count(r)?;
+            let mut triples = Vec::with_capacity(n.min(1 << 16));
+            for _ in 0..n {
+                let ttl = r.length().ok_or_else(truncated)?;
+                let at = match ttl {
+                    0 => None,
+                    ttl => Some(field_deadline(ttl, earliest)?),
+                };
+                triples.push((string(r)?, string(r)?, at));
+            }
+            hash_of(triples, false, limits)?
+        }
+        TYPE_HASH_LISTPACK_EX | TYPE_HASH_LISTPACK_EX_PRE_GA => {
+            if kind == TYPE_HASH_LISTPACK_EX {
+                millis(r)?; // the earliest deadline, for information
+            }
+            let items = listpack(&string(r)?)?;
+            if items.len() % 3 != 0 {
+                return Err(bad("hash listpack with TTLs"));
+            }
+            let mut triples = Vec::with_capacity(items.len() / 3);
+            let mut items = items.into_iter();
+            while let (Some(f), Some(v), Some(t)) = (items.next(), items.next(), items.next()) {
+                let at = match crate::value::canonical_int(&t) {
+                    Some(0) => None,
+                    Some(at) => Some(field_deadline(at as u64, 1)?),
+                    None => return Err(bad("hash field TTL")),
+                };
+                triples.push((f, v, at));
+            }
+            // A listpackex stays one even with no deadline left.
+            hash_of(triples, true, limits)?
+        }
         TYPE_LIST_ZIPLIST => {
             let mut list = List::default();
             for e in ziplist(&string(r)?)? {
@@ -412,9 +481,11 @@ fn old_score(r: &mut Reader<'_>) -> Result<f64, String> {
 /// A stream (`RDB_TYPE_STREAM_LISTPACKS`, or `_2` with the first and
 /// max-deleted IDs, entries added and groups' entries read): nodes as
 /// master ID and listpack, the counters, then the consumer groups.
-fn read_stream(r: &mut Reader<'_>, v2: bool) -> Result<crate::value::Stream, String> {
+fn read_stream(r: &mut Reader<'_>, kind: u8) -> Result<crate::value::Stream, String> {
+    // 7.0 added entries-read counters; 7.2 a consumer's active time.
+    let v2 = kind != TYPE_STREAM_LISTPACKS;
+    let v3 = kind == TYPE_STREAM_LISTPACKS_3;
     use crate::value::stream::{Consumer, Group, Pending, StreamId};
-    let truncated = || bad("unexpected end of file");
     let mut stream = crate::value::Stream::default();
     for _ in 0..count(r)? {
         let key = string(r)?;
@@ -454,10 +525,6 @@ fn read_stream(r: &mut Reader<'_>, v2: bool) -> Result<crate::value::Stream, Str
             .map_or(StreamId::MIN, |e| e.id);
         stream.entries_added = stream.length;
     }
-    let millis = |r: &mut Reader<'_>| -> Result<i64, String> {
-        let b = r.bytes(8).ok_or_else(truncated)?;
-        Ok(i64::from_le_bytes(b.try_into().map_err(|_| truncated())?))
-    };
     let raw_id = |r: &mut Reader<'_>| {
         StreamId::from_be_bytes(r.bytes(16).unwrap_or_default()).ok_or_else(truncated)
     };
@@ -491,6 +558,11 @@ fn read_stream(r: &mut Reader<'_>, v2: bool) -> Result<crate::value::Stream, Str
                 seen_time_ms: millis(r)?,
                 ..Consumer::default()
             };
+            if v3 {
+                // Its last successful read (7.2's `active-time`): 7.0,
+                // whose XINFO lapse answers as, has only the seen time.
+                millis(r)?;
+            }
             for _ in 0..count(r)? {
                 let pid = raw_id(r)?;
                 let entry = group
@@ -771,6 +843,68 @@ mod tests {
         zset: ZLimits::DEFAULT,
         list: ListLimits::DEFAULT,
     };
+
+    /// A file redis-server 7.4.1 wrote (format 12): hashes with field
+    /// deadlines as a listpackex (`small`, and `persisted`, whose only
+    /// deadline was removed) and a table (`big`: 600 fields, every other
+    /// one due at 1900000000000 + its number in seconds' thousandths), a
+    /// listpack set and a stream with a consumer group (7.2's layout).
+    #[test]
+    fn a_redis_7_4_file_with_field_deadlines_loads() {
+        let file = include_bytes!("../tests/fixtures/redis-7.4-field-ttls.rdb");
+        let loaded = load(file, LIMITS).unwrap();
+        let (_, keys) = loaded.dbs.into_iter().next().unwrap();
+        let get = |name: &str| {
+            keys.iter()
+                .find(|(k, _, _)| k == name.as_bytes())
+                .map(|(_, v, _)| v)
+                .unwrap_or_else(|| panic!("{name} missing"))
+        };
+        let deadlines = |name: &str| -> Vec<(Vec<u8>, Vec<u8>, Option<i64>)> {
+            let crate::value::ValueRef::Hash(h) = get(name).as_ref() else {
+                panic!("{name} is a hash");
+            };
+            let mut all: Vec<_> = h
+                .iter_with_ttls_from(0)
+                .map(|(f, v, at)| (f.to_vec(), v.to_vec(), at))
+                .collect();
+            all.sort();
+            all
+        };
+        let t =
+            |f: &str, v: &str, at: Option<i64>| (f.as_bytes().to_vec(), v.as_bytes().to_vec(), at);
+        assert_eq!(
+            deadlines("small"),
+            vec![
+                t("a", "1", Some(1_900_000_000_000)),
+                t("b", "2", Some(1_900_000_000_123)),
+                t("c", "3", Some(1_900_000_000_000)),
+            ]
+        );
+        assert_eq!(get("small").as_ref().encoding(), "listpackex");
+        assert_eq!(
+            deadlines("persisted"),
+            vec![t("x", "1", None), t("y", "2", None)]
+        );
+        assert_eq!(get("persisted").as_ref().encoding(), "listpackex");
+        let big = deadlines("big");
+        assert_eq!(big.len(), 600);
+        for i in 0..600 {
+            let expected = (i % 2 == 0).then(|| 1_900_000_000_000 + i as i64 * 1000);
+            let (f, v) = (format!("f{i}"), format!("v{i}"));
+            assert!(big.contains(&t(&f, &v, expected)), "{f}");
+        }
+        assert_eq!(get("big").as_ref().encoding(), "hashtable");
+        let crate::value::ValueRef::Set(tags) = get("tags").as_ref() else {
+            panic!("a set");
+        };
+        assert_eq!(tags.len(), 3);
+        assert!(tags.contains(b"gamma"));
+        let crate::value::ValueRef::Stream(s) = get("s").as_ref() else {
+            panic!("a stream");
+        };
+        assert_eq!(s.len(), 1);
+    }
 
     #[test]
     fn intset_and_listpack_blobs_decode() {

@@ -323,6 +323,14 @@ impl ServerState {
         if expired {
             self.propagate
                 .deleted_by_server(db, key, self.config.lazyfree.expire);
+        } else if event.class == EventClass::HASH && event.name == "hexpired" {
+            let fields = self.dbs[db].take_expired_fields();
+            self.propagate.by_server(db, || {
+                let mut args: Vec<&[u8]> = vec![b"HDEL", key];
+                args.extend(fields.iter().map(Vec::as_slice));
+                crate::protocol::OwnedArgs::from_slices(args)
+            });
+            self.blocking.key_changed(db, key);
         } else if evicted {
             self.propagate
                 .deleted_by_server(db, key, self.config.lazyfree.eviction);

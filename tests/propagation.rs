@@ -226,7 +226,7 @@ fn random_command(rng: &mut SmallRng) -> String {
     let v = ["1", "2", "x", "10", "-3", "2.5"][rng.gen_range(0..6)];
     let ttl = rng.gen_range(1..200);
     let n = rng.gen_range(-3..5);
-    match rng.gen_range(0..69) {
+    match rng.gen_range(0..76) {
         0 => format!("SET {k} {v}"),
         1 => format!("SET {k} {v} PX {ttl}"),
         2 => format!("SET {k} {v} NX EX 1"),
@@ -296,6 +296,14 @@ fn random_command(rng: &mut SmallRng) -> String {
         66 => format!("XREADGROUP GROUP g c COUNT 2 STREAMS {k} >"),
         67 => format!("XTRIM {k} MINID ~ {ttl}"),
         68 => format!("XAUTOCLAIM {k} g d 0 0 COUNT 1"),
+        // Hash fields with deadlines: set, conditional, past, persisted,
+        // read (a field past its deadline leaves on the read).
+        69 => format!("HPEXPIRE {k} {ttl} FIELDS 2 f{n} g"),
+        70 => format!("HPEXPIRE {k} {ttl} GT FIELDS 1 f{n}"),
+        71 => format!("HEXPIREAT {k} 1 FIELDS 1 f{n}"),
+        72 => format!("HPERSIST {k} FIELDS 1 f{n}"),
+        73 => format!("HGETALL {k}"),
+        74 => format!("HPEXPIRE {k} {ttl} NX FIELDS 1 g"),
         _ => format!("SINTERSTORE {k} {k2}"),
     }
 }
@@ -334,7 +342,9 @@ fn replaying_the_stream_rebuilds_the_dataset() {
             let errors = replica.replay(&bytes);
             assert!(
                 errors.is_empty(),
-                "seed {seed} step {step}: replay errors {errors:?}"
+                "seed {seed} step {step}: replay errors {errors:?} after {:?}, stream {:?}",
+                &history[history.len().saturating_sub(8)..],
+                commands(&bytes)
             );
             if primary.digest() != replica.digest() {
                 for db in 0..2 {

@@ -1,5 +1,8 @@
 //! Hash commands: HSET HSETNX HGET HMGET HMSET HDEL HLEN HEXISTS HKEYS HVALS
-//! HGETALL HINCRBY HINCRBYFLOAT HSTRLEN HRANDFIELD HSCAN.
+//! HGETALL HINCRBY HINCRBYFLOAT HSTRLEN HRANDFIELD HSCAN, and Redis 7.4's
+//! field expiry: HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT HTTL HPTTL
+//! HEXPIRETIME HPEXPIRETIME HPERSIST (a field past its deadline leaves on
+//! any lookup of its key: `Db::expire_fields`).
 
 use rand::Rng;
 
@@ -8,7 +11,7 @@ use super::aggregate::{
     view, write, write_or_create, HASH,
 };
 use super::strings::long_double_sum;
-use super::{cmd, int_arg, CmdError, CmdResult, Command, Ctx};
+use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
 use crate::db::EventClass;
 use crate::float::LongDouble;
 use crate::protocol::request::parse_i64;
@@ -33,7 +36,264 @@ pub static COMMANDS: &[Command] = &[
     cmd!("hstrlen", 3, ["readonly", "fast"], (1, 1, 1), hstrlen, "hash", "Returns the length of the value of a field."),
     cmd!("hrandfield", -2, ["readonly"], (1, 1, 1), hrandfield, "hash", "Returns one or more random fields from a hash."),
     cmd!("hscan", -3, ["readonly"], (1, 1, 1), hscan, "hash", "Iterates over fields and values of a hash."),
+    cmd!("hexpire", -6, ["write", "denyoom", "fast"], (1, 1, 1), hexpire, "hash", "Set expiry for hash field using relative time to expire (seconds)"),
+    cmd!("hpexpire", -6, ["write", "denyoom", "fast"], (1, 1, 1), hpexpire, "hash", "Set expiry for hash field using relative time to expire (milliseconds)"),
+    cmd!("hexpireat", -6, ["write", "denyoom", "fast"], (1, 1, 1), hexpireat, "hash", "Set expiry for hash field using an absolute Unix timestamp (seconds)"),
+    cmd!("hpexpireat", -6, ["write", "denyoom", "fast"], (1, 1, 1), hpexpireat, "hash", "Set expiry for hash field using an absolute Unix timestamp (milliseconds)"),
+    cmd!("httl", -5, ["readonly", "fast"], (1, 1, 1), httl, "hash", "Returns the TTL in seconds of a hash field."),
+    cmd!("hpttl", -5, ["readonly", "fast"], (1, 1, 1), hpttl, "hash", "Returns the TTL in milliseconds of a hash field."),
+    cmd!("hexpiretime", -5, ["readonly", "fast"], (1, 1, 1), hexpiretime, "hash", "Returns the expiration time of a hash field as a Unix timestamp, in seconds."),
+    cmd!("hpexpiretime", -5, ["readonly", "fast"], (1, 1, 1), hpexpiretime, "hash", "Returns the expiration time of a hash field as a Unix timestamp, in msec."),
+    cmd!("hpersist", -5, ["write", "fast"], (1, 1, 1), hpersist, "hash", "Removes the expiration time for each specified field"),
 ];
+
+// ---- Field expiry (Redis 7.4) -----------------------------------------
+
+/// The latest field deadline a command may set (Redis's
+/// `HFE_MAX_ABS_TIME_MSEC`, a quarter of what a file may hold).
+const FIELD_TTL_MAX_MS: i64 = crate::rdb::FIELD_TTL_MAX_MS >> 2;
+
+/// `FIELDS numfields field ...` from `at` (where FIELDS must be), checked
+/// in Redis's order; `count_error`: the command's message for a count
+/// below 1. The fields.
+fn fields_arg<'a>(
+    args: &'a Args,
+    at: usize,
+    count_error: &'static str,
+) -> Result<Vec<&'a [u8]>, CmdError> {
+    if at >= args.len() || !is(&args[at], "FIELDS") {
+        return Err(CmdError::Static(
+            "ERR Mandatory argument FIELDS is missing or not at the right position",
+        ));
+    }
+    if at + 1 >= args.len() {
+        return Err(CmdError::Static(count_error));
+    }
+    let n = parse_i64(&args[at + 1]).ok_or(CmdError::Static(count_error))?;
+    if n < 1 {
+        return Err(CmdError::Static(count_error));
+    }
+    if usize::try_from(n).ok() != Some(args.len() - at - 2) {
+        return Err(CmdError::Static(
+            "ERR The `numfields` parameter must match the number of arguments",
+        ));
+    }
+    Ok((at + 2..args.len()).map(|i| &args[i][..]).collect())
+}
+
+/// What HEXPIRE and its family set a deadline under.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Condition {
+    Always,
+    Nx,
+    Xx,
+    Gt,
+    Lt,
+}
+
+impl Condition {
+    /// Whether a field whose deadline is `current` takes `at` (no
+    /// deadline counts as infinitely far: LT takes it, GT does not).
+    fn allows(self, current: Option<i64>, at: i64) -> bool {
+        match (self, current) {
+            (Condition::Always, _) => true,
+            (Condition::Nx, current) => current.is_none(),
+            (Condition::Xx, current) => current.is_some(),
+            (Condition::Gt, current) => current.is_some_and(|c| at > c),
+            (Condition::Lt, current) => current.is_none_or(|c| at < c),
+        }
+    }
+}
+
+/// HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT (Redis's
+/// `hexpireGenericCommand`): the deadline `args[2]` in `unit_ms` from
+/// `base_ms` (0: absolute), for each field: -2 no such field, 0 the
+/// condition is not met, 1 set, 2 deleted (the deadline is past).
+/// Propagated as HPEXPIREAT of the fields set, after an HDEL of each
+/// field deleted.
+fn hexpire_generic(ctx: &mut Ctx, args: &Args, base_ms: i64, unit_ms: i64) -> CmdResult {
+    let key = &args[1];
+    let exists = read_for_write(ctx, key, &HASH)?.is_some();
+    let time = parse_i64(&args[2]).ok_or(CmdError::NotInteger)?;
+    if time < 0 {
+        return Err(CmdError::Static("ERR invalid expire time, must be >= 0"));
+    }
+    let name: &'static str = match (base_ms, unit_ms) {
+        (0, 1000) => "hexpireat",
+        (0, _) => "hpexpireat",
+        (_, 1000) => "hexpire",
+        _ => "hpexpire",
+    };
+    let at = time
+        .checked_mul(unit_ms)
+        .filter(|ms| *ms <= FIELD_TTL_MAX_MS - base_ms)
+        .ok_or(CmdError::InvalidExpireTime(name))?
+        + base_ms;
+    let (condition, fields_at) = match args[3].to_ascii_uppercase().as_slice() {
+        b"NX" => (Condition::Nx, 4),
+        b"XX" => (Condition::Xx, 4),
+        b"GT" => (Condition::Gt, 4),
+        b"LT" => (Condition::Lt, 4),
+        _ => (Condition::Always, 3),
+    };
+    let fields = fields_arg(
+        args,
+        fields_at,
+        "ERR Parameter `numFields` should be greater than 0",
+    )?;
+    if !exists {
+        let out = ctx.out();
+        out.array(fields.len());
+        fields.iter().for_each(|_| out.int(-2));
+        return Ok(());
+    }
+    let now_ms = ctx.now_ms;
+    let past = ctx.server.already_expired(at, now_ms);
+    let limits = ctx.server.config.hash_limits();
+    let hash = super::aggregate::write(ctx, key, &HASH)?.ok_or(CmdError::WrongType)?;
+    let mut codes = Vec::with_capacity(fields.len());
+    let (mut set, mut deleted) = (Vec::new(), Vec::new());
+    for &field in &fields {
+        let code = match hash.view().field_ttl(field) {
+            None => -2,
+            Some(current) if !condition.allows(current, at) => 0,
+            Some(_) if past => {
+                hash.remove([field]);
+                deleted.push(field);
+                2
+            }
+            Some(_) => {
+                hash.set_field_ttl(field, Some(at), limits);
+                set.push(field);
+                1
+            }
+        };
+        codes.push(code);
+    }
+    let emptied = hash.is_empty();
+    ctx.server.dbs[ctx.session.db].stats.expired_subkeys += deleted.len() as u64;
+    for field in &deleted {
+        ctx.propagate_as(&[b"HDEL", key, field]);
+    }
+    if !set.is_empty() {
+        let at_text = at.to_string();
+        let count = set.len().to_string();
+        let mut effect: Vec<&[u8]> = vec![b"HPEXPIREAT", key, at_text.as_bytes()];
+        if condition != Condition::Always {
+            effect.push(&args[3]);
+        }
+        effect.extend([&b"FIELDS"[..], count.as_bytes()]);
+        effect.extend(set.iter().copied());
+        ctx.propagate_as(&effect);
+    }
+    if !set.is_empty() || !deleted.is_empty() {
+        let event = if deleted.is_empty() {
+            "hexpire"
+        } else {
+            "hdel"
+        };
+        ctx.signal(EventClass::HASH, event, key);
+        if emptied {
+            delete_if_empty(ctx, key);
+        }
+    }
+    let out = ctx.out();
+    out.array(codes.len());
+    codes.into_iter().for_each(|c| out.int(c));
+    Ok(())
+}
+
+fn hexpire(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    hexpire_generic(ctx, &args, now_ms, 1000)
+}
+
+fn hpexpire(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    hexpire_generic(ctx, &args, now_ms, 1)
+}
+
+fn hexpireat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    hexpire_generic(ctx, &args, 0, 1000)
+}
+
+fn hpexpireat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    hexpire_generic(ctx, &args, 0, 1)
+}
+
+/// HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME (Redis's `httlGenericCommand`):
+/// per field -2 no such field (or past its deadline), -1 no deadline,
+/// else the deadline from `base_ms` (0: absolute) in `unit_ms`, seconds
+/// rounded up.
+fn httl_generic(ctx: &mut Ctx, args: &Args, relative: bool, unit_ms: i64) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let hash = read(ctx, &args[1], &HASH)?;
+    let fields = fields_arg(args, 2, "ERR Number of fields must be a positive integer")?;
+    let replies: Vec<i64> = fields
+        .iter()
+        .map(|f| match hash.and_then(|h| h.field_ttl(f)) {
+            None => -2,
+            Some(None) => -1,
+            Some(Some(at)) if at <= now_ms => -2,
+            Some(Some(at)) => {
+                let from = if relative { now_ms } else { 0 };
+                (at - from + unit_ms - 1) / unit_ms
+            }
+        })
+        .collect();
+    let out = ctx.out();
+    out.array(replies.len());
+    replies.into_iter().for_each(|r| out.int(r));
+    Ok(())
+}
+
+fn httl(ctx: &mut Ctx, args: Args) -> CmdResult {
+    httl_generic(ctx, &args, true, 1000)
+}
+
+fn hpttl(ctx: &mut Ctx, args: Args) -> CmdResult {
+    httl_generic(ctx, &args, true, 1)
+}
+
+fn hexpiretime(ctx: &mut Ctx, args: Args) -> CmdResult {
+    httl_generic(ctx, &args, false, 1000)
+}
+
+fn hpexpiretime(ctx: &mut Ctx, args: Args) -> CmdResult {
+    httl_generic(ctx, &args, false, 1)
+}
+
+/// HPERSIST: per field -2 no such field, -1 no deadline, 1 removed.
+/// Propagated as given when it removed one.
+fn hpersist(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let key = &args[1];
+    let exists = read_for_write(ctx, key, &HASH)?.is_some();
+    let fields = fields_arg(&args, 2, "ERR Number of fields must be a positive integer")?;
+    let mut codes = Vec::with_capacity(fields.len());
+    if exists {
+        let limits = ctx.server.config.hash_limits();
+        let hash = super::aggregate::write(ctx, key, &HASH)?.ok_or(CmdError::WrongType)?;
+        for &field in &fields {
+            codes.push(match hash.view().field_ttl(field) {
+                None => -2,
+                Some(None) => -1,
+                Some(Some(_)) => {
+                    hash.set_field_ttl(field, None, limits);
+                    1
+                }
+            });
+        }
+    } else {
+        codes.resize(fields.len(), -2);
+    }
+    if codes.contains(&1) {
+        ctx.signal(EventClass::HASH, "hpersist", key);
+    }
+    let out = ctx.out();
+    out.array(codes.len());
+    codes.into_iter().for_each(|c| out.int(c));
+    Ok(())
+}
 
 /// HSET and HMSET: sets every pair; returns how many fields were new.
 fn hset_generic(ctx: &mut Ctx, args: &Args) -> Result<i64, CmdError> {

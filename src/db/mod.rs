@@ -123,6 +123,9 @@ pub struct DbStats {
     pub expired_keys: u64,
     /// Of those, removed by the active cycle.
     pub expired_keys_active: u64,
+    /// Hash fields deleted because their deadline passed
+    /// (`expired_subkeys`).
+    pub expired_subkeys: u64,
     /// Read lookups that found / did not find their key.
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
@@ -196,6 +199,9 @@ pub struct Db {
     /// command is done. Positions follow removals; a stale one only
     /// leaves a value unpacked until its next change.
     unpacked: Vec<u32>,
+    /// The fields each `hexpired` event in the log took, in the same
+    /// order: the loop propagates them as HDELs.
+    expired_fields: std::collections::VecDeque<Vec<Vec<u8>>>,
 }
 
 impl Db {
@@ -316,9 +322,61 @@ impl Db {
             }
             _ => {
                 self.touch(idx, now_ms);
-                Some(idx)
+                if self.loading || self.replica || self.expiry_paused {
+                    return Some(idx);
+                }
+                self.expire_fields(idx, now_ms)
             }
         }
+    }
+
+    /// Passive hash-field expiry: the fields of the hash at `idx` whose
+    /// deadline is at or before `now_ms` leave it (the `hexpired` event,
+    /// from which the loop propagates HDEL), and the key with its last
+    /// field (`del`). Returns where the entry is now, or `None` if it went.
+    fn expire_fields(&mut self, idx: u32, now_ms: i64) -> Option<u32> {
+        let due = match self.dict.entry(idx).slot.value() {
+            ValueRef::Hash(h) => h.earliest_field_ttl().is_some_and(|at| at <= now_ms),
+            _ => false,
+        };
+        if !due {
+            return Some(idx);
+        }
+        let idx = self.preserve(idx);
+        let slot = &mut self.dict.entry_mut(idx).slot;
+        let may_pack = slot.may_pack();
+        let Some(Value::Hash(hash)) = slot.value_mut() else {
+            return Some(idx);
+        };
+        let gone = hash.remove_due(now_ms, usize::MAX);
+        let emptied = hash.is_empty();
+        if may_pack && self.unpacked.last() != Some(&idx) {
+            self.unpacked.push(idx);
+        }
+        if gone.is_empty() {
+            // The earliest deadline was a bound of one since raised.
+            return Some(idx);
+        }
+        // Not counted as a change of the running command (as a key's
+        // expiry is not): the HDEL goes out on its own.
+        self.stats.expired_subkeys += gone.len() as u64;
+        let key = self.dict.entry(idx).slot.key().to_vec();
+        // Recorded whatever listens: the propagation reads it.
+        self.events.push(EventClass::HASH, "hexpired", &key);
+        self.expired_fields.push_back(gone);
+        if !emptied {
+            return Some(idx);
+        }
+        self.remove_at(idx);
+        if EventClass::GENERIC.intersects(self.recorded_classes) {
+            self.events.push(EventClass::GENERIC, "del", &key);
+        }
+        None
+    }
+
+    /// The fields the oldest `hexpired` event in the log took.
+    pub fn take_expired_fields(&mut self) -> Vec<Vec<u8>> {
+        self.expired_fields.pop_front().unwrap_or_default()
     }
 
     /// `lookup` for a read: on a replica an expired key is missing but

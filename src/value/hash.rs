@@ -205,6 +205,32 @@ impl<'a> HashRef<'a> {
         }
     }
 
+    /// (field, value, deadline) from the `from`th field on, in `iter`'s
+    /// order.
+    pub fn iter_with_ttls_from(
+        self,
+        from: usize,
+    ) -> impl Iterator<Item = (Item<'a>, Item<'a>, Option<i64>)> {
+        let mut index = from;
+        let mut pairs = self.iter_from(from);
+        let mut packed = match self {
+            HashRef::Packed(p) if p.flag() => Some(triples(p).skip(from)),
+            _ => None,
+        };
+        std::iter::from_fn(move || {
+            if let Some(t) = &mut packed {
+                return t.next();
+            }
+            let (f, v) = pairs.next()?;
+            let at = match self {
+                HashRef::Table(d) => d.ttl_of(index as u32),
+                HashRef::Packed(_) => None,
+            };
+            index += 1;
+            Some((f, v, at))
+        })
+    }
+
     /// Whether any field has (or had) a deadline.
     pub fn has_field_ttls(self) -> bool {
         match self {
@@ -271,7 +297,7 @@ fn triples(p: PackedRef<'_>) -> impl Iterator<Item = (Item<'_>, Item<'_>, Option
 }
 
 /// One field of a flagged block, owned, for a rebuild.
-type Triple = (Vec<u8>, Vec<u8>, Option<i64>);
+pub type Triple = (Vec<u8>, Vec<u8>, Option<i64>);
 
 /// A flagged block of `triples` in listpackex order: the fields without
 /// a deadline first, then by deadline (stable).
@@ -443,6 +469,44 @@ impl Hash {
                 true
             }
         }
+    }
+
+    /// A hash of `triples` (field, value, deadline), each field once, as
+    /// a loader builds it: packed if `limits` allow (as triples if any
+    /// has a deadline, or `as_triples` says the file kept them so), else
+    /// a table.
+    pub fn from_triples(triples: Vec<Triple>, as_triples: bool, limits: PackLimits) -> Hash {
+        let with_ttl = as_triples || triples.iter().any(|(_, _, at)| at.is_some());
+        let fits = triples.len() <= limits.entries
+            && triples
+                .iter()
+                .all(|(f, v, _)| f.len() <= limits.value && v.len() <= limits.value);
+        if fits {
+            if with_ttl {
+                return Hash::Packed(build_triples(triples));
+            }
+            let mut h = Hash::default();
+            let pairs: Vec<(&[u8], &[u8])> = triples
+                .iter()
+                .map(|(f, v, _)| (f.as_slice(), v.as_slice()))
+                .collect();
+            h.set_pairs(&pairs, limits);
+            return h;
+        }
+        let mut t = HashTable::default();
+        if with_ttl {
+            t.ttls = Some(Box::new(FieldTtls::new(0)));
+        }
+        for (f, v, at) in &triples {
+            if t.dict.find(f).is_some() {
+                continue;
+            }
+            t.insert(f, v);
+            if let (Some(at), Some(ttls)) = (at, &mut t.ttls) {
+                ttls.set(t.dict.len() as u32 - 1, *at);
+            }
+        }
+        Hash::Table(Box::new(t))
     }
 
     /// Removes the fields whose deadline is at or before `now_ms`,

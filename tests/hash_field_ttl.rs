@@ -1,0 +1,262 @@
+//! Hash-field expiry (issue 21): HEXPIRE and its family reply for reply as
+//! redis-server 7.4.1 did for the same session (recorded from it: 7.0,
+//! which the other tests run beside lapse, has no such commands), fields
+//! leave when their deadline passes and a read finds them, the hash goes
+//! with its last field, and deadlines survive RENAME, COPY, DUMP/RESTORE,
+//! DEBUG RELOAD and an AOF rewritten as commands.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{conf_in, eventually, info_field, temp_dir, Raw, Server};
+
+/// One step: a command and redis-server 7.4.1's reply, `T` standing for a
+/// Unix time the moment decides.
+const SESSION: &[(&[&str], &str)] = &[
+    (&["HSET", "h", "f1", "v1", "f2", "v2", "f3", "v3"], ":3\r\n"),
+    (
+        &["HEXPIRE", "h", "100", "FIELDS", "2", "f1", "nosuch"],
+        "*2\r\n:1\r\n:-2\r\n",
+    ),
+    (
+        &["HEXPIRE", "h", "100", "NX", "FIELDS", "1", "f1"],
+        "*1\r\n:0\r\n",
+    ),
+    (
+        &["HEXPIRE", "h", "200", "XX", "FIELDS", "2", "f1", "f2"],
+        "*2\r\n:1\r\n:0\r\n",
+    ),
+    (
+        &["HEXPIRE", "h", "50", "GT", "FIELDS", "1", "f1"],
+        "*1\r\n:0\r\n",
+    ),
+    (
+        &["HEXPIRE", "h", "500", "LT", "FIELDS", "1", "f1"],
+        "*1\r\n:0\r\n",
+    ),
+    (
+        &["HTTL", "h", "FIELDS", "3", "f1", "f2", "nosuch"],
+        "*3\r\n:200\r\n:-1\r\n:-2\r\n",
+    ),
+    (&["HEXPIRETIME", "h", "FIELDS", "1", "f1"], "*1\r\n:T\r\n"),
+    (&["HPEXPIRETIME", "h", "FIELDS", "1", "f2"], "*1\r\n:-1\r\n"),
+    (
+        &["HPERSIST", "h", "FIELDS", "3", "f1", "f2", "nosuch"],
+        "*3\r\n:1\r\n:-1\r\n:-2\r\n",
+    ),
+    (&["HEXPIRE", "h", "0", "FIELDS", "1", "f3"], "*1\r\n:2\r\n"),
+    (
+        &["HGETALL", "h"],
+        "*4\r\n$2\r\nf2\r\n$2\r\nv2\r\n$2\r\nf1\r\n$2\r\nv1\r\n",
+    ),
+    (
+        &["HEXPIRE", "nokey", "10", "FIELDS", "1", "a"],
+        "*1\r\n:-2\r\n",
+    ),
+    (&["HTTL", "nokey", "FIELDS", "1", "a"], "*1\r\n:-2\r\n"),
+    (&["HPERSIST", "nokey", "FIELDS", "1", "a"], "*1\r\n:-2\r\n"),
+    (
+        &["HEXPIRE", "h", "10", "FIELDS", "0"],
+        "-ERR wrong number of arguments for 'hexpire' command\r\n",
+    ),
+    (
+        &["HEXPIRE", "h", "10", "FIELDS", "2", "a"],
+        "-ERR The `numfields` parameter must match the number of arguments\r\n",
+    ),
+    (
+        &["HEXPIRE", "h", "10", "FIELDS", "1", "a", "b"],
+        "-ERR The `numfields` parameter must match the number of arguments\r\n",
+    ),
+    (
+        &["HEXPIRE", "h", "10", "FIELDS", "-1", "a"],
+        "-ERR Parameter `numFields` should be greater than 0\r\n",
+    ),
+    (
+        &["HTTL", "h", "FIELDS", "x", "a"],
+        "-ERR Number of fields must be a positive integer\r\n",
+    ),
+    (
+        &["HEXPIRE", "h", "abc", "FIELDS", "1", "a"],
+        "-ERR value is not an integer or out of range\r\n",
+    ),
+    (
+        &["HEXPIRE", "h", "-1", "FIELDS", "1", "f1"],
+        "-ERR invalid expire time, must be >= 0\r\n",
+    ),
+    (
+        &["HEXPIRE", "h", "10", "NX", "XX", "FIELDS", "1", "f1"],
+        "-ERR Mandatory argument FIELDS is missing or not at the right position\r\n",
+    ),
+    (
+        &["HEXPIRE", "h", "10", "BOGUS", "1", "f1"],
+        "-ERR Mandatory argument FIELDS is missing or not at the right position\r\n",
+    ),
+    (
+        &["HEXPIREAT", "h", "1", "FIELDS", "1", "f1"],
+        "*1\r\n:2\r\n",
+    ),
+    (&["SET", "str", "v"], "+OK\r\n"),
+    (
+        &["HEXPIRE", "str", "10", "FIELDS", "1", "a"],
+        "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+    ),
+    (
+        &["HPEXPIRE", "h", "9999999999999999", "FIELDS", "1", "f2"],
+        "-ERR invalid expire time in 'hpexpire' command\r\n",
+    ),
+    (
+        &["HEXPIRE", "h", "9223372036854775", "FIELDS", "1", "f2"],
+        "-ERR invalid expire time in 'hexpire' command\r\n",
+    ),
+    (&["HEXPIRE", "h", "10", "FIELDS", "1", "f2"], "*1\r\n:1\r\n"),
+    (&["OBJECT", "ENCODING", "h"], "$10\r\nlistpackex\r\n"),
+    (&["HSET", "h", "f2", "new"], ":0\r\n"),
+    (&["HTTL", "h", "FIELDS", "1", "f2"], "*1\r\n:-1\r\n"),
+];
+
+/// Replaces the Unix time in a reply by `T`.
+fn masked(reply: &str) -> String {
+    match reply.strip_prefix("*1\r\n:") {
+        Some(rest) if rest.len() > 9 && rest.starts_with('1') => "*1\r\n:T\r\n".to_string(),
+        _ => reply.to_string(),
+    }
+}
+
+#[test]
+fn replies_and_errors_are_redis_7_4s() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    for (cmd, expected) in SESSION {
+        assert_eq!(masked(&r.cmd(cmd)), *expected, "{cmd:?}");
+    }
+}
+
+#[test]
+fn fields_leave_on_time_and_the_hash_with_its_last_field() {
+    let lapse = Server::lapse(&["--notify-keyspace-events", "Kh$g"]);
+    let mut r = lapse.raw();
+    let mut events = lapse.raw();
+    events.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+    r.cmd(&["HSET", "h", "a", "1", "b", "2", "c", "3"]);
+    assert_eq!(
+        r.cmd(&["HPEXPIRE", "h", "50", "FIELDS", "2", "a", "b"]),
+        "*2\r\n:1\r\n:1\r\n"
+    );
+    assert_eq!(r.cmd(&["HLEN", "h"]), ":3\r\n");
+    // Gone once due, whichever read finds them; HLEN counts live fields.
+    assert!(eventually(Duration::from_secs(5), || r.cmd(&["HLEN", "h"]) == ":1\r\n"));
+    assert_eq!(r.cmd(&["HGETALL", "h"]), "*2\r\n$1\r\nc\r\n$1\r\n3\r\n");
+    assert_eq!(r.cmd(&["HGET", "h", "a"]), "$-1\r\n");
+    assert_eq!(r.cmd(&["HTTL", "h", "FIELDS", "1", "a"]), "*1\r\n:-2\r\n");
+    let stats = r.cmd(&["INFO", "stats"]);
+    assert!(stats.contains("expired_subkeys:2\r\n"), "{stats}");
+    // The last field: the hash goes with it.
+    r.cmd(&["HPEXPIRE", "h", "30", "FIELDS", "1", "c"]);
+    assert!(eventually(Duration::from_secs(5), || r
+        .cmd(&["EXISTS", "h"])
+        == ":0\r\n"));
+    // Notifications: hset, hexpire, hexpired, hexpire, hexpired, del.
+    let mut names = Vec::new();
+    while names.len() < 6 {
+        let message = String::from_utf8_lossy(&events.reply()).into_owned();
+        let name = message
+            .rsplit("\r\n")
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
+        names.push(name);
+    }
+    assert_eq!(
+        names,
+        ["hset", "hexpire", "hexpired", "hexpire", "hexpired", "del"]
+    );
+}
+
+#[test]
+fn deadlines_travel_with_the_hash_and_survive_restarts() {
+    let dir = temp_dir("hash-field-ttl");
+    let conf = conf_in(&dir, "appendonly yes\nsave \"\"\naof-use-rdb-preamble no\n");
+    let conf = conf.to_str().unwrap();
+    let lapse = Server::lapse(&[conf]);
+    let mut r = lapse.raw();
+    // Small (packed with deadlines) and big (a table with deadlines).
+    r.cmd(&["HSET", "small", "a", "1", "b", "2"]);
+    r.cmd(&["HPEXPIREAT", "small", "4000000000000", "FIELDS", "1", "a"]);
+    for i in 0..600 {
+        r.cmd(&["HSET", "big", &format!("f{i}"), "v"]);
+    }
+    r.cmd(&[
+        "HPEXPIREAT",
+        "big",
+        "4000000001000",
+        "FIELDS",
+        "2",
+        "f7",
+        "f599",
+    ]);
+    let deadlines = |r: &mut Raw, key: &str, fields: &[&str]| {
+        let n = fields.len().to_string();
+        let mut cmd = vec!["HPEXPIRETIME", key, "FIELDS", &n];
+        cmd.extend(fields);
+        r.cmd(&cmd)
+    };
+    let small = "*2\r\n:4000000000000\r\n:-1\r\n";
+    let big = "*3\r\n:4000000001000\r\n:4000000001000\r\n:-1\r\n";
+    let check = |r: &mut Raw, prefix: &str| {
+        assert_eq!(
+            deadlines(r, &format!("{prefix}small"), &["a", "b"]),
+            small,
+            "{prefix}"
+        );
+        assert_eq!(
+            deadlines(r, &format!("{prefix}big"), &["f7", "f599", "f8"]),
+            big,
+            "{prefix}"
+        );
+    };
+    check(&mut r, "");
+    assert_eq!(
+        r.cmd(&["OBJECT", "ENCODING", "small"]),
+        "$10\r\nlistpackex\r\n"
+    );
+    // RENAME, COPY, DUMP/RESTORE.
+    for key in ["small", "big"] {
+        r.cmd(&["COPY", key, &format!("copy:{key}")]);
+        r.cmd(&["RENAME", &format!("copy:{key}"), &format!("renamed:{key}")]);
+        r.send_cmd(&[b"DUMP", key.as_bytes()]);
+        let dump = r.reply();
+        let header_end = dump.windows(2).position(|w| w == b"\r\n").unwrap();
+        let payload = &dump[header_end + 2..dump.len() - 2];
+        let restored = format!("restored:{key}");
+        r.send_cmd(&[b"RESTORE", restored.as_bytes(), b"0", payload]);
+        assert_eq!(r.reply(), b"+OK\r\n");
+    }
+    for prefix in ["renamed:", "restored:"] {
+        check(&mut r, prefix);
+    }
+    // DEBUG RELOAD (an RDB round trip) and a restart from the AOF,
+    // rewritten as commands.
+    assert_eq!(r.cmd(&["DEBUG", "RELOAD"]), "+OK\r\n");
+    check(&mut r, "");
+    assert!(r.cmd(&["BGREWRITEAOF"]).starts_with('+'));
+    assert!(eventually(Duration::from_secs(60), || {
+        info_field(&mut r, "persistence", "aof_rewrite_in_progress") == "0"
+            && info_field(&mut r, "persistence", "aof_rewrite_scheduled") == "0"
+    }));
+    let base = std::fs::read_dir(dir.join("appendonlydir"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().contains(".base.aof"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .expect("a base written as commands");
+    assert!(base.contains("HPEXPIREAT"), "{base}");
+    drop(r);
+    drop(lapse);
+    let lapse = Server::lapse(&[conf]);
+    let mut r = lapse.raw();
+    check(&mut r, "");
+    check(&mut r, "restored:");
+    drop(lapse);
+    let _ = std::fs::remove_dir_all(&dir);
+}
