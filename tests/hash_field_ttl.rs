@@ -260,3 +260,33 @@ fn deadlines_travel_with_the_hash_and_survive_restarts() {
     drop(lapse);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Fields nobody reads leave on time all the same (the active cycle, in
+/// deadline order), big hashes' and small ones', and the hash with its
+/// last field.
+#[test]
+fn unread_fields_are_expired_actively() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    r.cmd(&["HSET", "small", "a", "1", "b", "2"]);
+    r.cmd(&["HPEXPIRE", "small", "40", "FIELDS", "2", "a", "b"]);
+    for i in 0..1000 {
+        r.cmd(&["HSET", "big", &format!("f{i}"), "v"]);
+    }
+    r.cmd(&["HPEXPIRE", "big", "60", "FIELDS", "3", "f1", "f500", "f999"]);
+    r.cmd(&["HPEXPIRE", "big", "3600000", "FIELDS", "1", "f2"]);
+    // Only INFO is asked (it reads no key): the cycle must do it.
+    assert!(
+        eventually(Duration::from_secs(5), || {
+            info_field(&mut r, "stats", "expired_subkeys") == "5"
+        }),
+        "{}",
+        r.cmd(&["INFO", "stats"])
+    );
+    assert_eq!(r.cmd(&["EXISTS", "small"]), ":0\r\n");
+    assert_eq!(r.cmd(&["HLEN", "big"]), ":997\r\n");
+    assert_eq!(
+        r.cmd(&["HTTL", "big", "FIELDS", "2", "f2", "f3"]),
+        "*2\r\n:3600\r\n:-1\r\n"
+    );
+}

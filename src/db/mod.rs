@@ -22,6 +22,7 @@
 
 pub mod access;
 pub mod expires;
+pub mod hash_deadlines;
 pub mod keylog;
 pub mod replica_ttls;
 pub mod slot;
@@ -202,6 +203,9 @@ pub struct Db {
     /// The fields each `hexpired` event in the log took, in the same
     /// order: the loop propagates them as HDELs.
     expired_fields: std::collections::VecDeque<Vec<Vec<u8>>>,
+    /// Hashes with field deadlines, by the earliest (the active cycle's
+    /// field candidates).
+    hash_deadlines: hash_deadlines::HashDeadlines,
 }
 
 impl Db {
@@ -325,16 +329,18 @@ impl Db {
                 if self.loading || self.replica || self.expiry_paused {
                     return Some(idx);
                 }
-                self.expire_fields(idx, now_ms)
+                self.expire_fields(idx, now_ms, usize::MAX)
             }
         }
     }
 
-    /// Passive hash-field expiry: the fields of the hash at `idx` whose
-    /// deadline is at or before `now_ms` leave it (the `hexpired` event,
-    /// from which the loop propagates HDEL), and the key with its last
-    /// field (`del`). Returns where the entry is now, or `None` if it went.
-    fn expire_fields(&mut self, idx: u32, now_ms: i64) -> Option<u32> {
+    /// Hash-field expiry, the one path for passive (every lookup) and
+    /// active: the fields of the hash at `idx` whose deadline is at or
+    /// before `now_ms` leave it, earliest first, at most `max` (the
+    /// `hexpired` event, from which the loop propagates HDEL), and the key
+    /// with its last field (`del`). Returns where the entry is now, or
+    /// `None` if it went.
+    fn expire_fields(&mut self, idx: u32, now_ms: i64, max: usize) -> Option<u32> {
         let due = match self.dict.entry(idx).slot.value() {
             ValueRef::Hash(h) => h.earliest_field_ttl().is_some_and(|at| at <= now_ms),
             _ => false,
@@ -344,13 +350,13 @@ impl Db {
         }
         let idx = self.preserve(idx);
         let slot = &mut self.dict.entry_mut(idx).slot;
-        let may_pack = slot.may_pack();
         let Some(Value::Hash(hash)) = slot.value_mut() else {
             return Some(idx);
         };
-        let gone = hash.remove_due(now_ms, usize::MAX);
+        let gone = hash.remove_due(now_ms, max);
         let emptied = hash.is_empty();
-        if may_pack && self.unpacked.last() != Some(&idx) {
+        // Packed again and its deadlines noted after the command.
+        if self.unpacked.last() != Some(&idx) {
             self.unpacked.push(idx);
         }
         if gone.is_empty() {
@@ -372,6 +378,45 @@ impl Db {
             self.events.push(EventClass::GENERIC, "del", &key);
         }
         None
+    }
+
+    /// Notes whether the value at `idx` is a hash with field deadlines,
+    /// and the earliest (after any change of its value).
+    fn track_field_deadlines(&mut self, idx: u32) {
+        let earliest = match self.dict.entry(idx).slot.value() {
+            ValueRef::Hash(h) => h.earliest_field_ttl(),
+            _ => None,
+        };
+        match earliest {
+            Some(at_ms) => self.hash_deadlines.set(idx, at_ms),
+            None => self.hash_deadlines.clear(idx),
+        }
+    }
+
+    /// Active field expiry: the due fields of the hashes due first, in
+    /// deadline order, until `max_fields` went or nothing more is due;
+    /// how many went.
+    pub fn expire_due_fields(&mut self, now_ms: i64, max_fields: u64) -> u64 {
+        let before = self.stats.expired_subkeys;
+        // Each visit settles or empties its record, so visits are bounded
+        // by fields removed plus records settled.
+        for _ in 0..max_fields.saturating_mul(2) {
+            let done = self.stats.expired_subkeys - before;
+            let Some((idx, at_ms)) = self.hash_deadlines.top() else {
+                break;
+            };
+            if at_ms > now_ms || done >= max_fields {
+                break;
+            }
+            let max = usize::try_from(max_fields - done).unwrap_or(usize::MAX);
+            // A key gone with its last field lost its record in
+            // `remove_at`; a stale record (the earliest was later than it
+            // said) settles here.
+            if let Some(idx) = self.expire_fields(idx, now_ms, max) {
+                self.track_field_deadlines(idx);
+            }
+        }
+        self.stats.expired_subkeys - before
     }
 
     /// The fields the oldest `hexpired` event in the log took.
@@ -455,8 +500,11 @@ impl Db {
     /// change through `update_str`).
     pub fn value_mut(&mut self, key: &[u8], now_ms: i64) -> Option<Option<&mut Value>> {
         let idx = self.lookup_for_change(key, now_ms)?;
-        let slot = &mut self.dict.entry_mut(idx).slot;
-        if slot.may_pack() && self.unpacked.last() != Some(&idx) {
+        let slot = &self.dict.entry(idx).slot;
+        // Revisited after the command: packed again if it fits, its field
+        // deadlines noted if it is a hash.
+        let revisit = slot.may_pack() || matches!(slot.value(), ValueRef::Hash(_));
+        if revisit && self.unpacked.last() != Some(&idx) {
             self.unpacked.push(idx);
         }
         Some(self.dict.entry_mut(idx).slot.value_mut())
@@ -472,6 +520,7 @@ impl Db {
         while let Some(idx) = self.unpacked.pop() {
             if idx < self.dict.len() as u32 {
                 self.dict.entry_mut(idx).slot.pack();
+                self.track_field_deadlines(idx);
             }
         }
     }
@@ -543,12 +592,14 @@ impl Db {
         if EventClass::NEW.intersects(self.side_events) {
             self.events.push(EventClass::NEW, "new", slot.key());
         }
-        self.dict.insert_new(Entry {
+        let idx = self.dict.insert_new(Entry {
             expire_slot: NO_EXPIRE,
             encoding: StrEncoding::Auto,
             access: access::Access::fresh(self.access_policy, self.clock_ms),
             slot,
-        })
+        });
+        self.track_field_deadlines(idx);
+        idx
     }
 
     fn apply_ttl(&mut self, idx: u32, ttl: Ttl) {
@@ -670,7 +721,11 @@ impl Db {
     /// Stores `value` at `key` like `set_str`, returning the old value.
     pub fn replace(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: i64) -> Option<Value> {
         let (idx, old) = match self.lookup_for_change(key, now_ms) {
-            Some(idx) => (idx, Some(self.dict.entry_mut(idx).slot.replace(value))),
+            Some(idx) => {
+                let old = self.dict.entry_mut(idx).slot.replace(value);
+                self.track_field_deadlines(idx);
+                (idx, Some(old))
+            }
             None => (self.insert(Slot::new(key, value)), None),
         };
         self.apply_ttl(idx, ttl);
@@ -696,6 +751,7 @@ impl Db {
             Some(idx) => {
                 self.stage_overwritten(idx);
                 self.dict.entry_mut(idx).slot.replace(value);
+                self.track_field_deadlines(idx);
                 idx
             }
             None => self.insert(Slot::new(key, value)),
@@ -816,10 +872,11 @@ impl Db {
 
     /// (Deadline strategy) no key of this database is due before this time.
     pub fn earliest_deadline_ms(&self) -> Option<i64> {
+        let fields = self.hash_deadlines.earliest_ms();
         if self.expires.is_ordered() {
-            self.expires.earliest_ms()
+            self.expires.earliest_ms().into_iter().chain(fields).min()
         } else {
-            None
+            fields
         }
     }
 
@@ -956,6 +1013,12 @@ impl Db {
         let idx = self.preserve(idx);
         self.clear_deadline(idx);
         let (entry, moved) = self.dict.remove_at(idx);
+        if !self.hash_deadlines.is_empty() {
+            self.hash_deadlines.clear(idx);
+            if let Some(Moved { from, to }) = moved {
+                self.hash_deadlines.entry_moved(from, to);
+            }
+        }
         if !self.unpacked.is_empty() {
             self.unpacked.retain(|&i| i != idx);
             if let Some(Moved { from, to }) = moved {
@@ -980,6 +1043,7 @@ impl Db {
     pub fn flush(&mut self) -> Dict<Entry> {
         self.avg_ttl_ms = 0;
         self.unpacked.clear();
+        self.hash_deadlines.clear_all();
         self.replica_ttls.clear();
         // A save still reading the table keeps it (and frees it after).
         if self.detach_into_snapshot() {

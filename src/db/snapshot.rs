@@ -297,6 +297,7 @@ impl Db {
         // Only the saver reaches a detached table, always at the top.
         if idx != top && detached.is_none() {
             self.dict.swap(idx, top);
+            self.hash_deadlines.entries_swapped(idx, top);
             for moved in [idx, top] {
                 let slot = self.dict.entry(moved).expire_slot;
                 if slot != NO_EXPIRE {

@@ -1,0 +1,104 @@
+//! The hashes of a database some of whose fields have a deadline, by the
+//! earliest of them: where the active cycle finds fields that are due
+//! (issue 21). Entries are dict positions, in the keyspace's own deadline
+//! heap (`Expires`), with a sparse map back from position to record, so
+//! a database without such hashes spends nothing on them.
+//!
+//! The deadline kept is a lower bound of the hash's earliest (it is
+//! refreshed after every change of the hash); a record that turns out
+//! early is settled when it reaches the top.
+
+use std::collections::HashMap;
+
+use super::expires::Expires;
+
+#[derive(Default)]
+pub struct HashDeadlines {
+    heap: Expires,
+    /// Dict position -> record position in `heap`.
+    pos: HashMap<u32, u32>,
+}
+
+impl HashDeadlines {
+    pub fn is_empty(&self) -> bool {
+        self.pos.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.pos.len()
+    }
+
+    /// The hash at `entry` has its earliest field deadline at `at_ms`.
+    pub fn set(&mut self, entry: u32, at_ms: i64) {
+        if !self.heap.is_ordered() {
+            self.heap.set_ordered(true, &mut |_, _| {});
+        }
+        let current = self.pos.get(&entry).copied();
+        let pos = &mut self.pos;
+        let mut moved = |entry: u32, to: u32| {
+            pos.insert(entry, to);
+        };
+        match current {
+            Some(at) => {
+                // A lower deadline moves up now; a raised one keeps its
+                // place until it reaches the top, where it settles.
+                self.heap.update(at, at_ms, &mut moved);
+                if self.heap.top().is_some_and(|top| top.entry == entry) {
+                    self.heap.settle_top(&mut moved);
+                }
+            }
+            None => self.heap.push(entry, at_ms, &mut moved),
+        }
+    }
+
+    /// The hash at `entry` has no field deadline (or is gone).
+    pub fn clear(&mut self, entry: u32) {
+        if self.pos.is_empty() {
+            return;
+        }
+        if let Some(at) = self.pos.remove(&entry) {
+            let pos = &mut self.pos;
+            self.heap.remove(at, &mut |entry, to| {
+                pos.insert(entry, to);
+            });
+        }
+    }
+
+    /// The hash that may be due first, and its deadline (a lower bound).
+    pub fn top(&self) -> Option<(u32, i64)> {
+        self.heap
+            .top()
+            .map(|v| (v.entry, self.heap.earliest_ms().unwrap_or(v.at_ms)))
+    }
+
+    /// No field is due before this time.
+    pub fn earliest_ms(&self) -> Option<i64> {
+        self.heap.earliest_ms()
+    }
+
+    /// The dict entry at `from` moved to `to` (whose own entry was
+    /// removed).
+    pub fn entry_moved(&mut self, from: u32, to: u32) {
+        if let Some(at) = self.pos.remove(&from) {
+            self.heap.set_entry(at, to);
+            self.pos.insert(to, at);
+        }
+    }
+
+    /// Dict entries `a` and `b` traded places (a save in progress).
+    pub fn entries_swapped(&mut self, a: u32, b: u32) {
+        let (pa, pb) = (self.pos.remove(&a), self.pos.remove(&b));
+        if let Some(at) = pa {
+            self.heap.set_entry(at, b);
+            self.pos.insert(b, at);
+        }
+        if let Some(at) = pb {
+            self.heap.set_entry(at, a);
+            self.pos.insert(a, at);
+        }
+    }
+
+    pub fn clear_all(&mut self) {
+        *self = HashDeadlines::default();
+    }
+}
