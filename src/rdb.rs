@@ -938,19 +938,6 @@ mod tests {
         assert!(Reader::new(&[0x80, 0, 0, 0, 9]).string(100).is_none());
     }
 
-    /// Every field's value and deadline, sorted.
-    fn fields_and_deadlines(value: &crate::value::Value) -> Vec<(Vec<u8>, Vec<u8>, Option<i64>)> {
-        let crate::value::ValueRef::Hash(h) = value.as_ref() else {
-            panic!("a hash");
-        };
-        let mut all: Vec<_> = h
-            .iter_with_ttls_from(0)
-            .map(|(f, v, at)| (f.to_vec(), v.to_vec(), at))
-            .collect();
-        all.sort();
-        all
-    }
-
     #[test]
     fn hashes_with_field_deadlines_round_trip_as_redis_7_4_writes_them() {
         use crate::value::{Hash, PackLimits, Value};
@@ -994,8 +981,8 @@ mod tests {
             let body = payload_body(&payload).unwrap();
             let back = crate::rdb_load::restore_value(body, limits).unwrap();
             assert_eq!(
-                fields_and_deadlines(&back),
-                fields_and_deadlines(&value),
+                crate::value::hash::sorted_triples(&back),
+                crate::value::hash::sorted_triples(&value),
                 "{n}"
             );
             assert_eq!(back.as_ref().encoding(), value.as_ref().encoding(), "{n}");
@@ -1018,8 +1005,8 @@ mod tests {
             let loaded = crate::rdb_load::load(&file, limits).unwrap();
             let (_, keys) = loaded.dbs.into_iter().next().unwrap();
             assert_eq!(
-                fields_and_deadlines(&keys[0].1),
-                fields_and_deadlines(&value),
+                crate::value::hash::sorted_triples(&keys[0].1),
+                crate::value::hash::sorted_triples(&value),
                 "{n}"
             );
         }

@@ -860,17 +860,7 @@ mod tests {
                 .map(|(_, v, _)| v)
                 .unwrap_or_else(|| panic!("{name} missing"))
         };
-        let deadlines = |name: &str| -> Vec<(Vec<u8>, Vec<u8>, Option<i64>)> {
-            let crate::value::ValueRef::Hash(h) = get(name).as_ref() else {
-                panic!("{name} is a hash");
-            };
-            let mut all: Vec<_> = h
-                .iter_with_ttls_from(0)
-                .map(|(f, v, at)| (f.to_vec(), v.to_vec(), at))
-                .collect();
-            all.sort();
-            all
-        };
+        let deadlines = |name: &str| crate::value::hash::sorted_triples(get(name));
         let t =
             |f: &str, v: &str, at: Option<i64>| (f.as_bytes().to_vec(), v.as_bytes().to_vec(), at);
         assert_eq!(

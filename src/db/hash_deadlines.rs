@@ -64,6 +64,15 @@ impl HashDeadlines {
         }
     }
 
+    /// No field of the hash at `entry` is due before this time (`None`:
+    /// none has a deadline).
+    pub fn bound(&self, entry: u32) -> Option<i64> {
+        if self.pos.is_empty() {
+            return None;
+        }
+        self.pos.get(&entry).map(|&at| self.heap.get(at).at_ms)
+    }
+
     /// The hash that may be due first, and its deadline (a lower bound).
     pub fn top(&self) -> Option<(u32, i64)> {
         self.heap

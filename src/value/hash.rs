@@ -312,6 +312,20 @@ fn build_triples(mut triples: Vec<Triple>) -> Packed {
     b.finish()
 }
 
+/// Every field with its value and deadline, sorted (what tests compare).
+#[cfg(test)]
+pub(crate) fn sorted_triples(value: &super::Value) -> Vec<Triple> {
+    let super::ValueRef::Hash(h) = value.as_ref() else {
+        panic!("a hash");
+    };
+    let mut all: Vec<Triple> = h
+        .iter_with_ttls_from(0)
+        .map(|(f, v, at)| (f.to_vec(), v.to_vec(), at))
+        .collect();
+    all.sort();
+    all
+}
+
 fn owned_triples(p: PackedRef<'_>) -> Vec<Triple> {
     triples(p)
         .map(|(f, v, at)| (f.to_vec(), v.to_vec(), at))
@@ -559,22 +573,69 @@ impl<'a> HashRef<'a> {
 
 /// `set_pairs` on a flagged block: values set, their deadlines cleared.
 fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])]) -> usize {
-    let mut all = owned_triples(p.view());
-    let mut added = 0;
+    /// Where a field set here was found.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Found {
+        New,
+        /// Without a deadline: replaced where it is.
+        InPlace,
+        /// With one: it moves to the end of those without.
+        Moved,
+    }
+    // Each field set once, with its last value.
+    let mut latest: Vec<(&[u8], &[u8], Found)> = Vec::with_capacity(pairs.len());
     for &(field, value) in pairs {
-        match all.iter_mut().find(|(f, _, _)| f == field) {
-            Some(t) => {
-                t.1 = value.to_vec();
-                t.2 = None;
-            }
-            None => {
-                added += 1;
-                all.push((field.to_vec(), value.to_vec(), None));
-            }
+        match latest.iter_mut().find(|(f, _, _)| *f == field) {
+            Some(l) => l.1 = value,
+            None => latest.push((field, value, Found::New)),
         }
     }
-    *p = build_triples(all);
-    added
+    let position = |latest: &[(&[u8], &[u8], Found)], f: Item<'_>| {
+        latest.iter().position(|(x, _, _)| f.eq_bytes(x))
+    };
+    // One rebuild, in listpackex order: the fields without a deadline
+    // (values replaced), then those set here that had one (cleared: it
+    // goes with a new value) and the new ones, then the untouched ones
+    // with a deadline.
+    let view = p.view();
+    let new_bytes: usize = pairs.iter().map(|(f, v)| f.len() + v.len() + 3).sum();
+    let mut b = Builder::with_capacity(3, view.bytes().len() + new_bytes).flagged(true);
+    for (f, v, at) in triples(view) {
+        match (at, position(&latest, f)) {
+            (None, Some(i)) => {
+                latest[i].2 = Found::InPlace;
+                b.push(f);
+                b.push_bytes(latest[i].1);
+                b.push(Item::Int(NO_TTL));
+            }
+            (None, None) => {
+                b.push(f);
+                b.push(v);
+                b.push(Item::Int(NO_TTL));
+            }
+            (Some(_), Some(i)) => latest[i].2 = Found::Moved,
+            (Some(_), None) => {}
+        }
+    }
+    for &(field, value, found) in &latest {
+        if found != Found::InPlace {
+            b.push_bytes(field);
+            b.push_bytes(value);
+            b.push(Item::Int(NO_TTL));
+        }
+    }
+    for (f, v, at) in triples(view) {
+        if let (Some(at), None) = (at, position(&latest, f)) {
+            b.push(f);
+            b.push(v);
+            b.push(Item::Int(at));
+        }
+    }
+    *p = b.finish();
+    latest
+        .iter()
+        .filter(|(_, _, found)| *found == Found::New)
+        .count()
 }
 
 /// `set_pairs` on a packed hash: one rebuild for all the pairs.
@@ -789,12 +850,28 @@ mod tests {
         assert_eq!(h.view().field_ttl_count(), 2);
         assert_eq!(h.view().field_ttl(b"nope"), None);
         assert_eq!(h.view().get(b"a").map(|v| v.to_vec()), Some(b"1".to_vec()));
-        // Setting a value clears its deadline.
+        // Setting a value clears its deadline: the field moves to the end
+        // of those without one, after a value replaced in place, before
+        // new ones; all in one rebuild.
         assert_eq!(
-            h.set_pairs(&[(b"a", b"new"), (b"e", b"5")], PackLimits::HASH),
+            h.set_pairs(
+                &[(b"d", b"D"), (b"a", b"new"), (b"e", b"5"), (b"d", b"DD")],
+                PackLimits::HASH
+            ),
             1
         );
         assert_eq!(h.view().field_ttl(b"a"), Some(None));
+        assert_eq!(
+            ttls(&h),
+            vec![
+                (b"b".to_vec(), None),
+                (b"d".to_vec(), None),
+                (b"a".to_vec(), None),
+                (b"e".to_vec(), None),
+                (b"c".to_vec(), Some(100)),
+            ]
+        );
+        assert_eq!(h.view().get(b"d").map(|v| v.to_vec()), Some(b"DD".to_vec()));
         assert_eq!(h.view().len(), 5);
         // Due fields go earliest first, up to the limit asked for.
         h.set_field_ttl(b"e", Some(200), PackLimits::HASH);

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Hash-field expiry (issue 21) on lapse.
+
+    benches/field_expiry.py                 # FIELDS=1000000 PROBES=1000 RUNS=3
+    FIELDS=100000 benches/field_expiry.py
+
+1. Lag: HASHES hashes holding FIELDS fields in all, every field with a
+   1-hour TTL, plus PROBES probe fields (spread over the hashes) sharing one
+   deadline 2 s ahead; nothing reads them. INFO is polled every ~1 ms (it
+   reads no key) until `expired_subkeys` counts every probe: the time from
+   the deadline to then is the last probe's lag (at least the p99). RUNS
+   runs; the worst is reported.
+2. Memory: used_memory growth per field of one hash of FIELDS fields, then
+   after giving every field a TTL (the extra bytes per field with a TTL).
+3. Throughput: redis-benchmark -P 16 HSET (of a field without a TTL) and
+   HGET (of one with) on 100,000 hashes of 10 fields, half of them with a
+   1-hour TTL, against the same hashes without TTLs, on two fresh lapse
+   servers side by side.
+
+redis-server 7.4 is not in Debian's archive here, so there is no side by
+side run; the targets are absolute (p99 < 100 ms, <= 16 B per field)."""
+
+import os
+import socket
+import sys
+import time
+
+from benchlib import build, enc, info_field, start, stop
+
+FIELDS = int(os.environ.get("FIELDS", "1000000"))
+PROBES = int(os.environ.get("PROBES", "1000"))
+HASHES = int(os.environ.get("HASHES", "10"))
+RUNS = int(os.environ.get("RUNS", "3"))
+BATCH = 1000
+
+
+def pipeline(port, commands):
+    """Sends `commands` in batches, each followed by a PING whose reply
+    (after all of theirs) tells the batch is done."""
+    s = socket.create_connection(("127.0.0.1", port))
+    for i in range(0, len(commands), BATCH):
+        chunk = commands[i:i + BATCH]
+        s.sendall(b"".join(enc(c) for c in chunk) + enc(["PING"]))
+        data = b""
+        while not data.endswith(b"+PONG\r\n"):
+            data += s.recv(1 << 20)
+    s.close()
+
+
+def fill(port, hashes, fields, ttl_ms):
+    """`fields` fields over `hashes` hashes, each with a TTL of `ttl_ms`
+    (None: none)."""
+    per = fields // hashes
+    cmds = []
+    for h in range(hashes):
+        for j in range(0, per, 100):
+            args = ["HSET", "h%d" % h]
+            for k in range(j, min(j + 100, per)):
+                args += ["f%d" % k, "v"]
+            cmds.append(args)
+    pipeline(port, cmds)
+    if ttl_ms is not None:
+        cmds = []
+        for h in range(hashes):
+            for j in range(0, per, 100):
+                names = ["f%d" % k for k in range(j, min(j + 100, per))]
+                cmds.append(["HPEXPIRE", "h%d" % h, str(ttl_ms), "FIELDS", str(len(names))] + names)
+        pipeline(port, cmds)
+
+
+def used(port):
+    return int(info_field(port, "used_memory", "memory"))
+
+
+def lag_run():
+    proc, port = start("lapse")
+    try:
+        fill(port, HASHES, FIELDS, 3_600_000)
+        probes_at = int(time.time() * 1000) + 2000
+        cmds = []
+        for p in range(PROBES):
+            h = "h%d" % (p % HASHES)
+            cmds.append(["HSET", h, "probe%d" % p, "v"])
+            cmds.append(["HPEXPIREAT", h, str(probes_at), "FIELDS", "1", "probe%d" % p])
+        pipeline(port, cmds)
+        while True:
+            done = int(info_field(port, "expired_subkeys", "stats"))
+            now = time.time() * 1000
+            if done >= PROBES:
+                return now - probes_at
+            time.sleep(0.001)
+    finally:
+        stop(proc)
+
+
+def memory_run():
+    proc, port = start("lapse")
+    try:
+        base = used(port)
+        fill(port, 1, FIELDS, None)
+        plain = used(port)
+        cmds = []
+        for j in range(0, FIELDS, 100):
+            names = ["f%d" % k for k in range(j, min(j + 100, FIELDS))]
+            cmds.append(["HPEXPIRE", "h0", "3600000", "FIELDS", str(len(names))] + names)
+        pipeline(port, cmds)
+        with_ttl = used(port)
+        return (plain - base) / FIELDS, (with_ttl - plain) / FIELDS
+    finally:
+        stop(proc)
+
+
+def throughput_run(with_ttls):
+    """(HSET rps, HGET rps) on 100,000 10-field hashes."""
+    import subprocess
+    proc, port = start("lapse")
+    try:
+        cmds = []
+        for n in range(100000):
+            key = "h:%012d" % n
+            cmds.append(["HSET", key] + sum([["f%d" % j, "value%d" % j] for j in range(10)], []))
+            if with_ttls:
+                cmds.append(["HPEXPIRE", key, "3600000", "FIELDS", "5", "f0", "f1", "f2", "f3", "f4"])
+        pipeline(port, cmds)
+        out = []
+        for test in (["HSET", "h:__rand_int__", "f9", "v"], ["HGET", "h:__rand_int__", "f0"]):
+            res = subprocess.run(["redis-benchmark", "-p", str(port), "-P", "16", "-r", "100000",
+                                  "-n", "1000000", "-q"] + test, capture_output=True, text=True).stdout
+            line = [l for l in res.replace("\r", "\n").split("\n") if "requests per second" in l][-1]
+            out.append(float(line.rsplit(": ", 1)[1].split()[0]))
+        return out
+    finally:
+        stop(proc)
+
+
+def main():
+    build()
+    lags = [lag_run() for _ in range(RUNS)]
+    print("probe lag, ms (deadline to the last of %d probes gone; %d fields with 1-hour TTLs in %d hashes): %s; worst %.1f"
+          % (PROBES, FIELDS, HASHES, ", ".join("%.1f" % l for l in lags), max(lags)))
+    per_field, per_ttl = memory_run()
+    print("memory: %.1f B per field of a %d-field hash; %.1f B more per field with a TTL" % (per_field, FIELDS, per_ttl))
+    for _ in range(RUNS):
+        plain = throughput_run(False)
+        ttl = throughput_run(True)
+        print("HSET %.0f / %.0f rps (%.2f), HGET %.0f / %.0f rps (%.2f): with TTLs / plain"
+              % (ttl[0], plain[0], ttl[0] / plain[0], ttl[1], plain[1], ttl[1] / plain[1]), flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
