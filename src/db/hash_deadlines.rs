@@ -16,7 +16,7 @@ use super::expires::Expires;
 pub struct HashDeadlines {
     heap: Expires,
     /// Dict position -> record position in `heap`.
-    pos: HashMap<u32, u32>,
+    pos: HashMap<u32, u32, crate::dict::DefaultHasher>,
 }
 
 impl HashDeadlines {

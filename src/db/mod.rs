@@ -341,12 +341,16 @@ impl Db {
     /// with its last field (`del`). Returns where the entry is now, or
     /// `None` if it went.
     fn expire_fields(&mut self, idx: u32, now_ms: i64, max: usize) -> Option<u32> {
-        // The registry knows every hash with field deadlines and a bound
-        // of the earliest: O(1), where the hash itself may have to be read.
-        let due = self
-            .hash_deadlines
-            .bound(idx)
-            .is_some_and(|at| at <= now_ms);
+        // Only a hash that has field deadlines (a bit of its own) asks the
+        // registry, which keeps a bound of the earliest: O(1), where the
+        // hash itself would have to be read.
+        let due = match self.dict.entry(idx).slot.value() {
+            ValueRef::Hash(h) if h.has_field_ttls() => self
+                .hash_deadlines
+                .bound(idx)
+                .is_some_and(|at| at <= now_ms),
+            _ => false,
+        };
         if !due {
             return Some(idx);
         }
