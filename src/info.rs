@@ -882,10 +882,17 @@ fn keyspace_section(state: &ServerState, out: &mut String) {
         }
         let _ = write!(
             out,
-            "db{i}:keys={},expires={},avg_ttl={}\r\n",
+            "db{i}:keys={},expires={},avg_ttl={}",
             db.len(),
             db.expires_len(),
             db.avg_ttl_ms
         );
+        // Redis 7.4's count of hashes with field deadlines, shown only
+        // where there are some: 7.0's clients parse the line as 7.0 wrote it.
+        let hashes = db.hashes_with_field_ttls();
+        if hashes > 0 {
+            let _ = write!(out, ",subexpiry={hashes}");
+        }
+        out.push_str("\r\n");
     }
 }

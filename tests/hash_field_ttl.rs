@@ -289,4 +289,17 @@ fn unread_fields_are_expired_actively() {
         r.cmd(&["HTTL", "big", "FIELDS", "2", "f2", "f3"]),
         "*2\r\n:3600\r\n:-1\r\n"
     );
+    // INFO keyspace counts the hashes with field deadlines (7.4's
+    // `subexpiry`), and says nothing of them where there are none.
+    let keyspace = r.cmd(&["INFO", "keyspace"]);
+    assert!(
+        keyspace.contains("db0:keys=1,expires=0,avg_ttl=0,subexpiry=1\r\n"),
+        "{keyspace}"
+    );
+    r.cmd(&["HPERSIST", "big", "FIELDS", "1", "f2"]);
+    let keyspace = r.cmd(&["INFO", "keyspace"]);
+    assert!(
+        keyspace.contains("db0:keys=1,expires=0,avg_ttl=0\r\n"),
+        "{keyspace}"
+    );
 }

@@ -425,6 +425,11 @@ impl Db {
         self.stats.expired_subkeys - before
     }
 
+    /// Hashes with field deadlines (INFO keyspace `subexpiry`).
+    pub fn hashes_with_field_ttls(&self) -> usize {
+        self.hash_deadlines.len()
+    }
+
     /// The fields the oldest `hexpired` event in the log took.
     pub fn take_expired_fields(&mut self) -> Vec<Vec<u8>> {
         self.expired_fields.pop_front().unwrap_or_default()
