@@ -9,8 +9,10 @@
 //!
 //! Fields may have deadlines (Redis 7.4's hash-field expiry). A packed
 //! hash with any is flagged and keeps (field, value, deadline) triples,
-//! as Redis's `listpackex`: the fields without one first (deadline 0), in
-//! insertion order, then the others by deadline. A table keeps them in a
+//! as Redis's `listpackex` does: the fields with a deadline first, by
+//! deadline, then those without (deadline 0); a field given a deadline
+//! moves before those with the same or a later one, one losing it goes
+//! last, a new field goes last (checked against redis-server 7.4.1). A table keeps them in a
 //! `FieldTtls` beside it. A hash that never had a field deadline costs
 //! nothing for them.
 
@@ -264,8 +266,8 @@ impl<'a> HashRef<'a> {
     /// deadline; `None`: no field has one).
     pub fn earliest_field_ttl(self) -> Option<i64> {
         match self {
-            // Sorted: the first deadline is the earliest.
-            HashRef::Packed(p) if p.flag() => triples(p).find_map(|(_, _, at)| at),
+            // The first field has the earliest deadline, if any has one.
+            HashRef::Packed(p) if p.flag() => triples(p).next().and_then(|(_, _, at)| at),
             HashRef::Packed(_) => None,
             HashRef::Table(d) => d.ttls.as_ref().and_then(|t| t.earliest_bound()),
         }
@@ -299,10 +301,8 @@ fn triples(p: PackedRef<'_>) -> impl Iterator<Item = (Item<'_>, Item<'_>, Option
 /// One field of a flagged block, owned, for a rebuild.
 pub type Triple = (Vec<u8>, Vec<u8>, Option<i64>);
 
-/// A flagged block of `triples` in listpackex order: the fields without
-/// a deadline first, then by deadline (stable).
-fn build_triples(mut triples: Vec<Triple>) -> Packed {
-    triples.sort_by_key(|(_, _, at)| at.map_or((false, 0), |at| (true, at)));
+/// A flagged block of `triples`, in the order given.
+fn build_triples(triples: Vec<Triple>) -> Packed {
     let mut b = Builder::new(3).flagged(true);
     for (f, v, at) in &triples {
         b.push_bytes(f);
@@ -453,10 +453,25 @@ impl Hash {
                         .map(|(f, v)| (f.to_vec(), v.to_vec(), None))
                         .collect()
                 };
-                let Some(t) = all.iter_mut().find(|(f, _, _)| f == field) else {
+                let Some(at) = all.iter().position(|(f, _, _)| f == field) else {
                     return false;
                 };
-                t.2 = at_ms;
+                if all[at].2.is_some() || at_ms.is_some() {
+                    // Redis 7.4's listpackex order: the fields with a
+                    // deadline first, by deadline (one newly given a
+                    // deadline goes before those with the same), then the
+                    // others; a field losing its deadline goes last.
+                    let mut t = all.remove(at);
+                    t.2 = at_ms;
+                    let to = match at_ms {
+                        Some(new) => all
+                            .iter()
+                            .position(|(_, _, d)| d.is_none_or(|d| d >= new))
+                            .unwrap_or(all.len()),
+                        None => all.len(),
+                    };
+                    all.insert(to, t);
+                }
                 *p = build_triples(all);
                 if self.len() > limits.entries {
                     self.convert();
@@ -530,15 +545,14 @@ impl Hash {
         match self {
             Hash::Packed(p) if p.flag() => {
                 let mut kept = owned_triples(p.view());
-                // Sorted by deadline after those without one.
+                // The fields with a deadline come first, by deadline.
                 let due = kept
                     .iter()
-                    .filter(|(_, _, at)| at.is_some_and(|at| at <= now_ms))
+                    .take_while(|(_, _, at)| at.is_some_and(|at| at <= now_ms))
                     .count()
                     .min(max);
                 if due > 0 {
-                    let first = kept.iter().position(|(_, _, at)| at.is_some()).unwrap_or(0);
-                    gone = kept.drain(first..first + due).map(|(f, _, _)| f).collect();
+                    gone = kept.drain(..due).map(|(f, _, _)| f).collect();
                     *p = build_triples(kept);
                 }
             }
@@ -579,7 +593,7 @@ fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])]) -> usize {
         New,
         /// Without a deadline: replaced where it is.
         InPlace,
-        /// With one: it moves to the end of those without.
+        /// With one: it loses it and goes last, as in Redis 7.4.
         Moved,
     }
     // Each field set once, with its last value.
@@ -593,10 +607,9 @@ fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])]) -> usize {
     let position = |latest: &[(&[u8], &[u8], Found)], f: Item<'_>| {
         latest.iter().position(|(x, _, _)| f.eq_bytes(x))
     };
-    // One rebuild, in listpackex order: the fields without a deadline
-    // (values replaced), then those set here that had one (cleared: it
-    // goes with a new value) and the new ones, then the untouched ones
-    // with a deadline.
+    // One rebuild: every field not set here where it was, a value
+    // without a deadline replaced in place, then the fields that lost
+    // their deadline and the new ones, last.
     let view = p.view();
     let new_bytes: usize = pairs.iter().map(|(f, v)| f.len() + v.len() + 3).sum();
     let mut b = Builder::with_capacity(3, view.bytes().len() + new_bytes).flagged(true);
@@ -608,13 +621,12 @@ fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])]) -> usize {
                 b.push_bytes(latest[i].1);
                 b.push(Item::Int(NO_TTL));
             }
-            (None, None) => {
+            (Some(_), Some(i)) => latest[i].2 = Found::Moved,
+            (at, None) => {
                 b.push(f);
                 b.push(v);
-                b.push(Item::Int(NO_TTL));
+                b.push(Item::Int(at.unwrap_or(NO_TTL)));
             }
-            (Some(_), Some(i)) => latest[i].2 = Found::Moved,
-            (Some(_), None) => {}
         }
     }
     for &(field, value, found) in &latest {
@@ -622,13 +634,6 @@ fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])]) -> usize {
             b.push_bytes(field);
             b.push_bytes(value);
             b.push(Item::Int(NO_TTL));
-        }
-    }
-    for (f, v, at) in triples(view) {
-        if let (Some(at), None) = (at, position(&latest, f)) {
-            b.push(f);
-            b.push(v);
-            b.push(Item::Int(at));
         }
     }
     *p = b.finish();
@@ -836,23 +841,23 @@ mod tests {
         assert!(h.set_field_ttl(b"c", Some(100), SMALL));
         assert!(!h.set_field_ttl(b"zz", Some(100), SMALL));
         assert_eq!(h.view().encoding(), "listpackex");
-        // Without a deadline first, in insertion order; then by deadline.
+        // Deadlines first, by deadline; then the others as they were.
         assert_eq!(
             ttls(&h),
             vec![
-                (b"b".to_vec(), None),
-                (b"d".to_vec(), None),
                 (b"c".to_vec(), Some(100)),
                 (b"a".to_vec(), Some(300)),
+                (b"b".to_vec(), None),
+                (b"d".to_vec(), None),
             ]
         );
         assert_eq!(h.view().earliest_field_ttl(), Some(100));
         assert_eq!(h.view().field_ttl_count(), 2);
         assert_eq!(h.view().field_ttl(b"nope"), None);
         assert_eq!(h.view().get(b"a").map(|v| v.to_vec()), Some(b"1".to_vec()));
-        // Setting a value clears its deadline: the field moves to the end
-        // of those without one, after a value replaced in place, before
-        // new ones; all in one rebuild.
+        // Setting a value clears its deadline: the field goes last, as
+        // new ones do; a value without one is replaced in place; all in
+        // one rebuild.
         assert_eq!(
             h.set_pairs(
                 &[(b"d", b"D"), (b"a", b"new"), (b"e", b"5"), (b"d", b"DD")],
@@ -864,11 +869,11 @@ mod tests {
         assert_eq!(
             ttls(&h),
             vec![
+                (b"c".to_vec(), Some(100)),
                 (b"b".to_vec(), None),
                 (b"d".to_vec(), None),
                 (b"a".to_vec(), None),
                 (b"e".to_vec(), None),
-                (b"c".to_vec(), Some(100)),
             ]
         );
         assert_eq!(h.view().get(b"d").map(|v| v.to_vec()), Some(b"DD".to_vec()));
