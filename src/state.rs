@@ -263,12 +263,13 @@ impl ServerState {
     /// readers: an expired key's deletion goes to the propagation point.
     /// Called after each command and after the active expire cycle, so
     /// it is also where small values a command unpacked to change go
-    /// back inline (`Db::pack_changed`).
+    /// back inline and changed hashes' field deadlines are noted
+    /// (`Db::settle_changed`).
     pub fn process_key_events(&mut self) {
-        // One pass over the databases: pack, and find the busy ones.
+        // One pass over the databases: settle, and find the busy ones.
         let (mut first, mut more) = (None, false);
         for db in &mut self.dbs {
-            db.pack_changed();
+            db.settle_changed();
             if db.has_events() {
                 more |= first.is_some();
                 first = first.or(Some(db.index));

@@ -171,7 +171,7 @@ fn hexpire_generic(ctx: &mut Ctx, args: &Args, base_ms: i64, unit_ms: i64) -> Cm
         codes.push(code);
     }
     let emptied = hash.is_empty();
-    ctx.server.dbs[ctx.session.db].stats.expired_subkeys += deleted.len() as u64;
+    ctx.db().stats.expired_subkeys += deleted.len() as u64;
     for field in &deleted {
         ctx.propagate_as(&[b"HDEL", key, field]);
     }

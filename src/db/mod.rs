@@ -195,11 +195,13 @@ pub struct Db {
     clock_ms: i64,
     /// A xorshift state for the LFU counter's random increments.
     lfu_rng: u64,
-    /// Entries whose small packed value was handed out for changing
-    /// (`value_mut`): `pack_changed` puts them back inline once the
-    /// command is done. Positions follow removals; a stale one only
-    /// leaves a value unpacked until its next change.
-    unpacked: Vec<u32>,
+    /// Entries whose value was handed out for changing (`value_mut`) or
+    /// lost expired fields, when it is packable or a hash:
+    /// `settle_changed` puts a small one back inline and notes a hash's
+    /// field deadlines once the command is done. Positions follow
+    /// removals; a stale one only leaves a value unpacked until its next
+    /// change.
+    changed: Vec<u32>,
     /// The fields each `hexpired` event in the log took, in the same
     /// order: the loop propagates them as HDELs.
     expired_fields: std::collections::VecDeque<Vec<Vec<u8>>>,
@@ -361,10 +363,7 @@ impl Db {
         };
         let gone = hash.remove_due(now_ms, max);
         let emptied = hash.is_empty();
-        // Packed again and its deadlines noted after the command.
-        if self.unpacked.last() != Some(&idx) {
-            self.unpacked.push(idx);
-        }
+        self.note_changed(idx);
         if gone.is_empty() {
             // The earliest deadline was a bound of one since raised.
             return Some(idx);
@@ -512,23 +511,28 @@ impl Db {
     pub fn value_mut(&mut self, key: &[u8], now_ms: i64) -> Option<Option<&mut Value>> {
         let idx = self.lookup_for_change(key, now_ms)?;
         let slot = &self.dict.entry(idx).slot;
-        // Revisited after the command: packed again if it fits, its field
-        // deadlines noted if it is a hash.
-        let revisit = slot.may_pack() || matches!(slot.value(), ValueRef::Hash(_));
-        if revisit && self.unpacked.last() != Some(&idx) {
-            self.unpacked.push(idx);
+        if slot.may_pack() || matches!(slot.value(), ValueRef::Hash(_)) {
+            self.note_changed(idx);
         }
         Some(self.dict.entry_mut(idx).slot.value_mut())
     }
 
-    /// Puts the small packed values changed since the last call back
-    /// inline in their slots where they fit (after each command).
+    /// The entry at `idx` is revisited after the command (`changed`).
+    fn note_changed(&mut self, idx: u32) {
+        if self.changed.last() != Some(&idx) {
+            self.changed.push(idx);
+        }
+    }
+
+    /// After each command: the values changed since the last call go
+    /// back inline in their slots where they fit, and a hash's field
+    /// deadlines are noted for the active cycle.
     #[inline]
-    pub fn pack_changed(&mut self) {
-        if self.unpacked.is_empty() {
+    pub fn settle_changed(&mut self) {
+        if self.changed.is_empty() {
             return;
         }
-        while let Some(idx) = self.unpacked.pop() {
+        while let Some(idx) = self.changed.pop() {
             if idx < self.dict.len() as u32 {
                 self.dict.entry_mut(idx).slot.pack();
                 self.track_field_deadlines(idx);
@@ -1030,10 +1034,10 @@ impl Db {
                 self.hash_deadlines.entry_moved(from, to);
             }
         }
-        if !self.unpacked.is_empty() {
-            self.unpacked.retain(|&i| i != idx);
+        if !self.changed.is_empty() {
+            self.changed.retain(|&i| i != idx);
             if let Some(Moved { from, to }) = moved {
-                self.unpacked
+                self.changed
                     .iter_mut()
                     .filter(|i| **i == from)
                     .for_each(|i| *i = to);
@@ -1053,7 +1057,7 @@ impl Db {
     /// the caller, possibly elsewhere): O(1) here, whatever its size.
     pub fn flush(&mut self) -> Dict<Entry> {
         self.avg_ttl_ms = 0;
-        self.unpacked.clear();
+        self.changed.clear();
         self.hash_deadlines.clear_all();
         self.replica_ttls.clear();
         // A save still reading the table keeps it (and frees it after).
@@ -1225,7 +1229,7 @@ mod tests {
         }
         // ... and the last entry ("c") moved into a removed one's place.
         assert!(db.delete(b"a", 0, false));
-        db.pack_changed();
+        db.settle_changed();
         assert!(is_inline(&db, b"b"));
         assert!(is_inline(&db, b"c"));
         assert_eq!(
@@ -1237,7 +1241,7 @@ mod tests {
             panic!("a set");
         };
         assert!(b.contains(b"7"));
-        assert!(db.unpacked.is_empty());
+        assert!(db.changed.is_empty());
     }
 
     #[test]

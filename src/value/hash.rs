@@ -75,6 +75,22 @@ impl HashTable {
         self.dict.clear_paced(tick, release);
     }
 
+    /// An empty table, ready for field deadlines if `with_ttls`.
+    fn with_ttls(with_ttls: bool) -> HashTable {
+        HashTable {
+            dict: Dict::default(),
+            ttls: with_ttls.then(|| Box::new(FieldTtls::new(0))),
+        }
+    }
+
+    /// Appends a new field with its deadline (building a table).
+    fn add(&mut self, field: &[u8], value: &[u8], at_ms: Option<i64>) {
+        self.insert(field, value);
+        if let (Some(at), Some(ttls)) = (at_ms, &mut self.ttls) {
+            ttls.set(self.dict.len() as u32 - 1, at);
+        }
+    }
+
     fn insert(&mut self, field: &[u8], value: &[u8]) {
         self.dict.insert_new(Pair {
             field: Elem::new(field),
@@ -418,17 +434,9 @@ impl Hash {
     fn convert(&mut self) {
         if let Hash::Packed(p) = self {
             let view = p.view();
-            let mut t = HashTable::default();
-            if view.flag() {
-                t.ttls = Some(Box::new(FieldTtls::new(0)));
-            }
-            for (i, (f, v)) in HashRef::Packed(view).iter().enumerate() {
-                f.with_bytes(|f| v.with_bytes(|v| t.insert(f, v)));
-                if let Some(at) = HashRef::Packed(view).field_ttl_at(i) {
-                    if let Some(ttls) = &mut t.ttls {
-                        ttls.set(i as u32, at);
-                    }
-                }
+            let mut t = HashTable::with_ttls(view.flag());
+            for (f, v, at) in HashRef::Packed(view).iter_with_ttls_from(0) {
+                f.with_bytes(|f| v.with_bytes(|v| t.add(f, v, at)));
             }
             *self = Hash::Table(Box::new(t));
         }
@@ -522,17 +530,10 @@ impl Hash {
             h.set_pairs(&pairs, limits);
             return h;
         }
-        let mut t = HashTable::default();
-        if with_ttl {
-            t.ttls = Some(Box::new(FieldTtls::new(0)));
-        }
+        let mut t = HashTable::with_ttls(with_ttl);
         for (f, v, at) in &triples {
-            if t.dict.find(f).is_some() {
-                continue;
-            }
-            t.insert(f, v);
-            if let (Some(at), Some(ttls)) = (at, &mut t.ttls) {
-                ttls.set(t.dict.len() as u32 - 1, *at);
+            if t.dict.find(f).is_none() {
+                t.add(f, v, *at);
             }
         }
         Hash::Table(Box::new(t))
@@ -571,17 +572,6 @@ impl Hash {
             }
         }
         gone
-    }
-}
-
-impl<'a> HashRef<'a> {
-    /// The deadline of the `i`th field in `iter`'s order.
-    fn field_ttl_at(self, i: usize) -> Option<i64> {
-        match self {
-            HashRef::Packed(p) if p.flag() => triples(p).nth(i).and_then(|(_, _, at)| at),
-            HashRef::Packed(_) => None,
-            HashRef::Table(d) => d.ttl_of(i as u32),
-        }
     }
 }
 
