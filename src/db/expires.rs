@@ -23,6 +23,23 @@ use rand::Rng;
 /// share a cache line.
 const ARITY: usize = 4;
 
+/// A heap record: a dict entry and its deadline. A record that can hold a
+/// second time (`LAZY`) is ordered by a lower bound of its deadline, so a
+/// raised deadline keeps its place until it reaches the top; one that
+/// cannot is moved down at once.
+pub trait Record: Copy {
+    const LAZY: bool;
+    fn new(entry: u32, at_ms: i64) -> Self;
+    fn entry(&self) -> u32;
+    fn set_entry(&mut self, entry: u32);
+    fn at_ms(&self) -> i64;
+    fn set_at_ms(&mut self, at_ms: i64);
+    /// The heap key: `at_ms`, or (`LAZY`) a lower bound of it.
+    fn order_ms(&self) -> i64;
+    /// Only called on `LAZY` records.
+    fn set_order_ms(&mut self, order_ms: i64);
+}
+
 /// One key with a TTL. Packed to 20 bytes; fields are copied out, never
 /// borrowed.
 #[derive(Clone, Copy, Debug)]
@@ -36,17 +53,55 @@ pub struct Volatile {
     order_ms: i64,
 }
 
-#[derive(Default, Clone)]
-pub struct Expires {
-    items: Vec<Volatile>,
+impl Record for Volatile {
+    const LAZY: bool = true;
+    fn new(entry: u32, at_ms: i64) -> Self {
+        Volatile {
+            entry,
+            at_ms,
+            order_ms: at_ms,
+        }
+    }
+    fn entry(&self) -> u32 {
+        self.entry
+    }
+    fn set_entry(&mut self, entry: u32) {
+        self.entry = entry;
+    }
+    fn at_ms(&self) -> i64 {
+        self.at_ms
+    }
+    fn set_at_ms(&mut self, at_ms: i64) {
+        self.at_ms = at_ms;
+    }
+    fn order_ms(&self) -> i64 {
+        self.order_ms
+    }
+    fn set_order_ms(&mut self, order_ms: i64) {
+        self.order_ms = order_ms;
+    }
+}
+
+#[derive(Clone)]
+pub struct Expires<R: Record = Volatile> {
+    items: Vec<R>,
     /// Kept as a min-heap on `order_ms` (the deadline strategy).
     ordered: bool,
 }
 
-impl Expires {
+impl<R: Record> Default for Expires<R> {
+    fn default() -> Self {
+        Expires {
+            items: Vec::new(),
+            ordered: false,
+        }
+    }
+}
+
+impl<R: Record> Expires<R> {
     /// Bytes of the records, as allocated.
     pub fn table_bytes(&self) -> usize {
-        self.items.capacity() * std::mem::size_of::<Volatile>()
+        self.items.capacity() * std::mem::size_of::<R>()
     }
 
     pub fn len(&self) -> usize {
@@ -57,26 +112,22 @@ impl Expires {
         self.items.is_empty()
     }
 
-    pub fn get(&self, pos: u32) -> Volatile {
+    pub fn get(&self, pos: u32) -> R {
         self.items[pos as usize]
     }
 
     /// Repoints the record at `pos` to a dict entry that moved.
     pub fn set_entry(&mut self, pos: u32, entry: u32) {
-        self.items[pos as usize].entry = entry;
+        self.items[pos as usize].set_entry(entry);
     }
 
     fn order(&self, pos: usize) -> i64 {
-        self.items[pos].order_ms
+        self.items[pos].order_ms()
     }
 
     /// Adds a record for `entry`.
     pub fn push(&mut self, entry: u32, at_ms: i64, moved: &mut impl FnMut(u32, u32)) {
-        self.items.push(Volatile {
-            entry,
-            at_ms,
-            order_ms: at_ms,
-        });
+        self.items.push(R::new(entry, at_ms));
         let pos = self.items.len() - 1;
         if self.ordered {
             self.sift_up(pos, moved);
@@ -88,14 +139,21 @@ impl Expires {
     /// Changes the deadline of the record at `pos`.
     pub fn update(&mut self, pos: u32, at_ms: i64, moved: &mut impl FnMut(u32, u32)) {
         let pos = pos as usize;
-        self.items[pos].at_ms = at_ms;
-        if !self.ordered {
-            self.items[pos].order_ms = at_ms;
-        } else if at_ms < self.order(pos) {
-            self.items[pos].order_ms = at_ms;
-            self.sift_up(pos, moved);
+        let was = self.order(pos);
+        self.items[pos].set_at_ms(at_ms);
+        if R::LAZY && (!self.ordered || at_ms < was) {
+            self.items[pos].set_order_ms(at_ms);
         }
-        // A later deadline keeps its place: `order_ms` stays a lower bound.
+        if !self.ordered {
+            return;
+        }
+        if at_ms < was {
+            self.sift_up(pos, moved);
+        } else if !R::LAZY {
+            self.sift_down(pos, moved);
+        }
+        // A lazy record's later deadline keeps its place: `order_ms` stays
+        // a lower bound.
     }
 
     /// Removes the record at `pos`.
@@ -108,8 +166,8 @@ impl Expires {
         let Some(last) = last else { return };
         self.items[pos] = last;
         if !self.ordered {
-            moved(last.entry, pos as u32);
-        } else if pos > 0 && { last.order_ms } < self.order((pos - 1) / ARITY) {
+            moved(last.entry(), pos as u32);
+        } else if pos > 0 && last.order_ms() < self.order((pos - 1) / ARITY) {
             self.sift_up(pos, moved);
         } else {
             self.sift_down(pos, moved);
@@ -121,7 +179,7 @@ impl Expires {
     }
 
     /// A uniformly random record, O(1).
-    pub fn random(&self, rng: &mut impl Rng) -> Option<Volatile> {
+    pub fn random(&self, rng: &mut impl Rng) -> Option<R> {
         if self.items.is_empty() {
             return None;
         }
@@ -139,8 +197,10 @@ impl Expires {
         }
         self.ordered = ordered;
         if ordered {
-            for item in &mut self.items {
-                item.order_ms = item.at_ms;
+            if R::LAZY {
+                for item in &mut self.items {
+                    item.set_order_ms(item.at_ms());
+                }
             }
             for pos in (0..self.items.len() / ARITY + 1).rev() {
                 if pos < self.items.len() {
@@ -151,43 +211,46 @@ impl Expires {
     }
 
     /// The record with the smallest `order_ms` (deadline strategy).
-    pub fn top(&self) -> Option<Volatile> {
+    pub fn top(&self) -> Option<R> {
         self.items.first().copied()
     }
 
     /// No key is due before this time (deadline strategy): the top's
     /// `order_ms`, a lower bound of every deadline.
     pub fn earliest_ms(&self) -> Option<i64> {
-        self.items.first().map(|v| v.order_ms)
+        self.items.first().map(|v| v.order_ms())
     }
 
     /// Moves the top record, whose deadline was raised, to its real place.
     pub fn settle_top(&mut self, moved: &mut impl FnMut(u32, u32)) {
+        if !R::LAZY {
+            return;
+        }
         if let Some(top) = self.items.first_mut() {
-            top.order_ms = top.at_ms;
+            top.set_order_ms(top.at_ms());
             self.sift_down(0, moved);
         }
     }
 
     fn sift_up(&mut self, mut pos: usize, moved: &mut impl FnMut(u32, u32)) {
         let item = self.items[pos];
-        let item_order = item.order_ms;
+        let item_order = item.order_ms();
         while pos > 0 {
             let parent = (pos - 1) / ARITY;
             if self.order(parent) <= item_order {
                 break;
             }
             self.items[pos] = self.items[parent];
-            moved(self.items[pos].entry, pos as u32);
+            moved(self.items[pos].entry(), pos as u32);
             pos = parent;
         }
         self.items[pos] = item;
-        moved(item.entry, pos as u32);
+        moved(item.entry(), pos as u32);
     }
 
     fn sift_down(&mut self, mut pos: usize, moved: &mut impl FnMut(u32, u32)) {
         let item = self.items[pos];
-        let item_order = item.order_ms;
+        let item_order = item.order_ms();
         let len = self.items.len();
         loop {
             let first = pos * ARITY + 1;
@@ -204,18 +267,18 @@ impl Expires {
                 break;
             }
             self.items[pos] = self.items[best];
-            moved(self.items[pos].entry, pos as u32);
+            moved(self.items[pos].entry(), pos as u32);
             pos = best;
         }
         self.items[pos] = item;
-        moved(item.entry, pos as u32);
+        moved(item.entry(), pos as u32);
     }
 
     /// Checks the heap property and that `order_ms <= at_ms` (tests).
     #[cfg(test)]
     pub fn check(&self) {
         for pos in 0..self.items.len() {
-            let (order, at) = (self.order(pos), self.items[pos].at_ms);
+            let (order, at) = (self.order(pos), self.items[pos].at_ms());
             assert!(order <= at);
             if self.ordered && pos > 0 {
                 assert!(
@@ -233,11 +296,17 @@ mod tests {
     use rand::SeedableRng;
     use std::collections::HashMap;
 
-    /// Drives `Expires` against a model, with back-pointers in a map.
+    /// Drives `Expires` against a model, with back-pointers in a map, for
+    /// the keyspace's lazily raised records and hash fields' eager ones.
     #[test]
     fn heap_stays_valid_under_random_operations() {
+        heap_stays_valid::<Volatile>();
+        heap_stays_valid::<crate::value::field_ttl::FieldDeadline>();
+    }
+
+    fn heap_stays_valid<R: Record>() {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
-        let mut e = Expires::default();
+        let mut e: Expires<R> = Expires::default();
         let mut pos_of: HashMap<u32, u32> = HashMap::new();
         e.set_ordered(true, &mut |_, _| {});
         for step in 0..20_000u32 {
@@ -252,7 +321,7 @@ mod tests {
                 }
                 _ if !e.is_empty() => {
                     let pos = rng.gen_range(0..e.len()) as u32;
-                    let gone = e.get(pos).entry;
+                    let gone = e.get(pos).entry();
                     e.remove(pos, &mut moved);
                     pos_of.remove(&gone);
                 }
@@ -261,26 +330,26 @@ mod tests {
             if step % 1000 == 0 {
                 e.check();
                 for (&entry, &pos) in &pos_of {
-                    assert_eq!({ e.get(pos).entry }, entry);
+                    assert_eq!(e.get(pos).entry(), entry);
                 }
             }
         }
         // Draining from the top yields real deadlines in order.
         let mut last = i64::MIN;
         while let Some(top) = e.top() {
-            if { top.order_ms } < { top.at_ms } {
+            if top.order_ms() < top.at_ms() {
                 e.settle_top(&mut |_, _| {});
                 continue;
             }
-            assert!(top.at_ms >= last);
-            last = top.at_ms;
+            assert!(top.at_ms() >= last);
+            last = top.at_ms();
             e.remove(0, &mut |_, _| {});
         }
     }
 
     #[test]
     fn switching_to_ordered_builds_the_heap() {
-        let mut e = Expires::default();
+        let mut e: Expires = Expires::default();
         for i in 0..1000u32 {
             e.push(i, i64::from((i * 7919) % 1000), &mut |_, _| {});
         }

@@ -1249,6 +1249,12 @@ mod tests {
         // A dict node adds 8 bytes (hash, next) to the entry: 56 in all.
         assert_eq!(std::mem::size_of::<Entry>(), 48);
         assert_eq!(std::mem::size_of::<expires::Volatile>(), 20);
+        // A hash field's deadline record (issue 21: <= 16 bytes per field
+        // with a TTL, with its 4-byte position).
+        assert_eq!(
+            std::mem::size_of::<crate::value::field_ttl::FieldDeadline>(),
+            10
+        );
     }
 
     #[test]

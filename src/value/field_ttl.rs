@@ -8,19 +8,67 @@
 //! at the top only), and each entry knows where its record is (`pos`).
 //! A hash with no field TTL has no `FieldTtls` at all.
 //!
+//! A field's record is 10 bytes (`FieldDeadline`: a field deadline fits
+//! in 48 bits, Redis's own limit), plus 4 for its position: 14 bytes per
+//! field with a TTL, and the heap's spare capacity.
+//!
 //! The owner reports every change of its table: `entry_added` after an
 //! insert (appended at the end), `entry_removed` after a removal (which
 //! moves the last entry into the hole, as `Dict::remove_at` reports).
 
-use crate::db::expires::Expires;
+use crate::db::expires::{Expires, Record};
 use crate::dict::Moved;
+use crate::rdb::FIELD_TTL_MAX_MS;
+
+/// A field's record in the heap: its entry and a 48-bit deadline, moved
+/// down at once when raised (no room for a second time).
+#[derive(Clone, Copy)]
+#[repr(C, packed(2))]
+pub struct FieldDeadline {
+    entry: u32,
+    at_low: u32,
+    at_high: u16,
+}
+
+impl Record for FieldDeadline {
+    const LAZY: bool = false;
+    fn new(entry: u32, at_ms: i64) -> Self {
+        let mut record = FieldDeadline {
+            entry,
+            at_low: 0,
+            at_high: 0,
+        };
+        record.set_at_ms(at_ms);
+        record
+    }
+    fn entry(&self) -> u32 {
+        self.entry
+    }
+    fn set_entry(&mut self, entry: u32) {
+        self.entry = entry;
+    }
+    fn at_ms(&self) -> i64 {
+        i64::from(self.at_high) << 32 | i64::from(self.at_low)
+    }
+    /// Deadlines are checked against `FIELD_TTL_MAX_MS` (48 bits) where
+    /// they come in (commands, files); this only keeps the record sound.
+    fn set_at_ms(&mut self, at_ms: i64) {
+        let at = at_ms.clamp(0, FIELD_TTL_MAX_MS);
+        self.at_low = at as u32;
+        self.at_high = (at >> 32) as u16;
+    }
+    fn order_ms(&self) -> i64 {
+        self.at_ms()
+    }
+    fn set_order_ms(&mut self, _: i64) {}
+}
 
 /// No record for this entry.
 const NONE: u32 = u32::MAX;
 
 #[derive(Clone)]
 pub struct FieldTtls {
-    heap: Expires,
+    heap: Expires<FieldDeadline>,
     /// Per table entry: its record's position in `heap`, or `NONE`.
     pos: Vec<u32>,
 }
@@ -48,7 +96,7 @@ impl FieldTtls {
     /// The deadline of `entry` (unix ms), if it has one.
     pub fn get(&self, entry: u32) -> Option<i64> {
         match self.pos.get(entry as usize) {
-            Some(&at) if at != NONE => Some(self.heap.get(at).at_ms),
+            Some(&at) if at != NONE => Some(self.heap.get(at).at_ms()),
             _ => None,
         }
     }
@@ -82,24 +130,10 @@ impl FieldTtls {
         true
     }
 
-    /// No field is due before this time (a lower bound of every
-    /// deadline: a raised one may not have moved down yet).
-    pub fn earliest_bound(&self) -> Option<i64> {
-        self.heap.earliest_ms()
-    }
-
     /// The field due first and its deadline.
-    pub fn earliest(&mut self) -> Option<(u32, i64)> {
-        loop {
-            let top = self.heap.top()?;
-            // A raised deadline keeps its place until it reaches the top.
-            if self.heap.earliest_ms() == Some(top.at_ms) {
-                return Some((top.entry, top.at_ms));
-            }
-            let pos = &mut self.pos;
-            self.heap
-                .settle_top(&mut |entry, to| pos[entry as usize] = to);
-        }
+    pub fn earliest(&self) -> Option<(u32, i64)> {
+        let top = self.heap.top()?;
+        Some((top.entry(), top.at_ms()))
     }
 
     /// The table appended an entry.
@@ -129,6 +163,23 @@ mod tests {
     use crate::value::{Elem, Pair};
     use rand::{Rng, SeedableRng};
     use std::collections::HashMap;
+
+    #[test]
+    fn a_record_keeps_every_48_bit_deadline() {
+        for at in [
+            0,
+            1,
+            (1 << 32) - 1,
+            1 << 32,
+            1_795_000_000_000,
+            FIELD_TTL_MAX_MS,
+        ] {
+            let mut r = FieldDeadline::new(7, at);
+            assert_eq!((r.entry(), r.at_ms()), (7, at));
+            r.set_at_ms(at / 2);
+            assert_eq!(r.at_ms(), at / 2);
+        }
+    }
 
     /// A table and its deadlines driven together, against a model of
     /// field -> deadline.

@@ -278,14 +278,13 @@ impl<'a> HashRef<'a> {
         }
     }
 
-    /// No field is due before this time (a lower bound of every field
-    /// deadline; `None`: no field has one).
+    /// The earliest field deadline (`None`: no field has one).
     pub fn earliest_field_ttl(self) -> Option<i64> {
         match self {
             // The first field has the earliest deadline, if any has one.
             HashRef::Packed(p) if p.flag() => triples(p).next().and_then(|(_, _, at)| at),
             HashRef::Packed(_) => None,
-            HashRef::Table(d) => d.ttls.as_ref().and_then(|t| t.earliest_bound()),
+            HashRef::Table(d) => d.ttls.as_ref().and_then(|t| t.earliest()).map(|(_, at)| at),
         }
     }
 }
@@ -560,7 +559,7 @@ impl Hash {
             Hash::Packed(_) => {}
             Hash::Table(d) => {
                 while gone.len() < max {
-                    let Some((i, at)) = d.ttls.as_mut().and_then(|t| t.earliest()) else {
+                    let Some((i, at)) = d.ttls.as_ref().and_then(|t| t.earliest()) else {
                         break;
                     };
                     if at > now_ms {
