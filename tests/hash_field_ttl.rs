@@ -149,6 +149,232 @@ const ORDER: &[(&[&str], &str)] = &[
     ),
 ];
 
+/// HINCRBY and HINCRBYFLOAT keep a field's deadline and place, as
+/// redis-server 7.4.1 showed (`HASH_SET_KEEP_TTL`).
+const INCR_KEEPS: &[(&[&str], &str)] = &[
+    (&["HSET", "k", "a", "1", "b", "2", "c", "3"], ":3\r\n"),
+    (
+        &["HEXPIRE", "k", "100", "FIELDS", "2", "b", "c"],
+        "*2\r\n:1\r\n:1\r\n",
+    ),
+    (&["HINCRBY", "k", "b", "5"], ":7\r\n"),
+    (&["HINCRBYFLOAT", "k", "c", "1.5"], "$3\r\n4.5\r\n"),
+    (
+        &["HTTL", "k", "FIELDS", "3", "a", "b", "c"],
+        "*3\r\n:-1\r\n:100\r\n:100\r\n",
+    ),
+    (
+        &["HGETALL", "k"],
+        "*6\r\n$1\r\nc\r\n$3\r\n4.5\r\n$1\r\nb\r\n$1\r\n7\r\n$1\r\na\r\n$1\r\n1\r\n",
+    ),
+];
+
+/// Redis 8.0's HGETDEL, HGETEX and HSETEX. No 8.0 server can be built
+/// here (the stored redis source stops at 7.4), so these are the replies
+/// and errors of Redis's documentation examples and of its source
+/// (`t_hash.c`: checks in that order, messages verbatim).
+const REDIS_8: &[(&[&str], &str)] = &[
+    // HGETDEL's documented example.
+    (
+        &[
+            "HSET", "mykey", "field1", "Hello", "field2", "World", "field3", "!",
+        ],
+        ":3\r\n",
+    ),
+    (
+        &["HGETDEL", "mykey", "FIELDS", "2", "field3", "field4"],
+        "*2\r\n$1\r\n!\r\n$-1\r\n",
+    ),
+    (
+        &["HGETDEL", "mykey", "FIELDS", "2", "field1", "field2"],
+        "*2\r\n$5\r\nHello\r\n$5\r\nWorld\r\n",
+    ),
+    (&["EXISTS", "mykey"], ":0\r\n"),
+    (&["HGETDEL", "mykey", "FIELDS", "1", "a"], "*1\r\n$-1\r\n"),
+    // A field named twice is deleted once.
+    (&["HSET", "d", "a", "1", "b", "2"], ":2\r\n"),
+    (
+        &["HGETDEL", "d", "FIELDS", "2", "a", "a"],
+        "*2\r\n$1\r\n1\r\n$-1\r\n",
+    ),
+    (
+        &["HGETDEL", "d", "FIELDS", "2", "a"],
+        "-ERR The `numfields` parameter must match the number of arguments\r\n",
+    ),
+    (
+        &["HGETDEL", "d", "FIELDS", "0", "a"],
+        "-ERR Number of fields must be a positive integer\r\n",
+    ),
+    (
+        &["HGETDEL", "d", "FIELD", "1", "a"],
+        "-ERR Mandatory argument FIELDS is missing or not at the right position\r\n",
+    ),
+    // HGETEX's documented example.
+    (
+        &["HSET", "e", "field1", "Hello", "field2", "World"],
+        ":2\r\n",
+    ),
+    (
+        &["HGETEX", "e", "EX", "120", "FIELDS", "1", "field1"],
+        "*1\r\n$5\r\nHello\r\n",
+    ),
+    (
+        &["HGETEX", "e", "EX", "100", "FIELDS", "1", "field2"],
+        "*1\r\n$5\r\nWorld\r\n",
+    ),
+    (
+        &["HTTL", "e", "FIELDS", "3", "field1", "field2", "field3"],
+        "*3\r\n:120\r\n:100\r\n:-2\r\n",
+    ),
+    (
+        &["HGETEX", "e", "PERSIST", "FIELDS", "2", "field1", "nosuch"],
+        "*2\r\n$5\r\nHello\r\n$-1\r\n",
+    ),
+    (
+        &["HTTL", "e", "FIELDS", "2", "field1", "field2"],
+        "*2\r\n:-1\r\n:100\r\n",
+    ),
+    (
+        &["HGETEX", "e", "FIELDS", "1", "field2"],
+        "*1\r\n$5\r\nWorld\r\n",
+    ),
+    // A past deadline deletes (the hash with its last field).
+    (
+        &[
+            "HGETEX", "e", "PXAT", "1", "FIELDS", "2", "field1", "field2",
+        ],
+        "*2\r\n$5\r\nHello\r\n$5\r\nWorld\r\n",
+    ),
+    (&["EXISTS", "e"], ":0\r\n"),
+    (
+        &["HGETEX", "e", "EX", "10", "FIELDS", "1", "a"],
+        "*1\r\n$-1\r\n",
+    ),
+    (
+        &["HGETEX", "e", "EX", "-1", "FIELDS", "1", "a"],
+        "-ERR invalid expire time, must be >= 0\r\n",
+    ),
+    (
+        &["HGETEX", "e", "PX", "x", "FIELDS", "1", "a"],
+        "-ERR value is not an integer or out of range\r\n",
+    ),
+    (
+        &["HGETEX", "e", "EX", "9223372036854775", "FIELDS", "1", "a"],
+        "-ERR invalid expire time in 'hgetex' command\r\n",
+    ),
+    (
+        &["HGETEX", "e", "EX", "10", "FIELDS", "2", "a"],
+        "-ERR The `numfields` parameter must match the number of arguments\r\n",
+    ),
+    (
+        &["HGETEX", "e", "KEEPTTL", "FIELDS", "1", "a"],
+        "-ERR Mandatory argument FIELDS is missing or not at the right position\r\n",
+    ),
+    // HSETEX's documented example (its EXAT, in the past today, made
+    // future here).
+    (
+        &[
+            "HSETEX",
+            "s",
+            "EXAT",
+            "4000000000",
+            "FIELDS",
+            "2",
+            "field1",
+            "Hello",
+            "field2",
+            "World",
+        ],
+        ":1\r\n",
+    ),
+    (
+        &["HEXPIRETIME", "s", "FIELDS", "2", "field1", "field2"],
+        "*2\r\n:4000000000\r\n:4000000000\r\n",
+    ),
+    (
+        &[
+            "HSETEX", "s", "FNX", "EX", "60", "FIELDS", "2", "field1", "Hello", "field2", "World",
+        ],
+        ":0\r\n",
+    ),
+    (
+        &[
+            "HSETEX", "s", "FXX", "EX", "60", "KEEPTTL", "FIELDS", "2", "field1", "hello",
+            "field2", "world",
+        ],
+        "-ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified\r\n",
+    ),
+    (
+        &[
+            "HSETEX", "s", "FXX", "KEEPTTL", "FIELDS", "2", "field1", "hello", "field2", "world",
+        ],
+        ":1\r\n",
+    ),
+    (
+        &["HEXPIRETIME", "s", "FIELDS", "1", "field1"],
+        "*1\r\n:4000000000\r\n",
+    ),
+    (
+        &[
+            "HSETEX", "s", "FXX", "FIELDS", "2", "field1", "x", "nosuch", "y",
+        ],
+        ":0\r\n",
+    ),
+    // Without KEEPTTL a field set loses its deadline, as with HSET.
+    (&["HSETEX", "s", "FIELDS", "1", "field1", "plain"], ":1\r\n"),
+    (
+        &["HEXPIRETIME", "s", "FIELDS", "2", "field1", "field2"],
+        "*2\r\n:-1\r\n:4000000000\r\n",
+    ),
+    (
+        &["HSETEX", "s", "PXAT", "1", "FIELDS", "1", "field2", "gone"],
+        ":1\r\n",
+    ),
+    (&["HGETALL", "s"], "*2\r\n$6\r\nfield1\r\n$5\r\nplain\r\n"),
+    (
+        &["HSETEX", "s", "FNX", "FXX", "FIELDS", "1", "a", "1"],
+        "-ERR Only one of FXX or FNX arguments can be specified\r\n",
+    ),
+    (
+        &["HSETEX", "s", "KEEPTTL", "PX", "1", "FIELDS", "1", "a", "1"],
+        "-ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified\r\n",
+    ),
+    (
+        &["HSETEX", "s", "BOGUS", "FIELDS", "1", "a", "1"],
+        "-ERR unknown argument: BOGUS\r\n",
+    ),
+    (
+        &["HSETEX", "s", "FIELDS", "0", "a", "1"],
+        "-ERR invalid number of fields\r\n",
+    ),
+    (
+        &["HSETEX", "s", "FIELDS", "2", "a", "1"],
+        "-ERR wrong number of arguments for 'hsetex' command\r\n",
+    ),
+    (
+        &["HSETEX", "s", "EX", "-5", "FIELDS", "1", "a", "1"],
+        "-ERR invalid expire time, must be >= 0\r\n",
+    ),
+    (&["SET", "str8", "v"], "+OK\r\n"),
+    // HSETEX checks its arguments before the key; the others the key first.
+    (
+        &["HSETEX", "str8", "BOGUS", "FIELDS", "1", "a", "1"],
+        "-ERR unknown argument: BOGUS\r\n",
+    ),
+    (
+        &["HSETEX", "str8", "FIELDS", "1", "a", "1"],
+        "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+    ),
+    (
+        &["HGETDEL", "str8", "BOGUS", "1", "a"],
+        "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+    ),
+    (
+        &["HGETEX", "str8", "BOGUS", "1", "a"],
+        "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+    ),
+];
+
 /// Replaces the Unix time in a reply by `T`.
 fn masked(reply: &str) -> String {
     match reply.strip_prefix("*1\r\n:") {
@@ -158,10 +384,10 @@ fn masked(reply: &str) -> String {
 }
 
 #[test]
-fn replies_and_errors_are_redis_7_4s() {
+fn replies_and_errors_are_redis_7_4s_and_8_0s() {
     let lapse = Server::lapse(&[]);
     let mut r = lapse.raw();
-    for (cmd, expected) in SESSION.iter().chain(ORDER) {
+    for (cmd, expected) in SESSION.iter().chain(ORDER).chain(INCR_KEEPS).chain(REDIS_8) {
         assert_eq!(masked(&r.cmd(cmd)), *expected, "{cmd:?}");
     }
 }
@@ -205,6 +431,43 @@ fn fields_leave_on_time_and_the_hash_with_its_last_field() {
         names,
         ["hset", "hexpire", "hexpired", "hexpire", "hexpired", "del"]
     );
+}
+
+/// Redis 8.0's commands notify as its source does: HSETEX `hset` then
+/// `hexpire` (or `hdel` for a past deadline), HGETEX `hexpire`,
+/// `hpersist` or `hdel`, HGETDEL `hdel`; `del` when the hash goes.
+#[test]
+fn redis_8_commands_notify_as_redis_does() {
+    let lapse = Server::lapse(&["--notify-keyspace-events", "Kh$g"]);
+    let mut r = lapse.raw();
+    let mut events = lapse.raw();
+    events.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+    r.cmd(&[
+        "HSETEX", "h", "EX", "100", "FIELDS", "2", "a", "1", "b", "2",
+    ]);
+    r.cmd(&["HGETEX", "h", "PERSIST", "FIELDS", "1", "a"]);
+    r.cmd(&["HGETEX", "h", "PERSIST", "FIELDS", "1", "a"]);
+    r.cmd(&["HGETEX", "h", "PX", "5000", "FIELDS", "1", "a"]);
+    r.cmd(&["HGETEX", "h", "FIELDS", "1", "a"]);
+    r.cmd(&["HSETEX", "h", "PXAT", "1", "FIELDS", "1", "c", "3"]);
+    r.cmd(&["HGETDEL", "h", "FIELDS", "1", "nosuch"]);
+    r.cmd(&["HGETDEL", "h", "FIELDS", "1", "a"]);
+    r.cmd(&["HGETEX", "h", "PXAT", "1", "FIELDS", "1", "b"]);
+    let want = [
+        "hset", "hexpire", "hpersist", "hexpire", "hset", "hdel", "hdel", "hdel", "del",
+    ];
+    let mut names = Vec::new();
+    while names.len() < want.len() {
+        let message = String::from_utf8_lossy(&events.reply()).into_owned();
+        let name = message
+            .rsplit("\r\n")
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
+        names.push(name);
+    }
+    assert_eq!(names, want);
+    assert_eq!(r.cmd(&["EXISTS", "h"]), ":0\r\n");
 }
 
 #[test]

@@ -118,6 +118,53 @@ fn new_families_propagate_as_redis_does() {
     );
 }
 
+/// Redis 8.0's hash commands go out as Redis 8.0 sends them: HSETEX with
+/// its deadline as PXAT, HGETEX as the HPEXPIREAT or HPERSIST it amounts
+/// to, HGETDEL as HDEL, a past deadline as an HDEL per field; and
+/// HINCRBYFLOAT on a field with a deadline as HSETEX KEEPTTL (an HSET
+/// would drop the deadline).
+#[test]
+fn redis_8_hash_commands_propagate_as_redis_does() {
+    let mut h = Harness::new();
+    let now = h.now_ms;
+    let got = effects_of(
+        &mut h,
+        &[
+            "HSET h a 1 b 2",
+            "HSETEX h EX 100 FIELDS 1 a 5",
+            "HSETEX h FNX FIELDS 1 a 6",
+            "HSETEX h FXX PXAT 4000000000000 FIELDS 1 b 7",
+            "HINCRBYFLOAT h a 1.5",
+            "HINCRBYFLOAT h z 1",
+            "HGETEX h PX 500 FIELDS 2 z nosuch",
+            "HGETEX h PERSIST FIELDS 2 z a",
+            "HGETEX h PERSIST FIELDS 1 z",
+            "HGETEX h FIELDS 1 a",
+            "HGETEX h PXAT 1 FIELDS 1 z",
+            "HSETEX h PXAT 1 FIELDS 1 c 1",
+            "HGETDEL h FIELDS 2 nosuch other",
+            "HGETDEL h FIELDS 3 a b a",
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            "SELECT 0".to_string(),
+            "HSET h a 1 b 2".to_string(),
+            format!("HSETEX h PXAT {} FIELDS 1 a 5", now + 100_000),
+            "HSETEX h FXX PXAT 4000000000000 FIELDS 1 b 7".to_string(),
+            "HSETEX h KEEPTTL FIELDS 1 a 6.5".to_string(),
+            "HSET h z 1".to_string(),
+            format!("HPEXPIREAT h {} FIELDS 2 z nosuch", now + 500),
+            "HPERSIST h FIELDS 2 z a".to_string(),
+            "HDEL h z".to_string(),
+            "HDEL h c".to_string(),
+            "HDEL h a b a".to_string(),
+        ]
+    );
+    assert_eq!(h.run("EXISTS h"), ":0\r\n");
+}
+
 /// A served blocking pop goes out as its non-blocking form (the loop
 /// serves a woken waiter through the same handler, so this covers it).
 #[test]
@@ -226,7 +273,7 @@ fn random_command(rng: &mut SmallRng) -> String {
     let v = ["1", "2", "x", "10", "-3", "2.5"][rng.gen_range(0..6)];
     let ttl = rng.gen_range(1..200);
     let n = rng.gen_range(-3..5);
-    match rng.gen_range(0..76) {
+    match rng.gen_range(0..83) {
         0 => format!("SET {k} {v}"),
         1 => format!("SET {k} {v} PX {ttl}"),
         2 => format!("SET {k} {v} NX EX 1"),
@@ -304,6 +351,15 @@ fn random_command(rng: &mut SmallRng) -> String {
         72 => format!("HPERSIST {k} FIELDS 1 f{n}"),
         73 => format!("HGETALL {k}"),
         74 => format!("HPEXPIRE {k} {ttl} NX FIELDS 1 g"),
+        // Redis 8.0's: get and delete, get and set or drop deadlines
+        // (past ones delete), set with deadlines, kept, conditional.
+        75 => format!("HGETDEL {k} FIELDS 2 f{n} g"),
+        76 => format!("HGETEX {k} PX {ttl} FIELDS 2 f{n} g"),
+        77 => format!("HGETEX {k} PERSIST FIELDS 1 g"),
+        78 => format!("HGETEX {k} EXAT 1 FIELDS 1 f{n}"),
+        79 => format!("HSETEX {k} PX {ttl} FIELDS 2 g {v} f{n} {v}"),
+        80 => format!("HSETEX {k} FXX KEEPTTL FIELDS 1 g {v}"),
+        81 => format!("HSETEX {k} FNX PXAT 1 FIELDS 1 f{n} {v}"),
         _ => format!("SINTERSTORE {k} {k2}"),
     }
 }

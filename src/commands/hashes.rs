@@ -1,8 +1,9 @@
 //! Hash commands: HSET HSETNX HGET HMGET HMSET HDEL HLEN HEXISTS HKEYS HVALS
 //! HGETALL HINCRBY HINCRBYFLOAT HSTRLEN HRANDFIELD HSCAN, and Redis 7.4's
 //! field expiry: HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT HTTL HPTTL
-//! HEXPIRETIME HPEXPIRETIME HPERSIST (a field past its deadline leaves on
-//! any lookup of its key: `Db::expire_fields`).
+//! HEXPIRETIME HPEXPIRETIME HPERSIST, and Redis 8.0's HGETDEL HGETEX
+//! HSETEX (a field past its deadline leaves on any lookup of its key:
+//! `Db::expire_fields`).
 
 use rand::Rng;
 
@@ -17,7 +18,7 @@ use crate::float::LongDouble;
 use crate::protocol::request::parse_i64;
 use crate::protocol::Args;
 use crate::value::packed::Item;
-use crate::value::HashRef;
+use crate::value::{HashRef, OnSet};
 
 pub static COMMANDS: &[Command] = &[
     cmd!("hset", -4, ["write", "denyoom", "fast"], (1, 1, 1), hset, "hash", "Creates or modifies the value of a field in a hash."),
@@ -45,6 +46,9 @@ pub static COMMANDS: &[Command] = &[
     cmd!("hexpiretime", -5, ["readonly", "fast"], (1, 1, 1), hexpiretime, "hash", "Returns the expiration time of a hash field as a Unix timestamp, in seconds."),
     cmd!("hpexpiretime", -5, ["readonly", "fast"], (1, 1, 1), hpexpiretime, "hash", "Returns the expiration time of a hash field as a Unix timestamp, in msec."),
     cmd!("hpersist", -5, ["write", "fast"], (1, 1, 1), hpersist, "hash", "Removes the expiration time for each specified field"),
+    cmd!("hgetdel", -5, ["write", "fast"], (1, 1, 1), hgetdel, "hash", "Returns the value of a field and deletes it from the hash."),
+    cmd!("hgetex", -5, ["write", "fast"], (1, 1, 1), hgetex, "hash", "Get the value of one or more fields of a given hash key, and optionally set their expiration."),
+    cmd!("hsetex", -6, ["write", "denyoom", "fast"], (1, 1, 1), hsetex, "hash", "Set the value of one or more fields of a given hash key, and optionally set their expiration."),
 ];
 
 // ---- Field expiry (Redis 7.4) -----------------------------------------
@@ -81,6 +85,47 @@ fn fields_arg<'a>(
     Ok((at + 2..args.len()).map(|i| &args[i][..]).collect())
 }
 
+/// A field deadline given as `arg` in `unit_ms` from `base_ms` (0:
+/// absolute), checked as Redis's `parseExpireTime` checks it; `command`
+/// names the command in the error for one too far.
+fn deadline_arg(
+    arg: &[u8],
+    base_ms: i64,
+    unit_ms: i64,
+    command: &'static str,
+) -> Result<i64, CmdError> {
+    let time = parse_i64(arg).ok_or(CmdError::NotInteger)?;
+    if time < 0 {
+        return Err(CmdError::Static("ERR invalid expire time, must be >= 0"));
+    }
+    Ok(time
+        .checked_mul(unit_ms)
+        .filter(|ms| *ms <= FIELD_TTL_MAX_MS - base_ms)
+        .ok_or(CmdError::InvalidExpireTime(command))?
+        + base_ms)
+}
+
+/// HGETEX's and HSETEX's `EX|PX|EXAT|PXAT` at `args[at]` with its time
+/// after it: the deadline, or `None` if `args[at]` is none of them.
+fn deadline_option(
+    ctx: &Ctx,
+    args: &Args,
+    at: usize,
+    command: &'static str,
+) -> Result<Option<i64>, CmdError> {
+    let (base_ms, unit_ms) = match args[at].to_ascii_uppercase().as_slice() {
+        b"EX" => (ctx.now_ms, 1000),
+        b"PX" => (ctx.now_ms, 1),
+        b"EXAT" => (0, 1000),
+        b"PXAT" => (0, 1),
+        _ => return Ok(None),
+    };
+    if at + 1 >= args.len() {
+        return Err(CmdError::Static("ERR missing expire time"));
+    }
+    deadline_arg(&args[at + 1], base_ms, unit_ms, command).map(Some)
+}
+
 /// What HEXPIRE and its family set a deadline under.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Condition {
@@ -114,21 +159,13 @@ impl Condition {
 fn hexpire_generic(ctx: &mut Ctx, args: &Args, base_ms: i64, unit_ms: i64) -> CmdResult {
     let key = &args[1];
     let exists = read_for_write(ctx, key, &HASH)?.is_some();
-    let time = parse_i64(&args[2]).ok_or(CmdError::NotInteger)?;
-    if time < 0 {
-        return Err(CmdError::Static("ERR invalid expire time, must be >= 0"));
-    }
     let name: &'static str = match (base_ms, unit_ms) {
         (0, 1000) => "hexpireat",
         (0, _) => "hpexpireat",
         (_, 1000) => "hexpire",
         _ => "hpexpire",
     };
-    let at = time
-        .checked_mul(unit_ms)
-        .filter(|ms| *ms <= FIELD_TTL_MAX_MS - base_ms)
-        .ok_or(CmdError::InvalidExpireTime(name))?
-        + base_ms;
+    let at = deadline_arg(&args[2], base_ms, unit_ms, name)?;
     let (condition, fields_at) = match args[3].to_ascii_uppercase().as_slice() {
         b"NX" => (Condition::Nx, 4),
         b"XX" => (Condition::Xx, 4),
@@ -295,6 +332,282 @@ fn hpersist(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
+/// Replies with each field's value, or nil.
+fn reply_values(ctx: &mut Ctx, values: Vec<Option<Vec<u8>>>) {
+    let out = ctx.out();
+    out.array(values.len());
+    for value in values {
+        match value {
+            Some(v) => out.bulk(&v),
+            None => out.null(),
+        }
+    }
+}
+
+/// An effect naming `fields` after `head` as `FIELDS numfields field ...`.
+fn propagate_with_fields(ctx: &mut Ctx, head: &[&[u8]], fields: &[&[u8]]) {
+    let count = fields.len().to_string();
+    let mut effect: Vec<&[u8]> = head.to_vec();
+    effect.extend([&b"FIELDS"[..], count.as_bytes()]);
+    effect.extend(fields.iter().copied());
+    ctx.propagate_as(&effect);
+}
+
+/// HGETDEL key FIELDS numfields field ... (Redis 8.0): each field's value
+/// or nil, each field found deleted (the hash with its last one).
+/// Propagated as HDEL of the fields given.
+fn hgetdel(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let key = &args[1];
+    let exists = read_for_write(ctx, key, &HASH)?.is_some();
+    let fields = fields_arg(&args, 2, "ERR Number of fields must be a positive integer")?;
+    let mut values = vec![None; fields.len()];
+    if exists {
+        let hash = super::aggregate::write(ctx, key, &HASH)?.ok_or(CmdError::WrongType)?;
+        // One field at a time: a field named twice is found once.
+        for (value, &field) in values.iter_mut().zip(&fields) {
+            *value = hash.view().get(field).map(|v| v.to_vec());
+            if value.is_some() {
+                hash.remove([field]);
+            }
+        }
+    }
+    if values.iter().any(Option::is_some) {
+        ctx.signal(EventClass::HASH, "hdel", key);
+        let mut effect: Vec<&[u8]> = vec![b"HDEL", key];
+        effect.extend(fields.iter().copied());
+        ctx.propagate_as(&effect);
+        delete_if_empty(ctx, key);
+    }
+    reply_values(ctx, values);
+    Ok(())
+}
+
+/// What HGETEX does to the deadlines of the fields it finds.
+#[derive(Clone, Copy)]
+enum FieldTtlChange {
+    Keep,
+    Persist,
+    Set(i64),
+}
+
+/// HGETEX key [EX s | PX ms | EXAT s | PXAT ms | PERSIST] FIELDS numfields
+/// field ... (Redis 8.0): each field's value or nil, each field found
+/// given the deadline (deleted if it is past) or losing its own.
+/// Propagated as HPEXPIREAT or HPERSIST of the fields given, or an HDEL
+/// of each field deleted.
+fn hgetex(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let key = &args[1];
+    let exists = read_for_write(ctx, key, &HASH)?.is_some();
+    let (change, fields_at) = if is(&args[2], "PERSIST") {
+        (FieldTtlChange::Persist, 3)
+    } else {
+        match deadline_option(ctx, &args, 2, "hgetex")? {
+            Some(at) => (FieldTtlChange::Set(at), 4),
+            None => (FieldTtlChange::Keep, 2),
+        }
+    };
+    let fields = fields_arg(
+        &args,
+        fields_at,
+        "ERR Number of fields must be a positive integer",
+    )?;
+    let mut values = vec![None; fields.len()];
+    if !exists {
+        reply_values(ctx, values);
+        return Ok(());
+    }
+    let past = match change {
+        FieldTtlChange::Set(at) => ctx.server.already_expired(at, ctx.now_ms),
+        _ => false,
+    };
+    let limits = ctx.server.config.hash_limits();
+    let hash = super::aggregate::write(ctx, key, &HASH)?.ok_or(CmdError::WrongType)?;
+    let (mut updated, mut deleted) = (0, Vec::new());
+    for (value, &field) in values.iter_mut().zip(&fields) {
+        *value = hash.view().get(field).map(|v| v.to_vec());
+        if value.is_none() {
+            continue;
+        }
+        match change {
+            FieldTtlChange::Keep => {}
+            FieldTtlChange::Persist => {
+                if hash.view().field_ttl(field).flatten().is_some() {
+                    hash.set_field_ttl(field, None, limits);
+                    updated += 1;
+                }
+            }
+            FieldTtlChange::Set(_) if past => {
+                hash.remove([field]);
+                deleted.push(field);
+            }
+            FieldTtlChange::Set(at) => {
+                hash.set_field_ttl(field, Some(at), limits);
+                updated += 1;
+            }
+        }
+    }
+    if updated > 0 {
+        if let FieldTtlChange::Set(at) = change {
+            ctx.signal(EventClass::HASH, "hexpire", key);
+            let at_text = at.to_string();
+            propagate_with_fields(ctx, &[b"HPEXPIREAT", key, at_text.as_bytes()], &fields);
+        } else {
+            ctx.signal(EventClass::HASH, "hpersist", key);
+            propagate_with_fields(ctx, &[b"HPERSIST", key], &fields);
+        }
+    } else if !deleted.is_empty() {
+        ctx.db().stats.expired_subkeys += deleted.len() as u64;
+        ctx.signal(EventClass::HASH, "hdel", key);
+        for field in &deleted {
+            ctx.propagate_as(&[b"HDEL", key, field]);
+        }
+        delete_if_empty(ctx, key);
+    }
+    reply_values(ctx, values);
+    Ok(())
+}
+
+/// HSETEX's FNX and FXX.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FieldsExist {
+    None,
+    All,
+}
+
+/// HSETEX's deadline option.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SetTtl {
+    KeepTtl,
+    /// The deadline, and where its time is in the arguments.
+    At(i64, usize),
+}
+
+/// HSETEX key [FNX | FXX] [EX s | PX ms | EXAT s | PXAT ms | KEEPTTL]
+/// FIELDS numfields field value ... (Redis 8.0): sets every pair (unless
+/// FNX finds one of the fields or FXX misses one: 0), each field given the
+/// deadline (deleted if it is past), keeping its own (KEEPTTL) or losing
+/// it; 1. Options are checked before the key, as Redis does. Propagated
+/// with the deadline as PXAT, or as an HDEL of each field deleted.
+fn hsetex(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let key = &args[1];
+    let (mut exist, mut ttl) = (None, None);
+    let mut i = 2;
+    let first = loop {
+        if i >= args.len() {
+            return Err(CmdError::Syntax);
+        }
+        let arg = &args[i];
+        if is(arg, "FIELDS") {
+            let arity = || CmdError::wrong_arity("hsetex");
+            if i + 3 >= args.len() {
+                return Err(arity());
+            }
+            let count = parse_i64(&args[i + 1])
+                .filter(|n| (1..=i64::from(i32::MAX)).contains(n))
+                .ok_or(CmdError::Static("ERR invalid number of fields"))?;
+            let remaining = args.len() - i - 2;
+            if !remaining.is_multiple_of(2) || usize::try_from(count).ok() != Some(remaining / 2) {
+                return Err(arity());
+            }
+            break i + 2;
+        }
+        let one_ttl = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified";
+        let one_exist = "ERR Only one of FXX or FNX arguments can be specified";
+        if is(arg, "FNX") || is(arg, "FXX") {
+            if exist.is_some() {
+                return Err(CmdError::Static(one_exist));
+            }
+            exist = Some(if is(arg, "FNX") {
+                FieldsExist::None
+            } else {
+                FieldsExist::All
+            });
+        } else if is(arg, "KEEPTTL") {
+            if ttl.is_some() {
+                return Err(CmdError::Static(one_ttl));
+            }
+            ttl = Some(SetTtl::KeepTtl);
+        } else if ["EX", "PX", "EXAT", "PXAT"].iter().any(|o| is(arg, o)) {
+            if ttl.is_some() {
+                return Err(CmdError::Static(one_ttl));
+            }
+            let at = deadline_option(ctx, &args, i, "hsetex")?.ok_or(CmdError::Syntax)?;
+            ttl = Some(SetTtl::At(at, i + 1));
+            i += 1;
+        } else {
+            let mut message = b"ERR unknown argument: ".to_vec();
+            message.extend_from_slice(arg);
+            return Err(CmdError::Owned(message));
+        }
+        i += 1;
+    };
+    let pairs: Vec<(&[u8], &[u8])> = (first..args.len())
+        .step_by(2)
+        .map(|i| (&args[i][..], &args[i + 1][..]))
+        .collect();
+    let hash = read_for_write(ctx, key, &HASH)?;
+    if let Some(exist) = exist {
+        let found = pairs
+            .iter()
+            .filter(|(f, _)| hash.is_some_and(|h| h.contains(f)))
+            .count();
+        let met = match exist {
+            FieldsExist::None => found == 0,
+            FieldsExist::All => found == pairs.len(),
+        };
+        if !met {
+            ctx.out().int(0);
+            return Ok(());
+        }
+    }
+    let limits = ctx.server.config.hash_limits();
+    let on_set = if ttl.is_some() {
+        OnSet::KeepTtl
+    } else {
+        OnSet::ClearTtl
+    };
+    let hash = write_or_create(ctx, key, &HASH)?;
+    hash.set_pairs_with(&pairs, on_set, limits);
+    let now_ms = ctx.now_ms;
+    let mut deleted = Vec::new();
+    let mut expire_event = false;
+    if let Some(SetTtl::At(at, at_arg)) = ttl {
+        if ctx.server.already_expired(at, now_ms) {
+            let hash = write_or_create(ctx, key, &HASH)?;
+            for (field, _) in &pairs {
+                hash.remove([*field]);
+                deleted.push(*field);
+            }
+        } else {
+            let hash = write_or_create(ctx, key, &HASH)?;
+            for (field, _) in &pairs {
+                hash.set_field_ttl(field, Some(at), limits);
+            }
+            expire_event = true;
+            if !is(&args[at_arg - 1], "PXAT") {
+                let at_text = at.to_string();
+                let mut effect: Vec<&[u8]> = args.iter().collect();
+                effect[at_arg - 1] = b"PXAT";
+                effect[at_arg] = at_text.as_bytes();
+                ctx.propagate_as(&effect);
+            }
+        }
+    }
+    ctx.signal(EventClass::HASH, "hset", key);
+    if !deleted.is_empty() {
+        ctx.db().stats.expired_subkeys += deleted.len() as u64;
+        ctx.signal(EventClass::HASH, "hdel", key);
+        for field in &deleted {
+            ctx.propagate_as(&[b"HDEL", key, field]);
+        }
+        delete_if_empty(ctx, key);
+    } else if expire_event {
+        ctx.signal(EventClass::HASH, "hexpire", key);
+    }
+    ctx.out().int(1);
+    Ok(())
+}
+
 /// HSET and HMSET: sets every pair; returns how many fields were new.
 fn hset_generic(ctx: &mut Ctx, args: &Args) -> Result<i64, CmdError> {
     if !args.len().is_multiple_of(2) {
@@ -427,21 +740,27 @@ fn hgetall(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 /// Applies `f` to the current value of `field` (None if absent) and stores
-/// the text it returns; replies with nothing (the caller does).
+/// the text it returns, the field keeping its deadline (as Redis 7.4's
+/// HINCRBY does); replies with nothing (the caller does). The text, and
+/// whether the field has a deadline.
 fn update_field(
     ctx: &mut Ctx,
     args: &Args,
     event: &'static str,
     f: impl FnOnce(Option<&[u8]>) -> Result<Vec<u8>, CmdError>,
-) -> Result<Vec<u8>, CmdError> {
-    let current = read_for_write(ctx, &args[1], &HASH)?
-        .and_then(|h| h.get(&args[2]))
-        .map(|v| v.to_vec());
+) -> Result<(Vec<u8>, bool), CmdError> {
+    let hash = read_for_write(ctx, &args[1], &HASH)?;
+    let current = hash.and_then(|h| h.get(&args[2])).map(|v| v.to_vec());
+    let has_ttl = hash.is_some_and(|h| h.field_ttl(&args[2]).flatten().is_some());
     let next = f(current.as_deref())?;
     let limits = ctx.server.config.hash_limits();
-    write_or_create(ctx, &args[1], &HASH)?.set(&args[2], &next, limits);
+    write_or_create(ctx, &args[1], &HASH)?.set_pairs_with(
+        &[(&args[2], &next)],
+        OnSet::KeepTtl,
+        limits,
+    );
     ctx.signal(EventClass::HASH, event, &args[1]);
-    Ok(next)
+    Ok((next, has_ttl))
 }
 
 fn hincrby(ctx: &mut Ctx, args: Args) -> CmdResult {
@@ -466,7 +785,7 @@ fn hincrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
     if !incr.is_finite() {
         return Err(CmdError::Static("ERR value is NaN or Infinity"));
     }
-    let text = update_field(ctx, &args, "hincrbyfloat", |current| {
+    let (text, has_ttl) = update_field(ctx, &args, "hincrbyfloat", |current| {
         let current = match current {
             Some(text) => {
                 LongDouble::parse(text).ok_or(CmdError::Static("ERR hash value is not a float"))?
@@ -475,8 +794,15 @@ fn hincrbyfloat(ctx: &mut Ctx, args: Args) -> CmdResult {
         };
         long_double_sum(current, incr)
     })?;
-    // The result, not the sum, goes to replicas: same float everywhere.
-    ctx.propagate_as(&[b"HSET", &args[1], &args[2], &text]);
+    // The result, not the sum, goes to replicas: same float everywhere;
+    // a field with a deadline keeps it there too (as Redis 8.0 does).
+    if has_ttl {
+        ctx.propagate_as(&[
+            b"HSETEX", &args[1], b"KEEPTTL", b"FIELDS", b"1", &args[2], &text,
+        ]);
+    } else {
+        ctx.propagate_as(&[b"HSET", &args[1], &args[2], &text]);
+    }
     ctx.out().bulk(&text);
     Ok(())
 }

@@ -108,12 +108,12 @@ impl HashTable {
         }
     }
 
-    /// Sets `field` to `value` (its deadline cleared); true if it is new.
-    fn set(&mut self, field: &[u8], value: &[u8]) -> bool {
+    /// Sets `field` to `value`; true if it is new.
+    fn set(&mut self, field: &[u8], value: &[u8], on_set: OnSet) -> bool {
         match self.dict.find(field) {
             Some(i) => {
                 self.dict.entry_mut(i).value = Elem::new(value);
-                if let Some(t) = &mut self.ttls {
+                if let (Some(t), OnSet::ClearTtl) = (&mut self.ttls, on_set) {
                     t.clear(i);
                 }
                 false
@@ -124,6 +124,13 @@ impl HashTable {
             }
         }
     }
+}
+
+/// What setting a field that has a deadline does to it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum OnSet {
+    ClearTtl,
+    KeepTtl,
 }
 
 /// No deadline, as a packed triple says it (Redis's `HASH_LP_NO_TTL`).
@@ -368,6 +375,17 @@ impl Hash {
     /// were new. Becomes a table first if any field or value is longer
     /// than the limit, and after if it has more fields than the limit.
     pub fn set_pairs(&mut self, pairs: &[(&[u8], &[u8])], limits: PackLimits) -> usize {
+        self.set_pairs_with(pairs, OnSet::ClearTtl, limits)
+    }
+
+    /// `set_pairs`, a field keeping its deadline or losing it as `on_set`
+    /// says (HSET loses it; HINCRBY and HSETEX KEEPTTL keep it).
+    pub fn set_pairs_with(
+        &mut self,
+        pairs: &[(&[u8], &[u8])],
+        on_set: OnSet,
+        limits: PackLimits,
+    ) -> usize {
         if pairs
             .iter()
             .any(|(f, v)| f.len() > limits.value || v.len() > limits.value)
@@ -375,9 +393,9 @@ impl Hash {
             self.convert();
         }
         let added = match self {
-            Hash::Packed(p) if p.flag() => set_triples(p, pairs),
+            Hash::Packed(p) if p.flag() => set_triples(p, pairs, on_set),
             Hash::Packed(p) => set_packed(p, pairs),
-            Hash::Table(d) => pairs.iter().filter(|(f, v)| d.set(f, v)).count(),
+            Hash::Table(d) => pairs.iter().filter(|(f, v)| d.set(f, v, on_set)).count(),
         };
         if self.len() > limits.entries {
             self.convert();
@@ -574,15 +592,16 @@ impl Hash {
     }
 }
 
-/// `set_pairs` on a flagged block: values set, their deadlines cleared.
-fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])]) -> usize {
+/// `set_pairs` on a flagged block: values set, their deadlines cleared
+/// (the field going last, as in Redis 7.4) or kept (in place).
+fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])], on_set: OnSet) -> usize {
     /// Where a field set here was found.
     #[derive(Clone, Copy, PartialEq)]
     enum Found {
         New,
-        /// Without a deadline: replaced where it is.
+        /// Without a deadline, or keeping it: replaced where it is.
         InPlace,
-        /// With one: it loses it and goes last, as in Redis 7.4.
+        /// With one it loses: goes last, as in Redis 7.4.
         Moved,
     }
     // Each field set once, with its last value.
@@ -604,13 +623,13 @@ fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])]) -> usize {
     let mut b = Builder::with_capacity(3, view.bytes().len() + new_bytes).flagged(true);
     for (f, v, at) in triples(view) {
         match (at, position(&latest, f)) {
-            (None, Some(i)) => {
+            (Some(_), Some(i)) if on_set == OnSet::ClearTtl => latest[i].2 = Found::Moved,
+            (at, Some(i)) => {
                 latest[i].2 = Found::InPlace;
                 b.push(f);
                 b.push_bytes(latest[i].1);
-                b.push(Item::Int(NO_TTL));
+                b.push(Item::Int(at.unwrap_or(NO_TTL)));
             }
-            (Some(_), Some(i)) => latest[i].2 = Found::Moved,
             (at, None) => {
                 b.push(f);
                 b.push(v);

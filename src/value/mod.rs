@@ -15,7 +15,7 @@ pub mod zset;
 pub mod ztree;
 
 pub use elem::{Elem, Pair};
-pub use hash::{Hash, HashRef, PackLimits};
+pub use hash::{Hash, HashRef, OnSet, PackLimits};
 pub use list::{List, ListLimits};
 pub use packed::{canonical_int, Item};
 pub use set::{Set, SetLimits, SetRef};
