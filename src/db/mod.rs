@@ -198,10 +198,10 @@ pub struct Db {
     /// Entries whose value was handed out for changing (`value_mut`) or
     /// lost expired fields, when it is packable or a hash:
     /// `settle_changed` puts a small one back inline and notes a hash's
-    /// field deadlines once the command is done. Positions follow
-    /// removals; a stale one only leaves a value unpacked until its next
-    /// change.
-    changed: Vec<u32>,
+    /// field deadlines once the command is done (if its earliest moved
+    /// from the one noted with it). Positions follow removals; a stale one
+    /// only leaves a value unpacked until its next change.
+    changed: Vec<(u32, Option<i64>)>,
     /// The fields each `hexpired` event in the log took, in the same
     /// order: the loop propagates them as HDELs.
     expired_fields: std::collections::VecDeque<Vec<Vec<u8>>>,
@@ -343,27 +343,26 @@ impl Db {
     /// with its last field (`del`). Returns where the entry is now, or
     /// `None` if it went.
     fn expire_fields(&mut self, idx: u32, now_ms: i64, max: usize) -> Option<u32> {
-        // Only a hash that has field deadlines (a bit of its own) asks the
-        // registry, which keeps a bound of the earliest: O(1), where the
-        // hash itself would have to be read.
+        // Only a hash that has field deadlines (a bit of its own) looks
+        // at its earliest: O(1) (a small hash's first field, a big one's
+        // heap top), in memory the command reads anyway.
         let due = match self.dict.entry(idx).slot.value() {
-            ValueRef::Hash(h) if h.has_field_ttls() => self
-                .hash_deadlines
-                .bound(idx)
-                .is_some_and(|at| at <= now_ms),
+            ValueRef::Hash(h) if h.has_field_ttls() => {
+                h.earliest_field_ttl().is_some_and(|at| at <= now_ms)
+            }
             _ => false,
         };
         if !due {
             return Some(idx);
         }
         let idx = self.preserve(idx);
+        self.note_changed(idx);
         let slot = &mut self.dict.entry_mut(idx).slot;
         let Some(Value::Hash(hash)) = slot.value_mut() else {
             return Some(idx);
         };
         let gone = hash.remove_due(now_ms, max);
         let emptied = hash.is_empty();
-        self.note_changed(idx);
         if gone.is_empty() {
             // The earliest deadline was a bound of one since raised.
             return Some(idx);
@@ -385,16 +384,29 @@ impl Db {
         None
     }
 
+    /// The earliest field deadline of the value at `idx` (a hash's; O(1)).
+    fn field_deadline_at(&self, idx: u32) -> Option<i64> {
+        match self.dict.entry(idx).slot.value() {
+            ValueRef::Hash(h) if h.has_field_ttls() => h.earliest_field_ttl(),
+            _ => None,
+        }
+    }
+
     /// Notes whether the value at `idx` is a hash with field deadlines,
     /// and the earliest (after any change of its value).
     fn track_field_deadlines(&mut self, idx: u32) {
-        let earliest = match self.dict.entry(idx).slot.value() {
-            ValueRef::Hash(h) => h.earliest_field_ttl(),
-            _ => None,
-        };
-        match earliest {
+        match self.field_deadline_at(idx) {
             Some(at_ms) => self.hash_deadlines.set(idx, at_ms),
             None => self.hash_deadlines.clear(idx),
+        }
+    }
+
+    /// `track_field_deadlines` after a change that found the earliest
+    /// field deadline at `before`: nothing to do if it is still there (the
+    /// registry's record holds), the common case of a write to a hash.
+    fn retrack_field_deadlines(&mut self, idx: u32, before: Option<i64>) {
+        if self.field_deadline_at(idx) != before {
+            self.track_field_deadlines(idx);
         }
     }
 
@@ -519,8 +531,9 @@ impl Db {
 
     /// The entry at `idx` is revisited after the command (`changed`).
     fn note_changed(&mut self, idx: u32) {
-        if self.changed.last() != Some(&idx) {
-            self.changed.push(idx);
+        if self.changed.last().map(|c| c.0) != Some(idx) {
+            let before = self.field_deadline_at(idx);
+            self.changed.push((idx, before));
         }
     }
 
@@ -532,10 +545,10 @@ impl Db {
         if self.changed.is_empty() {
             return;
         }
-        while let Some(idx) = self.changed.pop() {
+        while let Some((idx, before)) = self.changed.pop() {
             if idx < self.dict.len() as u32 {
                 self.dict.entry_mut(idx).slot.pack();
-                self.track_field_deadlines(idx);
+                self.retrack_field_deadlines(idx, before);
             }
         }
     }
@@ -613,7 +626,7 @@ impl Db {
             access: access::Access::fresh(self.access_policy, self.clock_ms),
             slot,
         });
-        self.track_field_deadlines(idx);
+        self.retrack_field_deadlines(idx, None);
         idx
     }
 
@@ -686,8 +699,10 @@ impl Db {
     ) {
         let idx = match self.lookup_for_change(key, now_ms) {
             Some(idx) => {
+                let before = self.field_deadline_at(idx);
                 self.stage_overwritten(idx);
                 self.dict.entry_mut(idx).slot.set_str(value);
+                self.retrack_field_deadlines(idx, before);
                 idx
             }
             None => self.insert(Slot::new_str(key, value)),
@@ -737,8 +752,9 @@ impl Db {
     pub fn replace(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: i64) -> Option<Value> {
         let (idx, old) = match self.lookup_for_change(key, now_ms) {
             Some(idx) => {
+                let before = self.field_deadline_at(idx);
                 let old = self.dict.entry_mut(idx).slot.replace(value);
-                self.track_field_deadlines(idx);
+                self.retrack_field_deadlines(idx, before);
                 (idx, Some(old))
             }
             None => (self.insert(Slot::new(key, value)), None),
@@ -764,9 +780,10 @@ impl Db {
     ) {
         let idx = match self.lookup_for_change(key, now_ms) {
             Some(idx) => {
+                let before = self.field_deadline_at(idx);
                 self.stage_overwritten(idx);
                 self.dict.entry_mut(idx).slot.replace(value);
-                self.track_field_deadlines(idx);
+                self.retrack_field_deadlines(idx, before);
                 idx
             }
             None => self.insert(Slot::new(key, value)),
@@ -1035,12 +1052,12 @@ impl Db {
             }
         }
         if !self.changed.is_empty() {
-            self.changed.retain(|&i| i != idx);
+            self.changed.retain(|&(i, _)| i != idx);
             if let Some(Moved { from, to }) = moved {
                 self.changed
                     .iter_mut()
-                    .filter(|i| **i == from)
-                    .for_each(|i| *i = to);
+                    .filter(|(i, _)| *i == from)
+                    .for_each(|(i, _)| *i = to);
             }
         }
         if let Some(Moved { from, to }) = moved {
@@ -1205,6 +1222,73 @@ mod tests {
             .filter(|(_, e)| e.expire_slot != NO_EXPIRE)
             .count();
         assert_eq!(with_ttl, db.expires.len());
+    }
+
+    /// Every hash with field deadlines has a record in the registry no
+    /// later than its earliest, and no other value has one.
+    fn check_field_deadlines(db: &Db) {
+        for (idx, _) in db.dict.iter() {
+            match db.field_deadline_at(idx) {
+                Some(at) => assert!(
+                    db.hash_deadlines
+                        .bound(idx)
+                        .is_some_and(|bound| bound <= at),
+                    "entry {idx}: earliest {at}, record {:?}",
+                    db.hash_deadlines.bound(idx)
+                ),
+                None => assert_eq!(db.hash_deadlines.bound(idx), None, "entry {idx}"),
+            }
+        }
+    }
+
+    /// Writes of every kind to hashes with and without field deadlines
+    /// (small and big, replaced, renamed, deleted, expiring) keep the
+    /// active cycle's registry right: it skips the writes that leave a
+    /// hash's earliest deadline where it was.
+    #[test]
+    fn the_field_deadline_registry_follows_every_write() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(21);
+        let mut h = crate::harness::Harness::new();
+        h.run("CONFIG SET hash-max-listpack-entries 6");
+        // Overwritten big values go to the lazyfree thread.
+        h.run("CONFIG SET lazyfree-lazy-server-del yes");
+        for step in 0..20_000 {
+            h.now_ms += rng.gen_range(0..5);
+            let k = ["a", "b", "c", "d"][rng.gen_range(0..4)];
+            // Mostly a few fields; now and then many (a big hash).
+            let f = rng.gen_range(0..9);
+            let ttl = rng.gen_range(1..400);
+            let cmd = match rng.gen_range(0..16) {
+                0 | 1 => format!("HSET {k} f{f} v"),
+                2 => format!("HPEXPIRE {k} {ttl} FIELDS 2 f{f} f{}", f + 1),
+                3 => format!("HPEXPIRE {k} {ttl} GT FIELDS 1 f{f}"),
+                4 => format!("HPERSIST {k} FIELDS 1 f{f}"),
+                5 => format!("HDEL {k} f{f}"),
+                6 => format!("HINCRBY {k} f{f} 1"),
+                7 => format!("HSETEX {k} PX {ttl} FIELDS 1 f{f} v"),
+                8 => format!("HGETEX {k} PX {ttl} FIELDS 1 f{f}"),
+                9 => format!("HGETDEL {k} FIELDS 1 f{f}"),
+                10 => format!("SET {k} x"),
+                11 => format!("RENAME {k} e"),
+                12 => "HGETALL e".to_string(),
+                // A big hash (a lazily freed value when overwritten).
+                13 => {
+                    let pairs: Vec<String> = (0..70).map(|i| format!("g{i} v")).collect();
+                    format!("HSET {k} {}", pairs.join(" "))
+                }
+                14 => format!("HPEXPIRE {k} {ttl} FIELDS 1 g{f}"),
+                _ => {
+                    h.expire_cycle();
+                    continue;
+                }
+            };
+            h.run(&cmd);
+            if step % 7 == 0 {
+                check_field_deadlines(&h.server.dbs[0]);
+            }
+        }
+        check_field_deadlines(&h.server.dbs[0]);
     }
 
     fn is_inline(db: &Db, key: &[u8]) -> bool {

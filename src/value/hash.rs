@@ -176,7 +176,18 @@ impl<'a> HashRef<'a> {
     /// The value of `field`.
     pub fn get(self, field: &[u8]) -> Option<Item<'a>> {
         match self {
-            HashRef::Packed(_) => self.iter().find(|(f, _)| f.eq_bytes(field)).map(|(_, v)| v),
+            HashRef::Packed(p) => {
+                // Fields compared, the other columns passed over.
+                let mut items = p.items(stride(p));
+                loop {
+                    if items.next()?.eq_bytes(field) {
+                        return items.next();
+                    }
+                    for _ in 1..stride(p) {
+                        items.pass()?;
+                    }
+                }
+            }
             HashRef::Table(d) => d
                 .find(field)
                 .map(|i| Item::bytes(d.entry(i).value.as_bytes())),

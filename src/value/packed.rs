@@ -234,7 +234,7 @@ impl<'a> PackedRef<'a> {
             pos,
             remaining,
             column: 0,
-            stride,
+            stride: stride.clamp(1, MAX_STRIDE),
             anchors: [(0, 0); MAX_STRIDE],
         }
     }
@@ -303,7 +303,11 @@ impl<'a> Iterator for Items<'a> {
         }
         self.remaining -= 1;
         let column = self.column;
-        self.column = (self.column + 1) % self.stride.clamp(1, MAX_STRIDE);
+        // No division: it would cost more than decoding a small item.
+        self.column += 1;
+        if self.column == self.stride {
+            self.column = 0;
+        }
         let data = self.data;
         let pos = &mut self.pos;
         let header = *data.get(*pos)?;
@@ -352,6 +356,44 @@ impl<'a> Iterator for Items<'a> {
     }
 }
 
+impl Items<'_> {
+    /// Passes over the next element without decoding it (a search's
+    /// other columns): `None` at the end or on a malformed block.
+    pub fn pass(&mut self) -> Option<()> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let column = self.column;
+        self.column += 1;
+        if self.column == self.stride {
+            self.column = 0;
+        }
+        let data = self.data;
+        let pos = &mut self.pos;
+        let header = *data.get(*pos)?;
+        *pos += 1;
+        let len = match header {
+            0..=0x7F => 0,
+            0x80..=0xBF => {
+                let len = usize::from(header & 0x3F);
+                self.anchors[column] = (*pos, len);
+                len
+            }
+            0xC0..=0xDF => 1 + usize::from(*data.get(*pos)?),
+            0xE0..=0xEF => (usize::from(header & 0x0F) + 1).min(8),
+            TAG_LONG_STR => {
+                let len = read_varint(data, pos)? as usize;
+                self.anchors[column] = (*pos, len);
+                len
+            }
+            TAG_DOUBLE => 8,
+            _ => return None,
+        };
+        take(data, pos, len).map(|_| ())
+    }
+}
+
 /// Writes a block element by element.
 pub struct Builder {
     body: Vec<u8>,
@@ -396,7 +438,10 @@ impl Builder {
 
     pub fn push(&mut self, item: Item<'_>) {
         let column = self.column;
-        self.column = (self.column + 1) % self.stride;
+        self.column += 1;
+        if self.column == self.stride {
+            self.column = 0;
+        }
         self.count += 1;
         match item {
             Item::Int(n) => self.push_int(n),
