@@ -356,7 +356,26 @@ impl<'a> Iterator for Items<'a> {
     }
 }
 
-impl Items<'_> {
+impl<'a> Items<'a> {
+    /// Moves past the rows (from a row's start) whose first element
+    /// `touched` does not pick, to the start of the first one it picks,
+    /// or to the end.
+    pub fn skip_rows_until(&mut self, touched: impl Fn(Item<'a>) -> bool) {
+        loop {
+            // Only the first column is read in the row that stops: its
+            // anchor is all there is to put back.
+            let (pos, remaining, anchor) = (self.pos, self.remaining, self.anchors[0]);
+            let Some(first) = self.next() else {
+                return;
+            };
+            if touched(first) || (1..self.stride).any(|_| self.pass().is_none()) {
+                (self.pos, self.remaining, self.anchors[0]) = (pos, remaining, anchor);
+                self.column = 0;
+                return;
+            }
+        }
+    }
+
     /// Passes over the next element without decoding it (a search's
     /// other columns): `None` at the end or on a malformed block.
     pub fn pass(&mut self) -> Option<()> {
@@ -423,6 +442,35 @@ impl Builder {
             stride: stride.clamp(1, MAX_STRIDE),
             anchors: [(0, 0); MAX_STRIDE],
         }
+    }
+
+    /// A builder holding the elements of `items`' block before where
+    /// `items` is, copied as they are, with room for `extra` bytes more:
+    /// what follows is pushed. An edit late in a block re-encodes only
+    /// what comes after it. `None` unless `items` is at a row's start.
+    pub fn continuing(items: &Items<'_>, extra: usize) -> Option<Builder> {
+        let mut header_len = 0;
+        let header = read_varint(items.data, &mut header_len)?;
+        let copied = items.data.get(header_len..items.pos)?;
+        if items.column != 0 {
+            return None;
+        }
+        let mut body = Vec::with_capacity(1 + copied.len() + extra);
+        body.push(0);
+        body.extend_from_slice(copied);
+        // Anchors move with the bytes: the body has a one-byte header.
+        let anchors = items.anchors.map(|(start, len)| match len {
+            0 => (0, 0),
+            _ => ((start + 1).saturating_sub(header_len), len),
+        });
+        Some(Builder {
+            body,
+            count: ((header >> 1) as usize).saturating_sub(items.remaining),
+            flag: false,
+            column: 0,
+            stride: items.stride,
+            anchors,
+        })
     }
 
     /// Sets the block's flag bit.
