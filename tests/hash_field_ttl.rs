@@ -600,3 +600,74 @@ fn unread_fields_are_expired_actively() {
         "{keyspace}"
     );
 }
+
+/// Where fields past their deadline are kept — on a replica, until the
+/// primary's HDEL, and while CLIENT PAUSE holds expiry — reads do not see
+/// them (Redis 7.4 answers a replica's clients so), and they are still
+/// there to be deleted.
+#[test]
+fn kept_fields_past_their_deadline_are_not_read() {
+    let primary = Server::lapse(&[]);
+    let mut p = primary.raw();
+    // The primary expires nothing on its own: its HDEL comes when this
+    // test reads the field there.
+    assert_eq!(p.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), "+OK\r\n");
+    let replica = Server::lapse(&[]);
+    let mut r = replica.raw();
+    r.cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
+    // In sync, and the stream prompt (a diskless primary streams once the
+    // replica acknowledged the transfer).
+    for marker in ["synced", "streaming"] {
+        p.cmd(&["SET", marker, "1"]);
+        assert!(eventually(Duration::from_secs(30), || r
+            .cmd(&["GET", marker])
+            == "$1\r\n1\r\n"));
+    }
+    p.cmd(&["HSET", "h", "a", "1", "b", "2", "c", "3"]);
+    let set_at = std::time::Instant::now();
+    p.cmd(&["HPEXPIRE", "h", "1500", "FIELDS", "1", "a"]);
+    assert!(
+        eventually(Duration::from_secs(1), || r
+            .cmd(&["HTTL", "h", "FIELDS", "1", "a"])
+            == "*1\r\n:2\r\n"),
+        "the replica did not get the deadline in time"
+    );
+    std::thread::sleep(Duration::from_millis(1600).saturating_sub(set_at.elapsed()));
+    let hidden = |r: &mut Raw| {
+        assert_eq!(r.cmd(&["HGET", "h", "a"]), "$-1\r\n");
+        assert_eq!(r.cmd(&["HEXISTS", "h", "a"]), ":0\r\n");
+        assert_eq!(r.cmd(&["HTTL", "h", "FIELDS", "1", "a"]), "*1\r\n:-2\r\n");
+        assert_eq!(
+            r.cmd(&["HGETALL", "h"]),
+            "*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n"
+        );
+        assert_eq!(r.cmd(&["HLEN", "h"]), ":2\r\n");
+    };
+    hidden(&mut r);
+    // Still kept: the primary's HDEL, when it comes, finds it.
+    assert_eq!(info_field(&mut r, "stats", "expired_subkeys"), "0");
+    assert_eq!(p.cmd(&["HGET", "h", "a"]), "$-1\r\n");
+    assert!(eventually(Duration::from_secs(30), || r
+        .cmd(&["DEBUG", "DIGEST"])
+        == p.cmd(&["DEBUG", "DIGEST"])));
+    hidden(&mut r);
+
+    // CLIENT PAUSE WRITE holds expiry on a primary the same way.
+    let lapse = Server::lapse(&[]);
+    let mut s = lapse.raw();
+    s.cmd(&["HSET", "k", "a", "1", "b", "2"]);
+    let set_at = std::time::Instant::now();
+    s.cmd(&["HPEXPIRE", "k", "100", "FIELDS", "1", "a"]);
+    assert_eq!(s.cmd(&["CLIENT", "PAUSE", "10000", "WRITE"]), "+OK\r\n");
+    std::thread::sleep(Duration::from_millis(200).saturating_sub(set_at.elapsed()));
+    assert_eq!(s.cmd(&["HGET", "k", "a"]), "$-1\r\n");
+    assert_eq!(s.cmd(&["HGETALL", "k"]), "*2\r\n$1\r\nb\r\n$1\r\n2\r\n");
+    assert_eq!(info_field(&mut s, "stats", "expired_subkeys"), "0");
+    assert_eq!(s.cmd(&["CLIENT", "UNPAUSE"]), "+OK\r\n");
+    assert!(eventually(Duration::from_secs(5), || info_field(
+        &mut s,
+        "stats",
+        "expired_subkeys"
+    ) == "1"));
+    assert_eq!(s.cmd(&["HLEN", "k"]), ":1\r\n");
+}

@@ -208,6 +208,10 @@ pub struct Db {
     /// Hashes with field deadlines, by the earliest (the active cycle's
     /// field candidates).
     hash_deadlines: hash_deadlines::HashDeadlines,
+    /// What a read sees of a hash whose fields past their deadline are
+    /// kept (on a replica, or with expiry paused): a copy without them,
+    /// until the next read.
+    live_fields: Option<crate::value::Hash>,
 }
 
 impl Db {
@@ -478,6 +482,21 @@ impl Db {
             return None;
         };
         self.stats.keyspace_hits += 1;
+        self.live_fields = None;
+        if self.replica || self.expiry_paused {
+            // Fields past their deadline wait for the primary's HDEL (or
+            // the end of the pause); reads do not see them (as Redis 7.4's
+            // `hashTypeGetValue` answers a replica's clients).
+            let live = match self.dict.entry(idx).slot.value() {
+                ValueRef::Hash(h) if h.earliest_field_ttl().is_some_and(|at| at <= now_ms) => {
+                    Some(h.without_fields_due(now_ms))
+                }
+                _ => None,
+            };
+            if let Some(live) = live {
+                return Some(ValueRef::Hash(self.live_fields.insert(live).view()));
+            }
+        }
         Some(self.dict.entry(idx).slot.value())
     }
 

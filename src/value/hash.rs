@@ -296,6 +296,17 @@ impl<'a> HashRef<'a> {
         }
     }
 
+    /// A copy without the fields whose deadline is at or before `now_ms`,
+    /// in the same order.
+    pub fn without_fields_due(self, now_ms: i64) -> Hash {
+        let live: Vec<Triple> = self
+            .iter_with_ttls_from(0)
+            .filter(|(_, _, at)| at.is_none_or(|at| at > now_ms))
+            .map(|(f, v, at)| (f.to_vec(), v.to_vec(), at))
+            .collect();
+        Hash::from_triples(live, true, PackLimits::HASH)
+    }
+
     /// The earliest field deadline (`None`: no field has one).
     pub fn earliest_field_ttl(self) -> Option<i64> {
         match self {
