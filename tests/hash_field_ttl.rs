@@ -2,8 +2,8 @@
 //! redis-server 7.4.1 did for the same session (recorded from it: 7.0,
 //! which the other tests run beside lapse, has no such commands), fields
 //! leave when their deadline passes and a read finds them, the hash goes
-//! with its last field, and deadlines survive RENAME, COPY, DUMP/RESTORE,
-//! DEBUG RELOAD and an AOF rewritten as commands.
+//! with its last field, and deadlines survive RENAME, COPY, MOVE,
+//! DUMP/RESTORE, DEBUG RELOAD and an AOF rewritten as commands.
 
 mod common;
 
@@ -532,6 +532,18 @@ fn deadlines_travel_with_the_hash_and_survive_restarts() {
     for prefix in ["renamed:", "restored:"] {
         check(&mut r, prefix);
     }
+    // MOVE to another database and back.
+    for key in ["small", "big"] {
+        r.cmd(&["COPY", key, &format!("moved:{key}")]);
+        assert_eq!(r.cmd(&["MOVE", &format!("moved:{key}"), "1"]), ":1\r\n");
+    }
+    r.cmd(&["SELECT", "1"]);
+    check(&mut r, "moved:");
+    for key in ["small", "big"] {
+        assert_eq!(r.cmd(&["MOVE", &format!("moved:{key}"), "0"]), ":1\r\n");
+    }
+    r.cmd(&["SELECT", "0"]);
+    check(&mut r, "moved:");
     // DEBUG RELOAD (an RDB round trip) and a restart from the AOF,
     // rewritten as commands.
     assert_eq!(r.cmd(&["DEBUG", "RELOAD"]), "+OK\r\n");
