@@ -376,40 +376,10 @@ impl<'a> Items<'a> {
         }
     }
 
-    /// Passes over the next element without decoding it (a search's
-    /// other columns): `None` at the end or on a malformed block.
+    /// Passes over the next element (a search's other columns): `None`
+    /// at the end or on a malformed block.
     pub fn pass(&mut self) -> Option<()> {
-        if self.remaining == 0 {
-            return None;
-        }
-        self.remaining -= 1;
-        let column = self.column;
-        self.column += 1;
-        if self.column == self.stride {
-            self.column = 0;
-        }
-        let data = self.data;
-        let pos = &mut self.pos;
-        let header = *data.get(*pos)?;
-        *pos += 1;
-        let len = match header {
-            0..=0x7F => 0,
-            0x80..=0xBF => {
-                let len = usize::from(header & 0x3F);
-                self.anchors[column] = (*pos, len);
-                len
-            }
-            0xC0..=0xDF => 1 + usize::from(*data.get(*pos)?),
-            0xE0..=0xEF => (usize::from(header & 0x0F) + 1).min(8),
-            TAG_LONG_STR => {
-                let len = read_varint(data, pos)? as usize;
-                self.anchors[column] = (*pos, len);
-                len
-            }
-            TAG_DOUBLE => 8,
-            _ => return None,
-        };
-        take(data, pos, len).map(|_| ())
+        self.next().map(|_| ())
     }
 }
 
