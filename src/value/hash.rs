@@ -688,8 +688,8 @@ fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])], on_set: OnSet) -> usize
 }
 
 /// The rows of `p` before the first whose field `touched` picks, copied
-/// as they are into a builder with room for `extra` bytes more than the
-/// block, and the items from that row on (from the start, with an empty
+/// as they are into a builder with room for the block and `extra` bytes
+/// more, and the items from that row on (from the start, with an empty
 /// builder, if the block cannot be continued).
 fn untouched_prefix<'a>(
     p: PackedRef<'a>,
@@ -699,10 +699,12 @@ fn untouched_prefix<'a>(
     let stride = stride(p);
     let mut row = p.items(stride);
     row.skip_rows_until(touched);
-    let extra = p.bytes().len() + extra;
     match Builder::continuing(&row, extra) {
         Some(b) => (b, row),
-        None => (Builder::with_capacity(stride, extra), p.items(stride)),
+        None => (
+            Builder::with_capacity(stride, p.bytes().len() + extra),
+            p.items(stride),
+        ),
     }
 }
 

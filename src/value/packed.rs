@@ -415,7 +415,8 @@ impl Builder {
     }
 
     /// A builder holding the elements of `items`' block before where
-    /// `items` is, copied as they are, with room for `extra` bytes more:
+    /// `items` is, copied as they are, with room for the block and
+    /// `extra` bytes more:
     /// what follows is pushed. An edit late in a block re-encodes only
     /// what comes after it. `None` unless `items` is at a row's start.
     pub fn continuing(items: &Items<'_>, extra: usize) -> Option<Builder> {
@@ -425,7 +426,7 @@ impl Builder {
         if items.column != 0 {
             return None;
         }
-        let mut body = Vec::with_capacity(1 + copied.len() + extra);
+        let mut body = Vec::with_capacity(1 + items.data.len() - header_len + extra);
         body.push(0);
         body.extend_from_slice(copied);
         // Anchors move with the bytes: the body has a one-byte header.
