@@ -368,7 +368,7 @@ impl Db {
         let gone = hash.remove_due(now_ms, max);
         let emptied = hash.is_empty();
         if gone.is_empty() {
-            // The earliest deadline was a bound of one since raised.
+            // Only with `max` 0: the earliest deadline is exact.
             return Some(idx);
         }
         // Not counted as a change of the running command (as a key's

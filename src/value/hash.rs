@@ -883,14 +883,9 @@ mod tests {
                     panic!("packed")
                 };
                 let stride = stride(p.view());
-                let fresh = Packed::from_items(stride, p.items(stride));
-                let fresh = if p.view().flag() {
-                    let mut b = Builder::new(stride).flagged(true);
-                    p.items(stride).for_each(|i| b.push(i));
-                    b.finish()
-                } else {
-                    fresh
-                };
+                let mut b = Builder::new(stride).flagged(p.view().flag());
+                p.items(stride).for_each(|i| b.push(i));
+                let fresh = b.finish();
                 assert_eq!(p.view().bytes(), fresh.view().bytes(), "step {step}");
                 let mut got = contents(&h);
                 got.sort();
