@@ -316,11 +316,7 @@ impl<'a> HashRef<'a> {
                 let mut items = p.items(3);
                 items.pass()?;
                 items.pass()?;
-                match items.next()? {
-                    Item::Int(NO_TTL) => None,
-                    Item::Int(at) => Some(at),
-                    _ => None,
-                }
+                DeadlineColumn::default().read(items.next()?)
             }
             HashRef::Packed(_) => None,
             HashRef::Table(d) => d.ttls.as_ref().and_then(|t| t.earliest()).map(|(_, at)| at),
@@ -338,34 +334,84 @@ fn stride(p: PackedRef<'_>) -> usize {
     }
 }
 
-/// A flagged block's (field, value, deadline) triples.
-fn triples(p: PackedRef<'_>) -> impl Iterator<Item = (Item<'_>, Item<'_>, Option<i64>)> {
-    triples_of(p.items(3))
+/// A flagged block's deadline column, read or written row by row. The
+/// fields with a deadline come first, by deadline (Redis 7.4's order):
+/// the first stores its deadline, each later one its distance from that
+/// one plus one (a byte for deadlines set together), a field without one
+/// `NO_TTL`. A hash's deadlines take little more room than its count.
+#[derive(Clone, Copy, Default)]
+struct DeadlineColumn {
+    /// The first field's deadline, once read or written.
+    base: Option<i64>,
 }
 
-/// `triples` from where `items` is.
-fn triples_of(mut items: Items<'_>) -> impl Iterator<Item = (Item<'_>, Item<'_>, Option<i64>)> {
+impl DeadlineColumn {
+    /// The column of the rows after the first (whose deadline is `base`).
+    fn after_first(base: Option<i64>) -> DeadlineColumn {
+        DeadlineColumn { base }
+    }
+
+    fn read(&mut self, stored: Item<'_>) -> Option<i64> {
+        let Item::Int(stored) = stored else {
+            return None;
+        };
+        if stored == NO_TTL {
+            return None;
+        }
+        match self.base {
+            None => {
+                self.base = Some(stored);
+                Some(stored)
+            }
+            Some(base) => Some(base.saturating_add(stored - 1)),
+        }
+    }
+
+    fn write(&mut self, at: Option<i64>) -> Item<'static> {
+        match (at, self.base) {
+            (None, _) => Item::Int(NO_TTL),
+            (Some(at), None) => {
+                self.base = Some(at);
+                Item::Int(at)
+            }
+            (Some(at), Some(base)) => {
+                debug_assert!(at >= base, "deadlines out of order");
+                Item::Int(at.saturating_sub(base).max(0) + 1)
+            }
+        }
+    }
+}
+
+/// A flagged block's (field, value, deadline) triples.
+fn triples(p: PackedRef<'_>) -> impl Iterator<Item = (Item<'_>, Item<'_>, Option<i64>)> {
+    triples_of(p.items(3), DeadlineColumn::default())
+}
+
+/// `triples` from where `items` is, the deadline column read by `column`.
+fn triples_of(
+    mut items: Items<'_>,
+    mut column: DeadlineColumn,
+) -> impl Iterator<Item = (Item<'_>, Item<'_>, Option<i64>)> {
     std::iter::from_fn(move || {
         let (f, v, t) = (items.next()?, items.next()?, items.next()?);
-        let at = match t {
-            Item::Int(NO_TTL) => None,
-            Item::Int(at) => Some(at),
-            _ => None,
-        };
-        Some((f, v, at))
+        Some((f, v, column.read(t)))
     })
 }
 
 /// One field of a flagged block, owned, for a rebuild.
 pub type Triple = (Vec<u8>, Vec<u8>, Option<i64>);
 
-/// A flagged block of `triples`, in the order given.
-fn build_triples(triples: Vec<Triple>) -> Packed {
+/// A flagged block of `triples`, in the order given, but for the fields
+/// with a deadline first, by deadline, as the block keeps them (a file
+/// may hold them otherwise; the order among equals is kept).
+fn build_triples(mut triples: Vec<Triple>) -> Packed {
+    triples.sort_by_key(|(_, _, at)| (at.is_none(), at.unwrap_or(0)));
     let mut b = Builder::new(3).flagged(true);
+    let mut column = DeadlineColumn::default();
     for (f, v, at) in &triples {
         b.push_bytes(f);
         b.push_bytes(v);
-        b.push(Item::Int(at.unwrap_or(NO_TTL)));
+        b.push(column.write(*at));
     }
     b.finish()
 }
@@ -655,21 +701,32 @@ fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])], on_set: OnSet) -> usize
     // without a deadline replaced in place, then the fields that lost
     // their deadline and the new ones, last.
     let new_bytes: usize = pairs.iter().map(|(f, v)| f.len() + v.len() + 3).sum();
+    let first = HashRef::Packed(p.view()).earliest_field_ttl();
     let (b, items) = untouched_prefix(p.view(), new_bytes, |f| position(&latest, f).is_some());
     let mut b = b.flagged(true);
-    for (f, v, at) in triples_of(items) {
+    // Rows copied as they were keep the first row, and the deadlines'
+    // base, as it was; otherwise both are read and written anew.
+    let (read, mut write) = if b.is_empty() {
+        Default::default()
+    } else {
+        (
+            DeadlineColumn::after_first(first),
+            DeadlineColumn::after_first(first),
+        )
+    };
+    for (f, v, at) in triples_of(items, read) {
         match (at, position(&latest, f)) {
             (Some(_), Some(i)) if on_set == OnSet::ClearTtl => latest[i].2 = Found::Moved,
             (at, Some(i)) => {
                 latest[i].2 = Found::InPlace;
                 b.push(f);
                 b.push_bytes(latest[i].1);
-                b.push(Item::Int(at.unwrap_or(NO_TTL)));
+                b.push(write.write(at));
             }
             (at, None) => {
                 b.push(f);
                 b.push(v);
-                b.push(Item::Int(at.unwrap_or(NO_TTL)));
+                b.push(write.write(at));
             }
         }
     }
@@ -677,7 +734,7 @@ fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])], on_set: OnSet) -> usize
         if found != Found::InPlace {
             b.push_bytes(field);
             b.push_bytes(value);
-            b.push(Item::Int(NO_TTL));
+            b.push(write.write(None));
         }
     }
     *p = b.finish();
@@ -838,7 +895,8 @@ mod tests {
     /// Sets keep only the rows before the first field they touch as
     /// they were: the block is byte for byte what encoding its fields
     /// anew gives (front-coded values across the copied rows included),
-    /// and holds what a model says, with deadlines and without.
+    /// and holds what a model says, with deadlines (stored from the
+    /// first one) and without; the earliest is the first field's.
     #[test]
     fn a_set_copies_the_untouched_rows_exactly() {
         use rand::{Rng, SeedableRng};
@@ -868,11 +926,18 @@ mod tests {
                 };
                 h.set_pairs_with(&borrowed, on_set, limits);
                 for (f, v) in &pairs {
-                    model.insert(f.clone(), v.clone());
+                    let kept = match on_set {
+                        OnSet::KeepTtl => model.get(f).and_then(|(_, at)| *at),
+                        OnSet::ClearTtl => None,
+                    };
+                    model.insert(f.clone(), (v.clone(), kept));
                 }
                 if with_ttls && step % 5 == 0 {
+                    // Deadlines close together and far apart, in no order.
+                    let at = 1_700_000_000_000 + rng.gen_range(0..3) * rng.gen_range(0..100_000);
                     let f = &pairs[0].0;
-                    h.set_field_ttl(f, Some(1_000 + step), limits);
+                    h.set_field_ttl(f, Some(at), limits);
+                    model.get_mut(f).expect("set").1 = Some(at);
                 }
                 if step % 7 == 0 {
                     let f = format!("field:{}", rng.gen_range(0..40)).into_bytes();
@@ -887,10 +952,19 @@ mod tests {
                 p.items(stride).for_each(|i| b.push(i));
                 let fresh = b.finish();
                 assert_eq!(p.view().bytes(), fresh.view().bytes(), "step {step}");
-                let mut got = contents(&h);
+                let mut got: Vec<Triple> = h
+                    .view()
+                    .iter_with_ttls_from(0)
+                    .map(|(f, v, at)| (f.to_vec(), v.to_vec(), at))
+                    .collect();
                 got.sort();
-                let want: Vec<_> = model.iter().map(|(f, v)| (f.clone(), v.clone())).collect();
+                let want: Vec<Triple> = model
+                    .iter()
+                    .map(|(f, (v, at))| (f.clone(), v.clone(), *at))
+                    .collect();
                 assert_eq!(got, want, "step {step}");
+                let earliest = want.iter().filter_map(|t| t.2).min();
+                assert_eq!(h.view().earliest_field_ttl(), earliest, "step {step}");
             }
         }
     }

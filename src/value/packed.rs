@@ -298,57 +298,25 @@ impl<'a> Iterator for Items<'a> {
     type Item = Item<'a>;
 
     fn next(&mut self) -> Option<Item<'a>> {
-        if self.remaining == 0 {
-            return None;
-        }
-        self.remaining -= 1;
-        let column = self.column;
-        // No division: it would cost more than decoding a small item.
-        self.column += 1;
-        if self.column == self.stride {
-            self.column = 0;
-        }
-        let data = self.data;
-        let pos = &mut self.pos;
-        let header = *data.get(*pos)?;
-        *pos += 1;
-        let item = match header {
+        let (header, bytes, column) = self.raw_next()?;
+        Some(match header {
             0..=0x7F => Item::Int(i64::from(header)),
-            0x80..=0xBF => {
-                let (start, bytes) = take(data, pos, usize::from(header & 0x3F))?;
-                self.anchors[column] = (start, bytes.len());
-                Item::Str(&[], bytes)
-            }
             0xC0..=0xDF => {
                 let shared = usize::from(header & 0x1F);
-                let (_, len) = take(data, pos, 1)?;
-                let (_, rest) = take(data, pos, usize::from(len[0]))?;
                 let (start, anchor_len) = self.anchors[column];
-                let prefix = data.get(start..start + shared.min(anchor_len))?;
-                Item::Str(prefix, rest)
+                let prefix = self.data.get(start..start + shared.min(anchor_len))?;
+                Item::Str(prefix, bytes)
             }
             0xE0..=0xEF => {
-                let n = usize::from(header & 0x0F) + 1;
-                let (_, bytes) = take(data, pos, n.min(8))?;
                 let mut buf = [0u8; 8];
                 buf[..bytes.len()].copy_from_slice(bytes);
                 // Sign-extend from the top byte stored.
                 let shift = 64 - 8 * bytes.len() as u32;
                 Item::Int((i64::from_le_bytes(buf) << shift) >> shift)
             }
-            TAG_LONG_STR => {
-                let len = read_varint(data, pos)? as usize;
-                let (start, bytes) = take(data, pos, len)?;
-                self.anchors[column] = (start, bytes.len());
-                Item::Str(&[], bytes)
-            }
-            TAG_DOUBLE => {
-                let (_, bytes) = take(data, pos, 8)?;
-                Item::Double(f64::from_le_bytes(bytes.try_into().ok()?))
-            }
-            _ => return None,
-        };
-        Some(item)
+            TAG_DOUBLE => Item::Double(f64::from_le_bytes(bytes.try_into().ok()?)),
+            _ => Item::Str(&[], bytes),
+        })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -379,7 +347,42 @@ impl<'a> Items<'a> {
     /// Passes over the next element (a search's other columns): `None`
     /// at the end or on a malformed block.
     pub fn pass(&mut self) -> Option<()> {
-        self.next().map(|_| ())
+        self.raw_next().map(|_| ())
+    }
+
+    /// The next element as stored: its header, its bytes (a front-coded
+    /// string's own part) and its column, moving past it; a whole string
+    /// becomes its column's anchor. What `next` and `pass` share.
+    #[inline]
+    fn raw_next(&mut self) -> Option<(u8, &'a [u8], usize)> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let column = self.column;
+        // No division: it would cost more than decoding a small item.
+        self.column += 1;
+        if self.column == self.stride {
+            self.column = 0;
+        }
+        let data = self.data;
+        let pos = &mut self.pos;
+        let header = *data.get(*pos)?;
+        *pos += 1;
+        let len = match header {
+            0..=0x7F => 0,
+            0x80..=0xBF => usize::from(header & 0x3F),
+            0xC0..=0xDF => usize::from(*take(data, pos, 1)?.1.first()?),
+            0xE0..=0xEF => (usize::from(header & 0x0F) + 1).min(8),
+            TAG_LONG_STR => usize::try_from(read_varint(data, pos)?).ok()?,
+            TAG_DOUBLE => 8,
+            _ => return None,
+        };
+        let (start, bytes) = take(data, pos, len)?;
+        if matches!(header, 0x80..=0xBF | TAG_LONG_STR) {
+            self.anchors[column] = (start, len);
+        }
+        Some((header, bytes, column))
     }
 }
 
@@ -442,6 +445,15 @@ impl Builder {
             stride: items.stride,
             anchors,
         })
+    }
+
+    /// Elements pushed (or copied) so far.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
     }
 
     /// Sets the block's flag bit.
