@@ -969,6 +969,43 @@ mod tests {
         }
     }
 
+    /// A file may list a small hash's fields in any order: the block
+    /// keeps the ones with a deadline first, by deadline, so the earliest
+    /// is the first field's and every deadline reads back.
+    #[test]
+    fn fields_from_a_file_are_ordered_by_deadline() {
+        let t = |f: &str, at: Option<i64>| (f.as_bytes().to_vec(), b"v".to_vec(), at);
+        let h = Hash::from_triples(
+            vec![
+                t("a", None),
+                t("b", Some(5_000)),
+                t("c", Some(30)),
+                t("d", None),
+                t("e", Some(30)),
+            ],
+            true,
+            PackLimits::HASH,
+        );
+        let order: Vec<(Vec<u8>, Option<i64>)> = h
+            .view()
+            .iter_with_ttls_from(0)
+            .map(|(f, _, at)| (f.to_vec(), at))
+            .collect();
+        let want = [
+            ("c", Some(30)),
+            ("e", Some(30)),
+            ("b", Some(5_000)),
+            ("a", None),
+            ("d", None),
+        ];
+        let want: Vec<(Vec<u8>, Option<i64>)> = want
+            .iter()
+            .map(|(f, at)| (f.as_bytes().to_vec(), *at))
+            .collect();
+        assert_eq!(order, want);
+        assert_eq!(h.view().earliest_field_ttl(), Some(30));
+    }
+
     #[test]
     fn limits_convert_once_and_for_good() {
         // Entries: the fifth field converts.
