@@ -383,6 +383,20 @@ fn masked(reply: &str) -> String {
     }
 }
 
+/// The next `n` keyspace notifications' event names.
+fn event_names(events: &mut Raw, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|_| {
+            let message = String::from_utf8_lossy(&events.reply()).into_owned();
+            message
+                .rsplit("\r\n")
+                .nth(1)
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
 #[test]
 fn replies_and_errors_are_redis_7_4s_and_8_0s() {
     let lapse = Server::lapse(&[]);
@@ -417,18 +431,8 @@ fn fields_leave_on_time_and_the_hash_with_its_last_field() {
         .cmd(&["EXISTS", "h"])
         == ":0\r\n"));
     // Notifications: hset, hexpire, hexpired, hexpire, hexpired, del.
-    let mut names = Vec::new();
-    while names.len() < 6 {
-        let message = String::from_utf8_lossy(&events.reply()).into_owned();
-        let name = message
-            .rsplit("\r\n")
-            .nth(1)
-            .unwrap_or_default()
-            .to_string();
-        names.push(name);
-    }
     assert_eq!(
-        names,
+        event_names(&mut events, 6),
         ["hset", "hexpire", "hexpired", "hexpire", "hexpired", "del"]
     );
 }
@@ -456,17 +460,7 @@ fn redis_8_commands_notify_as_redis_does() {
     let want = [
         "hset", "hexpire", "hpersist", "hexpire", "hset", "hdel", "hdel", "hdel", "del",
     ];
-    let mut names = Vec::new();
-    while names.len() < want.len() {
-        let message = String::from_utf8_lossy(&events.reply()).into_owned();
-        let name = message
-            .rsplit("\r\n")
-            .nth(1)
-            .unwrap_or_default()
-            .to_string();
-        names.push(name);
-    }
-    assert_eq!(names, want);
+    assert_eq!(event_names(&mut events, want.len()), want);
     assert_eq!(r.cmd(&["EXISTS", "h"]), ":0\r\n");
 }
 
