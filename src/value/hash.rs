@@ -340,15 +340,28 @@ fn stride(p: PackedRef<'_>) -> usize {
 /// one plus one (a byte for deadlines set together), a field without one
 /// `NO_TTL`. A hash's deadlines take little more room than its count.
 #[derive(Clone, Copy, Default)]
-struct DeadlineColumn {
+struct DeadlineColumn<'a> {
     /// The first field's deadline, once read or written.
     base: Option<i64>,
+    /// The block whose first row is before these rows: `base` is read
+    /// from it when a row needs it (most writes never do).
+    first_in: Option<PackedRef<'a>>,
 }
 
-impl DeadlineColumn {
-    /// The column of the rows after the first (whose deadline is `base`).
-    fn after_first(base: Option<i64>) -> DeadlineColumn {
-        DeadlineColumn { base }
+impl<'a> DeadlineColumn<'a> {
+    /// The column of `block`'s rows after its first.
+    fn after_first(block: PackedRef<'a>) -> DeadlineColumn<'a> {
+        DeadlineColumn {
+            base: None,
+            first_in: Some(block),
+        }
+    }
+
+    fn base(&mut self) -> Option<i64> {
+        if let Some(block) = self.first_in.take() {
+            self.base = HashRef::Packed(block).earliest_field_ttl();
+        }
+        self.base
     }
 
     fn read(&mut self, stored: Item<'_>) -> Option<i64> {
@@ -358,7 +371,7 @@ impl DeadlineColumn {
         if stored == NO_TTL {
             return None;
         }
-        match self.base {
+        match self.base() {
             None => {
                 self.base = Some(stored);
                 Some(stored)
@@ -368,7 +381,10 @@ impl DeadlineColumn {
     }
 
     fn write(&mut self, at: Option<i64>) -> Item<'static> {
-        match (at, self.base) {
+        if at.is_none() {
+            return Item::Int(NO_TTL);
+        }
+        match (at, self.base()) {
             (None, _) => Item::Int(NO_TTL),
             (Some(at), None) => {
                 self.base = Some(at);
@@ -388,10 +404,10 @@ fn triples(p: PackedRef<'_>) -> impl Iterator<Item = (Item<'_>, Item<'_>, Option
 }
 
 /// `triples` from where `items` is, the deadline column read by `column`.
-fn triples_of(
-    mut items: Items<'_>,
-    mut column: DeadlineColumn,
-) -> impl Iterator<Item = (Item<'_>, Item<'_>, Option<i64>)> {
+fn triples_of<'a>(
+    mut items: Items<'a>,
+    mut column: DeadlineColumn<'a>,
+) -> impl Iterator<Item = (Item<'a>, Item<'a>, Option<i64>)> {
     std::iter::from_fn(move || {
         let (f, v, t) = (items.next()?, items.next()?, items.next()?);
         Some((f, v, column.read(t)))
@@ -701,7 +717,6 @@ fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])], on_set: OnSet) -> usize
     // without a deadline replaced in place, then the fields that lost
     // their deadline and the new ones, last.
     let new_bytes: usize = pairs.iter().map(|(f, v)| f.len() + v.len() + 3).sum();
-    let first = HashRef::Packed(p.view()).earliest_field_ttl();
     let (b, items) = untouched_prefix(p.view(), new_bytes, |f| position(&latest, f).is_some());
     let mut b = b.flagged(true);
     // Rows copied as they were keep the first row, and the deadlines'
@@ -709,9 +724,10 @@ fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])], on_set: OnSet) -> usize
     let (read, mut write) = if b.is_empty() {
         Default::default()
     } else {
+        let block = p.view();
         (
-            DeadlineColumn::after_first(first),
-            DeadlineColumn::after_first(first),
+            DeadlineColumn::after_first(block),
+            DeadlineColumn::after_first(block),
         )
     };
     for (f, v, at) in triples_of(items, read) {
