@@ -179,9 +179,7 @@ fn hexpire_generic(ctx: &mut Ctx, args: &Args, base_ms: i64, unit_ms: i64) -> Cm
         "ERR Parameter `numFields` should be greater than 0",
     )?;
     if !exists {
-        let out = ctx.out();
-        out.array(fields.len());
-        fields.iter().for_each(|_| out.int(-2));
+        reply_codes(ctx, &vec![-2; fields.len()]);
         return Ok(());
     }
     let now_ms = ctx.now_ms;
@@ -207,37 +205,41 @@ fn hexpire_generic(ctx: &mut Ctx, args: &Args, base_ms: i64, unit_ms: i64) -> Cm
         };
         codes.push(code);
     }
-    let emptied = hash.is_empty();
-    ctx.db().stats.expired_subkeys += deleted.len() as u64;
-    for field in &deleted {
+    // One deadline for all: either some fields took it or some went.
+    if !set.is_empty() {
+        ctx.signal(EventClass::HASH, "hexpire", key);
+        let at_text = at.to_string();
+        let mut head: Vec<&[u8]> = vec![b"HPEXPIREAT", key, at_text.as_bytes()];
+        if condition != Condition::Always {
+            head.push(&args[3]);
+        }
+        propagate_with_fields(ctx, &head, &set);
+    }
+    deleted_by_past_deadline(ctx, key, &deleted);
+    reply_codes(ctx, &codes);
+    Ok(())
+}
+
+/// Fields a deadline already past deleted (HEXPIRE and its family,
+/// HGETEX, HSETEX): counted as expired, `hdel`, an HDEL each (Redis's
+/// `propagateHashFieldDeletion`), and the hash gone with its last field.
+fn deleted_by_past_deadline(ctx: &mut Ctx, key: &[u8], fields: &[&[u8]]) {
+    if fields.is_empty() {
+        return;
+    }
+    ctx.db().stats.expired_subkeys += fields.len() as u64;
+    ctx.signal(EventClass::HASH, "hdel", key);
+    for field in fields {
         ctx.propagate_as(&[b"HDEL", key, field]);
     }
-    if !set.is_empty() {
-        let at_text = at.to_string();
-        let count = set.len().to_string();
-        let mut effect: Vec<&[u8]> = vec![b"HPEXPIREAT", key, at_text.as_bytes()];
-        if condition != Condition::Always {
-            effect.push(&args[3]);
-        }
-        effect.extend([&b"FIELDS"[..], count.as_bytes()]);
-        effect.extend(set.iter().copied());
-        ctx.propagate_as(&effect);
-    }
-    if !set.is_empty() || !deleted.is_empty() {
-        let event = if deleted.is_empty() {
-            "hexpire"
-        } else {
-            "hdel"
-        };
-        ctx.signal(EventClass::HASH, event, key);
-        if emptied {
-            delete_if_empty(ctx, key);
-        }
-    }
+    delete_if_empty(ctx, key);
+}
+
+/// Replies with one integer per field.
+fn reply_codes(ctx: &mut Ctx, codes: &[i64]) {
     let out = ctx.out();
     out.array(codes.len());
-    codes.into_iter().for_each(|c| out.int(c));
-    Ok(())
+    codes.iter().for_each(|&c| out.int(c));
 }
 
 fn hexpire(ctx: &mut Ctx, args: Args) -> CmdResult {
@@ -278,9 +280,7 @@ fn httl_generic(ctx: &mut Ctx, args: &Args, relative: bool, unit_ms: i64) -> Cmd
             }
         })
         .collect();
-    let out = ctx.out();
-    out.array(replies.len());
-    replies.into_iter().for_each(|r| out.int(r));
+    reply_codes(ctx, &replies);
     Ok(())
 }
 
@@ -326,9 +326,7 @@ fn hpersist(ctx: &mut Ctx, args: Args) -> CmdResult {
     if codes.contains(&1) {
         ctx.signal(EventClass::HASH, "hpersist", key);
     }
-    let out = ctx.out();
-    out.array(codes.len());
-    codes.into_iter().for_each(|c| out.int(c));
+    reply_codes(ctx, &codes);
     Ok(())
 }
 
@@ -455,14 +453,8 @@ fn hgetex(ctx: &mut Ctx, args: Args) -> CmdResult {
             ctx.signal(EventClass::HASH, "hpersist", key);
             propagate_with_fields(ctx, &[b"HPERSIST", key], &fields);
         }
-    } else if !deleted.is_empty() {
-        ctx.db().stats.expired_subkeys += deleted.len() as u64;
-        ctx.signal(EventClass::HASH, "hdel", key);
-        for field in &deleted {
-            ctx.propagate_as(&[b"HDEL", key, field]);
-        }
-        delete_if_empty(ctx, key);
     }
+    deleted_by_past_deadline(ctx, key, &deleted);
     reply_values(ctx, values);
     Ok(())
 }
@@ -566,24 +558,31 @@ fn hsetex(ctx: &mut Ctx, args: Args) -> CmdResult {
     } else {
         OnSet::ClearTtl
     };
+    let deadline = match ttl {
+        Some(SetTtl::At(at, at_arg)) => {
+            Some((at, at_arg, ctx.server.already_expired(at, ctx.now_ms)))
+        }
+        _ => None,
+    };
     let hash = write_or_create(ctx, key, &HASH)?;
     hash.set_pairs_with(&pairs, on_set, limits);
-    let now_ms = ctx.now_ms;
-    let mut deleted = Vec::new();
-    let mut expire_event = false;
-    if let Some(SetTtl::At(at, at_arg)) = ttl {
-        if ctx.server.already_expired(at, now_ms) {
-            let hash = write_or_create(ctx, key, &HASH)?;
-            for (field, _) in &pairs {
-                hash.remove([*field]);
-                deleted.push(*field);
-            }
-        } else {
-            let hash = write_or_create(ctx, key, &HASH)?;
-            for (field, _) in &pairs {
+    let fields: Vec<&[u8]> = pairs.iter().map(|(f, _)| *f).collect();
+    match deadline {
+        Some((_, _, true)) => {
+            hash.remove(fields.iter().copied());
+        }
+        Some((at, _, false)) => {
+            for field in &fields {
                 hash.set_field_ttl(field, Some(at), limits);
             }
-            expire_event = true;
+        }
+        None => {}
+    }
+    ctx.signal(EventClass::HASH, "hset", key);
+    match deadline {
+        Some((_, _, true)) => deleted_by_past_deadline(ctx, key, &fields),
+        Some((at, at_arg, false)) => {
+            ctx.signal(EventClass::HASH, "hexpire", key);
             if !is(&args[at_arg - 1], "PXAT") {
                 let at_text = at.to_string();
                 let mut effect: Vec<&[u8]> = args.iter().collect();
@@ -592,17 +591,7 @@ fn hsetex(ctx: &mut Ctx, args: Args) -> CmdResult {
                 ctx.propagate_as(&effect);
             }
         }
-    }
-    ctx.signal(EventClass::HASH, "hset", key);
-    if !deleted.is_empty() {
-        ctx.db().stats.expired_subkeys += deleted.len() as u64;
-        ctx.signal(EventClass::HASH, "hdel", key);
-        for field in &deleted {
-            ctx.propagate_as(&[b"HDEL", key, field]);
-        }
-        delete_if_empty(ctx, key);
-    } else if expire_event {
-        ctx.signal(EventClass::HASH, "hexpire", key);
+        None => {}
     }
     ctx.out().int(1);
     Ok(())
