@@ -718,10 +718,7 @@ impl Db {
     ) {
         let idx = match self.lookup_for_change(key, now_ms) {
             Some(idx) => {
-                let before = self.field_deadline_at(idx);
-                self.stage_overwritten(idx);
-                self.dict.entry_mut(idx).slot.set_str(value);
-                self.retrack_field_deadlines(idx, before);
+                self.overwrite(idx, true, |slot| slot.set_str(value));
                 idx
             }
             None => self.insert(Slot::new_str(key, value)),
@@ -770,12 +767,10 @@ impl Db {
     /// Stores `value` at `key` like `set_str`, returning the old value.
     pub fn replace(&mut self, key: &[u8], value: Value, ttl: Ttl, now_ms: i64) -> Option<Value> {
         let (idx, old) = match self.lookup_for_change(key, now_ms) {
-            Some(idx) => {
-                let before = self.field_deadline_at(idx);
-                let old = self.dict.entry_mut(idx).slot.replace(value);
-                self.retrack_field_deadlines(idx, before);
-                (idx, Some(old))
-            }
+            Some(idx) => (
+                idx,
+                Some(self.overwrite(idx, false, |slot| slot.replace(value))),
+            ),
             None => (self.insert(Slot::new(key, value)), None),
         };
         self.apply_ttl(idx, ttl);
@@ -799,10 +794,7 @@ impl Db {
     ) {
         let idx = match self.lookup_for_change(key, now_ms) {
             Some(idx) => {
-                let before = self.field_deadline_at(idx);
-                self.stage_overwritten(idx);
-                self.dict.entry_mut(idx).slot.replace(value);
-                self.retrack_field_deadlines(idx, before);
+                self.overwrite(idx, true, |slot| slot.replace(value));
                 idx
             }
             None => self.insert(Slot::new(key, value)),
@@ -845,6 +837,19 @@ impl Db {
         }
         let ttl = d.expire_at_ms.map_or(Ttl::Clear, Ttl::At);
         self.set_generic(key, d.value, ttl, d.encoding, now_ms);
+    }
+
+    /// Gives the entry at `idx` a new value through `change` (of its
+    /// slot), the field-deadline registry following; `stage`: a big old
+    /// value goes to the lazyfree thread first (`stage_overwritten`).
+    fn overwrite<R>(&mut self, idx: u32, stage: bool, change: impl FnOnce(&mut Slot) -> R) -> R {
+        let before = self.field_deadline_at(idx);
+        if stage {
+            self.stage_overwritten(idx);
+        }
+        let result = change(&mut self.dict.entry_mut(idx).slot);
+        self.retrack_field_deadlines(idx, before);
+        result
     }
 
     /// With `lazy_server_del`, moves a big value about to be overwritten
