@@ -25,6 +25,16 @@ impl Server {
     /// (A config file in `extra` goes first, where lapse, like
     /// redis-server, expects it; the flags after it win.)
     pub fn lapse(extra: &[&str]) -> Server {
+        Server::lapse_from(Server::lapse_command(extra), None)
+    }
+
+    /// `lapse(extra)`, its log appended to `log` (for a test that shows
+    /// it when it fails).
+    pub fn lapse_logging_to(log: &std::path::Path, extra: &[&str]) -> Server {
+        Server::lapse_from(Server::lapse_command(extra), Some(log))
+    }
+
+    fn lapse_command(extra: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_lapse"));
         let (file, flags) = match extra.split_first() {
             Some((first, rest)) if !first.starts_with("--") => (Some(*first), rest),
@@ -34,7 +44,7 @@ impl Server {
             .args(file)
             .args(["--port", "0", "--loglevel", "notice"])
             .args(flags);
-        Server::lapse_from(command)
+        command
     }
 
     /// Starts lapse with an open-files limit of `nofile` (a shell's
@@ -59,17 +69,30 @@ impl Server {
         );
         let mut command = Command::new("sh");
         command.args(["-c", &line]);
-        Server::lapse_from(command)
+        Server::lapse_from(command, None)
     }
 
-    /// Starts `command` (lapse, logging to stdout) and waits for its port.
-    fn lapse_from(mut command: Command) -> Server {
+    /// Starts `command` (lapse, logging to stdout) and waits for its port;
+    /// its log goes on to `log` when one is given.
+    fn lapse_from(mut command: Command, log: Option<&std::path::Path>) -> Server {
         let mut child = command
             .current_dir(own_directory())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .expect("spawn lapse");
+        let mut copy = log.map(|path| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .expect("open the log copy")
+        });
+        let mut keep = move |line: &str| {
+            if let Some(file) = copy.as_mut() {
+                let _ = writeln!(file, "{line}");
+            }
+        };
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();
         let port = loop {
@@ -77,13 +100,14 @@ impl Server {
                 .next()
                 .expect("lapse exited before listening")
                 .expect("read lapse output");
+            keep(&line);
             if let Some(rest) = line.split("listening on ").nth(1) {
                 let port = rest.trim().rsplit(':').next().unwrap().parse().unwrap();
                 break port;
             }
         };
         // Keep draining the log so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
+        std::thread::spawn(move || lines.map_while(Result::ok).for_each(|l| keep(&l)));
         Server { child, port }
     }
 
