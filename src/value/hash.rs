@@ -8,16 +8,20 @@
 //! integer or front coded; a table's are plain bytes).
 //!
 //! Fields may have deadlines (Redis 7.4's hash-field expiry). A packed
-//! hash with any is flagged and keeps (field, value, deadline) triples,
-//! as Redis's `listpackex` does: the fields with a deadline first, by
-//! deadline, then those without (deadline 0); a field given a deadline
-//! moves before those with the same or a later one, one losing it goes
-//! last, a new field goes last (checked against redis-server 7.4.1). A table keeps them in a
-//! `FieldTtls` beside it. A hash that never had a field deadline costs
-//! nothing for them.
+//! hash with any is flagged (`listpackex`) and keeps its fields in Redis
+//! 7.4's order: the fields with a deadline first, by deadline, then those
+//! without; a field given a deadline moves before those with the same or
+//! a later one, one losing it goes last, a new field goes last (checked
+//! against redis-server 7.4.1). Its deadlines are the block's preamble
+//! (`Deadlines`), apart from the rows, which stay field and value as in a
+//! plain hash: reading a field costs what it costs in a plain hash, the
+//! earliest deadline is the preamble's first, and a write that does not
+//! move a field with a deadline copies the preamble as it is. A table
+//! keeps them in a `FieldTtls` beside it. A hash that never had a field
+//! deadline costs nothing for them.
 
 use super::field_ttl::FieldTtls;
-use super::packed::{by_index, Builder, Item, Items, Packed, PackedRef};
+use super::packed::{by_index, read_varint, write_varint, Builder, Item, Items, Packed, PackedRef};
 use super::{Elem, Pair};
 use std::collections::HashMap;
 
@@ -133,9 +137,6 @@ pub enum OnSet {
     KeepTtl,
 }
 
-/// No deadline, as a packed triple says it (Redis's `HASH_LP_NO_TTL`).
-const NO_TTL: i64 = 0;
-
 impl Default for Hash {
     fn default() -> Hash {
         Hash::Packed(Packed::default())
@@ -155,7 +156,7 @@ impl<'a> HashRef<'a> {
 
     pub fn len(self) -> usize {
         match self {
-            HashRef::Packed(p) => p.len() / stride(p),
+            HashRef::Packed(p) => p.len() / 2,
             HashRef::Table(d) => d.len(),
         }
     }
@@ -176,18 +177,7 @@ impl<'a> HashRef<'a> {
     /// The value of `field`.
     pub fn get(self, field: &[u8]) -> Option<Item<'a>> {
         match self {
-            HashRef::Packed(p) => {
-                // Fields compared, the other columns passed over.
-                let mut items = p.items(stride(p));
-                loop {
-                    if items.next()?.eq_bytes(field) {
-                        return items.next();
-                    }
-                    for _ in 1..stride(p) {
-                        items.pass()?;
-                    }
-                }
-            }
+            HashRef::Packed(p) => rows(p).find_row(field),
             HashRef::Table(d) => d
                 .find(field)
                 .map(|i| Item::bytes(d.entry(i).value.as_bytes())),
@@ -208,11 +198,11 @@ impl<'a> HashRef<'a> {
     pub fn iter_from(self, from: usize) -> HashIter<'a> {
         match self {
             HashRef::Packed(p) => {
-                let mut items = p.items(stride(p));
-                for _ in 0..from.saturating_mul(stride(p)) {
-                    items.next();
+                let mut items = rows(p);
+                for _ in 0..from.saturating_mul(2) {
+                    items.pass();
                 }
-                HashIter::Packed(items, p.flag())
+                HashIter::Packed(items)
             }
             HashRef::Table(d) => HashIter::Table(d, u32::try_from(from).unwrap_or(u32::MAX)),
         }
@@ -290,8 +280,7 @@ impl<'a> HashRef<'a> {
     /// Fields with a deadline.
     pub fn field_ttl_count(self) -> usize {
         match self {
-            HashRef::Packed(p) if p.flag() => triples(p).filter(|(_, _, at)| at.is_some()).count(),
-            HashRef::Packed(_) => 0,
+            HashRef::Packed(p) => Deadlines::of(p).left,
             HashRef::Table(d) => d.ttls.as_ref().map_or(0, |t| t.len()),
         }
     }
@@ -310,108 +299,92 @@ impl<'a> HashRef<'a> {
     /// The earliest field deadline (`None`: no field has one).
     pub fn earliest_field_ttl(self) -> Option<i64> {
         match self {
-            // The first field has the earliest deadline, if any has one
-            // (its field and value passed over: asked on every lookup).
-            HashRef::Packed(p) if p.flag() => {
-                let mut items = p.items(3);
-                items.pass()?;
-                items.pass()?;
-                DeadlineColumn::default().read(items.next()?)
-            }
-            HashRef::Packed(_) => None,
+            // The first field has the earliest deadline, if any has one:
+            // the preamble's first (asked on every lookup).
+            HashRef::Packed(p) => Deadlines::of(p).next(),
             HashRef::Table(d) => d.ttls.as_ref().and_then(|t| t.earliest()).map(|(_, at)| at),
         }
     }
 }
 
-/// Columns of a packed hash: field and value, and the deadline when
-/// flagged.
-fn stride(p: PackedRef<'_>) -> usize {
+/// A packed hash's rows (field, value), after the deadlines of a
+/// flagged one.
+fn rows(p: PackedRef<'_>) -> Items<'_> {
     if p.flag() {
-        3
+        p.items_after_preamble(2)
     } else {
-        2
+        p.items(2)
     }
 }
 
-/// A flagged block's deadline column, read or written row by row. The
-/// fields with a deadline come first, by deadline (Redis 7.4's order):
-/// the first stores its deadline, each later one its distance from that
-/// one plus one (a byte for deadlines set together), a field without one
-/// `NO_TTL`. A hash's deadlines take little more room than its count.
-#[derive(Clone, Copy, Default)]
-struct DeadlineColumn<'a> {
-    /// The first field's deadline, once read or written.
-    base: Option<i64>,
-    /// The block whose first row is before these rows: `base` is read
-    /// from it when a row needs it (most writes never do).
-    first_in: Option<PackedRef<'a>>,
+/// An empty block like `p` (flagged or not; the deadlines of a flagged
+/// one kept) with room for `bytes`.
+fn empty_like(p: PackedRef<'_>, bytes: usize) -> Builder {
+    if p.flag() {
+        Builder::with_preamble(2, p.preamble(), bytes).flagged(true)
+    } else {
+        Builder::with_capacity(2, bytes)
+    }
 }
 
-impl<'a> DeadlineColumn<'a> {
-    /// The column of `block`'s rows after its first.
-    fn after_first(block: PackedRef<'a>) -> DeadlineColumn<'a> {
-        DeadlineColumn {
-            base: None,
-            first_in: Some(block),
+/// A flagged block's deadlines, its preamble: how many of its first
+/// fields have one, then each one's distance from the one before (the
+/// first's from zero), LEB128 each. The fields with a deadline come
+/// first, by deadline (Redis 7.4's order), so distances are small: a
+/// byte for deadlines set together. Reads them in the rows' order.
+struct Deadlines<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    /// Deadlines not read yet.
+    left: usize,
+    last: u64,
+}
+
+impl<'a> Deadlines<'a> {
+    /// `p`'s (none for a block that is not flagged).
+    fn of(p: PackedRef<'a>) -> Deadlines<'a> {
+        let (bytes, mut pos) = (if p.flag() { p.preamble() } else { &[] }, 0);
+        let left = read_varint(bytes, &mut pos).map_or(0, |n| usize::try_from(n).unwrap_or(0));
+        Deadlines {
+            bytes,
+            pos,
+            left,
+            last: 0,
         }
     }
 
-    fn base(&mut self) -> Option<i64> {
-        if let Some(block) = self.first_in.take() {
-            self.base = HashRef::Packed(block).earliest_field_ttl();
+    /// The preamble of these deadlines, in order.
+    fn encode(deadlines: &[i64]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(deadlines.len() + 8);
+        write_varint(&mut out, deadlines.len() as u64);
+        let mut last = 0u64;
+        for &at in deadlines {
+            // As unsigned, wrapping: any i64 reads back.
+            write_varint(&mut out, (at as u64).wrapping_sub(last));
+            last = at as u64;
         }
-        self.base
+        out
     }
+}
 
-    fn read(&mut self, stored: Item<'_>) -> Option<i64> {
-        let Item::Int(stored) = stored else {
+impl Iterator for Deadlines<'_> {
+    type Item = i64;
+
+    fn next(&mut self) -> Option<i64> {
+        if self.left == 0 {
             return None;
-        };
-        if stored == NO_TTL {
-            return None;
         }
-        match self.base() {
-            None => {
-                self.base = Some(stored);
-                Some(stored)
-            }
-            Some(base) => Some(base.saturating_add(stored - 1)),
-        }
-    }
-
-    fn write(&mut self, at: Option<i64>) -> Item<'static> {
-        if at.is_none() {
-            return Item::Int(NO_TTL);
-        }
-        match (at, self.base()) {
-            (None, _) => Item::Int(NO_TTL),
-            (Some(at), None) => {
-                self.base = Some(at);
-                Item::Int(at)
-            }
-            (Some(at), Some(base)) => {
-                debug_assert!(at >= base, "deadlines out of order");
-                Item::Int(at.saturating_sub(base).max(0) + 1)
-            }
-        }
+        let distance = read_varint(self.bytes, &mut self.pos)?;
+        self.left -= 1;
+        self.last = self.last.wrapping_add(distance);
+        Some(self.last as i64)
     }
 }
 
 /// A flagged block's (field, value, deadline) triples.
 fn triples(p: PackedRef<'_>) -> impl Iterator<Item = (Item<'_>, Item<'_>, Option<i64>)> {
-    triples_of(p.items(3), DeadlineColumn::default())
-}
-
-/// `triples` from where `items` is, the deadline column read by `column`.
-fn triples_of<'a>(
-    mut items: Items<'a>,
-    mut column: DeadlineColumn<'a>,
-) -> impl Iterator<Item = (Item<'a>, Item<'a>, Option<i64>)> {
-    std::iter::from_fn(move || {
-        let (f, v, t) = (items.next()?, items.next()?, items.next()?);
-        Some((f, v, column.read(t)))
-    })
+    let mut deadlines = Deadlines::of(p);
+    HashIter::Packed(rows(p)).map(move |(f, v)| (f, v, deadlines.next()))
 }
 
 /// One field of a flagged block, owned, for a rebuild.
@@ -422,12 +395,12 @@ pub type Triple = (Vec<u8>, Vec<u8>, Option<i64>);
 /// may hold them otherwise; the order among equals is kept).
 fn build_triples(mut triples: Vec<Triple>) -> Packed {
     triples.sort_by_key(|(_, _, at)| (at.is_none(), at.unwrap_or(0)));
-    let mut b = Builder::new(3).flagged(true);
-    let mut column = DeadlineColumn::default();
-    for (f, v, at) in &triples {
+    let deadlines: Vec<i64> = triples.iter().map_while(|(_, _, at)| *at).collect();
+    let bytes = triples.iter().map(|(f, v, _)| f.len() + v.len() + 2).sum();
+    let mut b = Builder::with_preamble(2, &Deadlines::encode(&deadlines), bytes).flagged(true);
+    for (f, v, _) in &triples {
         b.push_bytes(f);
         b.push_bytes(v);
-        b.push(column.write(*at));
     }
     b.finish()
 }
@@ -491,8 +464,7 @@ impl Hash {
             self.convert();
         }
         let added = match self {
-            Hash::Packed(p) if p.flag() => set_triples(p, pairs, on_set),
-            Hash::Packed(p) => set_packed(p, pairs),
+            Hash::Packed(p) => set_packed(p, pairs, on_set),
             Hash::Table(d) => pairs.iter().filter(|(f, v)| d.set(f, v, on_set)).count(),
         };
         if self.len() > limits.entries {
@@ -690,76 +662,6 @@ impl Hash {
     }
 }
 
-/// `set_pairs` on a flagged block: values set, their deadlines cleared
-/// (the field going last, as in Redis 7.4) or kept (in place).
-fn set_triples(p: &mut Packed, pairs: &[(&[u8], &[u8])], on_set: OnSet) -> usize {
-    /// Where a field set here was found.
-    #[derive(Clone, Copy, PartialEq)]
-    enum Found {
-        New,
-        /// Without a deadline, or keeping it: replaced where it is.
-        InPlace,
-        /// With one it loses: goes last, as in Redis 7.4.
-        Moved,
-    }
-    // Each field set once, with its last value.
-    let mut latest: Vec<(&[u8], &[u8], Found)> = Vec::with_capacity(pairs.len());
-    for &(field, value) in pairs {
-        match latest.iter_mut().find(|(f, _, _)| *f == field) {
-            Some(l) => l.1 = value,
-            None => latest.push((field, value, Found::New)),
-        }
-    }
-    let position = |latest: &[(&[u8], &[u8], Found)], f: Item<'_>| {
-        latest.iter().position(|(x, _, _)| f.eq_bytes(x))
-    };
-    // One rebuild: every field not set here where it was, a value
-    // without a deadline replaced in place, then the fields that lost
-    // their deadline and the new ones, last.
-    let new_bytes: usize = pairs.iter().map(|(f, v)| f.len() + v.len() + 3).sum();
-    let (b, items) = untouched_prefix(p.view(), new_bytes, |f| position(&latest, f).is_some());
-    let mut b = b.flagged(true);
-    // Rows copied as they were keep the first row, and the deadlines'
-    // base, as it was; otherwise both are read and written anew.
-    let (read, mut write) = if b.is_empty() {
-        Default::default()
-    } else {
-        let block = p.view();
-        (
-            DeadlineColumn::after_first(block),
-            DeadlineColumn::after_first(block),
-        )
-    };
-    for (f, v, at) in triples_of(items, read) {
-        match (at, position(&latest, f)) {
-            (Some(_), Some(i)) if on_set == OnSet::ClearTtl => latest[i].2 = Found::Moved,
-            (at, Some(i)) => {
-                latest[i].2 = Found::InPlace;
-                b.push(f);
-                b.push_bytes(latest[i].1);
-                b.push(write.write(at));
-            }
-            (at, None) => {
-                b.push(f);
-                b.push(v);
-                b.push(write.write(at));
-            }
-        }
-    }
-    for &(field, value, found) in &latest {
-        if found != Found::InPlace {
-            b.push_bytes(field);
-            b.push_bytes(value);
-            b.push(write.write(None));
-        }
-    }
-    *p = b.finish();
-    latest
-        .iter()
-        .filter(|(_, _, found)| *found == Found::New)
-        .count()
-}
-
 /// The rows of `p` before the first whose field `touched` picks, copied
 /// as they are into a builder with room for the block and `extra` bytes
 /// more, and the items from that row on (from the start, with an empty
@@ -769,20 +671,19 @@ fn untouched_prefix<'a>(
     extra: usize,
     touched: impl Fn(Item<'_>) -> bool,
 ) -> (Builder, Items<'a>) {
-    let stride = stride(p);
-    let mut row = p.items(stride);
+    let mut row = rows(p);
     row.skip_rows_until(touched);
     match Builder::continuing(&row, extra) {
-        Some(b) => (b, row),
-        None => (
-            Builder::with_capacity(stride, p.bytes().len() + extra),
-            p.items(stride),
-        ),
+        Some(b) => (b.flagged(p.flag()), row),
+        None => (empty_like(p, p.bytes().len() + extra), rows(p)),
     }
 }
 
-/// `set_pairs` on a packed hash: one rebuild for all the pairs.
-fn set_packed(p: &mut Packed, pairs: &[(&[u8], &[u8])]) -> usize {
+/// `set_pairs` on a packed hash: one rebuild for all the pairs, from the
+/// first row they touch; values replaced in place, new fields last. A
+/// field that loses its deadline (`OnSet::ClearTtl`) goes last, as in
+/// Redis 7.4: then the fields are sorted anew (`set_moving`).
+fn set_packed(p: &mut Packed, pairs: &[(&[u8], &[u8])], on_set: OnSet) -> usize {
     // Each field once, in order of first appearance, with its last value
     // and whether the hash has it already.
     let mut latest: Vec<(&[u8], &[u8], bool)> = Vec::with_capacity(pairs.len());
@@ -810,6 +711,12 @@ fn set_packed(p: &mut Packed, pairs: &[(&[u8], &[u8])]) -> usize {
     let (mut b, mut items) = untouched_prefix(p.view(), new_bytes, |f| {
         f.with_bytes(|f| position(&latest, &index, f)).is_some()
     });
+    // The fields with a deadline are the first rows: none is touched if
+    // the first row touched is after them.
+    let first_touched = (p.len() - items.remaining()) / 2;
+    if on_set == OnSet::ClearTtl && first_touched < Deadlines::of(p.view()).left {
+        return set_moving(p, &latest);
+    }
     while let (Some(f), Some(v)) = (items.next(), items.next()) {
         b.push(f);
         match f.with_bytes(|f| position(&latest, &index, f)) {
@@ -832,14 +739,37 @@ fn set_packed(p: &mut Packed, pairs: &[(&[u8], &[u8])]) -> usize {
     added
 }
 
+/// `set_packed` where a field loses its deadline: it goes last (with the
+/// new fields, in the order given), the others' values are replaced in
+/// place.
+fn set_moving(p: &mut Packed, latest: &[(&[u8], &[u8], bool)]) -> usize {
+    let mut all = owned_triples(p.view());
+    let mut added = 0;
+    for &(field, value, _) in latest {
+        match all.iter().position(|(f, _, _)| f == field) {
+            Some(i) if all[i].2.is_some() => {
+                let (f, _, _) = all.remove(i);
+                all.push((f, value.to_vec(), None));
+            }
+            Some(i) => all[i].1 = value.to_vec(),
+            None => {
+                added += 1;
+                all.push((field.to_vec(), value.to_vec(), None));
+            }
+        }
+    }
+    *p = build_triples(all);
+    added
+}
+
 /// Up to this many fields in one HSET are matched by comparing; more, by
 /// hashing.
 const FEW_FIELDS: usize = 8;
 
 /// A hash's pairs (see `HashRef::iter`).
 pub enum HashIter<'a> {
-    /// The block's items, and whether each pair is followed by a deadline.
-    Packed(Items<'a>, bool),
+    /// The block's rows.
+    Packed(Items<'a>),
     /// The table and the next entry index.
     Table(&'a Dict<Pair>, u32),
 }
@@ -849,13 +779,7 @@ impl<'a> Iterator for HashIter<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         match self {
-            HashIter::Packed(items, with_ttl) => {
-                let pair = (items.next()?, items.next()?);
-                if *with_ttl {
-                    items.next()?;
-                }
-                Some(pair)
-            }
+            HashIter::Packed(items) => Some((items.next()?, items.next()?)),
             HashIter::Table(d, next) => {
                 let p = (*next < d.len() as u32).then(|| d.entry(*next))?;
                 *next += 1;
@@ -876,6 +800,41 @@ mod tests {
         entries: 4,
         value: 8,
     };
+
+    /// A flagged block's deadlines read back as written: none, equal,
+    /// far apart, at the edges of i64.
+    #[test]
+    fn deadlines_read_back_as_written() {
+        for deadlines in [
+            vec![],
+            vec![1_700_000_000_000],
+            vec![5, 5, 5, 6, 1 << 47],
+            vec![i64::MIN, -1, 0, i64::MAX],
+        ] {
+            let triples: Vec<Triple> = deadlines
+                .iter()
+                .enumerate()
+                .map(|(i, &at)| (format!("f{i}").into_bytes(), b"v".to_vec(), Some(at)))
+                .chain(std::iter::once((b"plain".to_vec(), b"v".to_vec(), None)))
+                .collect();
+            let block = build_triples(triples.clone());
+            let view = block.view();
+            assert_eq!(Deadlines::of(view).collect::<Vec<_>>(), deadlines);
+            let got: Vec<Triple> = triples_of_hash(HashRef::Packed(view));
+            assert_eq!(got, triples);
+            let h = HashRef::Packed(view);
+            assert_eq!(h.field_ttl_count(), deadlines.len());
+            assert_eq!(h.earliest_field_ttl(), deadlines.first().copied());
+            assert_eq!(h.field_ttl(b"plain"), Some(None));
+            assert_eq!(h.get(b"plain").map(|v| v.to_vec()), Some(b"v".to_vec()));
+        }
+    }
+
+    fn triples_of_hash(h: HashRef<'_>) -> Vec<Triple> {
+        h.iter_with_ttls_from(0)
+            .map(|(f, v, at)| (f.to_vec(), v.to_vec(), at))
+            .collect()
+    }
 
     fn contents(h: &Hash) -> Vec<(Vec<u8>, Vec<u8>)> {
         h.view()
@@ -963,9 +922,8 @@ mod tests {
                 let Hash::Packed(p) = &h else {
                     panic!("packed")
                 };
-                let stride = stride(p.view());
-                let mut b = Builder::new(stride).flagged(p.view().flag());
-                p.items(stride).for_each(|i| b.push(i));
+                let mut b = empty_like(p.view(), 0);
+                rows(p.view()).for_each(|i| b.push(i));
                 let fresh = b.finish();
                 assert_eq!(p.view().bytes(), fresh.view().bytes(), "step {step}");
                 let mut got: Vec<Triple> = h

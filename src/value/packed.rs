@@ -24,6 +24,11 @@
 //! `stride` columns, up to three (a hash's fields and values, a sorted set's members
 //! and scores), so fields share with fields and values with values.
 //!
+//! An owner may keep a preamble of its own between the header and the
+//! elements (LEB128 of its length, then its bytes): a hash with field
+//! deadlines keeps them there. Only it knows a block has one, and reads
+//! such a block through `preamble` and `items_after_preamble`.
+//!
 //! Reading walks the block from the start, as Redis walks a listpack; every
 //! change rebuilds it through `Builder` (a listpack insert moves the tail
 //! as well). Small aggregates stay small (the `*-max-listpack-*` limits),
@@ -239,6 +244,30 @@ impl<'a> PackedRef<'a> {
         }
     }
 
+    /// The owner's preamble (see the module's documentation), in a block
+    /// that has one.
+    pub fn preamble(self) -> &'a [u8] {
+        self.preamble_and_end().map_or(&[], |(bytes, _)| bytes)
+    }
+
+    /// The elements of a block with a preamble, after it.
+    pub fn items_after_preamble(self, stride: usize) -> Items<'a> {
+        let mut items = self.items(stride);
+        match self.preamble_and_end() {
+            Some((_, end)) => items.pos = end,
+            None => items.remaining = 0,
+        }
+        items
+    }
+
+    fn preamble_and_end(self) -> Option<(&'a [u8], usize)> {
+        let mut pos = 0;
+        read_varint(self.0, &mut pos)?;
+        let len = usize::try_from(read_varint(self.0, &mut pos)?).ok()?;
+        let (_, bytes) = take(self.0, &mut pos, len)?;
+        Some((bytes, pos))
+    }
+
     /// An owned copy.
     pub fn to_packed(self) -> Packed {
         Packed(self.0.into())
@@ -299,6 +328,17 @@ impl<'a> Iterator for Items<'a> {
 
     fn next(&mut self) -> Option<Item<'a>> {
         let (header, bytes, column) = self.raw_next()?;
+        self.item_of(header, bytes, column)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.remaining))
+    }
+}
+
+impl<'a> Items<'a> {
+    /// The element `raw_next` read.
+    fn item_of(&self, header: u8, bytes: &'a [u8], column: usize) -> Option<Item<'a>> {
         Some(match header {
             0..=0x7F => Item::Int(i64::from(header)),
             0xC0..=0xDF => {
@@ -319,12 +359,38 @@ impl<'a> Iterator for Items<'a> {
         })
     }
 
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (0, Some(self.remaining))
+    /// From a row's start: passes the rows whose first element is not
+    /// `needle`, and returns the second element of the one that is (a
+    /// hash's field lookup: a field stored whole is compared as it lies).
+    pub fn find_row(&mut self, needle: &[u8]) -> Option<Item<'a>> {
+        let as_int = canonical_int(needle);
+        loop {
+            let (header, bytes, column) = self.raw_next()?;
+            let found = match header {
+                0..=0x7F => as_int == Some(i64::from(header)),
+                // A string stored whole never reads as an integer.
+                0x80..=0xBF | TAG_LONG_STR => {
+                    bytes.len() == needle.len() && bytes.last() == needle.last() && bytes == needle
+                }
+                _ => match self.item_of(header, bytes, column)? {
+                    Item::Int(n) => as_int == Some(n),
+                    other => other.eq_bytes(needle),
+                },
+            };
+            if found {
+                return self.next();
+            }
+            for _ in 1..self.stride {
+                self.pass()?;
+            }
+        }
     }
-}
 
-impl<'a> Items<'a> {
+    /// Elements not read yet.
+    pub fn remaining(&self) -> usize {
+        self.remaining
+    }
+
     /// Moves past the rows (from a row's start) whose first element
     /// `touched` does not pick, to the start of the first one it picks,
     /// or to the end.
@@ -417,9 +483,18 @@ impl Builder {
         }
     }
 
+    /// A builder for a block with `preamble` (see the module's
+    /// documentation) before its elements.
+    pub fn with_preamble(stride: usize, preamble: &[u8], bytes: usize) -> Builder {
+        let mut b = Builder::with_capacity(stride, bytes + preamble.len() + 2);
+        write_varint(&mut b.body, preamble.len() as u64);
+        b.body.extend_from_slice(preamble);
+        b
+    }
+
     /// A builder holding the elements of `items`' block before where
-    /// `items` is, copied as they are, with room for the block and
-    /// `extra` bytes more:
+    /// `items` is (and the preamble, if the block has one), copied as
+    /// they are, with room for the block and `extra` bytes more:
     /// what follows is pushed. An edit late in a block re-encodes only
     /// what comes after it. `None` unless `items` is at a row's start.
     pub fn continuing(items: &Items<'_>, extra: usize) -> Option<Builder> {
@@ -563,7 +638,7 @@ fn take<'a>(data: &'a [u8], pos: &mut usize, len: usize) -> Option<(usize, &'a [
     Some((start, bytes))
 }
 
-fn write_varint(out: &mut Vec<u8>, mut n: u64) {
+pub(crate) fn write_varint(out: &mut Vec<u8>, mut n: u64) {
     while n >= 0x80 {
         out.push((n as u8) | 0x80);
         n >>= 7;
@@ -571,7 +646,7 @@ fn write_varint(out: &mut Vec<u8>, mut n: u64) {
     out.push(n as u8);
 }
 
-fn read_varint(data: &[u8], pos: &mut usize) -> Option<u64> {
+pub(crate) fn read_varint(data: &[u8], pos: &mut usize) -> Option<u64> {
     let mut n = 0u64;
     for shift in (0..64).step_by(7) {
         let byte = *data.get(*pos)?;
@@ -587,6 +662,50 @@ fn read_varint(data: &[u8], pos: &mut usize) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `find_row` finds each row by its first element, whatever its
+    /// form (integer, whole, front coded, long), in blocks with and
+    /// without a preamble, and nothing else.
+    #[test]
+    fn find_row_finds_every_first_element_and_no_other() {
+        let firsts: Vec<Vec<u8>> = vec![
+            b"7".to_vec(),
+            b"-300".to_vec(),
+            b"field:1".to_vec(),
+            b"field:2".to_vec(),
+            b"field:10".to_vec(),
+            b"07".to_vec(),
+            b"".to_vec(),
+            vec![b'x'; 100],
+            b"4294967296".to_vec(),
+            b"fie".to_vec(),
+        ];
+        for preamble in [None, Some(&b"\x03abc"[..])] {
+            let mut b = match preamble {
+                Some(bytes) => Builder::with_preamble(2, bytes, 0).flagged(true),
+                None => Builder::new(2),
+            };
+            for (i, f) in firsts.iter().enumerate() {
+                b.push_bytes(f);
+                b.push_bytes(format!("value:{i}").as_bytes());
+            }
+            let block = b.finish();
+            let rows = || match preamble {
+                Some(_) => block.view().items_after_preamble(2),
+                None => block.items(2),
+            };
+            if let Some(bytes) = preamble {
+                assert_eq!(block.view().preamble(), bytes);
+            }
+            for (i, f) in firsts.iter().enumerate() {
+                let found = rows().find_row(f).map(|v| v.to_vec());
+                assert_eq!(found, Some(format!("value:{i}").into_bytes()), "{f:?}");
+            }
+            for missing in [&b"8"[..], b"field:3", b"field:", b"value:0", b"x", b"-3"] {
+                assert!(rows().find_row(missing).is_none(), "{missing:?}");
+            }
+        }
+    }
 
     fn texts(p: &Packed, stride: usize) -> Vec<Vec<u8>> {
         p.items(stride).map(|i| i.to_vec()).collect()
