@@ -169,6 +169,28 @@ const INCR_KEEPS: &[(&[&str], &str)] = &[
     ),
 ];
 
+/// A listpack hash becomes listpackex on the first field-deadline
+/// command that looks at its fields, whether it sets one or not (Redis's
+/// `hashTypeSetExInit`); HPERSIST leaves it as it is. As redis-server
+/// 7.4.1 showed.
+const CONVERTS: &[(&[&str], &str)] = &[
+    (&["HSET", "conv:e", "a", "1", "b", "2"], ":2\r\n"),
+    (&["HPERSIST", "conv:e", "FIELDS", "1", "a"], "*1\r\n:-1\r\n"),
+    (&["OBJECT", "ENCODING", "conv:e"], "$8\r\nlistpack\r\n"),
+    (
+        &["HEXPIRE", "conv:e", "100", "FIELDS", "1", "missing"],
+        "*1\r\n:-2\r\n",
+    ),
+    (&["OBJECT", "ENCODING", "conv:e"], "$10\r\nlistpackex\r\n"),
+    (&["HSET", "conv:n", "a", "1"], ":1\r\n"),
+    (
+        &["HEXPIRE", "conv:n", "100", "GT", "FIELDS", "1", "a"],
+        "*1\r\n:0\r\n",
+    ),
+    (&["OBJECT", "ENCODING", "conv:n"], "$10\r\nlistpackex\r\n"),
+    (&["HTTL", "conv:n", "FIELDS", "1", "a"], "*1\r\n:-1\r\n"),
+];
+
 /// Redis 8.0's HGETDEL, HGETEX and HSETEX. No 8.0 server can be built
 /// here (the stored redis source stops at 7.4), so these are the replies
 /// and errors of Redis's documentation examples and of its source
@@ -373,6 +395,33 @@ const REDIS_8: &[(&[&str], &str)] = &[
         &["HGETEX", "str8", "BOGUS", "1", "a"],
         "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
     ),
+    // HGETEX with an option and HSETEX with a deadline make a listpack
+    // hash listpackex first (`hashTypeSetExInit`), PERSIST included; an
+    // HSETEX that FNX stops, or without a deadline, does not.
+    (&["HSET", "conv:p", "a", "1"], ":1\r\n"),
+    (
+        &["HGETEX", "conv:p", "PERSIST", "FIELDS", "1", "a"],
+        "*1\r\n$1\r\n1\r\n",
+    ),
+    (&["OBJECT", "ENCODING", "conv:p"], "$10\r\nlistpackex\r\n"),
+    (&["HSET", "conv:q", "a", "1", "b", "2"], ":2\r\n"),
+    (
+        &[
+            "HSETEX", "conv:q", "FNX", "EX", "100", "FIELDS", "1", "a", "x",
+        ],
+        ":0\r\n",
+    ),
+    (
+        &["HSETEX", "conv:q", "KEEPTTL", "FIELDS", "1", "a", "x"],
+        ":1\r\n",
+    ),
+    (&["OBJECT", "ENCODING", "conv:q"], "$8\r\nlistpack\r\n"),
+    (
+        &["HSETEX", "conv:q", "EXAT", "1", "FIELDS", "1", "a", "y"],
+        ":1\r\n",
+    ),
+    (&["OBJECT", "ENCODING", "conv:q"], "$10\r\nlistpackex\r\n"),
+    (&["HGETALL", "conv:q"], "*2\r\n$1\r\nb\r\n$1\r\n2\r\n"),
 ];
 
 /// Replaces the Unix time in a reply by `T`.
@@ -401,7 +450,8 @@ fn event_names(events: &mut Raw, n: usize) -> Vec<String> {
 fn replies_and_errors_are_redis_7_4s_and_8_0s() {
     let lapse = Server::lapse(&[]);
     let mut r = lapse.raw();
-    for (cmd, expected) in SESSION.iter().chain(ORDER).chain(INCR_KEEPS).chain(REDIS_8) {
+    let all = [SESSION, ORDER, INCR_KEEPS, CONVERTS, REDIS_8];
+    for (cmd, expected) in all.into_iter().flatten() {
         assert_eq!(masked(&r.cmd(cmd)), *expected, "{cmd:?}");
     }
 }

@@ -186,6 +186,7 @@ fn hexpire_generic(ctx: &mut Ctx, args: &Args, base_ms: i64, unit_ms: i64) -> Cm
     let past = ctx.server.already_expired(at, now_ms);
     let limits = ctx.server.config.hash_limits();
     let hash = super::aggregate::write(ctx, key, &HASH)?.ok_or(CmdError::WrongType)?;
+    hash.allow_field_ttls();
     let mut codes = Vec::with_capacity(fields.len());
     let (mut set, mut deleted) = (Vec::new(), Vec::new());
     for &field in &fields {
@@ -420,6 +421,9 @@ fn hgetex(ctx: &mut Ctx, args: Args) -> CmdResult {
     };
     let limits = ctx.server.config.hash_limits();
     let hash = super::aggregate::write(ctx, key, &HASH)?.ok_or(CmdError::WrongType)?;
+    if !matches!(change, FieldTtlChange::Keep) {
+        hash.allow_field_ttls();
+    }
     let (mut updated, mut deleted) = (0, Vec::new());
     for (value, &field) in values.iter_mut().zip(&fields) {
         *value = hash.view().get(field).map(|v| v.to_vec());
@@ -565,6 +569,9 @@ fn hsetex(ctx: &mut Ctx, args: Args) -> CmdResult {
         _ => None,
     };
     let hash = write_or_create(ctx, key, &HASH)?;
+    if deadline.is_some() {
+        hash.allow_field_ttls();
+    }
     hash.set_pairs_with(&pairs, on_set, limits);
     let fields: Vec<&[u8]> = pairs.iter().map(|(f, _)| *f).collect();
     match deadline {

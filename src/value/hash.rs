@@ -529,6 +529,18 @@ impl Hash {
         }
     }
 
+    /// Makes a packed hash `listpackex` (flagged, no deadline yet), as
+    /// Redis 7.4 does to a listpack hash before any field-deadline command
+    /// looks at its fields (`hashTypeSetExInit`): whether one is set or
+    /// not, the hash reports `listpackex` after it. A table stays one.
+    pub fn allow_field_ttls(&mut self) {
+        if let Hash::Packed(p) = self {
+            if !p.flag() {
+                *p = build_triples(owned_triples(p.view()));
+            }
+        }
+    }
+
     /// Sets (`Some`) or clears the deadline of `field`; false if there is
     /// no such field. A packed hash becomes a triple block on its first
     /// deadline (which `limits` may make a table right away: a block of
