@@ -4,14 +4,18 @@ a real redis-server 7.4 or later (Debian has none, so this is not in CI;
 build one from the redis repository: `git archive 7.4.1 | tar -x; make
 MALLOC=libc`).
 
-    tools/hash_ttl_differential.py <lapse port> <redis port> [seed] [steps]
+    tools/hash_ttl_differential.py <lapse port> <redis port> [seed] [steps] [entries]
 
-Runs the same random HSET, HPEXPIREAT (NX XX GT LT), HPERSIST, HDEL,
-HINCRBY and HSETNX on three small hashes on both, deadlines an hour ahead
-(none falls due), and after each step compares the reply, HGETALL (Redis
-7.4's field order), every field's HPEXPIRETIME and OBJECT ENCODING.
-Prints each difference (stops after 5) and the count; exits 1 if any.
-Both servers are flushed first.
+Runs the same random HSET, HPEXPIREAT (NX XX GT LT; now and then a
+deadline already past, which deletes), HPERSIST, HDEL, HINCRBY and HSETNX
+on three hashes of up to 8 fields on both, other deadlines an hour ahead
+(none falls due meanwhile), and after each step compares the reply,
+HGETALL (Redis 7.4's field order while packed; sorted once a hash is a
+table, whose order is its hash function's), every field's HPEXPIRETIME
+and OBJECT ENCODING. `entries` sets hash-max-listpack-entries on both
+(default 128: the hashes stay packed; 4 makes them tables too). Prints
+each difference (stops after 5) and the count; exits 1 if any. Both
+servers are flushed first.
 """
 import random
 import socket
@@ -62,6 +66,8 @@ def random_command(rng, deadline_base):
         pairs = sum([[f, "v%d" % rng.randrange(100)] for f in fields], [])
         return ["HSET", key] + pairs
     if op == 1:
+        if rng.randrange(10) == 0:
+            at = 1
         return ["HPEXPIREAT", key, at, "FIELDS", len(fields)] + fields
     if op == 2:
         return ["HPERSIST", key, "FIELDS", len(fields)] + fields
@@ -79,21 +85,28 @@ def main():
     lapse, redis = Client(int(sys.argv[1])), Client(int(sys.argv[2]))
     rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 1)
     steps = int(sys.argv[4]) if len(sys.argv) > 4 else 3000
+    entries = sys.argv[5] if len(sys.argv) > 5 else "128"
     deadline_base = int(time.time() * 1000) + 3_600_000
     every_field = ["f%d" % i for i in range(8)]
     for c in (lapse, redis):
         c("FLUSHALL")
+        c("CONFIG", "SET", "hash-max-listpack-entries", entries)
     differences = 0
     for step in range(steps):
         command = random_command(rng, deadline_base)
         key = command[1]
         seen = []
         for c in (lapse, redis):
+            reply = c(*command)
+            pairs = c("HGETALL", key)
+            encoding = c("OBJECT", "ENCODING", key)
+            if encoding == "hashtable":
+                pairs = sorted(zip(pairs[::2], pairs[1::2]))
             seen.append((
-                c(*command),
-                c("HGETALL", key),
+                reply,
+                pairs,
                 c("HPEXPIRETIME", key, "FIELDS", len(every_field), *every_field),
-                c("OBJECT", "ENCODING", key),
+                encoding,
             ))
         if seen[0] != seen[1]:
             differences += 1
