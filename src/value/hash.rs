@@ -45,7 +45,7 @@ impl PackLimits {
 
 #[derive(Clone)]
 pub enum Hash {
-    /// Field and value pairs; flagged: triples with deadlines.
+    /// Field and value pairs; flagged: deadlines in the preamble.
     Packed(Packed),
     Table(Box<HashTable>),
 }
