@@ -347,15 +347,7 @@ impl Db {
     /// with its last field (`del`). Returns where the entry is now, or
     /// `None` if it went.
     fn expire_fields(&mut self, idx: u32, now_ms: i64, max: usize) -> Option<u32> {
-        // Only a hash that has field deadlines (a bit of its own) looks
-        // at its earliest: O(1) (a small hash's first field, a big one's
-        // heap top), in memory the command reads anyway.
-        let due = match self.dict.entry(idx).slot.value() {
-            ValueRef::Hash(h) if h.has_field_ttls() => {
-                h.earliest_field_ttl().is_some_and(|at| at <= now_ms)
-            }
-            _ => false,
-        };
+        let due = self.field_deadline_at(idx).is_some_and(|at| at <= now_ms);
         if !due {
             return Some(idx);
         }
@@ -388,10 +380,12 @@ impl Db {
         None
     }
 
-    /// The earliest field deadline of the value at `idx` (a hash's; O(1)).
+    /// The earliest field deadline of the value at `idx` (a hash's; O(1):
+    /// a small hash's first, a big one's heap top, in memory the command
+    /// reads anyway).
     fn field_deadline_at(&self, idx: u32) -> Option<i64> {
         match self.dict.entry(idx).slot.value() {
-            ValueRef::Hash(h) if h.has_field_ttls() => h.earliest_field_ttl(),
+            ValueRef::Hash(h) => h.earliest_field_ttl(),
             _ => None,
         }
     }

@@ -239,18 +239,19 @@ impl<'a> HashRef<'a> {
     ) -> impl Iterator<Item = (Item<'a>, Item<'a>, Option<i64>)> {
         let mut index = from;
         let mut pairs = self.iter_from(from);
-        let mut packed = match self {
-            HashRef::Packed(p) if p.flag() => Some(triples(p).skip(from)),
-            _ => None,
+        // A packed hash's deadlines are its first fields', in order.
+        let mut deadlines = match self {
+            HashRef::Packed(p) => Deadlines::of(p),
+            HashRef::Table(_) => Deadlines::of(PackedRef::EMPTY),
         };
+        for _ in 0..from {
+            deadlines.next();
+        }
         std::iter::from_fn(move || {
-            if let Some(t) = &mut packed {
-                return t.next();
-            }
             let (f, v) = pairs.next()?;
             let at = match self {
                 HashRef::Table(d) => d.ttl_of(index as u32),
-                HashRef::Packed(_) => None,
+                HashRef::Packed(_) => deadlines.next(),
             };
             index += 1;
             Some((f, v, at))
@@ -269,7 +270,8 @@ impl<'a> HashRef<'a> {
     /// `Some(None)` if it has none.
     pub fn field_ttl(self, field: &[u8]) -> Option<Option<i64>> {
         match self {
-            HashRef::Packed(p) if p.flag() => triples(p)
+            HashRef::Packed(p) if p.flag() => self
+                .iter_with_ttls_from(0)
                 .find(|(f, _, _)| f.eq_bytes(field))
                 .map(|(_, _, at)| at),
             HashRef::Packed(_) => self.contains(field).then_some(None),
@@ -381,12 +383,6 @@ impl Iterator for Deadlines<'_> {
     }
 }
 
-/// A flagged block's (field, value, deadline) triples.
-fn triples(p: PackedRef<'_>) -> impl Iterator<Item = (Item<'_>, Item<'_>, Option<i64>)> {
-    let mut deadlines = Deadlines::of(p);
-    HashIter::Packed(rows(p)).map(move |(f, v)| (f, v, deadlines.next()))
-}
-
 /// One field of a flagged block, owned, for a rebuild.
 pub type Triple = (Vec<u8>, Vec<u8>, Option<i64>);
 
@@ -420,7 +416,8 @@ pub(crate) fn sorted_triples(value: &super::Value) -> Vec<Triple> {
 }
 
 fn owned_triples(p: PackedRef<'_>) -> Vec<Triple> {
-    triples(p)
+    HashRef::Packed(p)
+        .iter_with_ttls_from(0)
         .map(|(f, v, at)| (f.to_vec(), v.to_vec(), at))
         .collect()
 }

@@ -234,11 +234,16 @@ impl<'a> PackedRef<'a> {
     /// The elements in order; `stride`: how many columns alternate.
     pub fn items(self, stride: usize) -> Items<'a> {
         let mut pos = 0;
-        let remaining = (read_varint(self.0, &mut pos).unwrap_or(0) >> 1) as usize;
+        let count = (read_varint(self.0, &mut pos).unwrap_or(0) >> 1) as usize;
+        self.items_from(pos, count, stride)
+    }
+
+    /// The `count` elements from `pos` on.
+    fn items_from(self, pos: usize, count: usize, stride: usize) -> Items<'a> {
         Items {
             data: self.0,
             pos,
-            remaining,
+            remaining: count,
             column: 0,
             stride: stride.clamp(1, MAX_STRIDE),
             anchors: [(0, 0); MAX_STRIDE],
@@ -248,25 +253,22 @@ impl<'a> PackedRef<'a> {
     /// The owner's preamble (see the module's documentation), in a block
     /// that has one.
     pub fn preamble(self) -> &'a [u8] {
-        self.preamble_and_end().map_or(&[], |(bytes, _)| bytes)
+        self.preamble_and_end().map_or(&[], |(bytes, _, _)| bytes)
     }
 
     /// The elements of a block with a preamble, after it.
     pub fn items_after_preamble(self, stride: usize) -> Items<'a> {
-        let mut items = self.items(stride);
-        match self.preamble_and_end() {
-            Some((_, end)) => items.pos = end,
-            None => items.remaining = 0,
-        }
-        items
+        let (_, end, count) = self.preamble_and_end().unwrap_or((&[], 0, 0));
+        self.items_from(end, count, stride)
     }
 
-    fn preamble_and_end(self) -> Option<(&'a [u8], usize)> {
+    /// The preamble, where the elements start, and how many there are.
+    fn preamble_and_end(self) -> Option<(&'a [u8], usize, usize)> {
         let mut pos = 0;
-        read_varint(self.0, &mut pos)?;
+        let header = read_varint(self.0, &mut pos)?;
         let len = usize::try_from(read_varint(self.0, &mut pos)?).ok()?;
         let (_, bytes) = take(self.0, &mut pos, len)?;
-        Some((bytes, pos))
+        Some((bytes, pos, (header >> 1) as usize))
     }
 
     /// An owned copy.
@@ -521,15 +523,6 @@ impl Builder {
             stride: items.stride,
             anchors,
         })
-    }
-
-    /// Elements pushed (or copied) so far.
-    pub fn len(&self) -> usize {
-        self.count
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
     }
 
     /// Sets the block's flag bit.
