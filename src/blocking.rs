@@ -175,12 +175,15 @@ impl Blocking {
         None
     }
 
-    /// The clients whose deadline is at or before `now_ms`, forgotten.
+    /// The clients whose deadline has passed, forgotten. As Redis, a
+    /// deadline is past once `now_ms` is beyond it: the clock counts whole
+    /// milliseconds, so a wait that ended at its own millisecond could be
+    /// up to one short of what the client asked for.
     pub fn take_timed_out(&mut self, now_ms: i64) -> Vec<Waiter> {
         let due: Vec<(i64, Waiter)> = self
             .timeouts
             .iter()
-            .take_while(|(at, _)| *at <= now_ms)
+            .take_while(|(at, _)| deadline_passed(*at, now_ms))
             .copied()
             .collect();
         due.into_iter()
@@ -191,9 +194,10 @@ impl Blocking {
             .collect()
     }
 
-    /// The earliest deadline of any blocked client (the loop's sleep).
+    /// The first millisecond at which a blocked client's wait is over
+    /// (the loop's sleep).
     pub fn next_deadline_ms(&self) -> Option<i64> {
-        self.timeouts.first().map(|(at, _)| *at)
+        self.timeouts.first().map(|(at, _)| at.saturating_add(1))
     }
 
     /// CLIENT UNBLOCK: false if `client` is not blocked.
@@ -209,5 +213,34 @@ impl Blocking {
 
     pub fn take_unblock_requests(&mut self) -> Vec<(Waiter, Unblock)> {
         std::mem::take(&mut self.unblocks)
+    }
+}
+
+/// Whether a wait until `deadline_ms` is over at `now_ms`: only once the
+/// clock is past it (Redis's `timeout < now`), so no client waits less
+/// than it asked for.
+pub fn deadline_passed(deadline_ms: i64, now_ms: i64) -> bool {
+    deadline_ms < now_ms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_ends_only_once_the_clock_is_past_its_deadline() {
+        let mut blocking = Blocking::default();
+        let who = Waiter {
+            client: 7,
+            token: 1,
+        };
+        blocking.block(who, 0, &[b"k".to_vec()], Some(1_100));
+        // The loop sleeps until the first millisecond the wait is over.
+        assert_eq!(blocking.next_deadline_ms(), Some(1_101));
+        // At its own millisecond the wait may have begun up to 1 ms late
+        // on the clock (whole milliseconds): not over yet.
+        assert!(blocking.take_timed_out(1_100).is_empty());
+        assert_eq!(blocking.take_timed_out(1_101), vec![who]);
+        assert_eq!(blocking.next_deadline_ms(), None);
     }
 }

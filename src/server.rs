@@ -1063,7 +1063,9 @@ impl Server {
                         .is_some_and(|r| r.ack_offset >= wait.target)
                 })
                 .count();
-            let timed_out = wait.deadline_ms.is_some_and(|d| now_ms >= d);
+            let timed_out = wait
+                .deadline_ms
+                .is_some_and(|d| crate::blocking::deadline_passed(d, now_ms));
             if acked < wait.replicas && !timed_out {
                 self.state.repl.waits.push(wait);
                 continue;
