@@ -49,7 +49,7 @@ fn nutcracker(dir: &Path, backends: &[u16]) -> Server {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn nutcracker");
-    let proxy = Server { child, port };
+    let proxy = Server::started(child, port);
     let up = eventually(Duration::from_secs(10), || {
         std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
     });

@@ -129,14 +129,15 @@ fn a_replica_waits_for_the_primarys_del() {
     assert_eq!(p.cmd(&["SET", "kept", "v"]), "+OK\r\n");
     wait_in_sync(&mut p, &mut r);
     let set_at = std::time::Instant::now();
-    assert_eq!(p.cmd(&["SET", "brief", "v", "PX", "500"]), "+OK\r\n");
+    // Margins a loaded two-core CI machine keeps.
+    assert_eq!(p.cmd(&["SET", "brief", "v", "PX", "1500"]), "+OK\r\n");
     wait_in_sync(&mut p, &mut r);
     assert_eq!(r.cmd(&["GET", "brief"]), "$1\r\nv\r\n");
     assert!(
-        set_at.elapsed() < Duration::from_millis(500),
+        set_at.elapsed() < Duration::from_millis(1500),
         "too slow to test"
     );
-    std::thread::sleep(Duration::from_millis(600).saturating_sub(set_at.elapsed()));
+    std::thread::sleep(Duration::from_millis(1700).saturating_sub(set_at.elapsed()));
     assert_eq!(r.cmd(&["GET", "brief"]), "$-1\r\n");
     assert_eq!(r.cmd(&["EXISTS", "brief"]), ":0\r\n");
     assert_eq!(r.cmd(&["TTL", "brief"]), ":-2\r\n");

@@ -51,7 +51,7 @@ fn sentinel(dir: &Path, n: usize, primary_port: u16) -> Server {
         .stdout(Stdio::null())
         .spawn()
         .expect("spawn redis-sentinel");
-    let server = Server { child, port };
+    let server = Server::started(child, port);
     assert!(
         eventually(Duration::from_secs(10), || std::net::TcpStream::connect((
             "127.0.0.1",

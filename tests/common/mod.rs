@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 pub struct Server {
     pub child: Child,
     pub port: u16,
+    /// The working directory made for it, if any (removed after it).
+    dir: Option<OwnDirectory>,
 }
 
 impl Drop for Server {
@@ -21,6 +23,15 @@ impl Drop for Server {
 }
 
 impl Server {
+    /// A server a test started itself, listening on `port`.
+    pub fn started(child: Child, port: u16) -> Server {
+        Server {
+            child,
+            port,
+            dir: None,
+        }
+    }
+
     /// Starts lapse with `--port 0` plus `extra` flags; waits for its port.
     /// (A config file in `extra` goes first, where lapse, like
     /// redis-server, expects it; the flags after it win.)
@@ -75,8 +86,9 @@ impl Server {
     /// Starts `command` (lapse, logging to stdout) and waits for its port;
     /// its log goes on to `log` when one is given.
     fn lapse_from(mut command: Command, log: Option<&std::path::Path>) -> Server {
+        let dir = OwnDirectory::new();
         let mut child = command
-            .current_dir(own_directory())
+            .current_dir(&dir.0)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -108,7 +120,11 @@ impl Server {
         };
         // Keep draining the log so the server never blocks on a full pipe.
         std::thread::spawn(move || lines.map_while(Result::ok).for_each(|l| keep(&l)));
-        Server { child, port }
+        Server {
+            child,
+            port,
+            dir: Some(dir),
+        }
     }
 
     /// Starts a real redis-server on a free port when one is installed.
@@ -131,8 +147,9 @@ impl Server {
         };
         for _ in 0..10 {
             let port = free_port();
+            let dir = OwnDirectory::new();
             let child = Command::new("redis-server")
-                .current_dir(own_directory())
+                .current_dir(&dir.0)
                 .args(file)
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args(REDIS_TEST_FLAGS)
@@ -140,7 +157,11 @@ impl Server {
                 .stdout(Stdio::null())
                 .spawn()
                 .expect("spawn redis-server");
-            let mut server = Server { child, port };
+            let mut server = Server {
+                child,
+                port,
+                dir: Some(dir),
+            };
             // The port was free when picked; another process (a lapse of a
             // test running beside, which binds port 0) may have taken it
             // before this redis-server bound it: then it exited, and what
@@ -260,14 +281,27 @@ fn wait_for_port(port: u16, timeout: Duration) -> bool {
 }
 
 /// Polls `check` until it returns true or `timeout` passes.
-/// A fresh working directory for one server: no `dump.rdb` lying around
-/// is loaded at its start, and nothing it saves lands in the repository.
-fn own_directory() -> std::path::PathBuf {
-    static STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("lapse-server-{}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("server working directory");
-    dir
+/// A fresh, empty working directory for one server, removed after it: no
+/// `dump.rdb` lying around is loaded at its start (not even one a process
+/// that had the same pid left), and nothing it saves lands in the
+/// repository.
+struct OwnDirectory(std::path::PathBuf);
+
+impl OwnDirectory {
+    fn new() -> OwnDirectory {
+        static STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("lapse-server-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("server working directory");
+        OwnDirectory(dir)
+    }
+}
+
+impl Drop for OwnDirectory {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 pub fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
@@ -631,10 +665,11 @@ pub fn run_tool(tool: &str, args: &[&std::ffi::OsStr]) -> Option<std::process::O
 /// Starts lapse with `args` and expects it to refuse to start; returns
 /// what it logged.
 pub fn lapse_refuses(args: &[&str]) -> String {
+    let dir = OwnDirectory::new();
     let mut child = Command::new(env!("CARGO_BIN_EXE_lapse"))
         .args(args)
         .args(["--port", "0"])
-        .current_dir(own_directory())
+        .current_dir(&dir.0)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
