@@ -25,13 +25,18 @@ fn ok(reply: String) {
 /// `n` keys `<prefix>:<i>` of 100 bytes, with a TTL of `ttl_s + i` seconds
 /// (deadlines in the order of `i`) when `ttl_s` is set.
 fn fill(r: &mut Raw, prefix: &str, n: usize, ttl_s: Option<u64>) {
-    let value = "v".repeat(100);
     for i in 0..n {
-        let key = format!("{prefix}:{i}");
-        match ttl_s {
-            Some(s) => ok(r.cmd(&["SET", &key, &value, "EX", &(s + i as u64).to_string()])),
-            None => ok(r.cmd(&["SET", &key, &value])),
-        }
+        set_nth(r, prefix, i, ttl_s);
+    }
+}
+
+/// `fill`'s `i`th key.
+fn set_nth(r: &mut Raw, prefix: &str, i: usize, ttl_s: Option<u64>) {
+    let key = format!("{prefix}:{i}");
+    let value = "v".repeat(100);
+    match ttl_s {
+        Some(s) => ok(r.cmd(&["SET", &key, &value, "EX", &(s + i as u64).to_string()])),
+        None => ok(r.cmd(&["SET", &key, &value])),
     }
 }
 
@@ -44,12 +49,22 @@ fn exists(r: &mut Raw, key: &str) -> bool {
 const SLACK_BYTES: u64 = 64 * 1024;
 
 /// Caps memory at what is in use now, then writes `n` new keys
-/// (`new:<i>`, with a far TTL when `ttl`): each write evicts to make room
-/// (a deleted key's slot is reused by the next). Checks the limit holds.
+/// (`new:<i>`, with a far TTL when `ttl`), and more until one is evicted:
+/// each write evicts to make room (a deleted key's slot is reused by the
+/// next). Checks the limit holds.
 fn write_past_the_limit(r: &mut Raw, n: usize, ttl: bool) -> u64 {
     let limit = used(r);
     ok(r.cmd(&["CONFIG", "SET", "maxmemory", &limit.to_string()]));
-    fill(r, "new", n, ttl.then_some(100_000));
+    let ttl_s = ttl.then_some(100_000);
+    fill(r, "new", n, ttl_s);
+    // What the limit leaves room for moves a little: memory the limit
+    // does not count (a replica's output buffer) was in use when it was
+    // read, and such buffers drain.
+    let mut i = n;
+    while evicted(r) == 0 && i < n + 10_000 {
+        set_nth(r, "new", i, ttl_s);
+        i += 1;
+    }
     assert!(used(r) <= limit + SLACK_BYTES, "over the limit");
     assert!(evicted(r) > 0, "nothing evicted");
     limit
@@ -298,8 +313,9 @@ fn evictions_reach_the_replica_and_subscribers_with_lazy_free_on_and_off() {
         write_past_the_limit(&mut p, 20, false);
         let left = p.cmd(&["DBSIZE"]);
         let message = String::from_utf8_lossy(&sub.reply()).into_owned();
+        // allkeys-random: the first may be one of the new keys.
         assert!(
-            message.contains("evicted") && message.contains("big:"),
+            message.contains("evicted") && (message.contains("big:") || message.contains("new:")),
             "{message}"
         );
         assert!(
