@@ -63,7 +63,10 @@ def start(server, port=None, extra=(), **popen):
     run_dir = tempfile.mkdtemp(prefix="bench-%s-" % server)
     argv = {
         "lapse": [LAPSE, "--port", str(port), "--save", ""],
-        "redis": ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
+        # REDIS_SERVER: another redis-server than the one on PATH (a 7.4
+        # build, say).
+        "redis": [os.environ.get("REDIS_SERVER", "redis-server"), "--port", str(port), "--save", "",
+                  "--appendonly", "no"],
     }[server] + ["--dir", run_dir] + list(extra)
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=None if os.environ.get("SHOW_STDERR") else subprocess.DEVNULL, **popen)
     deadline = time.time() + 10
