@@ -839,15 +839,22 @@ mod tests {
 
     #[test]
     fn a_damaged_block_ends_iteration_without_panicking() {
-        let p = round_trip(1, &[b"hello", b"help", b"12345", b"x"]);
+        let p = round_trip(2, &[b"hello", b"help", b"12345", b"x", b"hello:2", b"-9"]);
+        let walk = |block: &Packed| {
+            block.items(2).for_each(|i| drop(i.to_vec()));
+            for needle in [&b"hello:2"[..], b"-9", b"absent"] {
+                let _ = block.items(2).find_row(needle).map(|i| i.to_vec());
+            }
+        };
         for cut in 0..p.0.len() {
-            let damaged = Packed(p.0[..cut].into());
-            let _ = damaged.items(1).count();
+            walk(&Packed(p.0[..cut].into()));
         }
-        for byte in 0..=255u8 {
-            let mut raw = p.0.to_vec();
-            raw[1] = byte;
-            Packed(raw.into()).items(1).for_each(|i| drop(i.to_vec()));
+        for at in 1..p.0.len() {
+            for byte in 0..=255u8 {
+                let mut raw = p.0.to_vec();
+                raw[at] = byte;
+                walk(&Packed(raw.into()));
+            }
         }
     }
 
