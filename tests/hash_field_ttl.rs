@@ -682,10 +682,13 @@ fn kept_fields_past_their_deadline_are_not_read() {
     p.cmd(&["HSET", "h", "a", "1", "b", "2", "c", "3"]);
     let set_at = std::time::Instant::now();
     p.cmd(&["HPEXPIRE", "h", "1500", "FIELDS", "1", "a"]);
+    // HTTL rounds up: 2 for the first 500 ms, then 1 (a loaded machine
+    // may take that long to pass it on).
     assert!(
-        eventually(Duration::from_secs(1), || r
-            .cmd(&["HTTL", "h", "FIELDS", "1", "a"])
-            == "*1\r\n:2\r\n"),
+        eventually(Duration::from_millis(1400), || matches!(
+            r.cmd(&["HTTL", "h", "FIELDS", "1", "a"]).as_str(),
+            "*1\r\n:2\r\n" | "*1\r\n:1\r\n"
+        )),
         "the replica did not get the deadline in time"
     );
     std::thread::sleep(Duration::from_millis(1600).saturating_sub(set_at.elapsed()));
