@@ -829,20 +829,13 @@ mod tests {
             let block = build_triples(triples.clone());
             let view = block.view();
             assert_eq!(Deadlines::of(view).collect::<Vec<_>>(), deadlines);
-            let got: Vec<Triple> = triples_of_hash(HashRef::Packed(view));
-            assert_eq!(got, triples);
+            assert_eq!(owned_triples(view), triples);
             let h = HashRef::Packed(view);
             assert_eq!(h.field_ttl_count(), deadlines.len());
             assert_eq!(h.earliest_field_ttl(), deadlines.first().copied());
             assert_eq!(h.field_ttl(b"plain"), Some(None));
             assert_eq!(h.get(b"plain").map(|v| v.to_vec()), Some(b"v".to_vec()));
         }
-    }
-
-    fn triples_of_hash(h: HashRef<'_>) -> Vec<Triple> {
-        h.iter_with_ttls_from(0)
-            .map(|(f, v, at)| (f.to_vec(), v.to_vec(), at))
-            .collect()
     }
 
     fn contents(h: &Hash) -> Vec<(Vec<u8>, Vec<u8>)> {

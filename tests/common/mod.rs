@@ -47,10 +47,7 @@ impl Server {
 
     fn lapse_command(extra: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_lapse"));
-        let (file, flags) = match extra.split_first() {
-            Some((first, rest)) if !first.starts_with("--") => (Some(*first), rest),
-            _ => (None, extra),
-        };
+        let (file, flags) = config_file_first(extra);
         command
             .args(file)
             .args(["--port", "0", "--loglevel", "notice"])
@@ -68,11 +65,8 @@ impl Server {
     /// <extra>"` (limits, a signal disposition, a wrapper such as
     /// `prlimit … --`): the server is the child process itself.
     pub fn lapse_in_shell(setup: &str, wrapper: &str, extra: &[&str]) -> Server {
-        // A config file goes first, as in `lapse`.
-        let (file, flags) = match extra.split_first() {
-            Some((first, rest)) if !first.starts_with("--") => (*first, rest),
-            _ => ("", extra),
-        };
+        let (file, flags) = config_file_first(extra);
+        let file = file.unwrap_or_default();
         let line = format!(
             "{setup} exec {wrapper} {} {file} --port 0 --loglevel notice {}",
             env!("CARGO_BIN_EXE_lapse"),
@@ -141,10 +135,7 @@ impl Server {
         if !tool_present("redis-server", "the comparison with Redis") {
             return None;
         }
-        let (file, extra) = match extra.split_first() {
-            Some((first, rest)) if !first.starts_with("--") => (Some(*first), rest),
-            _ => (None, extra),
-        };
+        let (file, extra) = config_file_first(extra);
         for _ in 0..10 {
             let port = free_port();
             let dir = OwnDirectory::new();
@@ -280,7 +271,15 @@ fn wait_for_port(port: u16, timeout: Duration) -> bool {
     false
 }
 
-/// Polls `check` until it returns true or `timeout` passes.
+/// A server's arguments split as both servers take them: a config file
+/// (the first argument, unless it is a flag), then the flags.
+fn config_file_first<'a, 'b>(args: &'b [&'a str]) -> (Option<&'a str>, &'b [&'a str]) {
+    match args.split_first() {
+        Some((first, rest)) if !first.starts_with("--") => (Some(*first), rest),
+        _ => (None, args),
+    }
+}
+
 /// A fresh, empty working directory for one server, removed after it: no
 /// `dump.rdb` lying around is loaded at its start (not even one a process
 /// that had the same pid left), and nothing it saves lands in the
@@ -304,6 +303,7 @@ impl Drop for OwnDirectory {
     }
 }
 
+/// Polls `check` until it returns true or `timeout` passes.
 pub fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
     loop {
