@@ -10,6 +10,10 @@
 //! when the script ends ([`Busy::finish`]); the server then writes what is
 //! left and executes any request kept for after the script.
 //!
+//! Clients that connect meanwhile are accepted (the server lends its
+//! listeners) and served the same way; the server gives them their place
+//! in its connection table when the script ends.
+//!
 //! Only clients in a plain state are read (no request half read, not
 //! blocked, not in MULTI or subscribed, logged in); replies queued for
 //! them before the script are written first.
@@ -22,6 +26,7 @@ use std::io::{ErrorKind, Read, Write};
 
 use crate::commands::{self, Flags};
 use crate::connection::{Session, READ_CHUNK};
+use crate::net::{Peer, Stream};
 use crate::protocol::{Parsed, RequestParser};
 use crate::scripting::RunningScript;
 
@@ -32,8 +37,9 @@ const BUSY_FUNCTION: &[u8] =
     b"-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n";
 const UNKILLABLE: &[u8] = b"-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n";
 
-/// What a round of serving decided about the script.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a round of serving decided about the script (the later, the
+/// stronger: one client's SHUTDOWN NOSAVE outweighs another's KILL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
     Continue,
     /// SCRIPT KILL or FUNCTION KILL was accepted.
@@ -78,20 +84,44 @@ pub struct Leftover {
     parser: RequestParser,
 }
 
-#[derive(Debug, Default)]
+/// A client that connected while the script ran: the server gives it its
+/// place in the connection table when the script ends.
+pub struct Arrival {
+    pub socket: Stream,
+    pub peer: Peer,
+    pub left: Leftover,
+}
+
+#[derive(Default)]
 pub struct Busy {
     clients: HashMap<usize, Leftover>,
+    arrivals: Vec<Arrival>,
+}
+
+impl std::fmt::Debug for Busy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Busy({} clients, {} arrivals)",
+            self.clients.len(),
+            self.arrivals.len()
+        )
+    }
 }
 
 impl Busy {
     /// Whether this room has anything to hand back.
     pub fn has_leftovers(&self) -> bool {
-        !self.clients.is_empty()
+        !self.clients.is_empty() || !self.arrivals.is_empty()
     }
 
-    /// The clients served while the script ran, by connection token.
-    pub fn finish(&mut self) -> Vec<(usize, Leftover)> {
-        self.clients.drain().collect()
+    /// The clients served while the script ran, by connection token, and
+    /// those that connected meanwhile.
+    pub fn finish(&mut self) -> (Vec<(usize, Leftover)>, Vec<Arrival>) {
+        (
+            self.clients.drain().collect(),
+            std::mem::take(&mut self.arrivals),
+        )
     }
 
     /// One round: reads every client that may be served and answers its
@@ -113,48 +143,87 @@ impl Busy {
         if !idle {
             return Verdict::Continue;
         }
+        // What was queued for the client before the script comes first.
+        let queued = &session.reply.buf[session.reply.sent..];
         let client = self.clients.entry(token).or_default();
-        if client.close || client.waiting {
+        client.exchange(socket, queued, script, max_query)
+    }
+
+    /// A client accepted (and counted) while the script runs: it is served
+    /// from now on as the others are, unless it must log in first (then
+    /// what it sends waits for the script's end, AUTH included, as other
+    /// clients' non-busy requests do).
+    pub fn arrive(&mut self, socket: Stream, peer: Peer, authenticated: bool) {
+        let left = Leftover {
+            waiting: !authenticated,
+            ..Leftover::default()
+        };
+        self.arrivals.push(Arrival { socket, peer, left });
+    }
+
+    /// One round over the clients that connected while the script runs.
+    pub fn serve_arrivals(&mut self, script: &RunningScript, max_query: u64) -> Verdict {
+        let mut verdict = Verdict::Continue;
+        for arrival in &mut self.arrivals {
+            let v = arrival
+                .left
+                .exchange(&arrival.socket, &[], script, max_query);
+            verdict = verdict.max(v);
+        }
+        verdict
+    }
+}
+
+impl Leftover {
+    /// Reads what the client sent, answers its complete requests, and
+    /// writes `queued` (what it was owed before the script; `sent` counts
+    /// how much of it went out), then the answers.
+    fn exchange(
+        &mut self,
+        socket: &dyn PeerSocket,
+        queued: &[u8],
+        script: &RunningScript,
+        max_query: u64,
+    ) -> Verdict {
+        if self.close || self.waiting {
             return Verdict::Continue;
         }
         let mut chunk = [0u8; READ_CHUNK];
         loop {
             match socket.read_into(&mut chunk) {
                 Ok(0) => {
-                    client.close = true;
+                    self.close = true;
                     break;
                 }
                 Ok(n) => {
-                    client.input.extend_from_slice(&chunk[..n]);
-                    if client.input.len() as u64 > max_query {
-                        client.close = true;
+                    self.input.extend_from_slice(&chunk[..n]);
+                    if self.input.len() as u64 > max_query {
+                        self.close = true;
                         break;
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => {
-                    client.close = true;
+                    self.close = true;
                     break;
                 }
             }
         }
-        let verdict = client.answer(script);
-        // What was queued for the client before the script comes first.
-        let queued = &session.reply.buf[session.reply.sent..];
-        while client.sent < queued.len() {
-            match socket.write_from(&queued[client.sent..]) {
+        let verdict = self.answer(script);
+        while self.sent < queued.len() {
+            match socket.write_from(&queued[self.sent..]) {
                 Ok(0) => return verdict,
-                Ok(n) => client.sent += n,
+                Ok(n) => self.sent += n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => return verdict,
             }
         }
-        while !client.output.is_empty() {
-            match socket.write_from(&client.output) {
+        while !self.output.is_empty() {
+            match socket.write_from(&self.output) {
                 Ok(0) => break,
                 Ok(n) => {
-                    client.output.drain(..n);
+                    self.output.drain(..n);
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => break,

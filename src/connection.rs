@@ -387,6 +387,10 @@ pub trait Sessions {
     /// Every other client with its socket and connection token (to serve
     /// them while a script is busy). None by default.
     fn for_each_socket(&self, _f: &mut dyn FnMut(usize, &Session, &dyn PeerSocket)) {}
+    /// Accepts the connections waiting on the listeners, handing each to
+    /// `f` (while a script is busy, when the loop does not run). None by
+    /// default.
+    fn accept_waiting(&self, _f: &mut dyn FnMut(crate::net::Stream, crate::net::Peer)) {}
 }
 
 /// No other clients: for in-process tests.

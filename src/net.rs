@@ -1,7 +1,9 @@
 //! Sockets as the server holds them: a client over TCP or a Unix domain
 //! socket behind one type, the listeners of both kinds, and the socket
 //! options redis.conf sets (`tcp-backlog`, `tcp-keepalive`,
-//! `unixsocketperm`). Used by `server` only; no other room sees a socket.
+//! `unixsocketperm`). Used by `server`, and by `busy`, which serves the
+//! clients (and accepts new ones) while a script runs; no other room sees
+//! a socket.
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;

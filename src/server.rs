@@ -45,7 +45,6 @@ const REPLICA_ACK_PERIOD: Duration = Duration::from_secs(1);
 /// Reads of one client per readiness event before others get a turn.
 const READS_PER_EVENT: usize = 16;
 /// What a non-loopback client hears in protected mode (Redis's text).
-const PROTECTED_MODE_ERROR: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
 /// Cron time for moving dict resizes forward, across all databases.
 const DICT_REHASH_BUDGET: Duration = Duration::from_millis(1);
 /// How long the loop keeps polling without sleeping after serving clients.
@@ -89,9 +88,16 @@ impl Connection {
     }
 }
 
-impl Sessions for Slab<Connection> {
+/// The other clients, as a command being executed sees them: the
+/// connection table, and the listeners where new ones wait.
+struct Peers<'a> {
+    conns: &'a Slab<Connection>,
+    listeners: &'a [Listener],
+}
+
+impl Sessions for Peers<'_> {
     fn for_each_session(&self, f: &mut dyn FnMut(&Session)) {
-        for (_, conn) in self.iter() {
+        for (_, conn) in self.conns.iter() {
             // The session being executed is taken out; its place reads id 0.
             if conn.session.id != 0 {
                 f(&conn.session);
@@ -100,9 +106,24 @@ impl Sessions for Slab<Connection> {
     }
 
     fn for_each_socket(&self, f: &mut dyn FnMut(usize, &Session, &dyn PeerSocket)) {
-        for (token, conn) in self.iter() {
+        for (token, conn) in self.conns.iter() {
             if conn.session.id != 0 {
                 f(token, &conn.session, &conn.socket);
+            }
+        }
+    }
+
+    fn accept_waiting(&self, f: &mut dyn FnMut(Stream, net::Peer)) {
+        for listener in self.listeners {
+            loop {
+                match listener.accept() {
+                    Ok((socket, peer)) => f(socket, peer),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    // WouldBlock, or out of descriptors: the loop accepts
+                    // the rest when it runs again (their readiness is
+                    // still to be reported).
+                    Err(_) => break,
+                }
             }
         }
     }
@@ -447,7 +468,7 @@ impl Server {
 
     fn accept_all(&mut self, listener: usize) {
         loop {
-            let (mut socket, peer) = match self.listeners[listener].accept() {
+            let (socket, peer) = match self.listeners[listener].accept() {
                 Ok(pair) => pair,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -463,63 +484,47 @@ impl Server {
                     return;
                 }
             };
-            socket.set_nodelay();
-            if self.state.config.tcp_keepalive > 0 {
-                let _ = net::set_keepalive(&socket, self.state.config.tcp_keepalive);
+            if self.state.welcome(&socket, &peer) {
+                self.admit(socket, peer);
             }
-            if let Some(refusal) = self.refusal(&peer) {
-                // Best effort: the socket is fresh, so the short error fits
-                // in its send buffer; the client is closed either way.
-                let _ = (&socket).write(refusal.as_bytes());
-                self.state.stats.rejected_connections += 1;
-                debug!("refused {}", peer.addr);
-                continue;
-            }
-            let entry = self.conns.vacant_entry();
-            let token = Token(entry.key());
-            if let Err(e) = self
-                .poll
-                .registry()
-                .register(&mut socket, token, Interest::READABLE)
-            {
-                warn!("cannot register client {}: {e}", peer.addr);
-                continue;
-            }
-            let mut session = Session::new(
-                self.next_client_id,
-                peer.addr,
-                peer.laddr,
-                socket.as_raw_fd(),
-                unix_time_ms(),
-            );
-            session.unix_socket = peer.unix;
-            session.authenticated = self.state.acl.default_is_open();
-            session.token = token.0;
-            self.next_client_id += 1;
-            entry.insert(Connection {
-                socket,
-                session,
-                wants_write: false,
-                queued: false,
-                last_flush: Instant::now(),
-            });
-            self.state.connected_clients += 1;
-            self.state.stats.total_connections_received += 1;
-            debug!("accepted client {}", self.next_client_id - 1);
         }
     }
 
-    /// Why a new client from `addr` must be turned away, as the error line
-    /// to send it: too many clients, or protected mode.
-    fn refusal(&self, peer: &net::Peer) -> Option<&'static str> {
-        let config = &self.state.config;
-        if self.state.connected_clients >= config.maxclients {
-            return Some("-ERR max number of clients reached\r\n");
+    /// Gives a client `welcome` counted in its place in the connection
+    /// table (and the poll): its token, or `None` when it could not be
+    /// registered (then it is closed).
+    fn admit(&mut self, mut socket: Stream, peer: net::Peer) -> Option<usize> {
+        let entry = self.conns.vacant_entry();
+        let token = Token(entry.key());
+        if let Err(e) = self
+            .poll
+            .registry()
+            .register(&mut socket, token, Interest::READABLE)
+        {
+            warn!("cannot register client {}: {e}", peer.addr);
+            self.state.connected_clients -= 1;
+            return None;
         }
-        if config.protected_mode && self.state.acl.default_nopass() && !peer.local {
-            return Some(PROTECTED_MODE_ERROR);
-        }
-        None
+        let mut session = Session::new(
+            self.next_client_id,
+            peer.addr,
+            peer.laddr,
+            socket.as_raw_fd(),
+            unix_time_ms(),
+        );
+        session.unix_socket = peer.unix;
+        session.authenticated = self.state.acl.default_is_open();
+        session.token = token.0;
+        self.next_client_id += 1;
+        entry.insert(Connection {
+            socket,
+            session,
+            wants_write: false,
+            queued: false,
+            last_flush: Instant::now(),
+        });
+        debug!("accepted client {}", self.next_client_id - 1);
+        Some(token.0)
     }
 
     /// Reads what the client sent and executes every complete request.
@@ -605,7 +610,10 @@ impl Server {
                             now_ms,
                             session: &mut session,
                             server: &mut self.state,
-                            peers: &self.conns,
+                            peers: &Peers {
+                                conns: &self.conns,
+                                listeners: &self.listeners,
+                            },
                         };
                         commands::execute(&mut ctx, args);
                         if session.postponed {
@@ -737,7 +745,13 @@ impl Server {
     /// Hands back the clients served while a script was busy: answers not
     /// yet sent, and requests that wait to run now (see `busy`).
     fn take_back_busy_clients(&mut self) {
-        for (token, left) in self.state.busy.finish() {
+        let (served, arrivals) = self.state.busy.finish();
+        let arrived = arrivals.into_iter().filter_map(|arrival| {
+            let token = self.admit(arrival.socket, arrival.peer)?;
+            Some((token, arrival.left))
+        });
+        let arrived: Vec<_> = arrived.collect();
+        for (token, left) in served.into_iter().chain(arrived) {
             let Some(conn) = self.conns.get_mut(token) else {
                 continue;
             };
@@ -790,7 +804,10 @@ impl Server {
             now_ms,
             session: &mut session,
             server: &mut self.state,
-            peers: &self.conns,
+            peers: &Peers {
+                conns: &self.conns,
+                listeners: &self.listeners,
+            },
         };
         commands::execute(&mut ctx, blocked.args.as_args());
         session.retrying = false;
@@ -1039,7 +1056,13 @@ impl Server {
             self.evicting = false;
             return;
         }
-        let not_counted = crate::evict::not_counted(&self.state, &self.conns);
+        let not_counted = crate::evict::not_counted(
+            &self.state,
+            &Peers {
+                conns: &self.conns,
+                listeners: &self.listeners,
+            },
+        );
         let outcome = crate::evict::perform_evictions(&mut self.state, not_counted, unix_time_ms());
         self.evicting = outcome == crate::evict::Outcome::Running;
         if self.state.has_deliveries() {

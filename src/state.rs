@@ -20,6 +20,9 @@ use crate::notify;
 use crate::propagate::Propagator;
 use crate::pubsub::PubSub;
 
+/// What a client refused by protected mode is told (Redis's text).
+const PROTECTED_MODE_ERROR: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
+
 pub struct ServerState {
     pub dbs: Vec<Db>,
     pub config: Config,
@@ -340,6 +343,41 @@ impl ServerState {
         }
         let flags = self.config.notify_keyspace_events;
         notify::notify(&mut self.pubsub, flags, event.class, event.name, key, db);
+    }
+
+    /// A connection just accepted: gives its socket the settings clients
+    /// get (no Nagle delay, `tcp-keepalive`), and turns it away (too many
+    /// clients, protected mode) with Redis's error line, or counts it in.
+    /// `true`: the server takes it as a client.
+    pub fn welcome(&mut self, socket: &crate::net::Stream, peer: &crate::net::Peer) -> bool {
+        socket.set_nodelay();
+        if self.config.tcp_keepalive > 0 {
+            let _ = crate::net::set_keepalive(socket, self.config.tcp_keepalive);
+        }
+        if let Some(refusal) = self.refusal(peer) {
+            // Best effort: the socket is fresh, so the short error fits
+            // in its send buffer; the client is closed either way.
+            let _ = std::io::Write::write(&mut &*socket, refusal.as_bytes());
+            self.stats.rejected_connections += 1;
+            tracing::debug!("refused {}", peer.addr);
+            return false;
+        }
+        self.connected_clients += 1;
+        self.stats.total_connections_received += 1;
+        true
+    }
+
+    /// Why a new client from `peer` must be turned away, as the error line
+    /// to send it: too many clients, or protected mode.
+    fn refusal(&self, peer: &crate::net::Peer) -> Option<&'static str> {
+        let config = &self.config;
+        if self.connected_clients >= config.maxclients {
+            return Some("-ERR max number of clients reached\r\n");
+        }
+        if config.protected_mode && self.acl.default_nopass() && !peer.local {
+            return Some(PROTECTED_MODE_ERROR);
+        }
+        None
     }
 
     /// Drops what the rooms keep for a client that disconnected.

@@ -577,6 +577,112 @@ fn a_busy_script_answers_others_busy_and_can_be_killed() {
     }
 }
 
+/// Scripts that never end, of every shape Lua can loop in: past the
+/// threshold, clients that connect while the script runs are answered
+/// -BUSY too, and SCRIPT KILL sent on a connection opened meanwhile stops
+/// the script (Redis accepts and serves new clients while blocked).
+const RUNAWAY_SCRIPTS: &[&str] = &[
+    "while true do end",
+    "while true do for i = 1, 1000000 do end end",
+    "repeat local x = 1 until false",
+    "while true do local s = string.rep('x', 1000) end",
+    "local function f(n) if n > 60 then return 0 end return f(n + 1) + f(n + 1) end return f(0)",
+    "local function f(n) return f(n + 1) end return f(1)",
+    "while true do pcall(function() while true do end end) end",
+    "while true do pcall(redis.call, 'ping') end",
+    "while true do redis.pcall('ping') end",
+    "coroutine.wrap(function() while true do end end)()",
+    "local t, i = {}, 0 while true do i = i + 1 t[i] = string.rep('x', 100) .. i end",
+];
+
+/// Starts `script` (EVAL, or FCALL of a function) on a connection of its
+/// own; a new connection polls until it is told -BUSY; another new one
+/// kills it with `kill`. Returns the script's reply.
+fn run_away_and_kill(server: &Server, call: &[&[u8]], busy: &str, kill: &[&str]) -> String {
+    let mut a = server.raw();
+    a.send_cmd(call);
+    let told_busy = common::eventually(Duration::from_secs(20), || {
+        let reply = server.raw().cmd(&["PING"]);
+        assert!(reply == "+PONG\r\n" || reply == busy, "{reply}");
+        reply == busy
+    });
+    assert!(told_busy, "{call:?} was never reported busy");
+    assert_eq!(server.raw().cmd(kill), "+OK\r\n", "{call:?}");
+    let reply = String::from_utf8_lossy(&a.reply()).into_owned();
+    assert_eq!(server.raw().cmd(&["PING"]), "+PONG\r\n");
+    reply
+}
+
+fn runaway_scripts(server: &Server) {
+    let mut r = server.raw();
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]),
+        "+OK\r\n"
+    );
+    for script in RUNAWAY_SCRIPTS {
+        let call: &[&[u8]] = &[b"EVAL", script.as_bytes(), b"0"];
+        let reply = run_away_and_kill(server, call, BUSY_EVAL, &["SCRIPT", "KILL"]);
+        assert_eq!(
+            reply,
+            format!(
+                "-ERR Script killed by user with SCRIPT KILL... script: {}, on @user_script:1.\r\n",
+                lapse::scripting::sha1_hex(script.as_bytes())
+            ),
+            "{script}"
+        );
+    }
+    let library = "#!lua name=runaway\n\
+        redis.register_function('spin', function() while true do end end)\n\
+        redis.register_function('stubborn', function() \
+            while true do pcall(function() while true do end end) end end)";
+    assert_eq!(r.cmd(&["FUNCTION", "LOAD", library]), "$7\r\nrunaway\r\n");
+    for (name, line) in [("spin", 2), ("stubborn", 3)] {
+        let call: &[&[u8]] = &[b"FCALL", name.as_bytes(), b"0"];
+        let reply = run_away_and_kill(server, call, BUSY_FUNCTION, &["FUNCTION", "KILL"]);
+        assert_eq!(
+            reply,
+            format!("-ERR Script killed by user with SCRIPT KILL... script: {name}, on @user_function:{line}.\r\n")
+        );
+    }
+    // A library whose loading never ends is stopped after 500 ms.
+    let looping = "#!lua name=looping\nwhile true do end";
+    assert_eq!(
+        r.cmd(&["FUNCTION", "LOAD", looping]),
+        "-ERR Error registering functions: ERR FUNCTION LOAD timeout\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["FUNCTION", "LIST", "LIBRARYNAME", "looping"]),
+        "*0\r\n"
+    );
+}
+
+#[test]
+fn runaway_scripts_of_every_shape_are_killed_from_new_connections() {
+    runaway_scripts(&Server::lapse(&[]));
+    if let Some(redis) = Server::redis() {
+        runaway_scripts(&redis);
+    }
+}
+
+/// A script that allocates without bound meets the interpreter's limit
+/// (1 GiB) and fails with Lua's message instead of growing the server;
+/// the garbage it left is collected at once (lapse's own: Redis's Lua has
+/// no limit).
+#[test]
+fn a_script_that_allocates_without_bound_fails_and_the_server_serves_on() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    assert_eq!(
+        r.cmd(&["EVAL", "local s = 'x' while true do s = s .. s end", "0"]),
+        "-ERR not enough memory\r\n"
+    );
+    let lua: u64 = common::info_field(&mut r, "memory", "used_memory_lua")
+        .parse()
+        .unwrap();
+    assert!(lua < 256 << 20, "used_memory_lua {lua}");
+    assert_eq!(r.cmd(&["EVAL", "return 1", "0"]), ":1\r\n");
+}
+
 /// A transaction sent while a script is busy waits for the script's end
 /// and then runs whole (Redis refuses its commands -BUSY and aborts it at
 /// EXEC instead: either way nothing applies by halves).

@@ -346,6 +346,15 @@ impl CommandRunner for ScriptClient<'_, '_> {
                 Verdict::Continue => {}
                 v => verdict = v,
             });
+        // Clients that connect meanwhile are served too (Redis accepts
+        // them while blocked: processEventsWhileBlocked).
+        self.ctx.peers.accept_waiting(&mut |socket, peer| {
+            if server.welcome(&socket, &peer) {
+                let open = server.acl.default_is_open();
+                server.busy.arrive(socket, peer, open);
+            }
+        });
+        verdict = verdict.max(server.busy.serve_arrivals(script, max_query));
         if verdict == Verdict::Shutdown {
             server.shutdown_requested = true;
         }

@@ -83,6 +83,11 @@ unsafe fn call(state: *mut ffi::lua_State, context: &CallContext) -> bool {
         push_error(state, message);
         true
     };
+    // A loop of slow commands runs few instructions between them: the
+    // clock is also looked at here.
+    if let Some(stop) = super::interrupt(&context.lua, &context.current) {
+        return fail(stop.as_bytes());
+    }
     let argc = ffi::lua_gettop(state);
     if argc == 0 {
         return fail(b"ERR Please specify at least one argument for this redis lib call");
