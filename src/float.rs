@@ -254,15 +254,16 @@ impl LongDouble {
         Some(LongDouble(value))
     }
 
-    /// C's `(long long)(self * 1000.0)` on x86-64 (BLPOP's timeout): the
-    /// product truncated toward zero, and the CPU's "integer indefinite"
-    /// `i64::MIN` when it does not fit (so Redis calls a huge timeout
-    /// negative).
-    pub fn millis_as_i64(self) -> i64 {
+    /// C's `(long long) ceill(self * 1000.0)` on x86-64 (BLPOP's timeout,
+    /// Redis 7.0's `getTimeoutFromObjectOrReply`): the product rounded up,
+    /// so a timeout under a millisecond still ends (0.0001 waits 1 ms,
+    /// not forever), and the CPU's "integer indefinite" `i64::MIN` when it
+    /// does not fit (so Redis calls a huge timeout negative).
+    pub fn millis_ceil_as_i64(self) -> i64 {
         let thousand = X87DoubleExtended::from_i128(1000).value;
         let product = (self.0 * thousand).value;
         let mut exact = false;
-        let converted = product.to_i128_r(64, Round::TowardZero, &mut exact);
+        let converted = product.to_i128_r(64, Round::TowardPositive, &mut exact);
         if converted.status.contains(Status::INVALID_OP) {
             return i64::MIN;
         }
@@ -432,11 +433,21 @@ mod tests {
 
     #[test]
     fn timeouts_convert_as_x86_does() {
-        let ms = |s: &str| LongDouble::parse(s.as_bytes()).unwrap().millis_as_i64();
+        let ms = |s: &str| {
+            LongDouble::parse(s.as_bytes())
+                .unwrap()
+                .millis_ceil_as_i64()
+        };
         assert_eq!(ms("0.01"), 10);
         assert_eq!(ms("1.5"), 1500);
         assert_eq!(ms("0x10"), 16_000);
         assert_eq!(ms("-0.0001"), 0);
+        assert_eq!(ms("-0.9999"), -999);
+        assert_eq!(ms("0.001"), 1);
+        assert_eq!(ms("0.0001"), 1);
+        assert_eq!(ms("1e-300"), 1);
+        assert_eq!(ms("0.0015"), 2);
+        assert_eq!(ms("0"), 0);
         assert_eq!(ms("inf"), i64::MIN);
         assert_eq!(ms("9223372036854775807"), i64::MIN);
         assert_eq!(ms("1e400"), i64::MIN);

@@ -210,6 +210,64 @@ fn recorded_transcript_is_redis_servers() {
     replay_transcript(redis.port, 4, TRANSCRIPT, "redis-server");
 }
 
+/// Timeouts under a millisecond are rounded up, as Redis 7.0 does
+/// (`ceill`): every blocking command given one answers as a timeout does,
+/// soon, instead of waiting forever; a timeout of 0 still waits forever.
+fn tiny_timeouts(server: &Server) -> Vec<String> {
+    let mut r = server.raw();
+    assert_eq!(r.cmd(&["XADD", "s", "1-1", "f", "v"]), "$3\r\n1-1\r\n");
+    assert_eq!(r.cmd(&["XGROUP", "CREATE", "s", "g", "$"]), "+OK\r\n");
+    let calls: &[&[&str]] = &[
+        &["BLPOP", "nolist", "0.001"],
+        &["BRPOP", "nolist", "0.0001"],
+        &["BLPOP", "nolist", "1e-300"],
+        &["BLMPOP", "0.0005", "1", "nolist", "LEFT"],
+        &["BLMOVE", "nolist", "dst", "LEFT", "RIGHT", "0.001"],
+        &["BRPOPLPUSH", "nolist", "dst", "0.0001"],
+        &["BZPOPMIN", "nozset", "0.001"],
+        &["BZPOPMAX", "nozset", "0.0001"],
+        &["BZMPOP", "0.0001", "1", "nozset", "MIN"],
+        &["XREAD", "BLOCK", "1", "STREAMS", "s", "$"],
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "BLOCK",
+            "1",
+            "STREAMS",
+            "s",
+            ">",
+        ],
+        &["BLPOP", "nolist", "-0.0001"],
+    ];
+    let mut seen = Vec::new();
+    for call in calls {
+        let started = std::time::Instant::now();
+        let reply = if call[call.len() - 1] == "-0.0001" {
+            // Rounds to 0: waits until something comes.
+            r.send_cmd(&call.iter().map(|a| a.as_bytes()).collect::<Vec<_>>());
+            assert_eq!(server.raw().cmd(&["RPUSH", "nolist", "x"]), ":1\r\n");
+            String::from_utf8_lossy(&r.reply()).into_owned()
+        } else {
+            r.cmd(call)
+        };
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{call:?} waited {:?}",
+            started.elapsed()
+        );
+        seen.push(format!("{call:?} -> {reply}"));
+    }
+    seen
+}
+
+#[test]
+fn timeouts_under_a_millisecond_end() {
+    let seen = common::same_on_lapse_and_redis(tiny_timeouts);
+    assert!(seen[0].ends_with("*-1\r\n"), "{seen:?}");
+}
+
 fn blocked_clients(r: &mut Raw) -> u64 {
     info_field(r, "clients", "blocked_clients").parse().unwrap()
 }

@@ -10,13 +10,13 @@ use crate::float::LongDouble;
 use crate::protocol::{Args, OwnedArgs};
 
 /// A blocking command's timeout in seconds (`getTimeoutFromObjectOrReply`):
-/// a long double, times 1000 converted as C converts it; 0 waits forever
+/// a long double, times 1000 rounded up as C converts it; 0 waits forever
 /// (`None`), otherwise the absolute deadline in unix ms.
 pub fn timeout_arg(arg: &[u8], now_ms: i64) -> Result<Option<i64>, CmdError> {
     let seconds = LongDouble::parse(arg).ok_or(CmdError::Static(
         "ERR timeout is not a float or out of range",
     ))?;
-    deadline_after(seconds.millis_as_i64(), now_ms)
+    deadline_after(seconds.millis_ceil_as_i64(), now_ms)
 }
 
 /// The deadline `ms` milliseconds after `now_ms` (`None`: 0, wait
