@@ -1,11 +1,15 @@
 //! Bounded fuzz passes on stable Rust: the request parser, random
-//! argument vectors executed against the command table in process, and
-//! damaged AOF directories loaded at startup.
+//! argument vectors executed against the command table in process,
+//! damaged AOF directories loaded at startup, and clients trying to hang
+//! a running server (scripts that never end, timeouts under a
+//! millisecond).
 //!
 //! Each pass runs for `FUZZ_SECONDS` (default 10; CI sets 60 for the
-//! three together) from a seed (`FUZZ_SEED`, default: the clock, printed so a
+//! four together) from a seed (`FUZZ_SEED`, default: the clock, printed so a
 //! failure can be replayed). Any panic fails the test with the input that
 //! caused it; each crash found becomes a regression test below.
+
+mod common;
 
 use std::time::{Duration, Instant};
 
@@ -22,7 +26,7 @@ fn budget() -> Duration {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(10.0);
-    Duration::from_secs_f64(secs / 3.0)
+    Duration::from_secs_f64(secs / 4.0)
 }
 
 fn seed() -> u64 {
@@ -433,4 +437,110 @@ fn fuzz_aof_loader() {
     }
     let _ = std::fs::remove_dir_all(&root);
     eprintln!("AOF loader fuzz: {cases} cases, {refused} refused");
+}
+
+/// A random piece of Lua that never ends by itself (and writes nothing,
+/// so it can be killed): loops of every kind around random statements,
+/// nested `depth` deep at most.
+fn endless_lua(rng: &mut SmallRng, depth: u32) -> String {
+    let inner = if depth == 0 {
+        String::new()
+    } else {
+        let pieces = rng.gen_range(0..3);
+        (0..pieces)
+            .map(|_| statement(rng, depth - 1))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    match rng.gen_range(0..5) {
+        0 => format!("while true do {inner} end"),
+        1 => format!("repeat {inner} until false"),
+        2 => format!("for i = 1, 1e300 do {inner} end"),
+        3 => format!("local function f(n) {inner} return f(n + 1) end f(1)"),
+        _ => format!("while 1 do pcall(function() {inner} end) end"),
+    }
+}
+
+fn statement(rng: &mut SmallRng, depth: u32) -> String {
+    match rng.gen_range(0..9) {
+        0 => "local x = 1".into(),
+        1 => format!("local s = string.rep('a', {})", rng.gen_range(0..5000)),
+        2 => "redis.call('ping')".into(),
+        3 => "redis.pcall('get', 'k')".into(),
+        4 => "pcall(error, 'x')".into(),
+        5 => "local t = {} for j = 1, 100 do t[j] = j end".into(),
+        6 => format!("pcall(function() {} end)", endless_lua(rng, depth)),
+        7 => "coroutine.wrap(function() local y = 2 end)()".into(),
+        _ => endless_lua(rng, depth),
+    }
+}
+
+/// A blocking command with a timeout under a millisecond (or a BLOCK of
+/// one), written as clients write it.
+fn tiny_timeout_call(rng: &mut SmallRng) -> Vec<String> {
+    let t = ["0.001", "0.0001", "1e-300", "0.0009999", "0x1p-20", "5e-4"][rng.gen_range(0..6)]
+        .to_string();
+    let key = format!("nokey{}", rng.gen_range(0..3));
+    let words: Vec<&str> = match rng.gen_range(0..8) {
+        0 => vec!["BLPOP", &key, &t],
+        1 => vec!["BRPOP", &key, "other", &t],
+        2 => vec!["BLMPOP", &t, "1", &key, "LEFT"],
+        3 => vec!["BLMOVE", &key, "dst", "LEFT", "RIGHT", &t],
+        4 => vec!["BZPOPMIN", &key, &t],
+        5 => vec!["BZMPOP", &t, "1", &key, "MAX"],
+        6 => vec!["XREAD", "BLOCK", "1", "STREAMS", &key, "$"],
+        _ => vec!["BRPOPLPUSH", &key, "dst", &t],
+    };
+    words.into_iter().map(String::from).collect()
+}
+
+/// Clients trying to hang a running lapse: endless scripts (each must be
+/// reported busy to a client that connects meanwhile, and be killed by
+/// one) and blocking commands with tiny timeouts (each must end).
+#[test]
+fn fuzz_no_client_hangs_the_server() {
+    let mut rng = SmallRng::seed_from_u64(seed());
+    let lapse = common::Server::lapse(&["--busy-reply-threshold", "20"]);
+    let deadline = Instant::now() + budget();
+    let (mut scripts, mut waits) = (0u64, 0u64);
+    let mut waiter = lapse.raw();
+    while Instant::now() < deadline {
+        if rng.gen_bool(0.5) {
+            let call = tiny_timeout_call(&mut rng);
+            let started = Instant::now();
+            let words: Vec<&str> = call.iter().map(String::as_str).collect();
+            let reply = waiter.cmd(&words);
+            assert!(
+                reply == "*-1\r\n" || reply == "$-1\r\n",
+                "{call:?}: {reply}"
+            );
+            assert!(started.elapsed() < Duration::from_secs(2), "{call:?}");
+            waits += 1;
+            continue;
+        }
+        let script = endless_lua(&mut rng, 3);
+        let mut runner = lapse.raw();
+        runner.send_cmd(&[b"EVAL", script.as_bytes(), b"0"]);
+        // Whatever the script does, a new client is answered and can end it.
+        let ended = common::eventually(Duration::from_secs(10), || {
+            let mut killer = lapse.raw();
+            match killer.cmd(&["SCRIPT", "KILL"]).as_str() {
+                "+OK\r\n" => true,
+                // Not yet running, or it already failed by itself.
+                r if r.starts_with("-NOTBUSY") => {
+                    let mut probe = lapse.raw();
+                    probe.cmd(&["PING"]) == "+PONG\r\n" && {
+                        killer.cmd(&["SCRIPT", "KILL"]).starts_with("-NOTBUSY")
+                    }
+                }
+                r => panic!("SCRIPT KILL answered {r} during {script}"),
+            }
+        });
+        assert!(ended, "could not end {script}");
+        let reply = String::from_utf8_lossy(&runner.reply()).into_owned();
+        assert!(reply.starts_with('-'), "{script}: {reply}");
+        assert_eq!(lapse.raw().cmd(&["PING"]), "+PONG\r\n", "after {script}");
+        scripts += 1;
+    }
+    eprintln!("hang fuzz: {scripts} endless scripts killed, {waits} tiny timeouts ended");
 }
