@@ -126,6 +126,10 @@ pub struct Session {
     pub no_touch: bool,
     /// CLIENT REPLY: what becomes of this client's replies.
     pub reply_mode: ReplyMode,
+    /// Where, in the reply of a command whose reply is dropped (CLIENT
+    /// REPLY OFF / SKIP), pushes were written (pub/sub confirmations and
+    /// messages): they are sent all the same (Redis's `CLIENT_PUSHING`).
+    pub pushed: Vec<std::ops::Range<usize>>,
     /// Close once the queued replies are written (QUIT, protocol error).
     pub close_after_reply: bool,
     /// Passed AUTH (or no password was required when it connected).
@@ -338,6 +342,11 @@ pub enum ReplyMode {
 }
 
 impl ReplyMode {
+    /// Whether the reply of a command running in this mode is dropped.
+    pub fn drops(self) -> bool {
+        matches!(self, ReplyMode::Off | ReplyMode::Skip)
+    }
+
     /// After a command: whether its reply is dropped, and the mode for
     /// the next one (a SKIP covers exactly one command).
     pub fn after_command(self) -> (bool, ReplyMode) {

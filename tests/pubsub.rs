@@ -77,6 +77,48 @@ fn recorded_subscribed_mode_is_redis_servers() {
     replay_transcript(redis.port, 2, SUBSCRIBED_MODE, "redis-server");
 }
 
+/// CLIENT REPLY OFF / SKIP silence replies, not pushes: subscribe and
+/// unsubscribe confirmations, messages (one's own PUBLISH in RESP3
+/// included) and keyspace notifications still arrive, in RESP3 and RESP2
+/// (Redis's `CLIENT_PUSHING`).
+const REPLY_OFF: &[Step] = &[
+    Step::Cmd(2, &["CONFIG", "SET", "notify-keyspace-events", "KEA"], b"+OK\r\n"),
+    Step::Skip(0, &["HELLO", "3"]),
+    Step::Send(0, &["CLIENT", "REPLY", "OFF"]),
+    Step::Send(0, &["SUBSCRIBE", "ch"]),
+    Step::Send(0, &["PSUBSCRIBE", "__keyspace@0__:*"]),
+    Step::Send(0, &["SET", "k", "v"]),
+    Step::Send(0, &["PUBLISH", "ch", "self"]),
+    Step::Send(0, &["GET", "k"]),
+    Step::Cmd(0, &["CLIENT", "REPLY", "ON"], b">3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n>3\r\n$10\r\npsubscribe\r\n$16\r\n__keyspace@0__:*\r\n:2\r\n>4\r\n$8\r\npmessage\r\n$16\r\n__keyspace@0__:*\r\n$16\r\n__keyspace@0__:k\r\n$3\r\nset\r\n>3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$4\r\nself\r\n+OK\r\n"),
+    Step::Send(0, &["CLIENT", "REPLY", "SKIP"]),
+    Step::Send(0, &["UNSUBSCRIBE", "ch"]),
+    Step::Cmd(0, &["PING"], b">3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:1\r\n+PONG\r\n"),
+    Step::Send(0, &["CLIENT", "REPLY", "OFF"]),
+    Step::Cmd(2, &["SET", "k", "w"], b"+OK\r\n"),
+    Step::Read(0, b">4\r\n$8\r\npmessage\r\n$16\r\n__keyspace@0__:*\r\n$16\r\n__keyspace@0__:k\r\n$3\r\nset\r\n"),
+    Step::Send(0, &["PUNSUBSCRIBE"]),
+    Step::Cmd(0, &["CLIENT", "REPLY", "ON"], b">3\r\n$12\r\npunsubscribe\r\n$16\r\n__keyspace@0__:*\r\n:0\r\n+OK\r\n"),
+    Step::Send(1, &["CLIENT", "REPLY", "OFF"]),
+    Step::Send(1, &["SUBSCRIBE", "c2"]),
+    Step::Send(1, &["PING"]),
+    Step::Cmd(2, &["PUBLISH", "c2", "hello"], b":1\r\n"),
+    Step::Read(1, b"*3\r\n$9\r\nsubscribe\r\n$2\r\nc2\r\n:1\r\n*3\r\n$7\r\nmessage\r\n$2\r\nc2\r\n$5\r\nhello\r\n"),
+    Step::Send(1, &["UNSUBSCRIBE"]),
+    Step::Cmd(1, &["CLIENT", "REPLY", "ON"], b"*3\r\n$11\r\nunsubscribe\r\n$2\r\nc2\r\n:0\r\n+OK\r\n"),
+    Step::Cmd(2, &["CONFIG", "SET", "notify-keyspace-events", ""], b"+OK\r\n"),
+];
+
+#[test]
+fn pushes_pass_client_reply_off_and_skip_as_in_redis() {
+    for (server, who) in Server::lapse_then_redis()
+        .iter()
+        .zip(["lapse", "redis-server"])
+    {
+        replay_transcript(server.port, 3, REPLY_OFF, who);
+    }
+}
+
 type Notified = (&'static str, &'static [(&'static str, &'static str)]);
 
 /// Each command (run in order, from an empty server, active expiry off)

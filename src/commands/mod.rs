@@ -86,6 +86,17 @@ impl Ctx<'_> {
     pub fn out(&mut self) -> &mut Reply {
         &mut self.session.reply
     }
+
+    /// Writes a push (a pub/sub confirmation or message) with `write`: one
+    /// that CLIENT REPLY OFF / SKIP does not silence.
+    pub fn push_out(&mut self, write: impl FnOnce(&mut Reply)) {
+        let start = self.session.reply.buf.len();
+        write(&mut self.session.reply);
+        if self.session.reply_mode.drops() {
+            let end = self.session.reply.buf.len();
+            self.session.pushed.push(start..end);
+        }
+    }
 }
 
 pub type CmdResult = Result<(), CmdError>;
@@ -437,10 +448,26 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
     // CLIENT REPLY ON is answered and OFF is not).
     let (drop_reply, next) = ctx.session.reply_mode.after_command();
     if drop_reply {
-        ctx.session.reply.buf.truncate(replied_from);
+        drop_reply_but_pushes(ctx.session, replied_from);
+    } else {
+        ctx.session.pushed.clear();
     }
     ctx.session.reply_mode = next;
     crate::info::sample_peak_memory();
+}
+
+/// Drops the reply written since `from`, keeping the pushes in it (see
+/// `Session::pushed`).
+fn drop_reply_but_pushes(session: &mut Session, from: usize) {
+    let buf = &mut session.reply.buf;
+    let mut kept = from;
+    for range in session.pushed.drain(..) {
+        if range.start >= kept && range.end <= buf.len() {
+            buf.copy_within(range.clone(), kept);
+            kept += range.len();
+        }
+    }
+    buf.truncate(kept);
 }
 
 /// Whether CLIENT PAUSE holds this request (not run, not counted; the

@@ -152,14 +152,15 @@ fn reply_count(ctx: &Ctx, kind: Kind) -> usize {
 /// One `[subscribe, name, count]`-style reply (a push in RESP3).
 fn confirm(ctx: &mut Ctx, word: &str, name: Option<&[u8]>, kind: Kind) {
     let count = reply_count(ctx, kind);
-    let out = ctx.out();
-    out.push(3);
-    out.bulk(word.as_bytes());
-    match name {
-        Some(name) => out.bulk(name),
-        None => out.null(),
-    }
-    out.int(count as i64);
+    ctx.push_out(|out| {
+        out.push(3);
+        out.bulk(word.as_bytes());
+        match name {
+            Some(name) => out.bulk(name),
+            None => out.null(),
+        }
+        out.int(count as i64);
+    });
 }
 
 fn sync_counts(ctx: &mut Ctx) {
@@ -237,7 +238,7 @@ pub fn deliver_to_self(ctx: &mut Ctx) {
     let outbox = ctx.server.pubsub.take_outbox();
     let (mine, others): (Vec<_>, Vec<_>) = outbox.into_iter().partition(|d| d.to.client == me);
     for delivery in mine {
-        delivery.encode(&mut ctx.session.reply);
+        ctx.push_out(|out| delivery.encode(out));
     }
     ctx.server.pubsub.requeue(others);
 }
