@@ -327,7 +327,9 @@ fn clients_section(state: &ServerState, peers: &dyn crate::connection::Sessions,
     field!(out, "maxclients", state.config.maxclients);
     field!(out, "client_recent_max_input_buffer", max_in);
     field!(out, "client_recent_max_output_buffer", max_out);
-    field!(out, "blocked_clients", state.blocking.blocked_count());
+    // Clients held by CLIENT PAUSE count as blocked, as in Redis.
+    let blocked = state.blocking.blocked_count() + state.pause.held_count();
+    field!(out, "blocked_clients", blocked);
     field!(out, "tracking_clients", state.tracking.totals().0);
     field!(
         out,

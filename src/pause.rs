@@ -6,7 +6,7 @@
 //! missing and leave it, as a replica does) and nothing is evicted, as in
 //! Redis 7.0, so a failover can compare offsets that do not move.
 
-use crate::commands::{Command, Flags};
+use crate::commands::Flags;
 
 /// What is paused, the more restrictive last.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -25,6 +25,10 @@ pub struct ClientPause {
     kind: PauseKind,
     /// Unix ms when it ends by itself.
     end_ms: i64,
+    /// The connections (tokens) whose next request waits for the pause to
+    /// end, in the order they were held: counted in INFO
+    /// `blocked_clients`, as Redis counts its postponed clients.
+    held: Vec<usize>,
 }
 
 impl ClientPause {
@@ -38,8 +42,32 @@ impl ClientPause {
         self.end_ms = self.end_ms.max(end_ms);
     }
 
+    /// Ends the pause; the clients it held stay listed until the server
+    /// takes them back ([`ClientPause::take_held`]).
     pub fn unpause(&mut self) {
-        *self = ClientPause::default();
+        self.kind = PauseKind::Off;
+        self.end_ms = 0;
+    }
+
+    /// Records that the client at `token` waits for the pause's end.
+    pub fn hold(&mut self, token: usize) {
+        if !self.held.contains(&token) {
+            self.held.push(token);
+        }
+    }
+
+    /// The held clients, in the order they were held, forgotten.
+    pub fn take_held(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.held)
+    }
+
+    /// The client at `token` went away.
+    pub fn forget(&mut self, token: usize) {
+        self.held.retain(|&t| t != token);
+    }
+
+    pub fn held_count(&self) -> usize {
+        self.held.len()
     }
 
     /// Ends the pause if its time has come; true while it is on.
@@ -54,17 +82,23 @@ impl ClientPause {
         self.kind != PauseKind::Off
     }
 
-    /// Whether `cmd` must wait: `queued` are the commands an EXEC would
-    /// run. The caller exempts replicas (never paused) and the primary's
-    /// link.
-    pub fn holds(&self, cmd: &Command, queued: Option<&[&'static Command]>) -> bool {
-        let writes = |c: &Command| c.flags.has(Flags::WRITE) || c.flags.has(Flags::MAY_REPLICATE);
+    /// Whether a command must wait, given whether it may replicate
+    /// (Redis's `is_may_replicate_command`: its flags, as a script's
+    /// declared flags make them, `write` or `may_replicate`; for EXEC,
+    /// any queued command's). The caller exempts replicas (never paused)
+    /// and the primary's link.
+    pub fn holds(&self, may_replicate: bool) -> bool {
         match self.kind {
             PauseKind::Off => false,
             PauseKind::All => true,
-            PauseKind::Write => writes(cmd) || queued.is_some_and(|q| q.iter().any(|c| writes(c))),
+            PauseKind::Write => may_replicate,
         }
     }
+}
+
+/// Redis's `is_may_replicate_command` for one command's flags.
+pub fn may_replicate(flags: Flags) -> bool {
+    flags.has(Flags::WRITE) || flags.has(Flags::MAY_REPLICATE)
 }
 
 #[cfg(test)]
@@ -87,20 +121,26 @@ mod tests {
     }
 
     #[test]
-    fn write_pause_holds_writes_scripts_publish_and_exec_of_writes() {
-        let lookup = |n: &str| crate::commands::lookup(n.as_bytes()).unwrap();
+    fn write_pause_holds_what_may_replicate() {
+        let lookup = |n: &str| crate::commands::lookup(n.as_bytes()).unwrap().flags;
         let mut p = ClientPause::default();
         p.pause(PauseKind::Write, i64::MAX);
-        for held in ["set", "del", "eval", "evalsha", "fcall", "publish"] {
-            assert!(p.holds(lookup(held), None), "{held}");
+        for held in [
+            "set", "del", "eval", "evalsha", "fcall", "publish", "pfcount",
+        ] {
+            assert!(p.holds(may_replicate(lookup(held))), "{held}");
         }
         for free in ["get", "eval_ro", "fcall_ro", "ping", "client", "multi"] {
-            assert!(!p.holds(lookup(free), None), "{free}");
+            assert!(!p.holds(may_replicate(lookup(free))), "{free}");
         }
-        let exec = lookup("exec");
-        assert!(!p.holds(exec, Some(&[lookup("get")])));
-        assert!(p.holds(exec, Some(&[lookup("get"), lookup("incr")])));
         p.pause(PauseKind::All, 0);
-        assert!(p.holds(lookup("ping"), None));
+        assert!(p.holds(false));
+        p.hold(3);
+        p.hold(1);
+        p.hold(3);
+        p.unpause();
+        assert_eq!(p.held_count(), 2);
+        p.forget(3);
+        assert_eq!(p.take_held(), [1]);
     }
 }

@@ -293,7 +293,7 @@ struct CachedScript {
 }
 
 /// The bit of a flag's name in [`SCRIPT_FLAGS`] order.
-fn flag_bit(name: &[u8]) -> Option<u8> {
+pub fn flag_bit(name: &[u8]) -> Option<u8> {
     SCRIPT_FLAGS
         .iter()
         .position(|n| n.as_bytes() == name)
@@ -336,6 +336,12 @@ fn eval_shebang(body: &[u8]) -> Result<Option<(u8, usize)>, String> {
             .map_err(|name| format!("ERR Unexpected flag in script shebang: {name}"))?;
     }
     Ok(Some((flags, end)))
+}
+
+/// The flags an EVAL script's body declares on its `#!lua` line; `None`
+/// without one (or with one that does not parse: the run will say why).
+pub fn declared_flags(body: &[u8]) -> Option<u8> {
+    eval_shebang(body).ok().flatten().map(|(flags, _)| flags)
 }
 
 /// What FUNCTION RESTORE does with the libraries already there.

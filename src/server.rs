@@ -142,8 +142,6 @@ pub struct Server {
     /// Connections paused after wrong passwords (`Session::paused_until_ms`):
     /// the cron resumes them when their time comes.
     paused: Vec<usize>,
-    /// Connections whose next request waits for CLIENT PAUSE to end.
-    postponed: Vec<usize>,
     /// Connections whose input was not drained (fairness cap); read next iteration.
     read_again: Vec<usize>,
     /// Clients just unblocked whose pipelined input waits to be executed.
@@ -346,7 +344,6 @@ impl Server {
             pending_writes: Vec::new(),
             accept_retry: false,
             paused: Vec::new(),
-            postponed: Vec::new(),
             read_again: Vec::new(),
             resume: Vec::new(),
             next_client_id: 1,
@@ -676,8 +673,8 @@ impl Server {
         if conn.session.paused_until_ms > now_ms && !self.paused.contains(&token) {
             self.paused.push(token);
         }
-        if conn.session.postponed && !self.postponed.contains(&token) {
-            self.postponed.push(token);
+        if conn.session.postponed {
+            self.state.pause.hold(token);
         }
         if over_limit {
             warn!(
@@ -1584,7 +1581,7 @@ impl Server {
         if self.state.check_pause(unix_time_ms()) {
             return;
         }
-        for token in std::mem::take(&mut self.postponed) {
+        for token in self.state.pause.take_held() {
             if let Some(conn) = self.conns.get_mut(token) {
                 conn.session.postponed = false;
                 self.resume.push(token);
@@ -1593,7 +1590,7 @@ impl Server {
     }
 
     fn before_sleep(&mut self) {
-        if self.state.pause.is_on() || !self.postponed.is_empty() {
+        if self.state.pause.is_on() || self.state.pause.held_count() > 0 {
             self.resume_postponed();
         }
         if self.master_epoch_seen != self.state.repl.epoch {
@@ -1708,6 +1705,7 @@ impl Server {
         if let Some(mut conn) = self.conns.try_remove(token) {
             let _ = self.poll.registry().deregister(&mut conn.socket);
             self.state.forget_client(conn.session.id);
+            self.state.pause.forget(token);
             self.state.connected_clients -= 1;
             debug!("closed client {}", conn.session.addr);
         }

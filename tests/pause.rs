@@ -163,3 +163,94 @@ fn all_pause_holds_everything_then_ends_by_itself() {
     assert_eq!(seen[3], "waited about the pause: true");
     assert_eq!(seen.last().unwrap(), "+PONG\r\n");
 }
+
+/// Each request (the last of a group sent in order) under PAUSE WRITE:
+/// whether it is held, and what INFO `blocked_clients` and CLIENT LIST
+/// show meanwhile, then its reply once the pause ends. Scripts go by the
+/// flags they declare (Redis's `getCommandFlags`): EVAL without a shebang
+/// may replicate and waits, one with `no-writes` runs, EVAL_RO of a
+/// script that did not declare `no-writes` waits (and is refused after);
+/// a transaction's write waits where it is queued, EXEC of reads runs.
+const HELD_OR_NOT: &[&[&[&str]]] = &[
+    &[&["SET", "k", "v"]],
+    &[&["GET", "k"]],
+    &[&["EVAL", "return 1", "0"]],
+    &[&["EVAL", "#!lua flags=no-writes\nreturn 1", "0"]],
+    &[&["EVAL", "#!lua\nreturn 1", "0"]],
+    &[&["EVAL", "#!lua flags=allow-stale,no-writes\nreturn 2", "0"]],
+    &[&["EVAL_RO", "return 1", "0"]],
+    &[&["EVAL_RO", "#!lua\nreturn 1", "0"]],
+    &[&["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"]],
+    &[&["SCRIPT", "LOAD", "#!lua flags=no-writes\nreturn 3"]],
+    &[&["FCALL", "ro", "0"]],
+    &[&["FCALL", "rw", "0"]],
+    &[&["FCALL", "nosuch", "0"]],
+    &[&["FCALL_RO", "ro", "0"]],
+    &[&["FCALL_RO", "rw", "0"]],
+    &[&["PUBLISH", "c", "m"]],
+    &[&["SPUBLISH", "c", "m"]],
+    &[&["PFCOUNT", "hll"]],
+    &[&["MULTI"], &["GET", "k"], &["EXEC"]],
+    &[&["MULTI"], &["SET", "k", "1"]],
+    &[
+        &["MULTI"],
+        &["EVAL", "#!lua flags=no-writes\nreturn 1", "0"],
+        &["EXEC"],
+    ],
+    &[&["MULTI"], &["EVAL", "return 1", "0"]],
+    &[&["FUNCTION", "DELETE", "nolib"]],
+    &[&["SWAPDB", "0", "1"]],
+    &[&["PING"]],
+];
+
+fn what_write_pause_holds(server: &Server) -> Vec<String> {
+    let mut admin = server.raw();
+    let library = "#!lua name=l\n\
+        redis.register_function{function_name='ro', callback=function() return 1 end, flags={'no-writes'}}\n\
+        redis.register_function('rw', function() return 2 end)";
+    assert_eq!(admin.cmd(&["FUNCTION", "LOAD", library]), "$1\r\nl\r\n");
+    let mut seen = Vec::new();
+    for group in HELD_OR_NOT {
+        let mut c = server.raw();
+        let id = c.cmd(&["CLIENT", "ID"]);
+        let id = id.trim().trim_start_matches(':').to_string();
+        assert_eq!(
+            admin.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]),
+            "+OK\r\n"
+        );
+        let (last, before) = group.split_last().unwrap();
+        for args in before {
+            c.cmd(args);
+        }
+        let bytes: Vec<&[u8]> = last.iter().map(|a| a.as_bytes()).collect();
+        c.send_cmd(&bytes);
+        let held = silent_for(&mut c, 150);
+        let blocked = info_field(&mut admin, "clients", "blocked_clients");
+        let list = admin.cmd(&["CLIENT", "LIST", "ID", &id]);
+        let field = |name: &str| {
+            list.split_whitespace()
+                .find_map(|f| f.strip_prefix(name))
+                .unwrap_or_default()
+                .to_string()
+        };
+        let (flags, cmd) = (field("flags="), field("cmd="));
+        assert_eq!(admin.cmd(&["CLIENT", "UNPAUSE"]), "+OK\r\n");
+        let reply = String::from_utf8_lossy(&c.reply()).into_owned();
+        seen.push(format!(
+            "{last:?}: held {held}, blocked_clients {blocked}, flags {flags}, cmd {cmd}, {reply:?}"
+        ));
+    }
+    seen
+}
+
+#[test]
+fn a_write_pause_holds_what_may_replicate_by_the_flags_scripts_declare() {
+    let seen = same_on_lapse_and_redis(what_write_pause_holds);
+    let held = |n: usize| seen[n].contains("held true, blocked_clients 1, flags b");
+    assert!(held(0) && !held(1), "{seen:?}");
+    assert!(
+        held(2) && !held(3) && held(4) && held(7) && !held(10),
+        "{seen:?}"
+    );
+    assert!(seen[0].contains("cmd set"), "{seen:?}");
+}

@@ -10,6 +10,14 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Flags(u32);
 
+impl std::ops::BitOr for Flags {
+    type Output = Flags;
+
+    fn bitor(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
+    }
+}
+
 /// Every flag with the name COMMAND reports, in Redis's order.
 const NAMES: &[(&str, Flags)] = &[
     ("write", Flags::WRITE),
@@ -88,6 +96,11 @@ impl Flags {
 
     pub const fn has(self, flag: Flags) -> bool {
         self.0 & flag.0 == flag.0
+    }
+
+    /// These flags but those of `other`.
+    pub const fn without(self, other: Flags) -> Flags {
+        Flags(self.0 & !other.0)
     }
 
     /// The names COMMAND INFO lists.

@@ -475,7 +475,7 @@ fn drop_reply_but_pushes(session: &mut Session, from: usize) {
 /// unknown command, NOAUTH, arity…) is answered at once, as in Redis,
 /// whose pause check comes after those; replicas, the primary's link and
 /// a blocked command's retry are never held.
-fn must_wait_for_pause(ctx: &Ctx, args: Args) -> bool {
+fn must_wait_for_pause(ctx: &mut Ctx, args: Args) -> bool {
     let session = &*ctx.session;
     if session.replica.is_some() || session.master || session.retrying {
         return false;
@@ -483,13 +483,30 @@ fn must_wait_for_pause(ctx: &Ctx, args: Args) -> bool {
     let Ok((top, cmd)) = resolve(ctx, args) else {
         return false;
     };
-    let is_exec = top.name == "exec";
-    let queued: Option<Vec<&'static Command>> = session
-        .multi
-        .as_ref()
-        .filter(|_| is_exec)
-        .map(|t| t.queue.iter().map(|(c, _)| *c).collect());
-    ctx.server.pause.holds(cmd, queued.as_deref())
+    let server = &*ctx.server;
+    let may_replicate =
+        |cmd: &Command, args: Args| crate::pause::may_replicate(command_flags(server, cmd, args));
+    let writes = may_replicate(cmd, args)
+        || (top.name == "exec"
+            && session.multi.as_ref().is_some_and(|t| {
+                t.queue
+                    .iter()
+                    .any(|(c, queued)| may_replicate(c, queued.as_args()))
+            }));
+    if !server.pause.holds(writes) {
+        return false;
+    }
+    // CLIENT LIST shows the held command as the client's last (Redis
+    // sets it before its pause check).
+    ctx.session.last_cmd = (top.name, (!std::ptr::eq(top, cmd)).then_some(cmd.name));
+    true
+}
+
+/// The flags the checks before a command go by (Redis's
+/// `getCommandFlags`): the table's, or for a script call those its
+/// declared flags make (see `scripting::script_call_flags`).
+pub fn command_flags(server: &ServerState, cmd: &Command, args: Args) -> Flags {
+    scripting::script_call_flags(server, cmd, args)
 }
 
 /// ACL: may the session's user run this? A refusal is logged (ACL LOG)
@@ -538,7 +555,7 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Err(rejected(ctx, Some(cmd), err));
     }
     if ctx.server.config.maxmemory > 0 {
-        if let Err(err) = oom_check(ctx, cmd) {
+        if let Err(err) = oom_check(ctx, cmd, args) {
             return Err(rejected(ctx, Some(cmd), err));
         }
     }
@@ -586,7 +603,7 @@ pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 /// one) and any command a transaction would queue, so reads, deletes and
 /// EXEC/DISCARD keep working. Not for the primary's stream or a loading
 /// AOF, nor on a replica (Redis's `replica-ignore-maxmemory yes`).
-fn oom_check(ctx: &mut Ctx, cmd: &Command) -> CmdResult {
+fn oom_check(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
     ctx.server.out_of_memory = false;
     if !crate::evict::over_limit(ctx.server)
         || ctx.session.master
@@ -604,9 +621,14 @@ fn oom_check(ctx: &mut Ctx, cmd: &Command) -> CmdResult {
         return Ok(());
     }
     let in_multi = ctx.session.multi.as_ref();
+    let server = &*ctx.server;
+    let deny_oom = |cmd: &Command, args: Args| command_flags(server, cmd, args).has(Flags::DENYOOM);
     if cmd.name == "exec" {
-        let denied =
-            in_multi.is_some_and(|t| t.queue.iter().any(|(c, _)| c.flags.has(Flags::DENYOOM)));
+        let denied = in_multi.is_some_and(|t| {
+            t.queue
+                .iter()
+                .any(|(c, queued)| deny_oom(c, queued.as_args()))
+        });
         if denied {
             ctx.session.multi = None;
             let client = ctx.session.id;
@@ -618,7 +640,7 @@ fn oom_check(ctx: &mut Ctx, cmd: &Command) -> CmdResult {
         return Ok(());
     }
     let queuing = in_multi.is_some() && !["discard", "quit", "reset"].contains(&cmd.name);
-    if cmd.flags.has(Flags::DENYOOM) || queuing {
+    if queuing || deny_oom(cmd, args) {
         return Err(CmdError::Static(OOM));
     }
     Ok(())
@@ -672,8 +694,8 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
     }
     protected_check(ctx, cmd)
         .and_then(|()| subscribed_mode_check(ctx, cmd, run))
-        .and_then(|()| disk_error_check(ctx, run))
-        .and_then(|()| replica_check(ctx, run))
+        .and_then(|()| disk_error_check(ctx, run, args))
+        .and_then(|()| replica_check(ctx, run, args))
         .map(|()| (cmd, run))
         .map_err(|err| (Some(run), err))
 }
@@ -682,38 +704,38 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
 /// `stop-writes-on-bgsave-error` with save points), or the AOF cannot be
 /// written or synced, writes and PING are refused, so that clients notice
 /// the data is not being persisted.
-fn disk_error_check(ctx: &Ctx, cmd: &Command) -> CmdResult {
-    if ctx.session.master || (!cmd.flags.has(Flags::WRITE) && cmd.name != "ping") {
+fn disk_error_check(ctx: &Ctx, cmd: &Command, args: Args) -> CmdResult {
+    if ctx.session.master {
         return Ok(());
     }
-    if crate::persist::writes_refused(ctx.server) {
-        return Err(CmdError::Static(MISCONF_RDB));
+    let refusal = if crate::persist::writes_refused(ctx.server) {
+        CmdError::Static(MISCONF_RDB)
+    } else if let Some(e) = ctx.server.aof.disk_error() {
+        CmdError::owned(format!("MISCONF Errors writing to the AOF file: {e}"))
+    } else {
+        return Ok(());
+    };
+    if cmd.name == "ping" || command_flags(ctx.server, cmd, args).has(Flags::WRITE) {
+        return Err(refusal);
     }
-    match ctx.server.aof.disk_error() {
-        Some(e) => Err(CmdError::owned(format!(
-            "MISCONF Errors writing to the AOF file: {e}"
-        ))),
-        None => Ok(()),
-    }
+    Ok(())
 }
 
 /// A replica's clients: no writes with `replica-read-only` (Redis's
 /// READONLY); with the link down and `replica-serve-stale-data no`, only
 /// the commands flagged `stale` (Redis's MASTERDOWN). A primary's: no
 /// writes without `min-replicas-to-write` good replicas (NOREPLICAS).
-fn replica_check(ctx: &Ctx, cmd: &Command) -> CmdResult {
+fn replica_check(ctx: &Ctx, cmd: &Command, args: Args) -> CmdResult {
     let server = &ctx.server;
     if ctx.session.master {
         return Ok(());
     }
+    let flags = || command_flags(server, cmd, args);
     if !server.repl.is_replica() {
         // A primary with `min-replicas-to-write`: Redis's NOREPLICAS.
         let wanted = server.config.min_replicas_to_write;
         let lag = server.config.min_replicas_max_lag;
-        if wanted > 0
-            && lag > 0
-            && cmd.flags.has(Flags::WRITE)
-            && server.repl.good_replicas < wanted
+        if wanted > 0 && lag > 0 && server.repl.good_replicas < wanted && flags().has(Flags::WRITE)
         {
             return Err(CmdError::Static(
                 "NOREPLICAS Not enough good replicas to write.",
@@ -721,14 +743,15 @@ fn replica_check(ctx: &Ctx, cmd: &Command) -> CmdResult {
         }
         return Ok(());
     }
-    if cmd.flags.has(Flags::WRITE) && server.config.replica_read_only {
+    let flags = flags();
+    if flags.has(Flags::WRITE) && server.config.replica_read_only {
         return Err(CmdError::Static(
             "READONLY You can't write against a read only replica.",
         ));
     }
     if server.repl.link != crate::replication::Link::Connected
         && !server.config.replica_serve_stale_data
-        && !cmd.flags.has(Flags::STALE)
+        && !flags.has(Flags::STALE)
     {
         return Err(CmdError::Static(
             "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",

@@ -19,6 +19,7 @@ use crate::protocol::{Args, OwnedArgs};
 use crate::scripting::{
     CommandRunner, Library, Restore, RunningScript, Scripting, FLAG_NO_WRITES, SCRIPT_FLAGS,
 };
+use crate::state::ServerState;
 
 pub static COMMANDS: &[Command] = &[
     cmd!(
@@ -444,6 +445,43 @@ fn with_scripting<R>(
     let result = f(&mut scripting, ctx);
     ctx.server.scripting = Some(scripting);
     result
+}
+
+/// The flags this call of a script command runs with, as Redis's
+/// `getCommandFlags` finds them for the checks before a command
+/// (`evalGetCommandFlags`, `fcallGetCommandFlags`): a script or function
+/// that declared flags replaces the command's `write`, `denyoom`, `stale`
+/// and `may_replicate` with what its flags imply (`scriptFlagsToCmdFlags`);
+/// without declared flags (no shebang, an unknown script or function), and
+/// for any other command, the command's own stand.
+pub fn script_call_flags(server: &ServerState, cmd: &Command, args: Args) -> Flags {
+    let declared = match (cmd.name, &server.scripting) {
+        ("eval" | "eval_ro", _) => crate::scripting::declared_flags(&args[1]),
+        ("evalsha" | "evalsha_ro", Some(scripting)) if args[1].len() == 40 => {
+            scripting.script_flags(&String::from_utf8_lossy(&args[1]).to_ascii_lowercase())
+        }
+        ("fcall" | "fcall_ro", Some(scripting)) => scripting
+            .function(&String::from_utf8_lossy(&args[1]))
+            .map(|f| f.flags),
+        _ => None,
+    };
+    let Some(declared) = declared else {
+        return cmd.flags;
+    };
+    let has = |name: &str| declared & crate::scripting::flag_bit(name.as_bytes()).unwrap_or(0) != 0;
+    let mut flags = cmd
+        .flags
+        .without(Flags::STALE | Flags::DENYOOM | Flags::WRITE | Flags::MAY_REPLICATE);
+    if !has("no-writes") {
+        flags = flags | Flags::WRITE;
+        if !has("allow-oom") {
+            flags = flags | Flags::DENYOOM;
+        }
+    }
+    if has("allow-stale") {
+        flags = flags | Flags::STALE;
+    }
+    flags
 }
 
 /// EVAL and friends: `args[1]` is the script (EVAL) or its SHA-1.
