@@ -1724,6 +1724,11 @@ impl Server {
             }
         }
         self.active_expire_cycle(CycleKind::Slow);
+        if self.state.tracking.any() {
+            // A CONFIG SET of the limit is met even on an idle server.
+            let max_keys = self.state.config.tracking_table_max_keys;
+            self.state.tracking.limit_used_slots(max_keys);
+        }
         crate::aof::cron(&mut self.state, now_ms);
         crate::persist::cron(&mut self.state, now_ms);
         self.replication_cron();

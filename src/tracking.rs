@@ -65,6 +65,8 @@ pub struct Tracking {
     outbox: Vec<Invalidation>,
     /// The client whose command is running (NOLOOP); 0: the server.
     pub current: u64,
+    /// Rounds of `limit_used_slots` in a row that left the table over.
+    limit_rounds: usize,
 }
 
 impl Tracking {
@@ -138,9 +140,9 @@ impl Tracking {
 
     /// After a read-only command of a tracking client (default mode):
     /// `keys` may now be cached by it. OPTIN tracks only after CACHING
-    /// YES, OPTOUT not after CACHING NO. Past `max_keys` (0: no limit)
-    /// keys are dropped, their holders invalidated.
-    pub fn remember(&mut self, client: u64, keys: &[&[u8]], max_keys: usize) {
+    /// YES, OPTOUT not after CACHING NO. The table may grow past
+    /// `tracking-table-max-keys` until [`Tracking::limit_used_slots`].
+    pub fn remember(&mut self, client: u64, keys: &[&[u8]]) {
         let Some(t) = self.clients.get(&client) else {
             return;
         };
@@ -154,12 +156,30 @@ impl Tracking {
                 self.items += 1;
             }
         }
-        while max_keys > 0 && self.keys.len() > max_keys {
+    }
+
+    /// Brings the table back under `max_keys` (0: no limit) by
+    /// invalidating keys, before each command and from the cron, as
+    /// Redis's `trackingLimitUsedSlots`: at most 100 keys the first time
+    /// it finds the table over, 100 more each time after that it still is.
+    pub fn limit_used_slots(&mut self, max_keys: usize) {
+        if max_keys == 0 || self.keys.len() <= max_keys {
+            self.limit_rounds = 0;
+            return;
+        }
+        let mut effort = 100 * (self.limit_rounds + 1);
+        while effort > 0 {
+            effort -= 1;
             let Some(victim) = self.keys.keys().next().cloned() else {
                 break;
             };
             self.invalidate(&victim, 0);
+            if self.keys.len() <= max_keys {
+                self.limit_rounds = 0;
+                return;
+            }
         }
+        self.limit_rounds += 1;
     }
 
     /// A key changed (written, expired, evicted) by `self.current`.
@@ -266,6 +286,16 @@ impl Tracking {
         std::mem::take(&mut self.outbox)
     }
 
+    /// The invalidations owed to `client` itself (not redirected), taken
+    /// out of the outbox in order; the others stay.
+    pub fn take_own(&mut self, client: u64) -> Vec<Invalidation> {
+        let (own, others) = std::mem::take(&mut self.outbox)
+            .into_iter()
+            .partition(|i: &Invalidation| i.to.client == client && i.redirect.is_none());
+        self.outbox = others;
+        own
+    }
+
     /// INFO: tracking clients, keys, items (key-client pairs), prefixes.
     pub fn totals(&self) -> (usize, usize, usize, usize) {
         (
@@ -341,8 +371,8 @@ mod tests {
                 ..tracker(20)
             },
         );
-        t.remember(1, &[b"k"], 0);
-        t.remember(2, &[b"k"], 0);
+        t.remember(1, &[b"k"]);
+        t.remember(2, &[b"k"]);
         assert_eq!(t.totals(), (2, 1, 2, 0));
         t.current = 2;
         t.key_changed(b"k");
@@ -364,12 +394,28 @@ mod tests {
                 ..tracker(1)
             },
         );
-        t.remember(1, &[b"a"], 0);
+        t.remember(1, &[b"a"]);
         assert_eq!(t.totals().1, 0);
         t.tracker_mut(1).unwrap().caching = true;
-        t.remember(1, &[b"a", b"b", b"c"], 2);
+        t.remember(1, &[b"a", b"b", b"c"]);
+        assert_eq!(t.totals().1, 3);
+        t.limit_used_slots(2);
         assert_eq!(t.totals().1, 2);
         assert_eq!(t.take_outbox().len(), 1, "the dropped key is invalidated");
+    }
+
+    #[test]
+    fn an_overfull_table_is_emptied_with_growing_effort() {
+        let mut t = Tracking::default();
+        t.enable(1, tracker(1));
+        let keys: Vec<Vec<u8>> = (0..450).map(|i| format!("k{i}").into_bytes()).collect();
+        let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        t.remember(1, &refs);
+        for (round, left) in [(1, 350), (2, 150), (3, 1)] {
+            t.limit_used_slots(1);
+            assert_eq!(t.totals().1, left, "after round {round}");
+        }
+        assert_eq!(t.take_outbox().len(), 449);
     }
 
     #[test]

@@ -205,3 +205,96 @@ fn resp2_redirect_sends_invalidate_messages_to_the_subscriber() {
 fn bcast_optin_optout_and_errors_as_redis() {
     same_on_lapse_and_redis(bcast_optin_and_errors);
 }
+
+/// Scripts: a client's own writes through a script are its own for
+/// NOLOOP; a script that reads anything lets its caller cache the keys it
+/// declared (not the keys its commands name), one that only writes does
+/// not (Redis's `script_caller`).
+fn scripts_and_tracking(server: &Server) -> Vec<String> {
+    let mut c = server.raw();
+    let mut other = server.raw();
+    let mut seen = Vec::new();
+    c.cmd(&["HELLO", "3"]);
+    seen.push(c.cmd(&["CLIENT", "TRACKING", "ON", "NOLOOP"]));
+    seen.push(c.cmd(&["SET", "key1", "1"]));
+    seen.push(c.cmd(&["GET", "key1"]));
+    seen.push(c.cmd(&[
+        "EVAL",
+        "return redis.call('set', KEYS[1], '2')",
+        "1",
+        "key1",
+    ]));
+    seen.push(c.cmd(&["GET", "key1"]));
+    seen.push(pending(&mut c, 100));
+    seen.push(c.cmd(&["CLIENT", "TRACKING", "OFF"]));
+    seen.push(c.cmd(&["CLIENT", "TRACKING", "ON"]));
+    seen.push(other.cmd(&["MSET", "d1", "1", "d2", "1", "x", "1"]));
+    seen.push(c.cmd(&["EVAL", "redis.call('set', 'x', 'bar')", "2", "d1", "d2"]));
+    seen.push(other.cmd(&["MSET", "d1", "2", "d2", "2"]));
+    seen.push(pending(&mut c, 100));
+    seen.push(c.cmd(&["EVAL", "redis.call('get', 'x')", "2", "d1", "d2"]));
+    seen.push(other.cmd(&["MSET", "x", "3"]));
+    seen.push(other.cmd(&["MSET", "d2", "3", "d1", "3"]));
+    seen.push(pending(&mut c, 200));
+    seen.push(c.cmd(&["EVAL_RO", "redis.call('ping')", "1", "d1"]));
+    seen.push(other.cmd(&["SET", "d1", "4"]));
+    seen.push(c.cmd(&["EVAL_RO", "redis.call('get', 'x')", "1", "d1"]));
+    seen.push(other.cmd(&["SET", "d1", "5"]));
+    seen.push(pending(&mut c, 200));
+    seen
+}
+
+#[test]
+fn scripts_track_their_declared_keys_for_their_caller_as_redis() {
+    let seen = same_on_lapse_and_redis(scripts_and_tracking);
+    assert_eq!(seen[5], "", "NOLOOP: the script's write is the caller's");
+    assert_eq!(seen[11], "", "a script that only wrote tracks nothing");
+    assert!(
+        seen[15].contains("d2") && !seen[15].contains("$1\r\nx"),
+        "{}",
+        seen[15]
+    );
+}
+
+/// `tracking-table-max-keys` lowered: the table is brought under it by
+/// the cron even when no command follows, and before the next command
+/// runs, whose client hears of its dropped keys before that command's
+/// own reply (even a QUEUED one: Redis's #11715).
+fn table_limit(server: &Server) -> Vec<String> {
+    let mut admin = server.raw();
+    let mut c = server.raw();
+    let mut seen = Vec::new();
+    c.cmd(&["HELLO", "3"]);
+    seen.push(c.cmd(&["CLIENT", "TRACKING", "ON"]));
+    seen.push(c.cmd(&["MGET", "a", "b", "c"]));
+    seen.push(admin.cmd(&["CONFIG", "SET", "tracking-table-max-keys", "2"]));
+    let mut dropped = String::new();
+    let found = eventually(Duration::from_secs(5), || {
+        dropped.push_str(&pending(&mut c, 50));
+        dropped.contains("invalidate")
+    });
+    seen.push(format!(
+        "cron dropped one: {found} {}",
+        dropped.matches("invalidate").count()
+    ));
+    seen.push(c.cmd(&["MULTI"]));
+    seen.push(admin.cmd(&["CONFIG", "SET", "tracking-table-max-keys", "1"]));
+    c.send_cmd(&[b"PING"]);
+    let first = text(c.reply());
+    seen.push(format!(
+        "first: {}",
+        first.starts_with(">2\r\n$10\r\ninvalidate")
+    ));
+    seen.push(text(c.reply()));
+    seen.push(c.cmd(&["EXEC"]));
+    seen.push(admin.cmd(&["CONFIG", "SET", "tracking-table-max-keys", "1000000"]));
+    seen
+}
+
+#[test]
+fn the_tracking_table_is_kept_under_its_limit_as_redis_does() {
+    let seen = same_on_lapse_and_redis(table_limit);
+    assert_eq!(seen[3], "cron dropped one: true 1");
+    assert_eq!(seen[6], "first: true");
+    assert_eq!(seen[7], "+QUEUED\r\n");
+}

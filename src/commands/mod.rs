@@ -559,6 +559,17 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
             return Err(rejected(ctx, Some(cmd), err));
         }
     }
+    if ctx.server.tracking.any() {
+        let max_keys = ctx.server.config.tracking_table_max_keys;
+        ctx.server.tracking.limit_used_slots(max_keys);
+        // Keys dropped to make room, before this command ran: its own
+        // client hears of them before its reply (Redis sends at once
+        // outside a command's execution; #11715).
+        let resp3 = ctx.session.reply.resp3;
+        for own in ctx.server.tracking.take_own(ctx.session.id) {
+            crate::tracking::encode(&own, resp3, false, ctx.session);
+        }
+    }
     // Outside MULTI (the hot path) this is one check of an Option.
     if let Some(t) = &mut ctx.session.multi {
         if !RUN_IN_MULTI.contains(&top.name) {
@@ -834,18 +845,22 @@ pub fn call(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
     if no_touch {
         ctx.server.dbs.iter_mut().for_each(|db| db.no_touch = true);
     }
+    // NOLOOP: the changes this command makes are its client's (a
+    // script's commands', its caller's: the outermost call sets it).
+    let outermost = ctx.server.tracking.current == 0 && !ctx.session.in_script;
+    if outermost {
+        ctx.server.tracking.current = ctx.session.id;
+    }
     let result = (cmd.handler)(ctx, args);
     if no_touch {
         ctx.server.dbs.iter_mut().for_each(|db| db.no_touch = false);
     }
     if ctx.server.tracking.any() {
         track_keys_read(ctx, cmd, args);
-        // NOLOOP: the changes this command made are its client's.
-        ctx.server.tracking.current = ctx.session.id;
-        ctx.server.process_key_events();
+    }
+    ctx.server.process_key_events();
+    if outermost {
         ctx.server.tracking.current = 0;
-    } else {
-        ctx.server.process_key_events();
     }
     let changes = ctx.server.dirty() - dirty_before;
     ctx.server
@@ -862,11 +877,13 @@ fn track_keys_read(ctx: &mut Ctx, cmd: &Command, args: Args) {
     if !cmd.flags.has(Flags::READONLY) || cmd.flags.has(Flags::PUBSUB) || script {
         return;
     }
+    if ctx.session.in_script {
+        // The caller's declared keys are remembered instead (see
+        // `ScriptClient::remember_declared_keys`).
+        return;
+    }
     if let Some(keys) = cmd.keys_of(&args) {
-        let max_keys = ctx.server.config.tracking_table_max_keys;
-        ctx.server
-            .tracking
-            .remember(ctx.session.id, &keys, max_keys);
+        ctx.server.tracking.remember(ctx.session.id, &keys);
     }
 }
 

@@ -327,6 +327,33 @@ struct ScriptClient<'c, 'a> {
     read_only: bool,
     /// Changes counted when the script started (to tell whether it wrote).
     dirty_at_start: u64,
+    /// The keys the script declared: its caller may cache them once the
+    /// script reads anything (client-side caching), as Redis remembers
+    /// the caller's keys, not those of the commands the script runs.
+    declared_keys: &'c [&'c [u8]],
+    /// They were remembered already.
+    keys_remembered: bool,
+}
+
+impl ScriptClient<'_, '_> {
+    /// After a command of the script: if it only read, the caller may now
+    /// cache the script's declared keys (Redis's `call()` with
+    /// `server.script_caller`).
+    fn remember_declared_keys(&mut self, cmd: &Command) {
+        if self.keys_remembered
+            || !self.ctx.server.tracking.any()
+            || !cmd.flags.has(Flags::READONLY)
+            || cmd.flags.has(Flags::PUBSUB)
+        {
+            return;
+        }
+        self.keys_remembered = true;
+        let caller = self.ctx.session.id;
+        self.ctx
+            .server
+            .tracking
+            .remember(caller, self.declared_keys);
+    }
 }
 
 impl CommandRunner for ScriptClient<'_, '_> {
@@ -409,6 +436,7 @@ impl CommandRunner for ScriptClient<'_, '_> {
             peers: self.ctx.peers,
         };
         call_and_reply(&mut ctx, cmd, args, false);
+        self.remember_declared_keys(cmd);
         Ok(&self.session.reply.buf)
     }
 }
@@ -554,6 +582,8 @@ fn run_script(
             session,
             read_only,
             dirty_at_start,
+            declared_keys: keys,
+            keys_remembered: false,
         };
         match target {
             Target::Script(sha) => scripting.run(sha, keys, argv, &mut client, &mut out),
