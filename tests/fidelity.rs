@@ -706,3 +706,48 @@ fn zset_set_operations_match_redis_server() {
         "*8\r\n$1\r\nx\r\n$1\r\n1\r\n$1\r\nw\r\n$1\r\n4\r\n$1\r\nz\r\n$1\r\n4\r\n$1\r\ny\r\n$1\r\n5\r\n"
     );
 }
+
+/// RESTORE's IDLETIME sets what OBJECT IDLETIME reports under an LRU
+/// policy, FREQ what OBJECT FREQ reports under an LFU one; EXISTS, TYPE
+/// and TTL read a key without resetting its idle time (GET does).
+fn access_history(server: &Server) -> Vec<String> {
+    let mut r = server.raw();
+    let mut seen = vec![r.cmd(&["SET", "k", "v"])];
+    seen.push(r.cmd(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]));
+    let restore =
+        "return redis.call('RESTORE', KEYS[1], 0, redis.call('DUMP', 'k'), ARGV[1], ARGV[2])";
+    seen.push(r.cmd(&["EVAL", restore, "1", "idle", "IDLETIME", "1000"]));
+    seen.push(r.cmd(&["OBJECT", "IDLETIME", "idle"]));
+    seen.push(r.cmd(&["EVAL", restore, "1", "idle2", "FREQ", "7"]));
+    seen.push(r.cmd(&["OBJECT", "IDLETIME", "idle2"]));
+    seen.push(r.cmd(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"]));
+    seen.push(r.cmd(&["EVAL", restore, "1", "often", "FREQ", "100"]));
+    seen.push(r.cmd(&["OBJECT", "FREQ", "often"]));
+    seen.push(r.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]));
+    seen.push(r.cmd(&["SET", "quiet", "v"]));
+    std::thread::sleep(Duration::from_millis(2100));
+    for read in [
+        &["EXISTS", "quiet"][..],
+        &["TYPE", "quiet"],
+        &["TTL", "quiet"],
+        &["PTTL", "quiet"],
+    ] {
+        seen.push(r.cmd(read));
+    }
+    let idle = r.cmd(&["OBJECT", "IDLETIME", "quiet"]);
+    seen.push(format!(
+        "still idle: {}",
+        idle != ":0\r\n" && idle != ":1\r\n"
+    ));
+    seen.push(r.cmd(&["GET", "quiet"]));
+    seen.push(r.cmd(&["OBJECT", "IDLETIME", "quiet"]));
+    seen
+}
+
+#[test]
+fn restore_sets_the_access_history_and_metadata_reads_leave_it() {
+    let seen = common::same_on_lapse_and_redis(access_history);
+    assert_eq!(seen[3], ":1000\r\n");
+    assert_eq!(seen[8], ":100\r\n");
+    assert_eq!(seen[15], "still idle: true");
+}

@@ -230,7 +230,7 @@ fn pexpireat(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// remaining (or absolute) time, seconds rounded as Redis rounds.
 fn ttl_generic(ctx: &mut Ctx, args: Args, unit: Unit, absolute: bool) -> CmdResult {
     let now_ms = ctx.now_ms;
-    let reply = match ctx.db().expire_at(&args[1], now_ms) {
+    let reply = match ctx.db().ttl_deadline(&args[1], now_ms) {
         None => -2,
         Some(None) => -1,
         Some(Some(at_ms)) => {

@@ -63,11 +63,7 @@ fn del_generic(ctx: &mut Ctx, args: Args, lazy: bool) -> CmdResult {
 fn exists(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
     let db = ctx.db();
-    let found = args
-        .iter()
-        .skip(1)
-        .filter(|k| db.contains(k, now_ms))
-        .count();
+    let found = args.iter().skip(1).filter(|k| db.exists(k, now_ms)).count();
     ctx.out().int(found as i64);
     Ok(())
 }
@@ -212,10 +208,7 @@ fn object_encoding(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn type_cmd(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
-    let name = ctx
-        .db()
-        .get(&args[1], now_ms)
-        .map_or("none", |v| v.type_name());
+    let name = ctx.db().type_name(&args[1], now_ms).unwrap_or("none");
     ctx.out().simple(name);
     Ok(())
 }
@@ -313,10 +306,11 @@ fn dump(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f], as
 /// Redis 7.0 checks and applies it. A relative TTL is propagated as an
 /// absolute one (with ABSTTL); a deadline already passed stores nothing
-/// (propagated as DEL if REPLACE removed an old value). lapse keeps no
-/// idle time or frequency: IDLETIME and FREQ are checked, then ignored.
+/// (propagated as DEL if REPLACE removed an old value). IDLETIME sets the
+/// key's idle time under an LRU policy, FREQ its counter under an LFU one.
 fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let (mut replace, mut absttl, mut idle, mut freq) = (false, false, false, false);
+    let (mut replace, mut absttl) = (false, false);
+    let (mut idle, mut freq): (Option<i64>, Option<u8>) = (None, None);
     let mut i = 4;
     while i < args.len() {
         let more = i + 1 < args.len();
@@ -324,19 +318,18 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
             replace = true;
         } else if is(&args[i], "ABSTTL") {
             absttl = true;
-        } else if is(&args[i], "IDLETIME") && more && !freq {
-            if int_arg(&args[i + 1])? < 0 {
+        } else if is(&args[i], "IDLETIME") && more && freq.is_none() {
+            let seconds = int_arg(&args[i + 1])?;
+            if seconds < 0 {
                 return Err(CmdError::Static("ERR Invalid IDLETIME value, must be >= 0"));
             }
-            idle = true;
+            idle = Some(seconds);
             i += 1;
-        } else if is(&args[i], "FREQ") && more && !idle {
-            if !(0..=255).contains(&int_arg(&args[i + 1])?) {
-                return Err(CmdError::Static(
-                    "ERR Invalid FREQ value, must be >= 0 and <= 255",
-                ));
-            }
-            freq = true;
+        } else if is(&args[i], "FREQ") && more && idle.is_none() {
+            let count = int_arg(&args[i + 1])?;
+            let count = u8::try_from(count)
+                .map_err(|_| CmdError::Static("ERR Invalid FREQ value, must be >= 0 and <= 255"))?;
+            freq = Some(count);
             i += 1;
         } else {
             return Err(CmdError::Syntax);
@@ -383,6 +376,7 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let ttl_mode = at_ms.map_or(Ttl::Clear, Ttl::At);
     target.set(key, value, ttl_mode, now_ms);
+    target.restore_access(key, idle, freq);
     target.signal(EventClass::GENERIC, "restore", key);
     if let (Some(at), false, true) = (at_ms, absttl, ctx.server.propagate.active()) {
         let at = at.to_string();

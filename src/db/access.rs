@@ -45,6 +45,29 @@ impl Access {
         }
     }
 
+    /// RESTORE's IDLETIME (seconds, under an LRU policy) or FREQ (under
+    /// an LFU one), as Redis's `objectSetLRUOrLFU`: `None` when the
+    /// policy keeps the other kind (the option is then ignored).
+    pub fn restored(
+        policy: AccessPolicy,
+        now_ms: i64,
+        idle_s: Option<i64>,
+        freq: Option<u8>,
+    ) -> Option<Access> {
+        if policy.lfu {
+            let freq = freq?;
+            return Some(Access::from_bits(
+                (lfu_minutes(now_ms) << 8) | u32::from(freq),
+            ));
+        }
+        let idle = idle_s?.rem_euclid(i64::from(LRU_CLOCK_MAX));
+        let mut at = i64::from(lru_clock(now_ms)) - idle;
+        if at < 0 {
+            at += i64::from(LRU_CLOCK_MAX);
+        }
+        Some(Access::from_bits(at as u32))
+    }
+
     /// The history after an access at `now_ms`; `chance` in [0, 1) draws
     /// the LFU counter's logarithmic increment.
     pub fn touched(self, policy: AccessPolicy, now_ms: i64, chance: f64) -> Access {

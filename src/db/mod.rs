@@ -622,11 +622,52 @@ impl Db {
         self.lookup_read(key, now_ms).is_some()
     }
 
+    /// `lookup_read` that records no access (Redis's `LOOKUP_NOTOUCH`:
+    /// EXISTS, TYPE, TTL and OBJECT leave a key's idle time alone).
+    fn lookup_untouched(&mut self, key: &[u8], now_ms: i64) -> Option<u32> {
+        let no_touch = std::mem::replace(&mut self.no_touch, true);
+        let idx = self.lookup_read(key, now_ms);
+        self.no_touch = no_touch;
+        idx
+    }
+
+    /// Whether `key` is there, as EXISTS asks (no access recorded).
+    pub fn exists(&mut self, key: &[u8], now_ms: i64) -> bool {
+        self.lookup_untouched(key, now_ms).is_some()
+    }
+
+    /// TYPE's name of the key's value: a read (hits, misses, `keymiss`)
+    /// that records no access.
+    pub fn type_name(&mut self, key: &[u8], now_ms: i64) -> Option<&'static str> {
+        let no_touch = std::mem::replace(&mut self.no_touch, true);
+        let name = self.get(key, now_ms).map(|v| v.type_name());
+        self.no_touch = no_touch;
+        name
+    }
+
     /// The key's deadline: `None` if the key is absent, `Some(None)` if it
     /// has no TTL.
     pub fn expire_at(&mut self, key: &[u8], now_ms: i64) -> Option<Option<i64>> {
         let idx = self.lookup_read(key, now_ms)?;
         Some(self.deadline(idx))
+    }
+
+    /// `expire_at` as TTL and friends ask (no access recorded).
+    pub fn ttl_deadline(&mut self, key: &[u8], now_ms: i64) -> Option<Option<i64>> {
+        let idx = self.lookup_untouched(key, now_ms)?;
+        Some(self.deadline(idx))
+    }
+
+    /// RESTORE's IDLETIME / FREQ: sets what OBJECT IDLETIME or FREQ will
+    /// report, as the policy keeps one or the other.
+    pub fn restore_access(&mut self, key: &[u8], idle_s: Option<i64>, freq: Option<u8>) {
+        let Some(idx) = self.dict.find(key) else {
+            return;
+        };
+        let policy = self.access_policy;
+        if let Some(access) = access::Access::restored(policy, self.clock_ms, idle_s, freq) {
+            self.dict.entry_mut(idx).access = access;
+        }
     }
 
     fn insert(&mut self, slot: Slot) -> u32 {
@@ -933,9 +974,7 @@ impl Db {
     /// A key's access history without touching it (OBJECT IDLETIME /
     /// FREQ): idle ms (LRU) and the decayed counter (LFU).
     pub fn access_of(&mut self, key: &[u8], now_ms: i64) -> Option<(u64, u8)> {
-        let no_touch = std::mem::replace(&mut self.no_touch, true);
-        let idx = self.lookup_read(key, now_ms);
-        self.no_touch = no_touch;
+        let idx = self.lookup_untouched(key, now_ms);
         let access = self.dict.entry(idx?).access;
         Some((
             access.idle_ms(now_ms),
