@@ -76,11 +76,20 @@ impl CommandStats {
     }
 
     /// A call that ran for `ticks`; `failed` if it answered an error.
-    pub fn called(&mut self, cmd: &Command, ticks: u64, failed: bool, track_latency: bool) {
+    /// `first`: false for a blocked call served at last, which was counted
+    /// as a call when it blocked (its time and outcome add up).
+    pub fn called(
+        &mut self,
+        cmd: &Command,
+        ticks: u64,
+        failed: bool,
+        track_latency: bool,
+        first: bool,
+    ) {
         let Some(stat) = self.stat(cmd) else {
             return;
         };
-        stat.calls += 1;
+        stat.calls += u64::from(first);
         stat.ticks += ticks;
         stat.failed += u64::from(failed);
         if track_latency {
@@ -213,10 +222,11 @@ mod tests {
         let set = crate::commands::lookup(b"set").unwrap();
         let config = crate::commands::lookup(b"config").unwrap();
         let get = config.subcommand(b"get").unwrap();
-        stats.called(set, 10, false, true);
-        stats.called(set, 30, true, true);
+        stats.called(set, 10, false, true, true);
+        stats.called(set, 30, true, true, true);
         stats.rejected(set);
-        stats.called(get, 5, false, false);
+        stats.called(get, 5, false, false, true);
+        stats.called(get, 5, false, false, false);
         let mut out = String::new();
         stats.write_commandstats(&mut out);
         assert!(out.contains("cmdstat_set:calls=2,"), "{out}");

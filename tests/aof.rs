@@ -747,3 +747,43 @@ fn big_values_written_in_pieces_reload_everywhere() {
     drop(redis);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// DEBUG LOADAOF and DEBUG RELOAD are not written to the AOF (nor
+/// replicated): replaying one from the file would load the file again,
+/// without end (it overflowed the stack in Redis's own expire tests).
+/// Nor are the commands the replay runs counted as client calls.
+#[test]
+fn debug_loads_are_not_appended_and_replayed_commands_are_not_counted() {
+    let dir = temp_dir("aof-debug-load");
+    let conf = aof_conf(&dir, "");
+    let conf = conf.to_str().unwrap();
+    let server = Server::lapse(&[conf, "--enable-debug-command", "yes"]);
+    let mut r = server.raw();
+    assert_eq!(r.cmd(&["SET", "k", "v"]), "+OK\r\n");
+    for _ in 0..3 {
+        assert_eq!(r.cmd(&["DEBUG", "LOADAOF"]), "+OK\r\n");
+    }
+    assert_eq!(r.cmd(&["DEBUG", "RELOAD"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["GET", "k"]), "$1\r\nv\r\n");
+    assert_eq!(r.cmd(&["CONFIG", "RESETSTAT"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["DEBUG", "LOADAOF"]), "+OK\r\n");
+    let stats = r.cmd(&["INFO", "commandstats"]);
+    assert!(!stats.contains("cmdstat_set:"), "{stats}");
+    let incr: Vec<u8> = std::fs::read_dir(dir.join("appendonlydir"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".incr.aof"))
+        .flat_map(|p| std::fs::read(p).unwrap())
+        .collect();
+    let text = String::from_utf8_lossy(&incr).to_ascii_lowercase();
+    assert!(text.contains("set") && !text.contains("debug"), "{text}");
+    drop(server);
+    let again = Server::lapse(&[conf, "--enable-debug-command", "yes"]);
+    let mut r = again.raw();
+    assert_eq!(r.cmd(&["GET", "k"]), "$1\r\nv\r\n");
+    let processed = common::info_field(&mut r, "stats", "total_commands_processed");
+    assert_eq!(
+        processed, "1",
+        "the GET; the replayed SET is not a client call"
+    );
+}

@@ -369,3 +369,49 @@ fn a_client_library_worker_receives_jobs() {
     let expected: Vec<String> = (0..100).map(|i| format!("job:{i}")).collect();
     assert_eq!(jobs, expected);
 }
+
+/// A blocked command counts once however it ends: woken by a push, after
+/// passing over a key of the wrong type, or timing out (INFO commandstats
+/// calls and `total_commands_processed`), as in Redis 7.0.
+fn counted_once(server: &Server) -> Vec<String> {
+    let (mut admin, mut waiter) = (server.raw(), server.raw());
+    let mut seen = vec![admin.cmd(&["CONFIG", "RESETSTAT"])];
+    // The INFO polls are commands too: counted, then left out.
+    let mut polls = 0;
+    let mut wait_blocked = |admin: &mut Raw| {
+        assert!(eventually(Duration::from_secs(5), || {
+            polls += 1;
+            blocked_clients(admin) == 1
+        }));
+    };
+    waiter.send_cmd(&[b"BLPOP", b"q", b"0"]);
+    wait_blocked(&mut admin);
+    seen.push(admin.cmd(&["RPUSH", "q", "x"]));
+    seen.push(String::from_utf8_lossy(&waiter.reply()).into_owned());
+    waiter.send_cmd(&[b"BLPOP", b"q", b"0"]);
+    wait_blocked(&mut admin);
+    seen.push(admin.cmd(&["SET", "q", "s"]));
+    seen.push(admin.cmd(&["DEL", "q"]));
+    seen.push(admin.cmd(&["RPUSH", "q", "y"]));
+    seen.push(String::from_utf8_lossy(&waiter.reply()).into_owned());
+    seen.push(waiter.cmd(&["BLPOP", "q", "0.05"]));
+    let processed: i64 = info_field(&mut admin, "stats", "total_commands_processed")
+        .parse()
+        .unwrap();
+    seen.push(format!("processed {}", processed - polls));
+    let stats = admin.cmd(&["INFO", "commandstats"]);
+    for name in ["blpop", "rpush"] {
+        let line = stats
+            .lines()
+            .find(|l| l.starts_with(&format!("cmdstat_{name}:")));
+        let calls = line.and_then(|l| l.split(',').next()).unwrap_or_default();
+        seen.push(calls.to_string());
+    }
+    seen
+}
+
+#[test]
+fn a_woken_command_counts_once_as_in_redis() {
+    let seen = common::same_on_lapse_and_redis(counted_once);
+    assert_eq!(seen[seen.len() - 2], "cmdstat_blpop:calls=3");
+}

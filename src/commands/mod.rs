@@ -426,13 +426,18 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
         ctx.session.postponed = true;
         return;
     }
-    ctx.server.stats.total_commands_processed += 1;
     ctx.session.last_interaction_ms = ctx.now_ms;
     let replied_from = ctx.session.reply.buf.len();
     if let Err(err) = dispatch(ctx, args) {
         let msg = err.message();
         ctx.server.stats.error_replied(&msg);
         ctx.out().error(&msg);
+    }
+    // Counted once it ran, as Redis's `call()` does (INFO does not count
+    // itself); a woken command counted when it blocked; the AOF's are not
+    // client calls.
+    if !ctx.session.retrying && !ctx.session.replaying {
+        ctx.server.stats.total_commands_processed += 1;
     }
     // CLIENT CACHING holds for the next command only (a transaction's
     // commands all count as next; CLIENT subcommands leave it).
@@ -824,7 +829,9 @@ fn feed_monitors(ctx: &mut Ctx, args: Args, nested: bool) {
 /// EXEC's, which the slow log sees one by one), with an error written as
 /// the command's reply.
 pub fn call_and_reply(ctx: &mut Ctx, cmd: &Command, args: Args, slowlog: bool) {
-    ctx.server.stats.total_commands_processed += 1;
+    if !ctx.session.replaying {
+        ctx.server.stats.total_commands_processed += 1;
+    }
     let result = call_timed(ctx, cmd, args, !slowlog);
     if let Err(err) = result {
         let msg = err.message();
@@ -900,14 +907,23 @@ pub fn call_logged(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
 fn call_timed(ctx: &mut Ctx, cmd: &Command, args: Args, nested: bool) -> CmdResult {
     // One reading a command: within a batch of requests the end of one
     // command is the start of the next (the parse between them counts).
+    if ctx.session.replaying {
+        return call(ctx, cmd, args);
+    }
     let started = match ctx.session.command_tick {
         tick if tick != 0 && !nested => tick,
         _ => crate::clock::ticks(),
     };
+    // A woken command was shown and counted when it blocked: its retry
+    // adds its time and outcome once it is served, nothing while it
+    // still waits (Redis's `updateStatsOnUnblock`).
+    let retry = ctx.session.retrying;
     // Scripts are shown before the commands they run, everything else
     // once it ran; administrative commands never (as Redis).
-    let monitored =
-        !ctx.server.monitors.is_empty() && !ctx.server.loading && !cmd.flags.has(Flags::ADMIN);
+    let monitored = !retry
+        && !ctx.server.monitors.is_empty()
+        && !ctx.server.loading
+        && !cmd.flags.has(Flags::ADMIN);
     if monitored && cmd.flags.has(Flags::SKIP_MONITOR) {
         feed_monitors(ctx, args, nested);
     }
@@ -930,11 +946,17 @@ fn call_timed(ctx: &mut Ctx, cmd: &Command, args: Args, nested: bool) -> CmdResu
             .latency
             .add_if_needed(threshold_ms, event, ms, now_s);
     }
-    let track_latency = ctx.server.config.latency_tracking;
+    // Still blocked: the slow log and the latency histogram wait for
+    // the end of the wait.
+    let waiting = ctx.session.blocked.is_some() || ctx.session.still_waiting;
+    if retry && waiting {
+        return result;
+    }
+    let track_latency = ctx.server.config.latency_tracking && !waiting;
     ctx.server
         .cmdstats
-        .called(cmd, ticks, result.is_err(), track_latency);
-    if nested {
+        .called(cmd, ticks, result.is_err(), track_latency, !retry);
+    if nested || waiting {
         return result;
     }
     ctx.session.command_tick = ended;

@@ -802,9 +802,11 @@ fn debug_reload(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     }
     let now_ms = ctx.now_ms;
-    // Like Redis, the reload itself is not propagated.
+    let reloaded = crate::persist::debug_reload(ctx.server, now_ms, save, flush, merge);
+    // Like Redis, the reload itself is not propagated (said after the
+    // load, whose own bookkeeping resets the running command's).
     ctx.server.propagate.suppress();
-    match crate::persist::debug_reload(ctx.server, now_ms, save, flush, merge) {
+    match reloaded {
         Ok(()) => {
             ctx.out().ok();
             Ok(())
@@ -823,9 +825,11 @@ fn debug_reload(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// a file it cannot load, lapse answers an error (the log says why).
 fn debug_loadaof(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
-    // The data came from the AOF: nothing to append to it or replicate.
+    let loaded = crate::aof::debug_loadaof(ctx.server, now_ms);
+    // The data came from the AOF: nothing to append to it or replicate
+    // (said after the replay, whose commands reset the running one's).
     ctx.server.propagate.suppress();
-    if let Err(e) = crate::aof::debug_loadaof(ctx.server, now_ms) {
+    if let Err(e) = loaded {
         tracing::warn!("DEBUG LOADAOF: {e}");
         return Err(CmdError::Static(
             "ERR Error trying to load the AOF files, check server logs.",
