@@ -270,7 +270,8 @@ pub struct Scripting {
     current: Rc<Current>,
     /// What `redis.call` and `redis.pcall` reach (they hold its address).
     _call_context: Box<call::CallContext>,
-    /// Function libraries by name, and each function's library.
+    /// Function libraries by name, and each function's library (by the
+    /// function's name in lower case).
     libraries: BTreeMap<String, Library>,
     function_library: HashMap<String, String>,
     /// The globals library functions run in; its metatable's `__index` is
@@ -621,14 +622,21 @@ impl Scripting {
         let Some(function) = self.function(name) else {
             return false;
         };
-        let outcome = self.launch(&function.callback.clone(), false, keys, argv, runner);
-        reply_outcome(outcome, "function", name, out);
+        let (callback, name) = (function.callback.clone(), function.name.clone());
+        let outcome = self.launch(&callback, false, keys, argv, runner);
+        reply_outcome(outcome, "function", &name, out);
         true
     }
 
+    /// A function by name, whatever its case (Redis's functions dict
+    /// compares names case-insensitively).
     pub fn function(&self, name: &str) -> Option<&LibraryFunction> {
-        let library = self.libraries.get(self.function_library.get(name)?)?;
-        library.functions.iter().find(|f| f.name == name)
+        let key = name.to_ascii_lowercase();
+        let library = self.libraries.get(self.function_library.get(&key)?)?;
+        library
+            .functions
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(name))
     }
 
     pub fn libraries(&self) -> impl Iterator<Item = &Library> {
@@ -645,7 +653,7 @@ impl Scripting {
             return false;
         };
         for f in &library.functions {
-            self.function_library.remove(&f.name);
+            self.function_library.remove(&f.name.to_ascii_lowercase());
         }
         true
     }
@@ -766,7 +774,7 @@ impl Scripting {
         for f in &functions {
             if self
                 .function_library
-                .get(&f.name)
+                .get(&f.name.to_ascii_lowercase())
                 .is_some_and(|lib| *lib != name)
             {
                 return Err(format!("ERR Function {} already exists", f.name));
@@ -774,7 +782,8 @@ impl Scripting {
         }
         self.delete_library(&name);
         for f in &functions {
-            self.function_library.insert(f.name.clone(), name.clone());
+            let key = f.name.to_ascii_lowercase();
+            self.function_library.insert(key, name.clone());
         }
         self.libraries.insert(
             name.clone(),

@@ -798,3 +798,26 @@ fn function_dump_and_restore_interoperate_with_redis() {
     l.send_cmd(&[b"FUNCTION", b"LIST", b"WITHCODE"]);
     assert!(String::from_utf8_lossy(&l.reply()).contains("LZF, LZF, LZF"));
 }
+
+/// FCALL finds a function whatever the case of its name, and a library
+/// cannot register a name another holds in another case.
+fn function_names_ignore_case(server: &Server) -> Vec<String> {
+    let mut r = server.raw();
+    let lib =
+        "#!lua name=cased\nredis.register_function('hello', function() return error('oops') end)";
+    let other = "#!lua name=other\nredis.register_function('HELLO', function() return 2 end)";
+    vec![
+        r.cmd(&["FUNCTION", "LOAD", "REPLACE", lib]),
+        r.cmd(&["FCALL", "HELLO", "0"]),
+        r.cmd(&["FCALL_RO", "Hello", "0"]),
+        r.cmd(&["FUNCTION", "LOAD", other]),
+        r.cmd(&["FUNCTION", "DELETE", "cased"]),
+        r.cmd(&["FCALL", "hello", "0"]),
+    ]
+}
+
+#[test]
+fn functions_are_found_whatever_the_case_as_in_redis() {
+    let seen = common::same_on_lapse_and_redis(function_names_ignore_case);
+    assert!(seen[1].contains("oops"), "{seen:?}");
+}

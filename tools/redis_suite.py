@@ -25,6 +25,7 @@ all units on two cores (each server in turn), so CI does not run it.
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -76,6 +77,10 @@ def start(server, port, workdir):
 
 def run_unit(server, unit, workdir):
     port = free_port()
+    # A directory of its own: no unit starts from another's files.
+    workdir = workdir / unit.replace("/", "-")
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
     child = start(server, port, workdir)
     started = time.time()
     try:
