@@ -133,6 +133,7 @@ impl Busy {
         socket: &dyn PeerSocket,
         script: &RunningScript,
         max_query: u64,
+        stats: &FunctionStats,
     ) -> Verdict {
         let idle = session.blocked.is_none()
             && session.multi.is_none()
@@ -146,7 +147,8 @@ impl Busy {
         // What was queued for the client before the script comes first.
         let queued = &session.reply.buf[session.reply.sent..];
         let client = self.clients.entry(token).or_default();
-        client.exchange(socket, queued, script, max_query)
+        let resp3 = session.reply.resp3;
+        client.exchange(socket, queued, script, max_query, (resp3, stats))
     }
 
     /// A client accepted (and counted) while the script runs: it is served
@@ -162,12 +164,17 @@ impl Busy {
     }
 
     /// One round over the clients that connected while the script runs.
-    pub fn serve_arrivals(&mut self, script: &RunningScript, max_query: u64) -> Verdict {
+    pub fn serve_arrivals(
+        &mut self,
+        script: &RunningScript,
+        max_query: u64,
+        stats: &FunctionStats,
+    ) -> Verdict {
         let mut verdict = Verdict::Continue;
         for arrival in &mut self.arrivals {
             let v = arrival
                 .left
-                .exchange(&arrival.socket, &[], script, max_query);
+                .exchange(&arrival.socket, &[], script, max_query, (false, stats));
             verdict = verdict.max(v);
         }
         verdict
@@ -184,6 +191,7 @@ impl Leftover {
         queued: &[u8],
         script: &RunningScript,
         max_query: u64,
+        stats: (bool, &FunctionStats),
     ) -> Verdict {
         if self.close || self.waiting {
             return Verdict::Continue;
@@ -210,7 +218,7 @@ impl Leftover {
                 }
             }
         }
-        let verdict = self.answer(script);
+        let verdict = self.answer(script, stats);
         while self.sent < queued.len() {
             match socket.write_from(&queued[self.sent..]) {
                 Ok(0) => return verdict,
@@ -233,9 +241,14 @@ impl Leftover {
     }
 }
 
+/// FUNCTION STATS's reply while a function is busy, in RESP3 or not
+/// (`None` while an EVAL script is: then it is -BUSY, as in Redis).
+pub type FunctionStats<'a> = dyn Fn(bool) -> Option<Vec<u8>> + 'a;
+
 /// What one request read while a script is busy gets.
 enum Answer {
     Reply(&'static [u8]),
+    Owned(Vec<u8>),
     /// +OK, and the script is stopped.
     Kill,
     Shutdown,
@@ -243,7 +256,11 @@ enum Answer {
     AfterScript,
 }
 
-fn decide(args: &crate::protocol::Args, script: &RunningScript) -> Answer {
+fn decide(
+    args: &crate::protocol::Args,
+    script: &RunningScript,
+    (resp3, stats): (bool, &FunctionStats),
+) -> Answer {
     let is = |a: &[u8], b: &str| a.eq_ignore_ascii_case(b.as_bytes());
     let busy = if script.eval {
         BUSY_EVAL
@@ -271,6 +288,10 @@ fn decide(args: &crate::protocol::Args, script: &RunningScript) -> Answer {
                 Answer::Kill
             }
         }
+        ("function", "stats") => match stats(resp3) {
+            Some(reply) => Answer::Owned(reply),
+            None => Answer::Reply(BUSY_EVAL),
+        },
         ("shutdown", _) if args.iter().skip(1).any(|a| is(a, "nosave")) => Answer::Shutdown,
         ("shutdown", _) => Answer::Reply(busy),
         _ => Answer::AfterScript,
@@ -279,7 +300,7 @@ fn decide(args: &crate::protocol::Args, script: &RunningScript) -> Answer {
 
 impl Leftover {
     /// Answers the complete requests read so far.
-    fn answer(&mut self, script: &RunningScript) -> Verdict {
+    fn answer(&mut self, script: &RunningScript, stats: (bool, &FunctionStats)) -> Verdict {
         let mut verdict = Verdict::Continue;
         let mut offset = 0;
         while !self.close && !self.waiting {
@@ -291,8 +312,9 @@ impl Leftover {
                         offset += consumed;
                         continue;
                     }
-                    match decide(&args, script) {
+                    match decide(&args, script, stats) {
                         Answer::Reply(reply) => self.output.extend_from_slice(reply),
+                        Answer::Owned(reply) => self.output.extend_from_slice(&reply),
                         Answer::Kill => {
                             self.output.extend_from_slice(b"+OK\r\n");
                             verdict = Verdict::Kill;

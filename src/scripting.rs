@@ -182,6 +182,8 @@ pub struct RunningScript {
     pub eval: bool,
     /// It has written: it cannot be killed.
     pub wrote: bool,
+    /// How long it has run (FUNCTION STATS).
+    pub duration_ms: u64,
 }
 
 /// The script running now, as `redis.call` and the instruction hook see
@@ -240,9 +242,14 @@ impl Current {
     }
 
     fn running(&self) -> RunningScript {
+        let elapsed = self
+            .started
+            .get()
+            .map_or(0, |at| crate::clock::ticks().saturating_sub(at));
         RunningScript {
             eval: self.eval.get(),
             wrote: self.wrote.get(),
+            duration_ms: crate::clock::ticks_to_us(elapsed) / 1000,
         }
     }
 }

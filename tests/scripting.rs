@@ -636,6 +636,20 @@ fn runaway_scripts(server: &Server) {
         redis.register_function('stubborn', function() \
             while true do pcall(function() while true do end end) end end)";
     assert_eq!(r.cmd(&["FUNCTION", "LOAD", library]), "$7\r\nrunaway\r\n");
+    // FUNCTION STATS is answered while a function is busy (a client
+    // waiting for it must not wait for the function's end).
+    let mut a = server.raw();
+    a.send_cmd(&[b"FCALL", b"spin", b"0"]);
+    let busy = common::eventually(Duration::from_secs(20), || {
+        server.raw().cmd(&["PING"]) == BUSY_FUNCTION
+    });
+    assert!(busy);
+    let stats = server.raw().cmd(&["FUNCTION", "STATS"]);
+    let expected = "*4\r\n$14\r\nrunning_script\r\n*6\r\n$4\r\nname\r\n$4\r\nspin\r\n$7\r\ncommand\r\n*3\r\n$5\r\nFCALL\r\n$4\r\nspin\r\n$1\r\n0\r\n$11\r\nduration_ms\r\n:";
+    assert!(stats.starts_with(expected), "{stats}");
+    assert!(stats.ends_with("$7\r\nengines\r\n*2\r\n$3\r\nLUA\r\n*4\r\n$15\r\nlibraries_count\r\n:1\r\n$15\r\nfunctions_count\r\n:2\r\n"), "{stats}");
+    assert_eq!(server.raw().cmd(&["FUNCTION", "KILL"]), "+OK\r\n");
+    assert!(String::from_utf8_lossy(&a.reply()).starts_with("-ERR Script killed"));
     for (name, line) in [("spin", 2), ("stubborn", 3)] {
         let call: &[&[u8]] = &[b"FCALL", name.as_bytes(), b"0"];
         let reply = run_away_and_kill(server, call, BUSY_FUNCTION, &["FUNCTION", "KILL"]);

@@ -15,7 +15,7 @@ use crate::busy::Verdict;
 use crate::connection::Session;
 use crate::glob;
 use crate::protocol::request::parse_i64;
-use crate::protocol::{Args, OwnedArgs};
+use crate::protocol::{Args, OwnedArgs, Reply};
 use crate::scripting::{
     CommandRunner, Library, Restore, RunningScript, Scripting, FLAG_NO_WRITES, SCRIPT_FLAGS,
 };
@@ -333,6 +333,10 @@ struct ScriptClient<'c, 'a> {
     declared_keys: &'c [&'c [u8]],
     /// They were remembered already.
     keys_remembered: bool,
+    /// The command that runs the script, and (for a function) the
+    /// libraries and functions there are: FUNCTION STATS while it is busy.
+    command: Args<'c>,
+    function_counts: Option<(usize, usize)>,
 }
 
 impl ScriptClient<'_, '_> {
@@ -364,12 +368,23 @@ impl CommandRunner for ScriptClient<'_, '_> {
     fn while_busy(&mut self, script: &RunningScript) -> bool {
         let server = &mut *self.ctx.server;
         let max_query = server.config.client_query_buffer_limit;
+        let (command, counts) = (self.command, self.function_counts);
+        let stats = |resp3: bool| {
+            let counts = counts?;
+            let mut out = Reply {
+                resp3,
+                ..Reply::default()
+            };
+            let running = (&command[1], command, script.duration_ms);
+            function_stats_reply(&mut out, Some(running), counts);
+            Some(out.buf)
+        };
         let mut verdict = Verdict::Continue;
         self.ctx
             .peers
             .for_each_socket(&mut |token, session, socket| match server
                 .busy
-                .serve(token, session, socket, script, max_query)
+                .serve(token, session, socket, script, max_query, &stats)
             {
                 Verdict::Continue => {}
                 v => verdict = v,
@@ -382,7 +397,7 @@ impl CommandRunner for ScriptClient<'_, '_> {
                 server.busy.arrive(socket, peer, open);
             }
         });
-        verdict = verdict.max(server.busy.serve_arrivals(script, max_query));
+        verdict = verdict.max(server.busy.serve_arrivals(script, max_query, &stats));
         if verdict == Verdict::Shutdown {
             server.shutdown_requested = true;
         }
@@ -540,7 +555,7 @@ fn eval_generic(ctx: &mut Ctx, args: Args, by_sha: bool, read_only: bool) -> Cmd
             }
         };
         let target = Target::Script(&sha);
-        run_script(ctx, scripting, &target, &all, numkeys, read_only);
+        run_script(ctx, args, scripting, &target, &all, numkeys, read_only);
         Ok(())
     })
 }
@@ -557,6 +572,7 @@ enum Target<'a> {
 /// unit, its reply (or error) left in the caller's output.
 fn run_script(
     ctx: &mut Ctx,
+    command: Args,
     scripting: &mut Scripting,
     target: &Target,
     all: &[&[u8]],
@@ -584,6 +600,9 @@ fn run_script(
             dirty_at_start,
             declared_keys: keys,
             keys_remembered: false,
+            command,
+            function_counts: matches!(target, Target::Function(_))
+                .then(|| (scripting.libraries().count(), scripting.function_count())),
         };
         match target {
             Target::Script(sha) => scripting.run(sha, keys, argv, &mut client, &mut out),
@@ -618,7 +637,7 @@ fn fcall_generic(ctx: &mut Ctx, args: Args, read_only_command: bool) -> CmdResul
     }
     with_scripting(ctx, |scripting, ctx| {
         let target = Target::Function(&name);
-        run_script(ctx, scripting, &target, &all, numkeys, no_writes);
+        run_script(ctx, args, scripting, &target, &all, numkeys, no_writes);
         Ok(())
     })
 }
@@ -795,17 +814,41 @@ fn function_restore(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn function_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let (libraries, functions) = ctx
+    let counts = ctx
         .server
         .scripting
         .as_ref()
         .map_or((0, 0), |s| (s.libraries().count(), s.function_count()));
-    let out = ctx.out();
+    // A running function is reported while it is busy (`busy`, through
+    // `ScriptClient::while_busy`); here none runs.
+    function_stats_reply(ctx.out(), None, counts);
+    Ok(())
+}
+
+/// FUNCTION STATS's reply: the running function (its name, the command
+/// that called it, how long it has run) and the engine's counts.
+fn function_stats_reply(
+    out: &mut Reply,
+    running: Option<(&[u8], Args, u64)>,
+    (libraries, functions): (usize, usize),
+) {
     out.map(2);
     out.bulk(b"running_script");
-    // A running script is never seen here: while one is busy, FUNCTION
-    // STATS waits for its end (see `busy`).
-    out.null();
+    match running {
+        None => out.null(),
+        Some((name, command, duration_ms)) => {
+            out.map(3);
+            out.bulk(b"name");
+            out.bulk(name);
+            out.bulk(b"command");
+            out.array(command.len());
+            for arg in command.iter() {
+                out.bulk(arg);
+            }
+            out.bulk(b"duration_ms");
+            out.int(duration_ms as i64);
+        }
+    }
     out.bulk(b"engines");
     out.map(1);
     out.bulk(b"LUA");
@@ -814,7 +857,6 @@ fn function_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
     out.int(libraries as i64);
     out.bulk(b"functions_count");
     out.int(functions as i64);
-    Ok(())
 }
 
 fn eval(ctx: &mut Ctx, args: Args) -> CmdResult {
