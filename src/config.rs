@@ -22,6 +22,11 @@ pub struct Config {
     pub hz: u32,
     pub databases: usize,
     pub loglevel: String,
+    /// Valkey 8's `log-format` (`legacy`: Redis's lines; `logfmt`).
+    pub log_format: String,
+    /// Valkey 8's `log-timestamp-format` (`legacy`, `iso8601`,
+    /// `milliseconds`).
+    pub log_timestamp_format: String,
     /// 1..=10: how much work the active expire cycle does (Redis's setting).
     pub active_expire_effort: u32,
     /// How the active cycle picks candidates (`expire-strategy`, lapse's own).
@@ -407,6 +412,8 @@ impl Default for Config {
             hz: 10,
             databases: 16,
             loglevel: "notice".into(),
+            log_format: "legacy".into(),
+            log_timestamp_format: "legacy".into(),
             active_expire_effort: 1,
             expire_strategy: Strategy::Deadline,
             proto_max_bulk_len: PROTO_MAX_BULK_LEN_DEFAULT,
@@ -843,6 +850,26 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| c.loglevel.clone(),
         set: |c, a| {
             c.loglevel = one_of(a, &["debug", "verbose", "notice", "warning", "nothing"])?;
+            Ok(())
+        },
+        mutable: false,
+        ignored: None,
+    },
+    Setting {
+        name: "log-format",
+        get: |c| c.log_format.clone(),
+        set: |c, a| {
+            c.log_format = one_of(a, &["legacy", "logfmt"])?;
+            Ok(())
+        },
+        mutable: false,
+        ignored: None,
+    },
+    Setting {
+        name: "log-timestamp-format",
+        get: |c| c.log_timestamp_format.clone(),
+        set: |c, a| {
+            c.log_timestamp_format = one_of(a, &["legacy", "iso8601", "milliseconds"])?;
             Ok(())
         },
         mutable: false,

@@ -29,6 +29,7 @@ pub mod hll;
 pub mod info;
 pub mod latency;
 pub mod lazyfree;
+pub mod log;
 pub mod lzf;
 pub mod monitor;
 pub mod multi;

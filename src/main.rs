@@ -118,7 +118,19 @@ fn daemonize() -> std::io::Result<()> {
     }
 }
 
-fn init_logging(loglevel: &str, logfile: &str) {
+fn init_logging(config: &Config) {
+    let (loglevel, logfile) = (config.loglevel.as_str(), config.logfile.as_str());
+    let format = lapse::log::RedisFormat {
+        line: match config.log_format.as_str() {
+            "logfmt" => lapse::log::LineFormat::Logfmt,
+            _ => lapse::log::LineFormat::Legacy,
+        },
+        time: match config.log_timestamp_format.as_str() {
+            "iso8601" => lapse::log::TimeFormat::Iso8601,
+            "milliseconds" => lapse::log::TimeFormat::Milliseconds,
+            _ => lapse::log::TimeFormat::Legacy,
+        },
+    };
     let level = match loglevel {
         "debug" => "trace",
         "verbose" => "debug",
@@ -128,15 +140,13 @@ fn init_logging(loglevel: &str, logfile: &str) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .event_format(format);
     if logfile.is_empty() {
-        let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
-        builder.with_ansi(ansi).init();
+        builder.init();
     } else {
-        builder
-            .with_ansi(false)
-            .with_writer(LogFile(logfile.into()))
-            .init();
+        builder.with_writer(LogFile(logfile.into())).init();
     }
 }
 
@@ -166,7 +176,21 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    init_logging(&config.loglevel, &config.logfile);
+    init_logging(&config);
+    // The lines Redis starts with (tools look for them).
+    tracing::info!("oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo");
+    tracing::info!(
+        "Redis version={}, bits=64, commit=00000000, modified=0, pid={}, just started (lapse {})",
+        lapse::info::REDIS_COMPAT_VERSION,
+        std::process::id(),
+        env!("CARGO_PKG_VERSION")
+    );
+    match &config.config_file {
+        Some(_) => tracing::info!("Configuration loaded"),
+        None => tracing::warn!(
+            "Warning: no config file specified, using the default config. In order to specify a config file use lapse /path/to/lapse.conf"
+        ),
+    }
     for ignored in config.ignored_settings() {
         tracing::warn!("setting {ignored} (lapse keeps the value, ignores it)");
     }

@@ -980,8 +980,14 @@ pub fn encode_to_vec(dbs: &mut [Db], now_ms: i64, options: SaveOptions) -> Vec<u
 /// error (the server must not start with half a dataset), as in Redis.
 pub fn load_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
     let path = rdb_path(state);
+    let started = std::time::Instant::now();
     match std::fs::read(&path) {
-        Ok(data) => load_rdb(state, &data, &path, now_ms, Load::Startup).map(drop),
+        Ok(data) => {
+            load_rdb(state, &data, &path, now_ms, Load::Startup)?;
+            let seconds = started.elapsed().as_secs_f64();
+            tracing::info!("DB loaded from disk: {seconds:.3} seconds");
+            Ok(())
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     }

@@ -329,6 +329,7 @@ impl Server {
             state.acl.replace_users(users);
         }
         state.bound_port = port;
+        info!("Server initialized");
         // With the AOF on, it alone holds the data (as in Redis).
         if state.config.appendonly {
             crate::aof::load_at_startup(&mut state, unix_time_ms())?;
@@ -368,7 +369,9 @@ impl Server {
     /// Runs until SIGINT/SIGTERM or SHUTDOWN; errors only if the poll fails.
     pub fn run(mut self) -> io::Result<()> {
         let mut events = Events::with_capacity(1024);
-        info!("ready to accept connections");
+        // Redis 7.2's words (7.0 ends after "connections"): tools match
+        // either with "Ready to accept connections".
+        info!("Ready to accept connections tcp");
         while !self.state.shutdown_requested {
             self.before_sleep();
             // A slice of a background save, if one is under way.
@@ -455,7 +458,12 @@ impl Server {
     fn handle_signals(&mut self) {
         let signals: Vec<i32> = self.signals.pending().collect();
         for signal in signals {
-            info!("received signal {signal}, shutting down");
+            let name = if signal == SIGINT {
+                "SIGINT"
+            } else {
+                "SIGTERM"
+            };
+            warn!("Received {name} scheduling shutdown...");
             match crate::persist::save_for_shutdown(&mut self.state, None, false, unix_time_ms()) {
                 Ok(()) => self.state.shutdown_requested = true,
                 Err(e) => warn!("Error trying to save the DB, can't exit: {e}"),
@@ -1732,6 +1740,7 @@ impl Server {
         crate::aof::cron(&mut self.state, now_ms);
         crate::persist::cron(&mut self.state, now_ms);
         self.replication_cron();
+        crate::log::set_replica(self.state.repl.is_replica());
         self.close_idle_clients();
         // One pass over the clients: idle buffers given back, and what
         // they all hold afterwards.
@@ -1874,6 +1883,6 @@ impl Server {
         // Shutdown waits for the lazyfree thread to finish its work.
         self.state.free_garbage();
         self.state.lazyfree.shutdown();
-        info!("bye");
+        warn!("Redis is now ready to exit, bye bye...");
     }
 }

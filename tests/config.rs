@@ -169,7 +169,7 @@ fn daemonized_with_pidfile_logfile_and_unix_socket() {
     assert!(info.contains(" flags=U "), "{info}");
     assert!(ask(&[b"CONFIG", b"GET", b"unixsocketperm"]).ends_with("$3\r\n700\r\n"));
     let log = std::fs::read_to_string(&logfile).unwrap();
-    assert!(log.contains("ready to accept connections"), "{log}");
+    assert!(log.contains("Ready to accept connections"), "{log}");
     let _ = ask(&[b"SHUTDOWN", b"NOSAVE"]);
     assert!(eventually(Duration::from_secs(10), || !Path::new(
         &format!("/proc/{pid}")
@@ -274,4 +274,67 @@ fn rename_command_and_include_as_redis_server() {
             assert_eq!(a, b, "{case:?}");
         }
     }
+}
+
+/// The log is written as redis-server writes it (`pid:role dd Mon yyyy
+/// hh:mm:ss.mmm <level> message`, with Redis's start and stop lines,
+/// which tools wait for), or in Valkey 8's logfmt with an ISO 8601 time.
+#[test]
+fn the_log_has_redis_lines_and_valkey_logfmt() {
+    let dir = common::temp_dir("log-format");
+    let log = dir.join("redis.log");
+    let server = Server::lapse_logging_to(&log, &[]);
+    let pid = server.child.id();
+    assert!(server.raw().cmd_closes(&["SHUTDOWN", "NOSAVE"]));
+    let mut text = String::new();
+    let stopped = eventually(Duration::from_secs(10), || {
+        text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.contains("bye bye")
+    });
+    assert!(stopped, "{text}");
+    let legacy = |line: &str| {
+        let (head, rest) = line.split_once(' ').unwrap_or_default();
+        let date: Vec<&str> = rest.splitn(5, ' ').collect();
+        head == format!("{pid}:M")
+            && date.len() == 5
+            && date[0].len() == 2
+            && date[1].len() == 3
+            && date[2].len() == 4
+            && date[3].len() == 12
+            && ["*", "#", "-", "."].contains(&date[4].get(..1).unwrap_or_default())
+    };
+    for wanted in [
+        "Redis version=7.0.15",
+        "Server initialized",
+        "Ready to accept connections",
+        "Redis is now ready to exit, bye bye...",
+    ] {
+        let line = text.lines().find(|l| l.contains(wanted));
+        assert!(line.is_some_and(legacy), "{wanted}:\n{text}");
+    }
+    let log2 = dir.join("valkey.log");
+    let server = Server::lapse_logging_to(
+        &log2,
+        &[
+            "--log-format",
+            "logfmt",
+            "--log-timestamp-format",
+            "iso8601",
+        ],
+    );
+    let mut text = String::new();
+    let ready = eventually(Duration::from_secs(10), || {
+        text = std::fs::read_to_string(&log2).unwrap_or_default();
+        text.contains("Ready to accept")
+    });
+    assert!(ready, "{text}");
+    drop(server);
+    let ready = text.lines().find(|l| l.contains("Ready to accept"));
+    let ready = ready.unwrap_or_default();
+    assert!(ready.starts_with("pid="), "{text}");
+    assert!(ready.contains(" role=master timestamp=\"20"), "{ready}");
+    assert!(
+        ready.ends_with("level=notice message=\"Ready to accept connections tcp\""),
+        "{ready}"
+    );
 }

@@ -108,7 +108,9 @@ impl Server {
                 .expect("read lapse output");
             keep(&line);
             if let Some(rest) = line.split("listening on ").nth(1) {
-                let port = rest.trim().rsplit(':').next().unwrap().parse().unwrap();
+                // A logfmt line ends its message with a quote.
+                let rest = rest.trim().trim_end_matches('"');
+                let port = rest.rsplit(':').next().unwrap().parse().unwrap();
                 break port;
             }
         };
