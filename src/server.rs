@@ -1723,6 +1723,11 @@ impl Server {
     /// clients.
     fn server_cron(&mut self) {
         let now_ms = unix_time_ms();
+        if self.state.cron_paused {
+            let period = Duration::from_micros(1_000_000 / u64::from(self.state.config.hz.max(1)));
+            self.next_cron = Instant::now() + period;
+            return;
+        }
         crate::info::sample_peak_memory();
         self.state.stats.sample_rates(now_ms);
         self.resume_paused(now_ms);

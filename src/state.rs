@@ -41,6 +41,8 @@ pub struct ServerState {
     pub bound_port: u16,
     /// Set by SHUTDOWN; the loop stops after this iteration.
     pub shutdown_requested: bool,
+    /// DEBUG PAUSE-CRON 1: the cron does nothing until it is 0 again.
+    pub cron_paused: bool,
     /// The background freer for big values.
     pub lazyfree: LazyFree,
     /// The effect stream's consumers (the propagation point).
@@ -119,6 +121,7 @@ impl ServerState {
             connected_clients: 0,
             bound_port: 0,
             shutdown_requested: false,
+            cron_paused: false,
             lazyfree: LazyFree::start(),
             commands,
             pause: crate::pause::ClientPause::default(),

@@ -364,7 +364,7 @@ fn server_commands() {
     assert!(started.elapsed() >= Duration::from_millis(200));
     assert_eq!(
         r.cmd(&["DEBUG", "NOPE"]),
-        "-ERR unknown subcommand 'NOPE'. Try DEBUG HELP.\r\n"
+        "-ERR unknown subcommand or wrong number of arguments for 'NOPE'. Try DEBUG HELP.\r\n"
     );
 }
 

@@ -751,3 +751,33 @@ fn restore_sets_the_access_history_and_metadata_reads_leave_it() {
     assert_eq!(seen[8], ":100\r\n");
     assert_eq!(seen[15], "still idle: true");
 }
+
+/// DEBUG as tools and Redis's test suite use it: HELP, ERROR (the text as
+/// sent), LOG, PAUSE-CRON (a lowered tracking-table limit then waits for
+/// the next command, as in Redis).
+fn debug_subcommands(server: &Server) -> Vec<String> {
+    let mut r = server.raw();
+    let help = r.cmd(&["DEBUG", "HELP"]);
+    vec![
+        format!(
+            "{}",
+            help.starts_with("*")
+                && help.contains(
+                    "+DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n"
+                )
+        ),
+        r.cmd(&["DEBUG", "ERROR", "ERR made up"]),
+        r.cmd(&["DEBUG", "ERROR", "nocode"]),
+        r.cmd(&["DEBUG", "LOG", "from the test"]),
+        r.cmd(&["DEBUG", "PAUSE-CRON", "1"]),
+        r.cmd(&["DEBUG", "PAUSE-CRON", "0"]),
+        r.cmd(&["DEBUG", "PAUSE-CRON"]),
+    ]
+}
+
+#[test]
+fn debug_help_error_log_and_pause_cron_answer_as_redis() {
+    let seen = common::same_on_lapse_and_redis(debug_subcommands);
+    assert_eq!(seen[0], "true");
+    assert_eq!(seen[2], "-nocode\r\n");
+}

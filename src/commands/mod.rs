@@ -687,6 +687,9 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
     let run = if !cmd.subcommands.is_empty() && args.len() >= 2 {
         // Redis counts nothing for an unknown subcommand.
         let Some(sub) = cmd.subcommand(&args[1]) else {
+            if cmd.name == "debug" {
+                return Err((None, debug_syntax_error(args)));
+            }
             return Err((
                 None,
                 CmdError::with_arg(
@@ -701,7 +704,9 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
         cmd
     };
     if !run.arity_ok(args.len()) {
-        let err = if std::ptr::eq(run, cmd) {
+        let err = if cmd.name == "debug" && !std::ptr::eq(run, cmd) {
+            debug_syntax_error(args)
+        } else if std::ptr::eq(run, cmd) {
             CmdError::wrong_arity(cmd.name)
         } else {
             CmdError::wrong_arity(&format!("{}|{}", cmd.name, run.name))
@@ -714,6 +719,16 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
         .and_then(|()| replica_check(ctx, run, args))
         .map(|()| (cmd, run))
         .map_err(|err| (Some(run), err))
+}
+
+/// DEBUG parses its own arguments in Redis: an unknown subcommand and a
+/// wrong count get one message (`addReplySubcommandSyntaxError`).
+fn debug_syntax_error(args: Args) -> CmdError {
+    CmdError::with_arg(
+        "ERR unknown subcommand or wrong number of arguments for '",
+        c_str(&args[1], 128),
+        "'. Try DEBUG HELP.",
+    )
 }
 
 /// Redis's MISCONF: while the last background save failed (and

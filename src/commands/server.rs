@@ -728,6 +728,34 @@ static CONFIG_SUBCOMMANDS: &[Command] = &[
 ];
 
 static DEBUG_SUBCOMMANDS: &[Command] = &[
+    help!(debug_help, "server"),
+    cmd!(
+        "pause-cron",
+        3,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        debug_pause_cron,
+        "server",
+        "Stops (1) or resumes (0) the periodic cron."
+    ),
+    cmd!(
+        "log",
+        3,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        debug_log,
+        "server",
+        "Writes the message to the server log."
+    ),
+    cmd!(
+        "error",
+        3,
+        ["admin", "noscript", "loading", "stale"],
+        (0, 0, 0),
+        debug_error,
+        "server",
+        "Replies with the string as an error."
+    ),
     cmd!(
         "sleep",
         3,
@@ -1372,6 +1400,65 @@ fn debug_sleep(ctx: &mut Ctx, args: Args) -> CmdResult {
     std::thread::sleep(std::time::Duration::from_secs_f64(secs));
     ctx.out().ok();
     Ok(())
+}
+
+/// DEBUG HELP: Redis's text for the subcommands lapse has.
+fn debug_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    super::reply_help(
+        ctx,
+        "DEBUG",
+        &[
+            "DIGEST",
+            "    Output a hex signature representing the current DB content.",
+            "DIGEST-VALUE <key> [<key> ...]",
+            "    Output a hex signature of the values of all the specified keys.",
+            "ERROR <string>",
+            "    Return a Redis protocol error with <string> as message. Useful for clients",
+            "    unit tests to simulate Redis errors.",
+            "LOG <message>",
+            "    Write <message> to the server log.",
+            "LOADAOF",
+            "    Flush the AOF buffers on disk and reload the AOF in memory.",
+            "RELOAD [option ...]",
+            "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+            "    * MERGE: conflicting keys will be loaded from RDB.",
+            "    * NOFLUSH: the existing database will not be removed before load, but",
+            "      conflicting keys will generate an exception and kill the server.",
+            "    * NOSAVE: the database will be loaded from an existing RDB file.",
+            "SET-ACTIVE-EXPIRE <0|1>",
+            "    Setting it to 0 disables expiring keys in background when they are not",
+            "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+            "    default.",
+            "SLEEP <seconds>",
+            "    Stop the server for <seconds>. Decimals allowed.",
+            "PAUSE-CRON <0|1>",
+            "    Stop periodic cron job processing.",
+        ],
+    );
+    Ok(())
+}
+
+/// DEBUG PAUSE-CRON 1 stops the cron (the slow expire cycle, timeouts,
+/// the tracking table's limit...) until DEBUG PAUSE-CRON 0, as Redis's
+/// test suite uses it.
+fn debug_pause_cron(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ctx.server.cron_paused = int_arg(&args[2])? != 0;
+    ctx.out().ok();
+    Ok(())
+}
+
+fn debug_log(ctx: &mut Ctx, args: Args) -> CmdResult {
+    tracing::warn!("DEBUG LOG: {}", String::from_utf8_lossy(&args[2]));
+    ctx.out().ok();
+    Ok(())
+}
+
+/// DEBUG ERROR <string>: the string as an error reply (Redis's
+/// `addReplyErrorSds`: no code added).
+fn debug_error(_ctx: &mut Ctx, args: Args) -> CmdResult {
+    Err(CmdError::owned(
+        String::from_utf8_lossy(&args[2]).replace(['\r', '\n'], " "),
+    ))
 }
 
 fn debug_set_active_expire(ctx: &mut Ctx, args: Args) -> CmdResult {
