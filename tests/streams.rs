@@ -210,3 +210,42 @@ fn a_blocked_group_reader_follows_its_group_and_stream_as_on_redis() {
     assert!(seen[5].starts_with("-UNBLOCKED"), "{seen:?}");
     assert_eq!(seen[6], "0");
 }
+
+/// A blocked XREADGROUP ends with Redis 7.0's error when its key is
+/// overwritten by another type (SET, or DEL + SADD in a transaction) or
+/// its database flushed, instead of waiting for ever.
+fn readgroup_released(server: &Server) -> Vec<String> {
+    let (mut r, mut waiter) = (server.raw(), server.raw());
+    let mut seen = Vec::new();
+    let changes: &[&[&str]] = &[&["SET", "s", "v"], &["FLUSHALL"], &["DEL", "s"]];
+    for change in changes {
+        r.cmd(&["DEL", "s"]);
+        seen.push(r.cmd(&["XADD", "s", "666", "f", "v"]));
+        seen.push(r.cmd(&["XGROUP", "CREATE", "s", "g", "$"]));
+        waiter.send_cmd(&[
+            b"XREADGROUP",
+            b"GROUP",
+            b"g",
+            b"c",
+            b"BLOCK",
+            b"0",
+            b"STREAMS",
+            b"s",
+            b">",
+        ]);
+        let blocked = common::eventually(Duration::from_secs(5), || {
+            common::info_field(&mut r, "clients", "blocked_clients") == "1"
+        });
+        assert!(blocked);
+        seen.push(r.cmd(change));
+        seen.push(String::from_utf8_lossy(&waiter.reply()).into_owned());
+    }
+    seen
+}
+
+#[test]
+fn a_blocked_xreadgroup_is_released_when_its_key_goes_as_in_redis() {
+    let seen = common::same_on_lapse_and_redis(readgroup_released);
+    assert_eq!(seen[3], "-UNBLOCKED the stream key no longer exists\r\n");
+    assert_eq!(seen[7], "-UNBLOCKED the stream key no longer exists\r\n");
+}

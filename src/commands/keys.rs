@@ -506,6 +506,9 @@ fn flush_dbs(ctx: &mut Ctx, range: std::ops::Range<usize>, lazy: bool) {
         let now_ms = ctx.now_ms;
         ctx.server.touch_watched_in_db(i, None, now_ms);
         let table = ctx.server.dbs[i].flush();
+        // Waiters on the flushed keys look again (Redis's
+        // `signalFlushedDb`): a blocked XREADGROUP ends with an error.
+        ctx.server.blocking.db_changed(i);
         if lazy && !table.is_empty() {
             let count = table.len() as u64;
             ctx.server.lazyfree.free_async_counted(table, count);
