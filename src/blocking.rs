@@ -51,6 +51,8 @@ struct Wait {
     who: Waiter,
     keys: Vec<DbKey>,
     deadline_ms: Option<i64>,
+    /// Counted in `overwrite_waiters`.
+    on_overwrite: bool,
 }
 
 #[derive(Debug, Default)]
@@ -68,11 +70,25 @@ pub struct Blocking {
     timeouts: BTreeSet<(i64, Waiter)>,
     /// CLIENT UNBLOCK requests for the loop to carry out.
     unblocks: Vec<(Waiter, Unblock)>,
+    /// Waiters that a key overwritten with any type concerns (XREADGROUP:
+    /// it ends with an error then); the others need list, sorted-set,
+    /// stream and generic changes only.
+    overwrite_waiters: usize,
 }
 
 impl Blocking {
-    /// Records that `who` waits on `keys` of `db` until `deadline_ms`.
-    pub fn block(&mut self, who: Waiter, db: usize, keys: &[Vec<u8>], deadline_ms: Option<i64>) {
+    /// Records that `who` waits on `keys` of `db` until `deadline_ms`;
+    /// `on_overwrite`: any write of the keys concerns it (see
+    /// `overwrite_waiters`).
+    pub fn block(
+        &mut self,
+        who: Waiter,
+        db: usize,
+        keys: &[Vec<u8>],
+        deadline_ms: Option<i64>,
+        on_overwrite: bool,
+    ) {
+        self.overwrite_waiters += usize::from(on_overwrite);
         let mut mine = Vec::new();
         for key in keys {
             let entry = (db, key.clone());
@@ -97,6 +113,7 @@ impl Blocking {
                 who,
                 keys: mine,
                 deadline_ms,
+                on_overwrite,
             },
         );
     }
@@ -106,6 +123,7 @@ impl Blocking {
         let Some(wait) = self.clients.remove(&client) else {
             return;
         };
+        self.overwrite_waiters -= usize::from(wait.on_overwrite);
         for (db, key) in wait.keys {
             let Some(map) = self.waiting.get_mut(db) else {
                 continue;
@@ -134,6 +152,12 @@ impl Blocking {
 
     pub fn any(&self) -> bool {
         !self.clients.is_empty()
+    }
+
+    /// Whether a waiter cares for any write of its keys (see
+    /// `overwrite_waiters`).
+    pub fn any_overwrite_waiter(&self) -> bool {
+        self.overwrite_waiters > 0
     }
 
     /// A key changed: if anyone waits on it, it is served after the
@@ -234,7 +258,7 @@ mod tests {
             client: 7,
             token: 1,
         };
-        blocking.block(who, 0, &[b"k".to_vec()], Some(1_100));
+        blocking.block(who, 0, &[b"k".to_vec()], Some(1_100), false);
         // The loop sleeps until the first millisecond the wait is over.
         assert_eq!(blocking.next_deadline_ms(), Some(1_101));
         // At its own millisecond the wait may have begun up to 1 ms late

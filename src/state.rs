@@ -180,8 +180,9 @@ impl ServerState {
 
     /// Tells the databases which events anything reads from their
     /// key-change log: all of them for a WATCH or keyspace notifications,
-    /// expiries for a consumer of the effect stream, every write for
-    /// blocked clients. Call after any of those changes.
+    /// expiries for a consumer of the effect stream, list, sorted-set,
+    /// stream and generic changes for blocked clients (every write while
+    /// an XREADGROUP waits). Call after any of those changes.
     pub fn refresh_event_recording(&mut self) {
         let mut classes = 0;
         if self.watches.any() || self.config.notify_keyspace_events != 0 || self.tracking.any() {
@@ -191,16 +192,15 @@ impl ServerState {
             classes |= EventClass::EXPIRED.0 | EventClass::EVICTED.0;
         }
         if self.blocking.any() {
-            // Any write: a waited key overwritten with another type (SET
-            // over a stream) ends a blocked XREADGROUP (Redis signals
-            // every overwrite as ready).
             classes |= EventClass::LIST.0
                 | EventClass::ZSET.0
                 | EventClass::STREAM.0
-                | EventClass::GENERIC.0
-                | EventClass::STRING.0
-                | EventClass::SET.0
-                | EventClass::HASH.0;
+                | EventClass::GENERIC.0;
+        }
+        if self.blocking.any_overwrite_waiter() {
+            // A waited key overwritten with another type (SET over a
+            // stream) ends a blocked XREADGROUP.
+            classes |= EventClass::STRING.0 | EventClass::SET.0 | EventClass::HASH.0;
         }
         for db in &mut self.dbs {
             db.recorded_classes = classes;

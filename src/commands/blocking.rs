@@ -61,7 +61,11 @@ pub fn wait_for_keys(ctx: &mut Ctx, args: Args, keys: &[&[u8]], deadline_ms: Opt
         token: ctx.session.token,
     };
     let db = ctx.session.db;
-    ctx.server.blocking.block(who, db, &keys, deadline_ms);
+    // A blocked XREADGROUP ends when its key is overwritten by any type.
+    let on_overwrite = cmd.name == "xreadgroup";
+    ctx.server
+        .blocking
+        .block(who, db, &keys, deadline_ms, on_overwrite);
     ctx.session.blocked = Some(BlockedOn {
         cmd,
         args: OwnedArgs::from_args(args),
