@@ -652,7 +652,7 @@ fn memory_section(state: &ServerState, peers: &dyn crate::connection::Sessions, 
     let (scripts, script_bytes) = scripting.map_or((0, 0), |s| s.cache_stats());
     let vm = scripting.map_or(0, |s| s.vm_memory()) as u64;
     let functions = scripting.map_or(0, |s| s.function_count());
-    let libraries = scripting.map_or(0, |s| s.libraries().count());
+    let libraries = scripting.map_or(0, |s| s.library_count());
     let library_bytes: usize = scripting.map_or(0, |s| s.libraries().map(|l| l.code.len()).sum());
     field!(out, "used_memory_lua", vm);
     field!(out, "used_memory_vm_eval", vm);

@@ -301,7 +301,7 @@ struct CachedScript {
 }
 
 /// The bit of a flag's name in [`SCRIPT_FLAGS`] order.
-pub fn flag_bit(name: &[u8]) -> Option<u8> {
+fn flag_bit(name: &[u8]) -> Option<u8> {
     SCRIPT_FLAGS
         .iter()
         .position(|n| n.as_bytes() == name)
@@ -369,8 +369,11 @@ pub const SCRIPT_FLAGS: [&str; 5] = [
     "no-cluster",
     "allow-cross-slot-keys",
 ];
-/// The bit of `no-writes` in [`LibraryFunction::flags`].
+/// The bits of `no-writes`, `allow-oom` and `allow-stale` in
+/// [`LibraryFunction::flags`] (their places in [`SCRIPT_FLAGS`]).
 pub const FLAG_NO_WRITES: u8 = 1;
+pub const FLAG_ALLOW_OOM: u8 = 1 << 1;
+pub const FLAG_ALLOW_STALE: u8 = 1 << 2;
 /// How long a library's code may run while it loads (Redis: 500 ms).
 const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
 
@@ -648,6 +651,10 @@ impl Scripting {
 
     pub fn libraries(&self) -> impl Iterator<Item = &Library> {
         self.libraries.values()
+    }
+
+    pub fn library_count(&self) -> usize {
+        self.libraries.len()
     }
 
     pub fn function_count(&self) -> usize {

@@ -95,6 +95,12 @@ struct Peers<'a> {
     listeners: &'a [Listener],
 }
 
+impl<'a> Peers<'a> {
+    fn of(conns: &'a Slab<Connection>, listeners: &'a [Listener]) -> Peers<'a> {
+        Peers { conns, listeners }
+    }
+}
+
 impl Sessions for Peers<'_> {
     fn for_each_session(&self, f: &mut dyn FnMut(&Session)) {
         for (_, conn) in self.conns.iter() {
@@ -615,10 +621,7 @@ impl Server {
                             now_ms,
                             session: &mut session,
                             server: &mut self.state,
-                            peers: &Peers {
-                                conns: &self.conns,
-                                listeners: &self.listeners,
-                            },
+                            peers: &Peers::of(&self.conns, &self.listeners),
                         };
                         commands::execute(&mut ctx, args);
                         if session.postponed {
@@ -809,10 +812,7 @@ impl Server {
             now_ms,
             session: &mut session,
             server: &mut self.state,
-            peers: &Peers {
-                conns: &self.conns,
-                listeners: &self.listeners,
-            },
+            peers: &Peers::of(&self.conns, &self.listeners),
         };
         commands::execute(&mut ctx, blocked.args.as_args());
         session.retrying = false;
@@ -1061,13 +1061,8 @@ impl Server {
             self.evicting = false;
             return;
         }
-        let not_counted = crate::evict::not_counted(
-            &self.state,
-            &Peers {
-                conns: &self.conns,
-                listeners: &self.listeners,
-            },
-        );
+        let not_counted =
+            crate::evict::not_counted(&self.state, &Peers::of(&self.conns, &self.listeners));
         let outcome = crate::evict::perform_evictions(&mut self.state, not_counted, unix_time_ms());
         self.evicting = outcome == crate::evict::Outcome::Running;
         if self.state.has_deliveries() {

@@ -503,8 +503,16 @@ fn must_wait_for_pause(ctx: &mut Ctx, args: Args) -> bool {
     }
     // CLIENT LIST shows the held command as the client's last (Redis
     // sets it before its pause check).
-    ctx.session.last_cmd = (top.name, (!std::ptr::eq(top, cmd)).then_some(cmd.name));
+    ctx.session.last_cmd = last_cmd_of(top, cmd);
     true
+}
+
+/// CLIENT LIST's `cmd=`: the command, and the subcommand run if it is one.
+fn last_cmd_of(
+    top: &'static Command,
+    cmd: &'static Command,
+) -> (&'static str, Option<&'static str>) {
+    (top.name, (!std::ptr::eq(top, cmd)).then_some(cmd.name))
 }
 
 /// The flags the checks before a command go by (Redis's
@@ -554,7 +562,7 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
         Ok(found) => found,
         Err((found, err)) => return Err(rejected(ctx, found, err)),
     };
-    ctx.session.last_cmd = (top.name, (!std::ptr::eq(top, cmd)).then_some(cmd.name));
+    ctx.session.last_cmd = last_cmd_of(top, cmd);
     ctx.session.last_top = Some(top);
     if let Err(err) = acl_check(ctx, top, cmd, args) {
         return Err(rejected(ctx, Some(cmd), err));
@@ -739,6 +747,8 @@ fn disk_error_check(ctx: &Ctx, cmd: &Command, args: Args) -> CmdResult {
     if ctx.session.master {
         return Ok(());
     }
+    // The disk's state first (a flag and an atomic): a script call's
+    // flags cost a lookup of the script, paid only while writes fail.
     let refusal = if crate::persist::writes_refused(ctx.server) {
         CmdError::Static(MISCONF_RDB)
     } else if let Some(e) = ctx.server.aof.disk_error() {

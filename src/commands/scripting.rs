@@ -17,7 +17,8 @@ use crate::glob;
 use crate::protocol::request::parse_i64;
 use crate::protocol::{Args, OwnedArgs, Reply};
 use crate::scripting::{
-    CommandRunner, Library, Restore, RunningScript, Scripting, FLAG_NO_WRITES, SCRIPT_FLAGS,
+    CommandRunner, Library, Restore, RunningScript, Scripting, FLAG_ALLOW_OOM, FLAG_ALLOW_STALE,
+    FLAG_NO_WRITES, SCRIPT_FLAGS,
 };
 use crate::state::ServerState;
 
@@ -511,17 +512,17 @@ pub fn script_call_flags(server: &ServerState, cmd: &Command, args: Args) -> Fla
     let Some(declared) = declared else {
         return cmd.flags;
     };
-    let has = |name: &str| declared & crate::scripting::flag_bit(name.as_bytes()).unwrap_or(0) != 0;
+    let has = |bit: u8| declared & bit != 0;
     let mut flags = cmd
         .flags
         .without(Flags::STALE | Flags::DENYOOM | Flags::WRITE | Flags::MAY_REPLICATE);
-    if !has("no-writes") {
+    if !has(FLAG_NO_WRITES) {
         flags = flags | Flags::WRITE;
-        if !has("allow-oom") {
+        if !has(FLAG_ALLOW_OOM) {
             flags = flags | Flags::DENYOOM;
         }
     }
-    if has("allow-stale") {
+    if has(FLAG_ALLOW_STALE) {
         flags = flags | Flags::STALE;
     }
     flags
@@ -602,7 +603,7 @@ fn run_script(
             keys_remembered: false,
             command,
             function_counts: matches!(target, Target::Function(_))
-                .then(|| (scripting.libraries().count(), scripting.function_count())),
+                .then(|| (scripting.library_count(), scripting.function_count())),
         };
         match target {
             Target::Script(sha) => scripting.run(sha, keys, argv, &mut client, &mut out),
@@ -818,7 +819,7 @@ fn function_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
         .server
         .scripting
         .as_ref()
-        .map_or((0, 0), |s| (s.libraries().count(), s.function_count()));
+        .map_or((0, 0), |s| (s.library_count(), s.function_count()));
     // A running function is reported while it is busy (`busy`, through
     // `ScriptClient::while_busy`); here none runs.
     function_stats_reply(ctx.out(), None, counts);
