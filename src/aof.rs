@@ -290,7 +290,16 @@ struct AofSink(Rc<RefCell<Pending>>);
 impl Sink for AofSink {
     fn feed(&mut self, effects: &[Effect]) {
         let pending = &mut *self.0.borrow_mut();
-        pending.encoder.encode(effects, &mut pending.buf);
+        if effects.iter().any(|e| e.replicas_only) {
+            let mine: Vec<Effect> = effects
+                .iter()
+                .filter(|e| !e.replicas_only)
+                .cloned()
+                .collect();
+            pending.encoder.encode(&mine, &mut pending.buf);
+        } else {
+            pending.encoder.encode(effects, &mut pending.buf);
+        }
     }
 }
 

@@ -15,11 +15,16 @@
 //! in its connection table when the script ends.
 //!
 //! Only clients in a plain state are read (no request half read, not
-//! blocked, not in MULTI or subscribed, logged in); replies queued for
-//! them before the script are written first.
-//! Any other `allow_busy` request (MULTI, WATCH, AUTH, HELLO, ...) stops
-//! reading that client until the script ends, so no transaction is half
-//! refused; it then runs as if it had just arrived.
+//! blocked or subscribed, logged in); replies queued for them before the
+//! script are written first. Transactions go on as in Redis: MULTI and
+//! DISCARD are served, a command refused with -BUSY inside MULTI dooms
+//! the transaction, and a refused EXEC discards it
+//! (`-EXECABORT Transaction discarded because of: BUSY ...`); what became
+//! of the client's transaction is handed back with the rest
+//! ([`TransactionChange`]), so none runs half refused.
+//! Any other `allow_busy` request (WATCH, AUTH, HELLO, ...) stops reading
+//! that client until the script ends; it then runs as if it had just
+//! arrived.
 
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
@@ -79,9 +84,35 @@ pub struct Leftover {
     pub output: Vec<u8>,
     /// The client hung up, broke the protocol or sent too much.
     pub close: bool,
+    /// What became of the client's transaction.
+    pub transaction: TransactionChange,
     /// A request waits for the script's end.
     waiting: bool,
     parser: RequestParser,
+}
+
+/// What MULTI, DISCARD and refused commands did to a client's transaction
+/// while the script ran, for the server to apply when it ends.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TransactionChange {
+    /// The transaction open before the script was discarded (by DISCARD
+    /// or a refused EXEC): it ends, and its watched keys are forgotten.
+    pub discarded: bool,
+    /// A transaction is open now (the one from before, or one MULTI
+    /// opened meanwhile).
+    pub open: bool,
+    /// A command was refused while it is open: its EXEC aborts.
+    pub doomed: bool,
+}
+
+impl TransactionChange {
+    /// DISCARD, or a refused EXEC: no transaction, no watched keys.
+    fn discard(&mut self) {
+        *self = TransactionChange {
+            discarded: true,
+            ..TransactionChange::default()
+        };
+    }
 }
 
 /// A client that connected while the script ran: the server gives it its
@@ -136,7 +167,6 @@ impl Busy {
         stats: &FunctionStats,
     ) -> Verdict {
         let idle = session.blocked.is_none()
-            && session.multi.is_none()
             && !session.is_subscribed()
             && session.query.is_empty()
             && session.authenticated
@@ -146,7 +176,13 @@ impl Busy {
         }
         // What was queued for the client before the script comes first.
         let queued = &session.reply.buf[session.reply.sent..];
-        let client = self.clients.entry(token).or_default();
+        let client = self.clients.entry(token).or_insert_with(|| Leftover {
+            transaction: TransactionChange {
+                open: session.multi.is_some(),
+                ..TransactionChange::default()
+            },
+            ..Leftover::default()
+        });
         let resp3 = session.reply.resp3;
         client.exchange(socket, queued, script, max_query, (resp3, stats))
     }
@@ -260,8 +296,8 @@ fn decide(
     args: &crate::protocol::Args,
     script: &RunningScript,
     (resp3, stats): (bool, &FunctionStats),
+    transaction: &mut TransactionChange,
 ) -> Answer {
-    let is = |a: &[u8], b: &str| a.eq_ignore_ascii_case(b.as_bytes());
     let busy = if script.eval {
         BUSY_EVAL
     } else {
@@ -275,8 +311,48 @@ fn decide(
         _ => top,
     };
     if !cmd.flags.has(Flags::ALLOW_BUSY) {
+        // Redis's `rejectCommand`: a refused EXEC discards its
+        // transaction and watched keys, saying why (in MULTI or not); any
+        // other refusal dooms the transaction.
+        if cmd.name == "exec" {
+            transaction.discard();
+            let why = &busy[1..busy.len() - 2];
+            let mut reply = b"-EXECABORT Transaction discarded because of: ".to_vec();
+            reply.extend_from_slice(why);
+            reply.extend_from_slice(b"\r\n");
+            return Answer::Owned(reply);
+        }
+        transaction.doomed |= transaction.open;
         return Answer::Reply(busy);
     }
+    match (top.name, cmd.name, transaction.open) {
+        ("multi", _, true) => Answer::Reply(b"-ERR MULTI calls can not be nested\r\n"),
+        ("multi", _, false) => {
+            transaction.open = true;
+            Answer::Reply(b"+OK\r\n")
+        }
+        ("discard", _, true) => {
+            transaction.discard();
+            Answer::Reply(b"+OK\r\n")
+        }
+        ("discard", _, false) => Answer::Reply(b"-ERR DISCARD without MULTI\r\n"),
+        ("watch", _, true) => Answer::Reply(b"-ERR WATCH inside MULTI is not allowed\r\n"),
+        // Anything else in a transaction (queued, in Redis) waits.
+        (_, _, true) => Answer::AfterScript,
+        _ => decide_plain(top, cmd, args, script, (resp3, stats), busy),
+    }
+}
+
+/// The `allow_busy` commands outside a transaction.
+fn decide_plain(
+    top: &commands::Command,
+    cmd: &commands::Command,
+    args: &crate::protocol::Args,
+    script: &RunningScript,
+    (resp3, stats): (bool, &FunctionStats),
+    busy: &'static [u8],
+) -> Answer {
+    let is = |a: &[u8], b: &str| a.eq_ignore_ascii_case(b.as_bytes());
     match (top.name, cmd.name) {
         (_, "kill") => {
             if script.wrote {
@@ -312,7 +388,7 @@ impl Leftover {
                         offset += consumed;
                         continue;
                     }
-                    match decide(&args, script, stats) {
+                    match decide(&args, script, stats, &mut self.transaction) {
                         Answer::Reply(reply) => self.output.extend_from_slice(reply),
                         Answer::Owned(reply) => self.output.extend_from_slice(&reply),
                         Answer::Kill => {

@@ -30,6 +30,19 @@ use crate::protocol::{encode_request, OwnedArgs};
 pub struct Effect {
     pub db: usize,
     pub args: OwnedArgs,
+    /// For replicas, not the AOF (PUBLISH: a replica's subscribers hear
+    /// it; a reload must not replay it). Redis's `PROPAGATE_REPL`.
+    pub replicas_only: bool,
+}
+
+impl Effect {
+    fn new(db: usize, args: OwnedArgs) -> Effect {
+        Effect {
+            db,
+            args,
+            replicas_only: false,
+        }
+    }
 }
 
 /// A consumer of the effect stream. Each call is one unit to apply
@@ -49,6 +62,8 @@ struct Pending {
     /// Propagate even though nothing was signalled (FLUSHALL on an empty
     /// server, as Redis's `forceCommandPropagation`).
     force: bool,
+    /// ... to replicas only.
+    replicas_only: bool,
 }
 
 /// Names an attached sink, to detach it.
@@ -119,6 +134,13 @@ impl Propagator {
         self.pending.force = true;
     }
 
+    /// The running command goes to replicas, not the AOF, whatever it
+    /// changed (PUBLISH).
+    pub fn force_to_replicas(&mut self) {
+        self.pending.force = true;
+        self.pending.replicas_only = true;
+    }
+
     /// The server deleted a key in `db` (it expired, or was evicted): its
     /// own DEL (or UNLINK), at once.
     pub fn deleted_by_server(&mut self, db: usize, key: &[u8], lazy: bool) {
@@ -132,7 +154,7 @@ impl Propagator {
         if !self.active() {
             return;
         }
-        let effect = Effect { db, args: args() };
+        let effect = Effect::new(db, args());
         if self.depth > 0 {
             self.transaction.push(effect);
         } else {
@@ -147,12 +169,14 @@ impl Propagator {
         if !self.active() || (changes == 0 && !pending.force) {
             return;
         }
+        let effect = |args| Effect {
+            db,
+            args,
+            replicas_only: pending.replicas_only,
+        };
         let effects: Vec<Effect> = match pending.rewritten {
-            Some(rewritten) => rewritten
-                .into_iter()
-                .map(|args| Effect { db, args })
-                .collect(),
-            None => vec![Effect { db, args: args() }],
+            Some(rewritten) => rewritten.into_iter().map(effect).collect(),
+            None => vec![effect(args())],
         };
         if self.depth > 0 {
             self.transaction.extend(effects);
@@ -188,15 +212,15 @@ impl Propagator {
                 // SELECT is needed for either.
                 let (first, last) = (effects[0].db, effects[effects.len() - 1].db);
                 let mut unit = Vec::with_capacity(effects.len() + 2);
-                unit.push(Effect {
-                    db: first,
-                    args: OwnedArgs::from_slices([b"MULTI".as_slice()]),
-                });
+                unit.push(Effect::new(
+                    first,
+                    OwnedArgs::from_slices([b"MULTI".as_slice()]),
+                ));
                 unit.extend(effects);
-                unit.push(Effect {
-                    db: last,
-                    args: OwnedArgs::from_slices([b"EXEC".as_slice()]),
-                });
+                unit.push(Effect::new(
+                    last,
+                    OwnedArgs::from_slices([b"EXEC".as_slice()]),
+                ));
                 self.feed(&unit);
             }
         }
@@ -230,6 +254,13 @@ impl StreamEncoder {
             let args: Vec<&[u8]> = effect.args.as_args().iter().collect();
             encode_request(&args, out);
         }
+    }
+
+    /// The next effect selects its database whatever the last one was: a
+    /// replica starting from a snapshot does not know it (Redis sets
+    /// `slaveseldb` to -1 for a full sync).
+    pub fn forget_selected(&mut self) {
+        self.selected = None;
     }
 }
 

@@ -570,6 +570,9 @@ pub struct ReplicaLink {
     pub since: Instant,
     /// The end mark of its diskless RDB.
     pub eof_mark: String,
+    /// It asked with SYNC, not PSYNC: its RDB comes without a
+    /// `+FULLRESYNC` line before it (Redis's `CLIENT_PRE_PSYNC`).
+    pub pre_psync: bool,
 }
 
 impl ReplicaLink {
@@ -582,6 +585,7 @@ impl ReplicaLink {
             rdb: None,
             since: Instant::now(),
             eof_mark: String::new(),
+            pre_psync: false,
         }
     }
 }
@@ -598,6 +602,11 @@ impl FeedBuffer {
     /// replicas' links alive while nothing is written.
     pub fn ping(&mut self) {
         encode_request(&[&b"PING"[..]], &mut self.pending);
+    }
+
+    /// A full sync starts: what follows its snapshot selects its database.
+    pub fn full_sync_started(&mut self) {
+        self.encoder.forget_selected();
     }
 }
 

@@ -765,6 +765,15 @@ impl Server {
             };
             conn.session.reply.sent += left.sent;
             conn.session.reply.buf.extend_from_slice(&left.output);
+            let change = left.transaction;
+            if change.discarded {
+                conn.session.multi = None;
+                self.state.unwatch_all(conn.session.id);
+            }
+            if change.open {
+                let transaction = conn.session.multi.get_or_insert_with(Default::default);
+                transaction.aborted |= change.doomed;
+            }
             if left.close {
                 conn.session.close_after_reply = true;
             } else if !left.input.is_empty() {
@@ -1124,6 +1133,9 @@ impl Server {
             }
         }
         let save = self.state.persist.bgsaves_started;
+        if let Some(feed) = &self.state.repl.feed {
+            feed.buffer.borrow_mut().full_sync_started();
+        }
         let header = format!(
             "+FULLRESYNC {} {}\r\n",
             self.state.repl.replid, self.state.repl.offset
@@ -1138,7 +1150,9 @@ impl Server {
                 continue;
             }
             let out = &mut conn.session.reply.buf;
-            out.extend_from_slice(header.as_bytes());
+            if !link.pre_psync {
+                out.extend_from_slice(header.as_bytes());
+            }
             match &mark {
                 Some(mark) => {
                     link.state = ReplicaState::StreamingRdb { save };

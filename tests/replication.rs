@@ -645,3 +645,109 @@ fn a_writable_replica_expires_only_its_own_ttls() {
     wait_in_sync(&mut p, &mut r);
     assert_eq!(dbsize(&mut r), ":1\r\n");
 }
+
+/// Attaches to `port` as Redis's test suite does (the old `SYNC`: the RDB
+/// comes as a bulk string, with no `+FULLRESYNC` line before it), and
+/// returns the connection past the RDB with the first line it read.
+fn attach_with_sync(port: u16) -> (Raw, String) {
+    use std::io::{BufRead, Read};
+    let mut r = Raw::connect(port);
+    r.send(b"SYNC\r\n");
+    let mut line = String::new();
+    // Newlines are allowed before the RDB (keepalives while it is made).
+    while line.trim().is_empty() {
+        line.clear();
+        r.reader.read_line(&mut line).expect("SYNC answer");
+    }
+    let first = line.trim_end().to_string();
+    if let Some(len) = first.strip_prefix('$') {
+        let len: u64 = len.parse().expect("RDB length");
+        let mut rdb = Vec::new();
+        (&mut r.reader).take(len).read_to_end(&mut rdb).unwrap();
+    }
+    (r, first)
+}
+
+/// Reads the replication stream until `last` arrives: each command as
+/// `a b c`, PINGs left out.
+fn stream_until(r: &mut Raw, last: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    loop {
+        let reply = String::from_utf8_lossy(&r.reply()).into_owned();
+        let words: Vec<&str> = reply
+            .split("\r\n")
+            .filter(|w| !w.starts_with(['*', '$']) && !w.is_empty())
+            .collect();
+        let command = words.join(" ").to_lowercase();
+        if command == "ping" {
+            continue;
+        }
+        let done = command == last;
+        seen.push(command);
+        if done || seen.len() > 100 {
+            return seen;
+        }
+    }
+}
+
+/// What a SYNC client (Redis's test suite reads propagation this way)
+/// receives: the RDB without a `+FULLRESYNC` line, then a stream that
+/// starts with SELECT, GETDEL as DEL, SCAN's lazy expiry as DEL, PUBLISH
+/// (replicas only), transactions wrapped only when they wrote more than
+/// once. The same from redis-server 7.0.
+#[test]
+fn the_sync_stream_matches_redis() {
+    let seen = common::same_on_lapse_and_redis(|server| {
+        let mut r = server.raw();
+        let mut steps = vec![
+            r.cmd(&["CONFIG", "SET", "repl-ping-replica-period", "3600"]),
+            r.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]),
+            r.cmd(&["SET", "gone", "v", "PX", "1"]),
+        ];
+        std::thread::sleep(Duration::from_millis(5));
+        let (mut stream, first) = attach_with_sync(server.port);
+        steps.push(first.chars().take(1).collect());
+        for line in [
+            "SET foo bar",
+            "GETDEL foo",
+            "SCAN 0",
+            "MULTI",
+            "PUBLISH ch hello",
+            "EXEC",
+            "MULTI",
+            "SET a 1",
+            "GET a",
+            "SET b 2",
+            "EXEC",
+            "MULTI",
+            "DEL nothere",
+            "EXEC",
+            "SELECT 1",
+            "SET end 1",
+        ] {
+            let args: Vec<&str> = line.split(' ').collect();
+            steps.push(r.cmd(&args));
+        }
+        steps.extend(stream_until(&mut stream, "set end 1"));
+        steps.push(r.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]));
+        steps
+    });
+    let stream: Vec<&str> = seen.iter().skip(20).map(String::as_str).collect();
+    assert_eq!(
+        stream,
+        [
+            "select 0",
+            "set foo bar",
+            "del foo",
+            "del gone",
+            "publish ch hello",
+            "multi",
+            "set a 1",
+            "set b 2",
+            "exec",
+            "select 1",
+            "set end 1",
+            "+OK\r\n",
+        ]
+    );
+}

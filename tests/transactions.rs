@@ -154,6 +154,24 @@ const TRANSCRIPT: &[Step] = &[
     Step::Cmd(0, &["EXEC"], b"-ERR EXEC without MULTI\r\n"),
     Step::Cmd(0, &["MULTI"], b"+OK\r\n"),
     Step::Cmd(0, &["EXEC"], b"*0\r\n"),
+    // Commands flagged no-multi are refused while queueing, dooming it.
+    Step::Cmd(0, &["MULTI"], b"+OK\r\n"),
+    Step::Cmd(0, &["SET", "nm", "1"], b"+QUEUED\r\n"),
+    Step::Cmd(0, &["SAVE"], b"-ERR Command not allowed inside a transaction\r\n"),
+    Step::Cmd(0, &["SHUTDOWN"], b"-ERR Command not allowed inside a transaction\r\n"),
+    Step::Cmd(0, &["EXEC"], b"-EXECABORT Transaction discarded because of previous errors.\r\n"),
+    Step::Cmd(0, &["EXISTS", "nm"], b":0\r\n"),
+    // EXEC is checked with the flags of what it queued: a write is
+    // refused without enough replicas, reads are not.
+    Step::Cmd(0, &["SET", "xx", "1"], b"+OK\r\n"),
+    Step::Cmd(0, &["MULTI"], b"+OK\r\n"),
+    Step::Cmd(0, &["INCR", "xx"], b"+QUEUED\r\n"),
+    Step::Cmd(1, &["CONFIG", "SET", "min-replicas-to-write", "2"], b"+OK\r\n"),
+    Step::Cmd(0, &["EXEC"], b"-EXECABORT Transaction discarded because of: NOREPLICAS Not enough good replicas to write.\r\n"),
+    Step::Cmd(0, &["MULTI"], b"+OK\r\n"),
+    Step::Cmd(0, &["GET", "xx"], b"+QUEUED\r\n"),
+    Step::Cmd(0, &["EXEC"], b"*1\r\n$1\r\n1\r\n"),
+    Step::Cmd(1, &["CONFIG", "SET", "min-replicas-to-write", "0"], b"+OK\r\n"),
 ];
 
 #[test]

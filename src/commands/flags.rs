@@ -98,6 +98,16 @@ impl Flags {
         self.0 & flag.0 == flag.0
     }
 
+    /// These flags and those of `other`.
+    pub const fn with(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
+    }
+
+    /// Those of these flags that are in `other`.
+    pub const fn only(self, other: Flags) -> Flags {
+        Flags(self.0 & other.0)
+    }
+
     /// These flags but those of `other`.
     pub const fn without(self, other: Flags) -> Flags {
         Flags(self.0 & !other.0)

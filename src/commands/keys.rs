@@ -455,14 +455,19 @@ fn scan(ctx: &mut Ctx, args: Args) -> CmdResult {
     let db = ctx.db();
     let mut found = Vec::new();
     let next = opts.collect(1, &mut found, |cursor, found| {
-        db.scan_step(cursor, now_ms, |key, value| {
-            let type_ok = type_filter
-                .as_deref()
-                .is_none_or(|t| t == value.type_name().as_bytes());
-            if type_ok && opts.matches(key) {
-                found.push(key.to_vec());
-            }
-        })
+        db.scan_step(
+            cursor,
+            now_ms,
+            |key| opts.matches(key),
+            |key, value| {
+                let type_ok = type_filter
+                    .as_deref()
+                    .is_none_or(|t| t == value.type_name().as_bytes());
+                if type_ok && opts.matches(key) {
+                    found.push(key.to_vec());
+                }
+            },
+        )
     });
     reply_scan(ctx.out(), next, &found);
     Ok(())

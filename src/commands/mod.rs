@@ -489,15 +489,7 @@ fn must_wait_for_pause(ctx: &mut Ctx, args: Args) -> bool {
         return false;
     };
     let server = &*ctx.server;
-    let may_replicate =
-        |cmd: &Command, args: Args| crate::pause::may_replicate(command_flags(server, cmd, args));
-    let writes = may_replicate(cmd, args)
-        || (top.name == "exec"
-            && session.multi.as_ref().is_some_and(|t| {
-                t.queue
-                    .iter()
-                    .any(|(c, queued)| may_replicate(c, queued.as_args()))
-            }));
+    let writes = crate::pause::may_replicate(request_flags(server, session, cmd, args));
     if !server.pause.holds(writes) {
         return false;
     }
@@ -520,6 +512,31 @@ fn last_cmd_of(
 /// declared flags make (see `scripting::script_call_flags`).
 pub fn command_flags(server: &ServerState, cmd: &Command, args: Args) -> Flags {
     scripting::script_call_flags(server, cmd, args)
+}
+
+/// The flags the checks before a request go by: [`command_flags`], and
+/// for EXEC those of the commands it would run (Redis's
+/// `mstate.cmd_flags`): it writes, may grow memory or may replicate if
+/// one of them does, and may run on a stale replica only if all may.
+pub fn request_flags(server: &ServerState, session: &Session, cmd: &Command, args: Args) -> Flags {
+    let flags = command_flags(server, cmd, args);
+    let Some(transaction) = session.multi.as_ref().filter(|_| cmd.name == "exec") else {
+        return flags;
+    };
+    let carried = Flags::WRITE.with(Flags::DENYOOM).with(Flags::MAY_REPLICATE);
+    let mut all_stale = true;
+    let mut added = Flags::NONE;
+    for (queued, queued_args) in &transaction.queue {
+        let f = command_flags(server, queued, queued_args.as_args());
+        all_stale &= f.has(Flags::STALE);
+        added = added.with(f.only(carried));
+    }
+    let flags = flags.with(added);
+    if all_stale {
+        flags
+    } else {
+        flags.without(Flags::STALE)
+    }
 }
 
 /// ACL: may the session's user run this? A refusal is logged (ACL LOG)
@@ -644,27 +661,10 @@ fn oom_check(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
     if outcome != crate::evict::Outcome::Fail {
         return Ok(());
     }
-    let in_multi = ctx.session.multi.as_ref();
-    let server = &*ctx.server;
-    let deny_oom = |cmd: &Command, args: Args| command_flags(server, cmd, args).has(Flags::DENYOOM);
-    if cmd.name == "exec" {
-        let denied = in_multi.is_some_and(|t| {
-            t.queue
-                .iter()
-                .any(|(c, queued)| deny_oom(c, queued.as_args()))
-        });
-        if denied {
-            ctx.session.multi = None;
-            let client = ctx.session.id;
-            ctx.server.unwatch_all(client);
-            return Err(CmdError::owned(format!(
-                "EXECABORT Transaction discarded because of: {OOM}"
-            )));
-        }
-        return Ok(());
-    }
-    let queuing = in_multi.is_some() && !["discard", "quit", "reset"].contains(&cmd.name);
-    if queuing || deny_oom(cmd, args) {
+    let deny_oom = request_flags(ctx.server, ctx.session, cmd, args).has(Flags::DENYOOM);
+    let queuing =
+        ctx.session.multi.is_some() && !["exec", "discard", "quit", "reset"].contains(&cmd.name);
+    if queuing || deny_oom {
         return Err(CmdError::Static(OOM));
     }
     Ok(())
@@ -722,6 +722,7 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
         return Err((Some(run), err));
     }
     protected_check(ctx, cmd)
+        .and_then(|()| no_multi_check(ctx, run))
         .and_then(|()| subscribed_mode_check(ctx, cmd, run))
         .and_then(|()| disk_error_check(ctx, run, args))
         .and_then(|()| replica_check(ctx, run, args))
@@ -737,6 +738,17 @@ fn debug_syntax_error(args: Args) -> CmdError {
         c_str(&args[1], 128),
         "'. Try DEBUG HELP.",
     )
+}
+
+/// Commands flagged `no_multi` (SAVE, SHUTDOWN, SYNC, PSYNC) are refused
+/// inside MULTI, dooming it.
+fn no_multi_check(ctx: &Ctx, cmd: &Command) -> CmdResult {
+    if ctx.session.multi.is_some() && cmd.flags.has(Flags::NO_MULTI) {
+        return Err(CmdError::Static(
+            "ERR Command not allowed inside a transaction",
+        ));
+    }
+    Ok(())
 }
 
 /// Redis's MISCONF: while the last background save failed (and
@@ -756,7 +768,7 @@ fn disk_error_check(ctx: &Ctx, cmd: &Command, args: Args) -> CmdResult {
     } else {
         return Ok(());
     };
-    if cmd.name == "ping" || command_flags(ctx.server, cmd, args).has(Flags::WRITE) {
+    if cmd.name == "ping" || request_flags(ctx.server, ctx.session, cmd, args).has(Flags::WRITE) {
         return Err(refusal);
     }
     Ok(())
@@ -771,7 +783,7 @@ fn replica_check(ctx: &Ctx, cmd: &Command, args: Args) -> CmdResult {
     if ctx.session.master {
         return Ok(());
     }
-    let flags = || command_flags(server, cmd, args);
+    let flags = || request_flags(server, ctx.session, cmd, args);
     if !server.repl.is_replica() {
         // A primary with `min-replicas-to-write`: Redis's NOREPLICAS.
         let wanted = server.config.min_replicas_to_write;

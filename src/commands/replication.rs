@@ -233,9 +233,10 @@ fn psync(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     repl.sync_full += 1;
     tracing::info!("Full resync requested by replica {}", ctx.session.addr);
-    ctx.session.replica = Some(Box::new(crate::replication::ReplicaLink::new(
-        crate::replication::ReplicaState::WaitBgsave,
-    )));
+    let mut link =
+        crate::replication::ReplicaLink::new(crate::replication::ReplicaState::WaitBgsave);
+    link.pre_psync = args.len() == 1;
+    ctx.session.replica = Some(Box::new(link));
     Ok(())
 }
 

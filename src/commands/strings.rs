@@ -277,6 +277,7 @@ fn getdel(ctx: &mut Ctx, args: Args) -> CmdResult {
     match ctx.db().detach(&args[1], now_ms).map(|d| d.value) {
         Some(Value::Str(s)) => {
             ctx.signal(EventClass::GENERIC, "del", &args[1]);
+            ctx.propagate_as(&[b"DEL", &args[1]]);
             ctx.out().bulk(&s)
         }
         _ => ctx.out().null(),

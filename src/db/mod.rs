@@ -1214,19 +1214,29 @@ impl Db {
     /// buckets and returns the next cursor. Expired keys are skipped, not
     /// deleted (deleting would disturb the bucket being walked).
     pub fn scan_step(
-        &self,
+        &mut self,
         cursor: u64,
         now_ms: i64,
+        wanted: impl Fn(&[u8]) -> bool,
         mut visit: impl FnMut(&[u8], ValueRef<'_>),
     ) -> u64 {
         // A resize under way is walked as it is (see `Dict::scan_step`).
-        let this = self;
-        this.dict.scan_step(cursor, |idx| {
+        let this = &*self;
+        let mut expired = Vec::new();
+        let next = this.dict.scan_step(cursor, |idx| {
+            let slot = &this.dict.entry(idx).slot;
             if this.is_live(idx, now_ms) {
-                let slot = &this.dict.entry(idx).slot;
                 visit(slot.key(), slot.value());
+            } else if wanted(slot.key()) {
+                expired.push(slot.key().to_vec());
             }
-        })
+        });
+        // The expired keys SCAN would have answered are deleted as a
+        // lookup deletes them (Redis's `expireIfNeeded` in SCAN).
+        for key in expired {
+            self.exists(&key, now_ms);
+        }
+        next
     }
 
     /// Moves the dict's resize forward for up to `budget` (cron work).
