@@ -12,6 +12,7 @@ pub mod aggregate;
 pub mod bits;
 pub mod blocking;
 pub mod connection;
+pub mod debug;
 pub mod docs;
 mod docs_data;
 pub mod expire;

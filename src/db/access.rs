@@ -27,7 +27,8 @@ pub struct AccessPolicy {
 pub struct Access([u8; 3]);
 
 impl Access {
-    fn bits(self) -> u32 {
+    /// The raw 24 bits (DEBUG OBJECT's `lru:`).
+    pub fn bits(self) -> u32 {
         u32::from_le_bytes([self.0[0], self.0[1], self.0[2], 0])
     }
 

@@ -789,14 +789,25 @@ impl Db {
     /// OBJECT ENCODING of `key`, `None` if absent.
     pub fn encoding(&mut self, key: &[u8], now_ms: i64) -> Option<&'static str> {
         let idx = self.lookup_read(key, now_ms)?;
+        Some(self.encoding_at(idx))
+    }
+
+    fn encoding_at(&self, idx: u32) -> &'static str {
         let entry = self.dict.entry(idx);
-        let value = entry.slot.value();
-        Some(match (value, entry.encoding) {
+        match (entry.slot.value(), entry.encoding) {
             (ValueRef::Str(_), StrEncoding::Raw) => "raw",
             (ValueRef::Str(s), StrEncoding::NotInt) if s.len() <= 44 => "embstr",
             (ValueRef::Str(_), StrEncoding::NotInt) => "raw",
             (value, _) => value.encoding(),
-        })
+        }
+    }
+
+    /// DEBUG OBJECT's view of `key`, expired or not (Redis looks in the
+    /// dict without expiring): its value, encoding and access bits.
+    pub fn debug_object(&self, key: &[u8]) -> Option<(ValueRef<'_>, &'static str, access::Access)> {
+        let idx = self.dict.find(key)?;
+        let entry = self.dict.entry(idx);
+        Some((entry.slot.value(), self.encoding_at(idx), entry.access))
     }
 
     /// Stores `value` at `key` like `set_str`, returning the old value.
