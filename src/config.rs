@@ -568,7 +568,7 @@ where
 
 /// Parses an integer with an optional memory unit (`1k`, `10mb`, `1gb`), as
 /// redis.conf allows for byte sizes.
-fn parse_memory(s: &str) -> Option<i64> {
+pub fn parse_memory(s: &str) -> Option<i64> {
     let lower = s.to_ascii_lowercase();
     let units: [(&str, i64); 7] = [
         ("kb", 1024),

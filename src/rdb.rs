@@ -491,6 +491,29 @@ fn value_type(value: crate::value::ValueRef<'_>) -> u8 {
     }
 }
 
+/// A list as the listpack nodes of a quicklist, as the RDB holds it.
+fn quicklist_nodes(list: &crate::value::List) -> Vec<Vec<u8>> {
+    let mut nodes: Vec<Vec<u8>> = Vec::new();
+    let mut node = ListpackWriter::default();
+    for e in list.iter() {
+        if node.len() >= QUICKLIST_NODE_BYTES {
+            nodes.push(std::mem::take(&mut node).finish());
+        }
+        node.push(e);
+    }
+    if !node.is_empty() {
+        nodes.push(node.finish());
+    }
+    nodes
+}
+
+/// A list's quicklist shape as DEBUG OBJECT reports it: how many
+/// listpack nodes, and their bytes in all.
+pub fn quicklist_shape(list: &crate::value::List) -> (usize, usize) {
+    let nodes = quicklist_nodes(list);
+    (nodes.len(), nodes.iter().map(Vec::len).sum())
+}
+
 /// A value after its type byte and key (see `value_type`).
 fn write_value(
     out: &mut Vec<u8>,
@@ -502,17 +525,7 @@ fn write_value(
     match value {
         ValueRef::Str(s) => write_string(out, s),
         ValueRef::List(list) => {
-            let mut nodes: Vec<Vec<u8>> = Vec::new();
-            let mut node = ListpackWriter::default();
-            for e in list.iter() {
-                if node.len() >= QUICKLIST_NODE_BYTES {
-                    nodes.push(std::mem::take(&mut node).finish());
-                }
-                node.push(e);
-            }
-            if !node.is_empty() {
-                nodes.push(node.finish());
-            }
+            let nodes = quicklist_nodes(list);
             write_len(out, nodes.len() as u64);
             for node in nodes {
                 write_len(out, QUICKLIST_NODE_PACKED);
@@ -863,6 +876,14 @@ pub fn dump_value(value: crate::value::ValueRef<'_>, options: SaveOptions) -> Ve
     dump_payload(body)
 }
 
+/// The length of a value's serialization without its type byte (DEBUG
+/// OBJECT's `serializedlength`, Redis's `rdbSavedObjectLen`).
+pub fn serialized_len(value: crate::value::ValueRef<'_>, options: SaveOptions) -> usize {
+    let mut body = Vec::new();
+    write_value(&mut body, value, string_writer(options));
+    body.len()
+}
+
 /// Frames a DUMP payload: `body`, the RDB version, the CRC-64 of both.
 pub fn dump_payload(mut body: Vec<u8>) -> Vec<u8> {
     body.extend_from_slice(&RDB_VERSION.to_le_bytes());
@@ -872,14 +893,14 @@ pub fn dump_payload(mut body: Vec<u8>) -> Vec<u8> {
 }
 
 /// The body of a DUMP payload whose version this server reads and whose
-/// checksum matches (`verifyDumpPayload`).
-pub fn payload_body(payload: &[u8]) -> Option<&[u8]> {
+/// checksum matches, unless told to skip that check (`verifyDumpPayload`).
+pub fn payload_body(payload: &[u8], skip_checksum: bool) -> Option<&[u8]> {
     if payload.len() < 10 {
         return None;
     }
     let (framed, crc) = payload.split_at(payload.len() - 8);
     let version = u16::from_le_bytes([framed[framed.len() - 2], framed[framed.len() - 1]]);
-    if version > RDB_VERSION_READ || crc64(framed).to_le_bytes() != crc {
+    if version > RDB_VERSION_READ || (!skip_checksum && crc64(framed).to_le_bytes() != crc) {
         return None;
     }
     Some(&framed[..framed.len() - 2])
@@ -978,7 +999,7 @@ mod tests {
             assert_eq!(value_type(value.as_ref()), expected_type, "{n}");
             // DUMP / RESTORE: the whole value at once.
             let payload = dump_value(value.as_ref(), OPTIONS);
-            let body = payload_body(&payload).unwrap();
+            let body = payload_body(&payload, false).unwrap();
             let back = crate::rdb_load::restore_value(body, limits).unwrap();
             assert_eq!(
                 crate::value::hash::sorted_triples(&back),
@@ -1068,18 +1089,18 @@ mod tests {
     #[test]
     fn a_payload_with_a_bad_checksum_or_version_is_refused() {
         let payload = dump_payload(b"body".to_vec());
-        assert_eq!(payload_body(&payload), Some(&b"body"[..]));
+        assert_eq!(payload_body(&payload, false), Some(&b"body"[..]));
         let mut bad = payload.clone();
         bad[0] ^= 1;
-        assert_eq!(payload_body(&bad), None);
+        assert_eq!(payload_body(&bad, false), None);
         // Up to Redis 7.4's version (12) is read; a newer one is refused.
         for (version, readable) in [(11u16, true), (12, true), (13, false)] {
             let mut newer = b"body".to_vec();
             newer.extend_from_slice(&version.to_le_bytes());
             let crc = crc64(&newer);
             newer.extend_from_slice(&crc.to_le_bytes());
-            assert_eq!(payload_body(&newer).is_some(), readable, "{version}");
+            assert_eq!(payload_body(&newer, false).is_some(), readable, "{version}");
         }
-        assert_eq!(payload_body(b"short"), None);
+        assert_eq!(payload_body(b"short", false), None);
     }
 }

@@ -974,7 +974,7 @@ mod tests {
         let mut payloads = Vec::new();
         dbs[1].for_each_entry(|_, value, _| payloads.push(crate::rdb::dump_value(value, options)));
         for payload in &payloads {
-            let body = crate::rdb::payload_body(payload).unwrap();
+            let body = crate::rdb::payload_body(payload, false).unwrap();
             assert!(restore_value(body, LIMITS).is_some());
             for i in 0..body.len() {
                 let _ = restore_value(&body[..i], LIMITS);

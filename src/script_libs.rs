@@ -14,12 +14,8 @@ use crate::float::strtod_prefix;
 use crate::protocol::reply::format_g;
 use crate::scripting::number_to_i64;
 
-/// The deepest nesting either way (lua-cjson's default).
-const JSON_MAX_DEPTH: usize = 1000;
-/// lua-cjson's sparse array rule: an array whose largest index passes
-/// both `ratio` times its item count and `safe` is refused.
-const SPARSE_RATIO: usize = 2;
-const SPARSE_SAFE: usize = 10;
+/// The deepest nesting lua-cmsgpack decodes (lua-cjson's default depth).
+const MSGPACK_MAX_DEPTH: usize = 1000;
 /// lua-cmsgpack encodes tables nested deeper than this as nil.
 const MSGPACK_MAX_NESTING: usize = 16;
 
@@ -125,24 +121,216 @@ pub fn install_random(lua: &Lua, math: &Table) -> mlua::Result<()> {
     Ok(())
 }
 
+/// lua-cjson's settings (its `json_config_t`), changed by its
+/// `encode_*` / `decode_*` functions and kept for the interpreter's life.
+#[derive(Debug, Clone, Copy)]
+struct JsonConfig {
+    /// An excessively sparse array: refused, or encoded as an object.
+    sparse_convert: bool,
+    /// An array whose largest index passes both `ratio` times its item
+    /// count and `safe` is excessively sparse (ratio 0: never).
+    sparse_ratio: i64,
+    sparse_safe: i64,
+    encode_max_depth: i64,
+    decode_max_depth: i64,
+    /// Significant digits of numbers (`%.14g` by default).
+    precision: i64,
+    /// Only reported: the output is the same either way.
+    keep_buffer: bool,
+    /// NaN and infinities: refused (0), written (1) or written as null (2).
+    encode_invalid: i64,
+    decode_invalid: bool,
+}
+
+impl Default for JsonConfig {
+    fn default() -> Self {
+        JsonConfig {
+            sparse_convert: false,
+            sparse_ratio: 2,
+            sparse_safe: 10,
+            encode_max_depth: 1000,
+            decode_max_depth: 1000,
+            precision: 14,
+            keep_buffer: true,
+            encode_invalid: 0,
+            decode_invalid: true,
+        }
+    }
+}
+
+/// lua-cjson's `json_arg_init`: no more than `most` arguments.
+fn json_args(name: &str, args: &[Value], most: usize) -> mlua::Result<()> {
+    if args.len() > most {
+        return Err(lua_error(format!(
+            "bad argument #{} to '{name}' (found too many arguments)",
+            most + 1
+        )));
+    }
+    Ok(())
+}
+
+/// lua-cjson's `json_integer_option`: argument `i` (if given) in
+/// `min..=max` becomes the setting, which is returned.
+fn json_integer_option(
+    name: &str,
+    args: &[Value],
+    i: usize,
+    setting: &mut i64,
+    (min, max): (i64, i64),
+) -> mlua::Result<Value> {
+    if !matches!(args.get(i), None | Some(Value::Nil)) {
+        let value = number_to_i64(check_number(name, args, i)?);
+        if !(min..=max).contains(&value) {
+            return Err(lua_error(format!(
+                "bad argument #1 to '{name}' (expected integer between {min} and {max})"
+            )));
+        }
+        *setting = value;
+    }
+    Ok(Value::Integer(*setting))
+}
+
+/// lua-cjson's `json_enum_option` for `options` (a boolean stands for
+/// option 0 or `on`): argument `i` (if given) becomes the setting, which
+/// is returned as a boolean when it is 0 or `on`, else by its name.
+fn json_enum_option(
+    lua: &Lua,
+    (name, args, i): (&str, &[Value], usize),
+    setting: &mut i64,
+    (options, on): (&[&str], i64),
+) -> mlua::Result<Value> {
+    match args.get(i) {
+        None | Some(Value::Nil) => {}
+        Some(Value::Boolean(b)) => *setting = i64::from(*b) * on,
+        Some(Value::String(s)) => {
+            let given = s.as_bytes();
+            match options.iter().position(|o| o.as_bytes() == &given[..]) {
+                Some(at) => *setting = at as i64,
+                None => {
+                    return Err(lua_error(format!(
+                        "bad argument #{} to '{name}' (invalid option '{}')",
+                        i + 1,
+                        String::from_utf8_lossy(&given)
+                    )))
+                }
+            }
+        }
+        Some(other) => {
+            return Err(lua_error(format!(
+                "bad argument #{} to '{name}' (string expected, got {})",
+                i + 1,
+                other.type_name()
+            )))
+        }
+    }
+    if *setting == 0 || *setting == on {
+        Ok(Value::Boolean(*setting != 0))
+    } else {
+        let option = options.get(*setting as usize).copied().unwrap_or("");
+        Ok(Value::String(lua.create_string(option)?))
+    }
+}
+
+const OFF_ON: &[&str] = &["off", "on"];
+
+/// Registers lua-cjson's configuration functions on `t`.
+fn json_config_functions(
+    lua: &Lua,
+    t: &Table,
+    config: &std::rc::Rc<std::cell::Cell<JsonConfig>>,
+) -> mlua::Result<()> {
+    type Setter = fn(&Lua, &[Value], &mut JsonConfig) -> mlua::Result<Variadic<Value>>;
+    let setters: [(&str, Setter); 7] = [
+        ("encode_sparse_array", |lua, args, c| {
+            const NAME: &str = "encode_sparse_array";
+            json_args(NAME, args, 3)?;
+            let mut convert = i64::from(c.sparse_convert);
+            let a = json_enum_option(lua, (NAME, args, 0), &mut convert, (OFF_ON, 1))?;
+            c.sparse_convert = convert != 0;
+            let b = json_integer_option(NAME, args, 1, &mut c.sparse_ratio, (0, i32::MAX.into()))?;
+            let d = json_integer_option(NAME, args, 2, &mut c.sparse_safe, (0, i32::MAX.into()))?;
+            Ok(Variadic::from_iter([a, b, d]))
+        }),
+        ("encode_max_depth", |_, args, c| {
+            json_args("encode_max_depth", args, 1)?;
+            let range = (1, i32::MAX.into());
+            let v =
+                json_integer_option("encode_max_depth", args, 0, &mut c.encode_max_depth, range)?;
+            Ok(Variadic::from_iter([v]))
+        }),
+        ("decode_max_depth", |_, args, c| {
+            json_args("decode_max_depth", args, 1)?;
+            let range = (1, i32::MAX.into());
+            let v =
+                json_integer_option("decode_max_depth", args, 0, &mut c.decode_max_depth, range)?;
+            Ok(Variadic::from_iter([v]))
+        }),
+        ("encode_number_precision", |_, args, c| {
+            const NAME: &str = "encode_number_precision";
+            json_args(NAME, args, 1)?;
+            let v = json_integer_option(NAME, args, 0, &mut c.precision, (1, 14))?;
+            Ok(Variadic::from_iter([v]))
+        }),
+        ("encode_keep_buffer", |lua, args, c| {
+            const NAME: &str = "encode_keep_buffer";
+            json_args(NAME, args, 1)?;
+            let mut keep = i64::from(c.keep_buffer);
+            let v = json_enum_option(lua, (NAME, args, 0), &mut keep, (OFF_ON, 1))?;
+            c.keep_buffer = keep != 0;
+            Ok(Variadic::from_iter([v]))
+        }),
+        ("encode_invalid_numbers", |lua, args, c| {
+            const NAME: &str = "encode_invalid_numbers";
+            json_args(NAME, args, 1)?;
+            let options = (&["off", "on", "null"][..], 1);
+            let v = json_enum_option(lua, (NAME, args, 0), &mut c.encode_invalid, options)?;
+            Ok(Variadic::from_iter([v]))
+        }),
+        ("decode_invalid_numbers", |lua, args, c| {
+            const NAME: &str = "decode_invalid_numbers";
+            json_args(NAME, args, 1)?;
+            let mut on = i64::from(c.decode_invalid);
+            let v = json_enum_option(lua, (NAME, args, 0), &mut on, (OFF_ON, 1))?;
+            c.decode_invalid = on != 0;
+            Ok(Variadic::from_iter([v]))
+        }),
+    ];
+    for (name, setter) in setters {
+        let config = std::rc::Rc::clone(config);
+        t.raw_set(
+            name,
+            lua.create_function(move |lua, args: Variadic<Value>| {
+                let mut c = config.get();
+                let result = setter(lua, &args, &mut c);
+                config.set(c);
+                result
+            })?,
+        )?;
+    }
+    Ok(())
+}
+
 pub fn cjson(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
+    let config = std::rc::Rc::new(std::cell::Cell::new(JsonConfig::default()));
+    json_config_functions(lua, &t, &config)?;
+    let encoding = std::rc::Rc::clone(&config);
     t.raw_set(
         "encode",
-        lua.create_function(|lua, args: Variadic<Value>| {
+        lua.create_function(move |lua, args: Variadic<Value>| {
             if args.len() != 1 {
                 return Err(lua_error(
                     "bad argument #1 to 'encode' (expected 1 argument)",
                 ));
             }
             let mut out = Vec::new();
-            json_encode(&args[0], &mut out, 0)?;
+            json_encode(&args[0], &mut out, (0, &encoding.get()))?;
             lua.create_string(&out)
         })?,
     )?;
     t.raw_set(
         "decode",
-        lua.create_function(|lua, args: Variadic<Value>| {
+        lua.create_function(move |lua, args: Variadic<Value>| {
             let text = match args.first() {
                 Some(Value::String(s)) => s.as_bytes().to_vec(),
                 Some(Value::Integer(n)) => n.to_string().into_bytes(),
@@ -163,6 +351,7 @@ pub fn cjson(lua: &Lua) -> mlua::Result<Table> {
                 lua,
                 text: &text,
                 at: 0,
+                max_depth: usize::try_from(config.get().decode_max_depth).unwrap_or(usize::MAX),
             }
             .document()
         })?,
@@ -172,11 +361,28 @@ pub fn cjson(lua: &Lua) -> mlua::Result<Table> {
 }
 
 /// A number as lua-cjson prints it (`%.14g`).
-fn json_number(n: f64, out: &mut Vec<u8>) -> mlua::Result<()> {
-    if !n.is_finite() {
-        return Err(lua_error("Cannot serialise number: must not be NaN or Inf"));
+fn json_number(n: f64, out: &mut Vec<u8>, config: &JsonConfig) -> mlua::Result<()> {
+    match config.encode_invalid {
+        0 if !n.is_finite() => {
+            return Err(lua_error("Cannot serialise number: must not be NaN or Inf"));
+        }
+        // Written as printf writes them (and NaN as "nan", whatever its sign).
+        1 if n.is_nan() => {
+            out.extend_from_slice(b"nan");
+            return Ok(());
+        }
+        1 if n.is_infinite() => {
+            out.extend_from_slice(if n > 0.0 { b"inf" } else { b"-inf" });
+            return Ok(());
+        }
+        2 if !n.is_finite() => {
+            out.extend_from_slice(b"null");
+            return Ok(());
+        }
+        _ => {}
     }
-    out.extend_from_slice(format_g(n, 14).as_bytes());
+    let digits = usize::try_from(config.precision).unwrap_or(14);
+    out.extend_from_slice(format_g(n, digits).as_bytes());
     Ok(())
 }
 
@@ -200,7 +406,7 @@ fn json_string(s: &[u8], out: &mut Vec<u8>) {
 }
 
 /// The length of `t` as a JSON array, or `None` for an object.
-fn json_array_length(t: &Table) -> mlua::Result<Option<usize>> {
+fn json_array_length(t: &Table, config: &JsonConfig) -> mlua::Result<Option<usize>> {
     let (mut max, mut items) = (0usize, 0usize);
     for pair in t.pairs::<Value, Value>() {
         let (k, _) = pair?;
@@ -212,7 +418,11 @@ fn json_array_length(t: &Table) -> mlua::Result<Option<usize>> {
         max = max.max(index as usize);
         items += 1;
     }
-    if max > items * SPARSE_RATIO && max > SPARSE_SAFE {
+    let (ratio, safe) = (config.sparse_ratio, config.sparse_safe);
+    if ratio > 0 && max as i64 > items as i64 * ratio && max as i64 > safe {
+        if config.sparse_convert {
+            return Ok(None);
+        }
         return Err(lua_error(
             "Cannot serialise table: excessively sparse array",
         ));
@@ -220,29 +430,33 @@ fn json_array_length(t: &Table) -> mlua::Result<Option<usize>> {
     Ok((max > 0).then_some(max))
 }
 
-fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
+fn json_encode(
+    v: &Value,
+    out: &mut Vec<u8>,
+    (depth, config): (usize, &JsonConfig),
+) -> mlua::Result<()> {
     match v {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Integer(n) => json_number(*n as f64, out)?,
-        Value::Number(n) => json_number(*n, out)?,
+        Value::Integer(n) => json_number(*n as f64, out, config)?,
+        Value::Number(n) => json_number(*n, out, config)?,
         Value::String(s) => json_string(&s.as_bytes(), out),
         Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
         Value::Table(t) => {
-            if depth + 1 > JSON_MAX_DEPTH {
+            if depth as i64 + 1 > config.encode_max_depth {
                 return Err(lua_error(format!(
                     "Cannot serialise, excessive nesting ({})",
                     depth + 1
                 )));
             }
-            match json_array_length(t)? {
+            match json_array_length(t, config)? {
                 Some(len) => {
                     out.push(b'[');
                     for i in 1..=len {
                         if i > 1 {
                             out.push(b',');
                         }
-                        json_encode(&t.raw_get::<Value>(i)?, out, depth + 1)?;
+                        json_encode(&t.raw_get::<Value>(i)?, out, (depth + 1, config))?;
                     }
                     out.push(b']');
                 }
@@ -269,7 +483,7 @@ fn json_encode(v: &Value, out: &mut Vec<u8>, depth: usize) -> mlua::Result<()> {
                             }
                         }
                         out.push(b':');
-                        json_encode(&v, out, depth + 1)?;
+                        json_encode(&v, out, (depth + 1, config))?;
                     }
                     out.push(b'}');
                 }
@@ -325,6 +539,7 @@ struct JsonDecoder<'a> {
     lua: &'a Lua,
     text: &'a [u8],
     at: usize,
+    max_depth: usize,
 }
 
 impl JsonDecoder<'_> {
@@ -487,7 +702,7 @@ impl JsonDecoder<'_> {
             Token::Boolean(b) => Value::Boolean(b),
             Token::Null => json_null(),
             Token::ObjBegin | Token::ArrBegin => {
-                if depth + 1 > JSON_MAX_DEPTH {
+                if depth + 1 > self.max_depth {
                     return Err(lua_error(format!(
                         "Found too many nested data structures ({}) at character {}",
                         depth + 1,
@@ -575,17 +790,87 @@ pub fn cmsgpack(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.raw_set(
         "unpack",
-        lua.create_function(|lua, s: LuaString| {
-            let bytes = s.as_bytes();
-            let mut at = 0;
-            let mut values = Variadic::new();
-            while at < bytes.len() {
-                values.push(msgpack_decode(lua, &bytes, &mut at, 0)?);
-            }
-            Ok(values)
+        lua.create_function(|lua, s: LuaString| msgpack_unpack(lua, &s.as_bytes(), 0, 0))?,
+    )?;
+    // unpack_one(data [, offset]) and unpack_limit(data, limit [, offset]):
+    // the next offset (-1 at the end), then the values.
+    t.raw_set(
+        "unpack_one",
+        lua.create_function(|lua, args: Variadic<Value>| {
+            let data = msgpack_data("unpack_one", &args)?;
+            let offset = optional_int("unpack_one", &args, 1)?;
+            msgpack_unpack(lua, &data, 1, offset)
+        })?,
+    )?;
+    t.raw_set(
+        "unpack_limit",
+        lua.create_function(|lua, args: Variadic<Value>| {
+            let data = msgpack_data("unpack_limit", &args)?;
+            let limit = check_int("unpack_limit", &args, 1)?;
+            let offset = optional_int("unpack_limit", &args, 2)?;
+            msgpack_unpack(lua, &data, limit, offset)
         })?,
     )?;
     Ok(t)
+}
+
+/// `luaL_checklstring` on a msgpack function's first argument.
+fn msgpack_data(name: &str, args: &[Value]) -> mlua::Result<Vec<u8>> {
+    match args.first() {
+        Some(Value::String(s)) => Ok(s.as_bytes().to_vec()),
+        Some(Value::Integer(n)) => Ok(n.to_string().into_bytes()),
+        Some(Value::Number(n)) => Ok(format_g(*n, 14).into_bytes()),
+        other => Err(lua_error(format!(
+            "bad argument #1 to '{name}' (string expected, got {})",
+            other.map_or("no value", |v| v.type_name())
+        ))),
+    }
+}
+
+/// `luaL_optinteger`: argument `i`, 0 when absent.
+fn optional_int(name: &str, args: &[Value], i: usize) -> mlua::Result<i32> {
+    match args.get(i) {
+        None | Some(Value::Nil) => Ok(0),
+        Some(_) => check_int(name, args, i),
+    }
+}
+
+/// lua-cmsgpack's `mp_unpack_full`: up to `limit` values from `offset`
+/// (with neither, every value and no offset before them).
+fn msgpack_unpack(
+    lua: &Lua,
+    data: &[u8],
+    limit: i32,
+    offset: i32,
+) -> mlua::Result<Variadic<Value>> {
+    let len = data.len();
+    let decode_all = limit == 0 && offset == 0;
+    if offset < 0 || limit < 0 {
+        // (lua-cmsgpack prints the input's length as the limit.)
+        return Err(lua_error(format!(
+            "Invalid request to unpack with offset of {offset} and limit of {len}."
+        )));
+    }
+    let mut at = offset as usize;
+    if at > len {
+        return Err(lua_error(format!(
+            "Start offset {offset} greater than input length {len}."
+        )));
+    }
+    let limit = if decode_all {
+        usize::MAX
+    } else {
+        limit as usize
+    };
+    let mut values = Variadic::new();
+    while at < len && values.len() < limit {
+        values.push(msgpack_decode(lua, data, &mut at, 0)?);
+    }
+    if !decode_all {
+        let next = if at == len { -1 } else { at as i64 };
+        values.insert(0, Value::Integer(next));
+    }
+    Ok(values)
 }
 
 fn msgpack_len(out: &mut Vec<u8>, len: usize, fix: Option<(u8, usize)>, wide: [u8; 3]) {
@@ -702,7 +987,7 @@ fn msgpack_decode(lua: &Lua, b: &[u8], at: &mut usize, depth: usize) -> mlua::Re
         Ok(bytes)
     };
     let uint = |bytes: &[u8]| bytes.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x));
-    if depth > JSON_MAX_DEPTH {
+    if depth > MSGPACK_MAX_DEPTH {
         return Err(lua_error("Bad data format in input."));
     }
     let tag = take(at, 1)?[0];

@@ -615,7 +615,8 @@ impl Scripting {
             return false;
         };
         let outcome = self.launch(&function, true, keys, argv, runner);
-        reply_outcome(outcome, "script", sha, out);
+        let lua_resp3 = self.current.resp3.get();
+        reply_outcome(outcome, "script", sha, (out, lua_resp3));
         true
     }
 
@@ -634,7 +635,8 @@ impl Scripting {
         };
         let (callback, name) = (function.callback.clone(), function.name.clone());
         let outcome = self.launch(&callback, false, keys, argv, runner);
-        reply_outcome(outcome, "function", &name, out);
+        let lua_resp3 = self.current.resp3.get();
+        reply_outcome(outcome, "function", &name, (out, lua_resp3));
         true
     }
 
@@ -706,7 +708,7 @@ impl Scripting {
     /// dropping every library (`Restore::Flush`), or beside them (failing
     /// on a name taken, or replacing it). All or nothing.
     pub fn restore_functions(&mut self, payload: &[u8], how: Restore) -> Result<(), String> {
-        let body = crate::rdb::payload_body(payload)
+        let body = crate::rdb::payload_body(payload, false)
             .ok_or("ERR DUMP payload version or checksum are wrong")?;
         let mut reader = crate::rdb::Reader::new(body);
         let mut codes = Vec::new();
@@ -905,15 +907,16 @@ impl Scripting {
 }
 
 /// A script's result (or failure) as the reply to its caller; `what`
-/// and `name` say which script, for a failure of the interpreter itself.
+/// and `name` say which script, for a failure of the interpreter itself;
+/// `lua_resp3`: the protocol the script chose (`redis.setresp`).
 fn reply_outcome(
     outcome: mlua::Result<Result<Value, Failure>>,
     what: &str,
     name: &str,
-    out: &mut Reply,
+    (out, lua_resp3): (&mut Reply, bool),
 ) {
     match outcome {
-        Ok(Ok(value)) => lua_to_reply(&value, out),
+        Ok(Ok(value)) => lua_to_reply(&value, out, lua_resp3),
         Ok(Err(failure)) => out.error(failure.reply(name).as_bytes()),
         Err(err) => out.error(format!("ERR Error running {what} {name}, {err}").as_bytes()),
     }
@@ -1263,25 +1266,27 @@ fn version_num(v: &str) -> i64 {
 }
 
 /// A script's result as the reply to its caller (Redis's Lua to RESP
-/// conversion, in the caller's protocol).
-fn lua_to_reply(value: &Value, out: &mut Reply) {
-    lua_to_reply_nested(value, out, 0);
+/// conversion, in the caller's protocol). A boolean follows the script's
+/// own protocol: under RESP2 (the default) `true` is 1 and `false` nil,
+/// under `redis.setresp(3)` they are booleans.
+fn lua_to_reply(value: &Value, out: &mut Reply, lua_resp3: bool) {
+    lua_to_reply_nested(value, out, (0, lua_resp3));
 }
 
-fn lua_to_reply_nested(value: &Value, out: &mut Reply, depth: usize) {
+fn lua_to_reply_nested(value: &Value, out: &mut Reply, (depth, lua_resp3): (usize, bool)) {
     if depth > MAX_REPLY_DEPTH {
         out.error(b"ERR reached lua stack limit");
         return;
     }
     match value {
         Value::Nil => out.null(),
-        Value::Boolean(true) => out.bool(true),
-        Value::Boolean(false) if out.resp3 => out.bool(false),
+        Value::Boolean(b) if lua_resp3 => out.bool(*b),
+        Value::Boolean(true) => out.int(1),
         Value::Boolean(false) => out.null(),
         Value::Integer(n) => out.int(*n),
         Value::Number(n) => out.int(number_to_i64(*n)),
         Value::String(s) => out.bulk(&s.as_bytes()),
-        Value::Table(t) => table_to_reply(t, out, depth),
+        Value::Table(t) => table_to_reply(t, out, (depth, lua_resp3)),
         _ => out.null(),
     }
 }
@@ -1297,7 +1302,8 @@ pub(crate) fn number_to_i64(n: f64) -> i64 {
     }
 }
 
-fn table_to_reply(t: &Table, out: &mut Reply, depth: usize) {
+fn table_to_reply(t: &Table, out: &mut Reply, (depth, lua_resp3): (usize, bool)) {
+    let inner = (depth + 1, lua_resp3);
     let field = |name: &str| t.raw_get::<Value>(name).unwrap_or(Value::Nil);
     if let Value::String(err) = field("err") {
         out.error(&err.as_bytes());
@@ -1317,13 +1323,56 @@ fn table_to_reply(t: &Table, out: &mut Reply, depth: usize) {
         out.double(d);
         return;
     }
+    if let Value::String(big) = field("big_number") {
+        // Line breaks would break the protocol: Redis maps them to spaces.
+        let big: Vec<u8> = big
+            .as_bytes()
+            .iter()
+            .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
+            .collect();
+        if out.resp3 {
+            out.buf.push(b'(');
+            out.buf.extend_from_slice(&big);
+            out.buf.extend_from_slice(b"\r\n");
+        } else {
+            out.bulk(&big);
+        }
+        return;
+    }
+    if let Value::Table(verbatim) = field("verbatim_string") {
+        let part = |name: &str| match verbatim.raw_get::<Value>(name) {
+            Ok(Value::String(s)) => Some(s.as_bytes().to_vec()),
+            _ => None,
+        };
+        if let (Some(format), Some(text)) = (part("format"), part("string")) {
+            if out.resp3 {
+                // Redis writes the first three bytes of the format,
+                // padded with spaces.
+                let mut head = [b' '; 3];
+                for (slot, b) in head.iter_mut().zip(&format) {
+                    *slot = *b;
+                }
+                let len = (text.len() + 4).to_string();
+                out.buf.push(b'=');
+                out.buf.extend_from_slice(len.as_bytes());
+                out.buf.extend_from_slice(b"\r\n");
+                out.buf.extend_from_slice(&head);
+                out.buf.push(b':');
+                out.buf.extend_from_slice(&text);
+                out.buf.extend_from_slice(b"\r\n");
+            } else {
+                out.bulk(&text);
+            }
+            return;
+        }
+    }
     if let Value::Table(map) = field("map") {
         let pairs: Vec<(Value, Value)> =
             map.pairs::<Value, Value>().filter_map(Result::ok).collect();
         out.map(pairs.len());
         for (k, v) in pairs {
-            lua_to_reply_nested(&k, out, depth + 1);
-            lua_to_reply_nested(&v, out, depth + 1);
+            lua_to_reply_nested(&k, out, inner);
+            lua_to_reply_nested(&v, out, inner);
         }
         return;
     }
@@ -1335,17 +1384,7 @@ fn table_to_reply(t: &Table, out: &mut Reply, depth: usize) {
             .collect();
         out.set(members.len());
         for m in members {
-            lua_to_reply_nested(&m, out, depth + 1);
-        }
-        return;
-    }
-    if let Value::String(big) = field("big_number") {
-        if out.resp3 {
-            out.buf.push(b'(');
-            out.buf.extend_from_slice(&big.as_bytes());
-            out.buf.extend_from_slice(b"\r\n");
-        } else {
-            out.bulk(&big.as_bytes());
+            lua_to_reply_nested(&m, out, inner);
         }
         return;
     }
@@ -1359,6 +1398,6 @@ fn table_to_reply(t: &Table, out: &mut Reply, depth: usize) {
     }
     out.array(items.len());
     for v in &items {
-        lua_to_reply_nested(v, out, depth + 1);
+        lua_to_reply_nested(v, out, inner);
     }
 }

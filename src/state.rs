@@ -23,6 +23,17 @@ use crate::pubsub::PubSub;
 /// What a client refused by protected mode is told (Redis's text).
 const PROTECTED_MODE_ERROR: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
 
+/// Settings only DEBUG changes, for tests and tools.
+#[derive(Debug, Default)]
+pub struct DebugSettings {
+    /// DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call commands
+    /// flagged `noscript` (Redis's test suite calls DEBUG from Lua).
+    pub allow_noscript_in_scripts: bool,
+    /// DEBUG SET-SKIP-CHECKSUM-VALIDATION 1: RESTORE and RDB loads do not
+    /// check CRC-64 (Redis's `skip_checksum_validation`).
+    pub skip_checksum_validation: bool,
+}
+
 pub struct ServerState {
     pub dbs: Vec<Db>,
     pub config: Config,
@@ -43,6 +54,8 @@ pub struct ServerState {
     pub shutdown_requested: bool,
     /// DEBUG PAUSE-CRON 1: the cron does nothing until it is 0 again.
     pub cron_paused: bool,
+    /// What other DEBUG subcommands set (see `commands::debug`).
+    pub debug: DebugSettings,
     /// The background freer for big values.
     pub lazyfree: LazyFree,
     /// The effect stream's consumers (the propagation point).
@@ -122,6 +135,7 @@ impl ServerState {
             bound_port: 0,
             shutdown_requested: false,
             cron_paused: false,
+            debug: DebugSettings::default(),
             lazyfree: LazyFree::start(),
             commands,
             pause: crate::pause::ClientPause::default(),

@@ -875,3 +875,104 @@ fn functions_are_found_whatever_the_case_as_in_redis() {
     let seen = common::same_on_lapse_and_redis(function_names_ignore_case);
     assert!(seen[1].contains("oops"), "{seen:?}");
 }
+
+const PROTOCOL_TYPES: &[&str] = &[
+    "string", "integer", "double", "bignum", "null", "array", "set", "map", "attrib", "push",
+    "verbatim", "true", "false", "nosuch",
+];
+
+/// DEBUG PROTOCOL's values to RESP2 and RESP3 clients, and through a
+/// script in each protocol (`redis.setresp`) and back to each client:
+/// Redis's own conversion rules (booleans follow the script's protocol,
+/// attributes are dropped, verbatim strings and big numbers survive).
+/// Needs DEBUG SET-DISABLE-DENY-SCRIPTS, as Redis's suite uses it.
+fn protocol_conversions(server: &Server) -> Vec<String> {
+    let mut r = server.raw();
+    let mut seen = vec![r.cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"])];
+    for client in ["2", "3"] {
+        seen.push(r.cmd(&["HELLO", client]).chars().take(1).collect());
+        for kind in PROTOCOL_TYPES {
+            let direct = r.cmd(&["DEBUG", "PROTOCOL", kind]);
+            // An attribute or push comes before the reply it goes with.
+            let follows = (direct.starts_with('|') || direct.starts_with('>'))
+                .then(|| String::from_utf8_lossy(&r.reply()).into_owned());
+            seen.push(format!(
+                "{client} {kind}: {direct}{}",
+                follows.unwrap_or_default()
+            ));
+            // (A push inside a script: Redis 7.0 hands Lua nil and loses
+            // the reply after it; lapse hands the push as an array.)
+            for lua in ["2", "3"].into_iter().filter(|_| *kind != "push") {
+                let script = format!(
+                    "redis.setresp({lua}) return redis.call('debug', 'protocol', '{kind}')"
+                );
+                let reply = r.cmd(&["EVAL", &script, "0"]);
+                seen.push(format!("{client}/{lua} {kind}: {reply}"));
+            }
+        }
+        let malformed = "return {big_number='123\\r\\n123'}";
+        seen.push(r.cmd(&["EVAL", malformed, "0"]));
+        seen.push(r.cmd(&["EVAL", "redis.setresp(3) return false", "0"]));
+        seen.push(r.cmd(&["EVAL", "return false", "0"]));
+    }
+    seen.push(r.cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0"]));
+    seen.push(r.cmd(&[
+        "EVAL",
+        "return redis.call('debug', 'protocol', 'string')",
+        "0",
+    ]));
+    seen
+}
+
+#[test]
+fn debug_protocol_values_convert_through_scripts_as_in_redis() {
+    let seen = common::same_on_lapse_and_redis(protocol_conversions);
+    assert!(seen.contains(&"3/3 verbatim: =29\r\ntxt:This is a verbatim\nstring\r\n".to_string()));
+    assert!(seen.contains(&"2/3 false: :0\r\n".to_string()));
+}
+
+/// lua-cjson's settings and lua-cmsgpack's partial unpacking as Redis
+/// ships them: each call's result (or error) on both servers.
+fn cjson_settings_and_msgpack_unpacking(server: &Server) -> Vec<String> {
+    let mut r = server.raw();
+    let scripts = [
+        "return {cjson.encode_keep_buffer(false), cjson.encode_keep_buffer()}",
+        "return cjson.encode_keep_buffer('maybe')",
+        "return {cjson.encode_max_depth(1), pcall(cjson.encode, {a={1}})}",
+        "return cjson.encode_max_depth(0)",
+        "cjson.encode_max_depth(1000) return cjson.decode_max_depth(1)",
+        "return {pcall(cjson.decode, '{\"obj\": {\"array\": [1,2,3,4]}}')}",
+        "return cjson.decode_max_depth(1000)",
+        "return {pcall(cjson.encode, {n=0/0})}",
+        "return cjson.encode_invalid_numbers(true)",
+        "return cjson.encode({n=0/0, i=1/0, m=-1/0})",
+        "return {cjson.encode_invalid_numbers('null'), cjson.encode({n=0/0})}",
+        "cjson.encode_invalid_numbers(false) return cjson.encode_number_precision(3)",
+        "return cjson.encode({3.14159, 1234567})",
+        "cjson.encode_number_precision(14) return cjson.encode_number_precision(15)",
+        "return {pcall(cjson.encode, {[1]=1, [100]=2})}",
+        "local a, b, c = cjson.encode_sparse_array(true) return {tostring(a), b, c}",
+        "return cjson.encode({[1]=1, [100]=2})",
+        "local a, b, c = cjson.encode_sparse_array(false, 2, 10) return {tostring(a), b, c}",
+        "return cjson.encode_sparse_array(1, 2, 3, 4)",
+        "return {cjson.decode_invalid_numbers(false), cjson.decode_invalid_numbers(true)}",
+        "local s = cmsgpack.pack(1, 'two', {3}) \
+         local o1, a = cmsgpack.unpack_one(s) \
+         local o2, b = cmsgpack.unpack_one(s, o1) \
+         local o3, c = cmsgpack.unpack_one(s, o2) \
+         return {o1, a, o2, b, o3, c[1]}",
+        "local s = cmsgpack.pack(1, 2, 3, 4) return {cmsgpack.unpack_limit(s, 2)}",
+        "local s = cmsgpack.pack(1, 2, 3, 4) return {cmsgpack.unpack_limit(s, 2, 2)}",
+        "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2), 5)}",
+        "return cmsgpack.unpack_one('abc', 10)",
+        "return cmsgpack.unpack_one('abc', -1)",
+        "return {cmsgpack.unpack_one(cmsgpack.pack(7), 0)}",
+    ];
+    scripts.iter().map(|s| r.cmd(&["EVAL", s, "0"])).collect()
+}
+
+#[test]
+fn cjson_settings_and_msgpack_unpacking_match_redis() {
+    let seen = common::same_on_lapse_and_redis(cjson_settings_and_msgpack_unpacking);
+    assert!(seen[9].contains("nan"), "{}", seen[9]);
+}

@@ -5,88 +5,103 @@ use super::{cmd, float_arg, help, int_arg, is, CmdError, CmdResult, Command, Ctx
 use crate::digest;
 use crate::protocol::Args;
 
+/// A DEBUG subcommand: all share DEBUG's flags.
+macro_rules! debug {
+    ($name:literal, $arity:expr, $handler:expr, $summary:literal) => {
+        cmd!(
+            $name,
+            $arity,
+            ["admin", "noscript", "loading", "stale"],
+            (0, 0, 0),
+            $handler,
+            "server",
+            $summary
+        )
+    };
+}
+
 pub static SUBCOMMANDS: &[Command] = &[
     help!(debug_help, "server"),
-    cmd!(
+    debug!(
         "pause-cron",
-        3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        debug_pause_cron,
-        "server",
-        "Stops (1) or resumes (0) the periodic cron."
+        3, debug_pause_cron, "Stops (1) or resumes (0) the periodic cron."
     ),
-    cmd!(
-        "log",
-        3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        debug_log,
-        "server",
-        "Writes the message to the server log."
-    ),
-    cmd!(
+    debug!("log", 3, debug_log, "Writes the message to the server log."),
+    debug!(
         "error",
-        3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        debug_error,
-        "server",
-        "Replies with the string as an error."
+        3, debug_error, "Replies with the string as an error."
     ),
-    cmd!(
+    debug!(
         "sleep",
-        3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        debug_sleep,
-        "server",
-        "Blocks the server for the given number of seconds."
+        3, debug_sleep, "Blocks the server for the given number of seconds."
     ),
-    cmd!(
+    debug!(
         "set-active-expire",
-        3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        debug_set_active_expire,
-        "server",
-        "Switches the active expire cycle off (0) or on (1)."
+        3, debug_set_active_expire, "Switches the active expire cycle off (0) or on (1)."
     ),
-    cmd!(
+    debug!(
         "reload",
-        -2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        debug_reload,
-        "server",
-        "Saves the RDB file, empties the databases and loads the file back."
+        -2, debug_reload, "Saves the RDB file, empties the databases and loads the file back."
     ),
-    cmd!(
+    debug!(
         "loadaof",
         2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
         debug_loadaof,
-        "server",
         "Writes out the AOF buffer, empties the databases and loads the AOF back."
     ),
-    cmd!(
+    debug!(
         "digest",
-        2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        debug_digest,
-        "server",
-        "Returns Redis's digest of the whole dataset."
+        2, debug_digest, "Returns Redis's digest of the whole dataset."
     ),
-    cmd!(
+    debug!(
         "digest-value",
-        -2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        debug_digest_value,
-        "server",
-        "Returns Redis's digest of each named key's value."
+        -2, debug_digest_value, "Returns Redis's digest of each named key's value."
+    ),
+    debug!(
+        "protocol",
+        3, debug_protocol, "Replies with a test value of the given RESP type."
+    ),
+    debug!(
+        "set-disable-deny-scripts",
+        3,
+        debug_set_disable_deny_scripts,
+        "Lets scripts call commands flagged noscript (1) or not (0)."
+    ),
+    debug!(
+        "object",
+        3, debug_object, "Shows low-level information about a key."
+    ),
+    debug!(
+        "change-repl-id",
+        2, debug_change_repl_id, "Changes the replication ID."
+    ),
+    debug!(
+        "stringmatch-test",
+        2, debug_stringmatch_test, "Runs a fuzz test of the glob matcher."
+    ),
+    debug!(
+        "populate",
+        -3, debug_populate, "Creates string keys key:0 .. key:<count-1>."
+    ),
+    debug!(
+        "listpack",
+        3, debug_listpack, "Shows a listpack-encoded value's layout."
+    ),
+    debug!(
+        "quicklist-packed-threshold",
+        3,
+        debug_quicklist_packed_threshold,
+        "Sets the size above which list elements go in nodes of their own."
+    ),
+    debug!(
+        "replybuffer",
+        4, debug_replybuffer, "Tunes the reply buffer's resizing."
+    ),
+    debug!(
+        "set-skip-checksum-validation",
+        3,
+        debug_set_skip_checksum_validation,
+        "Skips (1) or checks (0) the CRC-64 of RESTORE payloads."
     ),
 ];
 
@@ -238,6 +253,252 @@ fn debug_error(_ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn debug_set_active_expire(ctx: &mut Ctx, args: Args) -> CmdResult {
     ctx.server.expire.enabled = int_arg(&args[2])? != 0;
+    ctx.out().ok();
+    Ok(())
+}
+
+/// DEBUG PROTOCOL <type>: a test value of each RESP3 type, as Redis
+/// sends it (RESP2 clients get each type's RESP2 form).
+fn debug_protocol(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let name = String::from_utf8_lossy(&args[2]).to_ascii_lowercase();
+    let out = ctx.out();
+    let resp3 = out.resp3;
+    match name.as_str() {
+        "string" => out.bulk(b"Hello World"),
+        "integer" => out.int(12345),
+        // Redis's test value (not pi).
+        #[allow(clippy::approx_constant)]
+        "double" => out.double(3.141),
+        "bignum" if resp3 => out.buf.extend_from_slice(b"(1234567999999999999999999999999999999\r\n"),
+        "bignum" => out.bulk(b"1234567999999999999999999999999999999"),
+        "null" => out.null(),
+        "array" | "set" => {
+            if name == "set" {
+                out.set(3);
+            } else {
+                out.array(3);
+            }
+            for j in 0..3 {
+                out.int(j);
+            }
+        }
+        "map" => {
+            out.map(3);
+            for j in 0..3 {
+                out.int(j);
+                out.bool(j == 1);
+            }
+        }
+        "attrib" => {
+            if resp3 {
+                out.buf.extend_from_slice(b"|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n");
+            }
+            out.bulk(b"Some real reply following the attribute");
+        }
+        "push" if !resp3 => {
+            return Err(CmdError::Static("ERR RESP2 is not supported by this command"));
+        }
+        "push" => {
+            out.push(2);
+            out.bulk(b"server-cpu-usage");
+            out.int(42);
+            out.bulk(b"Some real reply following the push reply");
+        }
+        "true" => out.bool(true),
+        "false" => out.bool(false),
+        "verbatim" => out.verbatim(b"This is a verbatim\nstring"),
+        _ => return Err(CmdError::Static(
+            "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false",
+        )),
+    }
+    Ok(())
+}
+
+/// Redis's `atoi`: the leading integer, 0 when there is none.
+fn atoi(arg: &[u8]) -> i64 {
+    let text = String::from_utf8_lossy(arg);
+    let text = text.trim_start();
+    let end = text
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+'))))
+        .map_or(text.len(), |(i, _)| i);
+    text[..end].parse().unwrap_or(0)
+}
+
+fn debug_set_disable_deny_scripts(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ctx.server.debug.allow_noscript_in_scripts = atoi(&args[2]) != 0;
+    ctx.out().ok();
+    Ok(())
+}
+
+fn debug_set_skip_checksum_validation(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ctx.server.debug.skip_checksum_validation = atoi(&args[2]) != 0;
+    ctx.out().ok();
+    Ok(())
+}
+
+/// DEBUG OBJECT key: Redis's line about the value, found whether or not
+/// its key has expired (Redis looks in the dict without expiring). The
+/// "address" is the entry's, stable while the value changes in place.
+fn debug_object(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let options = crate::rdb::SaveOptions {
+        compress: ctx.server.config.rdbcompression,
+        checksum: true,
+    };
+    let config = &ctx.server.config;
+    let db = &ctx.server.dbs[ctx.session.db];
+    let Some(object) = db.debug_object(&args[2]) else {
+        return Err(CmdError::NoSuchKey);
+    };
+    let mut line = format!(
+        "Value at:{:#x} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+        object.address,
+        super::keys::refcount_of(config, object.value, object.encoding),
+        object.encoding,
+        crate::rdb::serialized_len(object.value, options),
+        object.access.bits(),
+        object.access.idle_ms(now_ms) / 1000,
+    );
+    if let crate::value::ValueRef::List(list) = object.value {
+        // Redis's quicklist figures, for the nodes the list would have
+        // (never compressed in lapse: `list-compress-depth` is kept only).
+        let (nodes, bytes) = crate::rdb::quicklist_shape(list);
+        let average = list.len() as f64 / nodes.max(1) as f64;
+        line.push_str(&format!(
+            " ql_nodes:{nodes} ql_avg_node:{average:.2} ql_listpack_max:{} ql_compressed:0 ql_uncompressed_size:{bytes}",
+            config.list_max_listpack_size,
+        ));
+    }
+    ctx.out().simple(&line);
+    Ok(())
+}
+
+/// DEBUG CHANGE-REPL-ID: a new replication ID (replicas will need a full
+/// sync), as Redis's `changeReplicationId`.
+fn debug_change_repl_id(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    tracing::warn!("Changing replication IDs after receiving DEBUG change-repl-id");
+    ctx.server.repl.replid = crate::replication::random_replid();
+    ctx.out().ok();
+    Ok(())
+}
+
+/// DEBUG STRINGMATCH-TEST: random patterns and strings through the glob
+/// matcher (it must neither crash nor take long), Redis's
+/// `stringmatchlen_fuzz_test`.
+fn debug_stringmatch_test(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    use rand::Rng;
+    let rng = &mut ctx.server.rng;
+    for _ in 0..1000 {
+        let mut pattern = vec![0u8; rng.gen_range(0..32)];
+        let mut text = vec![0u8; rng.gen_range(0..32)];
+        rng.fill(&mut pattern[..]);
+        rng.fill(&mut text[..]);
+        std::hint::black_box(crate::glob::matches(&pattern, &text, false));
+    }
+    ctx.out()
+        .simple("Apparently Redis did not crash: test passed");
+    Ok(())
+}
+
+/// DEBUG POPULATE count [prefix] [size]: string keys `<prefix>:<n>` with
+/// values `value:<n>` (cut or zero-padded to `size`), skipping keys that
+/// exist; not propagated, as in Redis.
+fn debug_populate(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 5 {
+        return Err(super::debug_syntax_error(args));
+    }
+    let positive = |arg: &[u8]| {
+        int_arg(arg)
+            .ok()
+            .filter(|n| *n >= 0)
+            .ok_or(CmdError::Static(
+                "ERR value is out of range, must be positive",
+            ))
+    };
+    let count = positive(&args[2])?;
+    let size = match args.len() {
+        5 => positive(&args[4])?,
+        _ => 0,
+    };
+    let prefix = if args.len() >= 4 {
+        &args[3]
+    } else {
+        &b"key"[..]
+    };
+    let now_ms = ctx.now_ms;
+    for j in 0..count {
+        let mut key = prefix.to_vec();
+        key.extend_from_slice(format!(":{j}").as_bytes());
+        // Redis formats the name into 128 bytes.
+        key.truncate(127);
+        if ctx.db().contains(&key, now_ms) {
+            continue;
+        }
+        let mut value = format!("value:{j}").into_bytes();
+        if size > 0 {
+            value.resize(size as usize, 0);
+        }
+        ctx.db().set(
+            &key,
+            crate::value::Value::Str(value),
+            crate::db::Ttl::Clear,
+            now_ms,
+        );
+        ctx.signal(crate::db::EventClass::SILENT, "populate", &key);
+    }
+    ctx.server.propagate.suppress();
+    ctx.out().ok();
+    Ok(())
+}
+
+/// DEBUG LISTPACK key: Redis prints a listpack's layout to its standard
+/// output; lapse logs the value's encoding and size.
+fn debug_listpack(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let db = &ctx.server.dbs[ctx.session.db];
+    let Some(object) = db.debug_object(&args[2]) else {
+        return Err(CmdError::NoSuchKey);
+    };
+    if object.encoding != "listpack" {
+        return Err(CmdError::Static("ERR Not a listpack encoded object."));
+    }
+    tracing::info!(
+        "DEBUG LISTPACK {}: a listpack-encoded {}",
+        String::from_utf8_lossy(&args[2]),
+        object.value.type_name()
+    );
+    ctx.out().simple("Listpack structure printed on stdout");
+    Ok(())
+}
+
+/// DEBUG QUICKLIST-PACKED-THRESHOLD size: Redis stores list elements
+/// bigger than this in nodes of their own. lapse's lists have no such
+/// nodes: the size is checked as Redis checks it and changes nothing.
+fn debug_quicklist_packed_threshold(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let size = std::str::from_utf8(&args[2])
+        .ok()
+        .and_then(crate::config::parse_memory)
+        .filter(|n| (0..=(1i64 << 32) - (1 << 20)).contains(n));
+    if size.is_none() {
+        return Err(CmdError::Static(
+            "ERR argument must be a memory value bigger than 1 and smaller than 4gb",
+        ));
+    }
+    ctx.out().ok();
+    Ok(())
+}
+
+/// DEBUG REPLYBUFFER PEAK-RESET-TIME <NEVER|RESET|ms> | RESIZING <0|1>:
+/// checked as Redis checks them; lapse's reply buffers shrink when idle
+/// whatever these say.
+fn debug_replybuffer(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if is(&args[2], "peak-reset-time") {
+        if !is(&args[3], "never") && !is(&args[3], "reset") {
+            int_arg(&args[3])?;
+        }
+    } else if !is(&args[2], "resizing") {
+        return Err(super::debug_syntax_error(args));
+    }
     ctx.out().ok();
     Ok(())
 }

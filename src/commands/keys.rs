@@ -133,31 +133,42 @@ fn object_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
 /// Integers Redis shares between keys (`OBJ_SHARED_INTEGERS`), whose
 /// one object OBJECT REFCOUNT reports with `OBJ_SHARED_REFCOUNT`.
 const SHARED_INTEGERS: i64 = 10_000;
-const SHARED_REFCOUNT: i64 = i32::MAX as i64;
 
-/// OBJECT REFCOUNT as Redis answers it: an integer string of 0..9999 is
-/// its shared object (unless an LRU or LFU memory limit needs each key's
-/// own access data), anything else has one reference.
-fn object_refcount(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let now_ms = ctx.now_ms;
-    let config = &ctx.server.config;
+/// A value's reference count as Redis reports it: an integer string of
+/// 0..9999 is its shared object (unless an LRU or LFU memory limit needs
+/// each key's own access data), anything else has one reference.
+pub(super) fn refcount_of(
+    config: &crate::config::Config,
+    value: crate::value::ValueRef<'_>,
+    encoding: &str,
+) -> i64 {
     let sharing = config.maxmemory == 0 || !config.maxmemory_policy.uses_access_data();
-    let db = ctx.db();
-    let Some(encoding) = db.encoding(&args[2], now_ms) else {
-        ctx.out().null();
-        return Ok(());
-    };
-    let shared_int = match db.peek(&args[2]) {
-        Some((crate::value::ValueRef::Str(s), _)) if encoding == "int" => std::str::from_utf8(s)
+    let shared_int = match value {
+        crate::value::ValueRef::Str(s) if encoding == "int" => std::str::from_utf8(s)
             .ok()
             .and_then(|s| s.parse::<i64>().ok())
             .is_some_and(|n| (0..SHARED_INTEGERS).contains(&n)),
         _ => false,
     };
-    let refcount = if sharing && shared_int {
+    if sharing && shared_int {
         SHARED_REFCOUNT
     } else {
         1
+    }
+}
+const SHARED_REFCOUNT: i64 = i32::MAX as i64;
+
+/// OBJECT REFCOUNT as Redis answers it (see `refcount_of`).
+fn object_refcount(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    let db = ctx.session.db;
+    let Some(encoding) = ctx.server.dbs[db].encoding(&args[2], now_ms) else {
+        ctx.out().null();
+        return Ok(());
+    };
+    let refcount = match ctx.server.dbs[db].peek(&args[2]) {
+        Some((value, _)) => refcount_of(&ctx.server.config, value, encoding),
+        None => 1,
     };
     ctx.out().int(refcount);
     Ok(())
@@ -346,7 +357,8 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
     if ttl < 0 {
         return Err(CmdError::Static("ERR Invalid TTL value, must be >= 0"));
     }
-    let body = crate::rdb::payload_body(&args[3]).ok_or(CmdError::Static(
+    let skip = ctx.server.debug.skip_checksum_validation;
+    let body = crate::rdb::payload_body(&args[3], skip).ok_or(CmdError::Static(
         "ERR DUMP payload version or checksum are wrong",
     ))?;
     let limits = crate::rdb_load::Limits::of(&ctx.server.config);

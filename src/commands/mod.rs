@@ -733,7 +733,7 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
 
 /// DEBUG parses its own arguments in Redis: an unknown subcommand and a
 /// wrong count get one message (`addReplySubcommandSyntaxError`).
-fn debug_syntax_error(args: Args) -> CmdError {
+pub(super) fn debug_syntax_error(args: Args) -> CmdError {
     CmdError::with_arg(
         "ERR unknown subcommand or wrong number of arguments for '",
         c_str(&args[1], 128),

@@ -214,6 +214,15 @@ pub struct Db {
     live_fields: Option<crate::value::Hash>,
 }
 
+/// What DEBUG OBJECT shows of a key.
+pub struct DebugObject<'a> {
+    pub value: ValueRef<'a>,
+    pub encoding: &'static str,
+    pub access: access::Access,
+    /// Where its entry lives (stable while the value changes in place).
+    pub address: usize,
+}
+
 impl Db {
     pub fn new(index: usize) -> Db {
         Db {
@@ -803,11 +812,16 @@ impl Db {
     }
 
     /// DEBUG OBJECT's view of `key`, expired or not (Redis looks in the
-    /// dict without expiring): its value, encoding and access bits.
-    pub fn debug_object(&self, key: &[u8]) -> Option<(ValueRef<'_>, &'static str, access::Access)> {
+    /// dict without expiring).
+    pub fn debug_object(&self, key: &[u8]) -> Option<DebugObject<'_>> {
         let idx = self.dict.find(key)?;
         let entry = self.dict.entry(idx);
-        Some((entry.slot.value(), self.encoding_at(idx), entry.access))
+        Some(DebugObject {
+            value: entry.slot.value(),
+            encoding: self.encoding_at(idx),
+            access: entry.access,
+            address: std::ptr::from_ref(entry) as usize,
+        })
     }
 
     /// Stores `value` at `key` like `set_str`, returning the old value.

@@ -214,12 +214,10 @@ unsafe fn push_reply(state: *mut ffi::lua_State, buf: &[u8]) -> Option<usize> {
                 return Some(after);
             }
             let set = *kind == b'~';
-            let (array, hash) = if set { (0, n) } else { (n, 0) };
-            ffi::lua_createtable(
-                state,
-                array.min(1 << 16) as c_int,
-                hash.min(1 << 16) as c_int,
-            );
+            // A set's table grows as Redis's does (not presized), so that
+            // `pairs` walks it in Redis's order.
+            let array = if set { 0 } else { n };
+            ffi::lua_createtable(state, array.min(1 << 16) as c_int, 0);
             let filled = (|| {
                 let mut at = after;
                 for i in 1..=n {
@@ -241,7 +239,8 @@ unsafe fn push_reply(state: *mut ffi::lua_State, buf: &[u8]) -> Option<usize> {
         }
         b'%' => {
             let n = count()?;
-            ffi::lua_createtable(state, 0, n.clamp(0, 1 << 16) as c_int);
+            // Not presized either: `pairs` walks it in Redis's order.
+            ffi::lua_createtable(state, 0, 0);
             let filled = (|| {
                 let mut at = after;
                 for _ in 0..n {
@@ -264,6 +263,16 @@ unsafe fn push_reply(state: *mut ffi::lua_State, buf: &[u8]) -> Option<usize> {
         b'_' => {
             ffi::lua_pushnil(state);
             after
+        }
+        // An attribute is not shown to scripts: its pairs are read and
+        // dropped, and the reply that follows it is the value.
+        b'|' => {
+            let mut at = after;
+            for _ in 0..count()?.max(0).saturating_mul(2) {
+                at += push_reply(state, buf.get(at..)?)?;
+                ffi::lua_settop(state, -2);
+            }
+            at + push_reply(state, buf.get(at..)?)?
         }
         b'#' => {
             ffi::lua_pushboolean(state, (line == b"t") as c_int);
