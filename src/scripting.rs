@@ -118,28 +118,76 @@ end
 /// nowhere reaches the function that raises Redis's error.
 const SANDBOX: &str = r#"
 local real, load_redis = ...
+local raw_setmetatable, raw_getmetatable, raw_rawset = setmetatable, getmetatable, rawset
+local raw_loadstring, raw_load = loadstring, load
+-- Every table a script may not change (as Redis's read-only tables):
+-- setmetatable and rawset refuse them, getmetatable hides their proxies.
+local protected = raw_setmetatable({}, {__mode = 'k'})
 local function deny() error('Attempt to modify a readonly table', 2) end
 local function missing(_, name)
   error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
 end
-local function read_only(t) return setmetatable({}, {__index = t, __newindex = deny, __metatable = false}) end
+local function read_only(t)
+  local proxy = raw_setmetatable({}, {__index = t, __newindex = deny, __metatable = false})
+  protected[proxy] = true
+  return proxy
+end
 -- The libraries are read-only too, so no script can change them for the
 -- next one.
 local front = {}
 for name, v in pairs(real) do
   if type(v) == 'table' and name ~= '_G' then front[name] = read_only(v) end
 end
-setmetatable(real, {__index = missing, __metatable = false})
-setmetatable(front, {__index = real})
+raw_setmetatable(real, {__index = missing, __metatable = false})
+raw_setmetatable(front, {__index = real})
 local view = {}
 front['_G'] = view
-setmetatable(view, {__index = front, __newindex = deny, __metatable = false})
+raw_setmetatable(view, {__index = front, __newindex = deny, __metatable = false})
+protected[view] = true
 -- Library functions see the same globals when called; while their
 -- library loads, only `redis` with the loading API.
-setmetatable(load_redis, {__index = missing, __metatable = false})
-local load_front = setmetatable({redis = read_only(load_redis)}, {__index = missing})
+raw_setmetatable(load_redis, {__index = missing, __metatable = false})
+local load_front = raw_setmetatable({redis = read_only(load_redis)}, {__index = missing})
 local function_meta = {__index = front, __newindex = deny, __metatable = false}
-local function_view = setmetatable({}, function_meta)
+local function_view = raw_setmetatable({}, function_meta)
+protected[function_view] = true
+-- What getmetatable shows: the globals' and strings' metatables, read-only.
+local globals_meta = read_only({__index = read_only(front)})
+local string_meta = read_only({__index = front['string']})
+local function refuse() error('Attempt to modify a readonly table', 0) end
+real.setmetatable = function(t, mt)
+  if protected[t] then refuse() end
+  return raw_setmetatable(t, mt)
+end
+real.rawset = function(t, k, v)
+  if protected[t] then refuse() end
+  return raw_rawset(t, k, v)
+end
+real.getmetatable = function(v)
+  if v == view or v == function_view then return globals_meta end
+  if type(v) == 'string' then return string_meta end
+  if protected[v] then return nil end
+  return raw_getmetatable(v)
+end
+-- Lua source only, as Redis's Lua parses every chunk as text: precompiled
+-- bytecode is not verified by Lua 5.1 and could break out of the VM.
+real.loadstring = function(text, name)
+  if type(text) == 'string' and text:byte(1) == 27 then
+    return nil, "[string \"?\"]:1: unexpected symbol near '<\\27>'"
+  end
+  return raw_loadstring(text, name)
+end
+real.load = function(reader, name)
+  if type(reader) ~= 'function' then return raw_load(reader, name) end
+  local parts = {}
+  while true do
+    local part = reader()
+    if part == nil or part == '' then break end
+    if type(part) ~= 'string' then return nil, 'reader function must return a string' end
+    parts[#parts + 1] = part
+  end
+  return real.loadstring(table.concat(parts), name or '=(load)')
+end
 return view, function_view, function_meta, front, load_front
 "#;
 
@@ -169,6 +217,10 @@ pub trait CommandRunner {
     fn run(&mut self, args: &OwnedArgs, resp3: bool) -> Result<&[u8], &'static str>;
     /// Whether any command run so far changed data.
     fn has_written(&self) -> bool;
+    /// Whether the script's user may run this command with these
+    /// arguments (`redis.acl_check_cmd`); `None` if there is no such
+    /// command.
+    fn acl_allows(&mut self, args: &OwnedArgs) -> Option<bool>;
     /// Called from time to time once the script has run past
     /// `busy-reply-threshold`: serve the other clients what may be
     /// served meanwhile (-BUSY, SCRIPT KILL). `true`: stop the script.
@@ -542,6 +594,8 @@ impl Scripting {
                 .lua
                 .load(&body[skip..])
                 .set_name(CHUNK_NAME)
+                // Source only: bytecode is not verified (see SANDBOX).
+                .set_mode(mlua::chunk::ChunkMode::Text)
                 .into_function()
                 .map_err(|e| {
                     format!(
@@ -772,6 +826,7 @@ impl Scripting {
             .lua
             .load(body)
             .set_name("@user_function")
+            .set_mode(mlua::chunk::ChunkMode::Text)
             .into_function()
             .map_err(|e| format!("ERR Error compiling function: {}", compile_message(&e)))?;
         let registered = self.run_library_code(&chunk).map_err(|e| e.to_string())?;
@@ -1007,40 +1062,93 @@ fn install_library(
     let cur = current.clone();
     redis.raw_set(
         "setresp",
-        lua.create_function(move |_, version: Value| {
-            let v = match version {
-                Value::Number(n) => n as i64,
-                Value::Integer(n) => n,
-                _ => 0,
-            };
-            if v != 2 && v != 3 {
-                return Err(mlua::Error::runtime("RESP version must be 2 or 3."));
+        lua.create_function(move |_, args: Variadic<Value>| {
+            if args.len() != 1 {
+                return Err(mlua::Error::runtime(
+                    "ERR redis.setresp() requires one argument.",
+                ));
             }
-            cur.resp3.set(v == 3);
+            let v = lua_to_number(&args[0]);
+            if v != 2.0 && v != 3.0 {
+                return Err(mlua::Error::runtime("ERR RESP version must be 2 or 3."));
+            }
+            cur.resp3.set(v == 3.0);
             Ok(())
         })?,
     )?;
+    // Both return (not raise) Redis's error for anything but one string.
     redis.raw_set(
         "error_reply",
-        lua.create_function(|lua, msg: LuaString| {
+        lua.create_function(|lua, args: Variadic<Value>| {
             let t = lua.create_table()?;
-            let text = msg.to_str()?.to_string();
-            let text = text.strip_prefix('-').unwrap_or(&text);
-            t.raw_set("err", text)?;
+            match &args[..] {
+                [Value::String(msg)] => {
+                    t.raw_set("err", lua.create_string(error_reply_text(&msg.as_bytes()))?)?
+                }
+                _ => t.raw_set("err", "ERR wrong number or type of arguments")?,
+            }
             Ok(t)
         })?,
     )?;
     redis.raw_set(
         "status_reply",
-        lua.create_function(|lua, msg: LuaString| {
+        lua.create_function(|lua, args: Variadic<Value>| {
             let t = lua.create_table()?;
-            t.raw_set("ok", msg)?;
+            match &args[..] {
+                [Value::String(msg)] => t.raw_set("ok", msg)?,
+                _ => t.raw_set("err", "ERR wrong number or type of arguments")?,
+            }
             Ok(t)
         })?,
     )?;
     redis.raw_set(
         "sha1hex",
-        lua.create_function(|_, s: LuaString| Ok(sha1_hex(&s.as_bytes())))?,
+        lua.create_function(|_, args: Variadic<Value>| {
+            let [value] = &args[..] else {
+                return Err(mlua::Error::runtime("ERR wrong number of arguments"));
+            };
+            // `lua_tolstring`: a number as Lua prints it, anything else "".
+            let bytes = match value {
+                Value::String(s) => s.as_bytes().to_vec(),
+                Value::Integer(n) => n.to_string().into_bytes(),
+                Value::Number(n) => crate::protocol::reply::format_g(*n, 14).into_bytes(),
+                _ => Vec::new(),
+            };
+            Ok(sha1_hex(&bytes))
+        })?,
+    )?;
+    let cur = current.clone();
+    redis.raw_set(
+        "acl_check_cmd",
+        lua.create_function(move |_, args: Variadic<Value>| {
+            if args.is_empty() {
+                return Err(mlua::Error::runtime(
+                    "ERR Please specify at least one argument for this redis lib call",
+                ));
+            }
+            let mut command = OwnedArgs::default();
+            for arg in args.iter() {
+                match arg {
+                    Value::String(s) => command.push(&s.as_bytes()),
+                    Value::Integer(n) => command.push(format_double(*n as f64).as_bytes()),
+                    Value::Number(n) => command.push(format_double(*n).as_bytes()),
+                    _ => {
+                        return Err(mlua::Error::runtime(
+                            "ERR Lua redis lib command arguments must be strings or integers",
+                        ))
+                    }
+                }
+            }
+            match cur.with_runner(|runner| runner.acl_allows(&command)) {
+                Some(Some(allowed)) => Ok(allowed),
+                Some(None) => Err(mlua::Error::runtime(
+                    "ERR Invalid command passed to redis.acl_check_cmd()",
+                )),
+                None => Err(mlua::Error::runtime(
+                    "ERR redis.acl_check_cmd can only be called inside a script invocation",
+                )),
+            }
+        })?,
     )?;
     install_common(lua, redis)?;
     for (name, value) in [
@@ -1052,15 +1160,51 @@ fn install_library(
     ] {
         redis.raw_set(name, value)?;
     }
-    // Effects replication is the only mode in Redis 7: these change nothing.
+    // Effects replication is the only mode in Redis 7: these change
+    // nothing (set_repl checks its flags, as Redis does).
     redis.raw_set(
         "set_repl",
-        lua.create_function(|_, _args: MultiValue| Ok(()))?,
+        lua.create_function(|_, args: Variadic<Value>| {
+            let [flags] = &args[..] else {
+                return Err(mlua::Error::runtime(
+                    "ERR redis.set_repl() requires two arguments.",
+                ));
+            };
+            if !(0.0..=3.0).contains(&lua_to_number(flags)) {
+                return Err(mlua::Error::runtime(
+                    "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+                ));
+            }
+            Ok(())
+        })?,
     )?;
     redis.raw_set("replicate_commands", lua.create_function(|_, ()| Ok(true))?)?;
     redis.raw_set("breakpoint", lua.create_function(|_, ()| Ok(false))?)?;
     redis.raw_set("debug", lua.create_function(|_, _args: MultiValue| Ok(()))?)?;
     Ok(())
+}
+
+/// `lua_tonumber`: a number, a numeric string's value, else 0.
+fn lua_to_number(value: &Value) -> f64 {
+    match value {
+        Value::Integer(n) => *n as f64,
+        Value::Number(n) => *n,
+        Value::String(s) => std::str::from_utf8(&s.as_bytes())
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+/// `redis.error_reply`'s text as Redis builds it: `-` added if missing,
+/// then the first word is the code (`ERR` when there is only one word).
+fn error_reply_text(message: &[u8]) -> Vec<u8> {
+    let message = message.strip_prefix(b"-").unwrap_or(message);
+    match message.iter().position(|&b| b == b' ') {
+        Some(_) => message.to_vec(),
+        None => [&b"ERR "[..], message].concat(),
+    }
 }
 
 /// What both the running API and the loading API of `redis` hold: `log`,
@@ -1071,7 +1215,7 @@ fn install_common(lua: &Lua, redis: &Table) -> mlua::Result<()> {
         lua.create_function(|_, args: Variadic<Value>| {
             if args.len() < 2 {
                 return Err(mlua::Error::runtime(
-                    "redis.log() requires two arguments or more.",
+                    "ERR redis.log() requires two arguments or more.",
                 ));
             }
             let level = match &args[0] {
@@ -1079,7 +1223,7 @@ fn install_common(lua: &Lua, redis: &Table) -> mlua::Result<()> {
                 Value::Number(n) => *n as i64,
                 _ => {
                     return Err(mlua::Error::runtime(
-                        "First argument must be a number (log level).",
+                        "ERR First argument must be a number (log level).",
                     ))
                 }
             };
@@ -1098,7 +1242,7 @@ fn install_common(lua: &Lua, redis: &Table) -> mlua::Result<()> {
                 1 => tracing::info!(target: "lapse::script", "{text}"),
                 2 => tracing::info!(target: "lapse::script", "{text}"),
                 3 => tracing::warn!(target: "lapse::script", "{text}"),
-                _ => return Err(mlua::Error::runtime("Invalid debug level.")),
+                _ => return Err(mlua::Error::runtime("ERR Invalid debug level.")),
             }
             Ok(())
         })?,

@@ -976,3 +976,92 @@ fn cjson_settings_and_msgpack_unpacking_match_redis() {
     let seen = common::same_on_lapse_and_redis(cjson_settings_and_msgpack_unpacking);
     assert!(seen[9].contains("nan"), "{}", seen[9]);
 }
+
+/// The `redis` library's argument checks and errors, the read-only
+/// globals (setmetatable, rawset and getmetatable cannot reach what a
+/// script may not change; no bytecode loads), and redis.acl_check_cmd,
+/// as redis-server 7.0 answers them.
+const LIBRARY_EDGES: &[&str] = &[
+    "redis.sha1hex()",
+    "return redis.sha1hex(1,2)",
+    "return redis.acl_check_cmd('invalid-cmd','arg')",
+    "return redis.acl_check_cmd()",
+    "return redis.acl_check_cmd('set','x',1)",
+    "return loadstring(string.dump(function() return 1 end))()",
+    "setmetatable(_G, nil)",
+    "local g = getmetatable(_G) g.__index = {}",
+    "return redis.error_reply('My Error')",
+    "return redis.error_reply('')",
+    "return redis.status_reply()",
+    "return redis.error_reply()",
+    "redis.call()",
+    "return redis.call('nosuch')",
+    "return redis.call('set')",
+    "return redis.setresp()",
+    "return redis.log()",
+    "return redis.breakpoint()",
+    "return redis.debug('x')",
+    "return redis.set_repl(9)",
+    "return redis.set_repl()",
+    "return redis.log(99, 'x')",
+    "return redis.log('a', 'x')",
+    "return redis.setresp(4)",
+    "return redis.sha1hex({})",
+    "return redis.error_reply('MYERR')",
+    "return redis.error_reply('-MY ERR x')",
+    "return redis.error_reply(5)",
+    "return redis.status_reply(5)",
+    "return redis.call('ping', {})",
+    "return redis.acl_check_cmd('set', {})",
+    "return redis.set_repl('x')",
+    "return type(getmetatable(_G))",
+    "return type(getmetatable(redis))",
+    "return getmetatable('x').__index == string",
+    "setmetatable(redis, {})",
+    "rawset(_G, 'x', 1)",
+    "rawset(redis, 'x', 1)",
+    "local mt = getmetatable(_G) mt.x = 1",
+    "getmetatable('').__index.rep = nil",
+    "local t = setmetatable({}, {}) return type(getmetatable(t))",
+    "return rawset({}, 'a', 1).a",
+    "return load(function() return nil end) == nil",
+];
+
+fn library_edges(server: &Server) -> Vec<String> {
+    let mut r = server.raw();
+    let mut seen: Vec<String> = LIBRARY_EDGES
+        .iter()
+        .map(|s| r.cmd(&["EVAL", s, "0"]))
+        .collect();
+    let many =
+        "local a = {} for i=1,7999 do a[i] = 1 end return redis.call('lpush', 'many', unpack(a))";
+    seen.push(r.cmd(&["EVAL", many, "0"]));
+    seen.push(r.cmd(&[
+        "ACL",
+        "SETUSER",
+        "bob",
+        "on",
+        ">123",
+        "+@scripting",
+        "+set",
+        "~x*",
+    ]));
+    seen.push(r.cmd(&["AUTH", "bob", "123"]));
+    for script in [
+        "return redis.acl_check_cmd('set','xx',1)",
+        "return redis.acl_check_cmd('hset','xx','f',1)",
+        "return redis.acl_check_cmd('set','yy',1)",
+    ] {
+        seen.push(r.cmd(&["EVAL", script, "0"]));
+    }
+    seen
+}
+
+#[test]
+fn the_redis_library_and_read_only_globals_match_redis() {
+    let seen = common::same_on_lapse_and_redis(library_edges);
+    assert!(seen
+        .iter()
+        .any(|s| s.contains("Attempt to modify a readonly table")));
+    assert!(seen.contains(&":7999\r\n".to_string()));
+}

@@ -366,6 +366,18 @@ impl CommandRunner for ScriptClient<'_, '_> {
         self.ctx.server.dirty() != self.dirty_at_start
     }
 
+    fn acl_allows(&mut self, owned: &OwnedArgs) -> Option<bool> {
+        let args = owned.as_args();
+        let top = self.ctx.server.commands.lookup(&args[0])?;
+        let cmd = match top.subcommands.is_empty() || args.len() < 2 {
+            true => top,
+            false => top.subcommand(&args[1])?,
+        };
+        let parent = (!std::ptr::eq(top, cmd)).then_some(top);
+        let user = &self.ctx.session.user;
+        Some(self.ctx.server.acl.check(user, cmd, parent, &args).is_ok())
+    }
+
     fn while_busy(&mut self, script: &RunningScript) -> bool {
         let server = &mut *self.ctx.server;
         let max_query = server.config.client_query_buffer_limit;

@@ -102,6 +102,9 @@ unsafe fn call(state: *mut ffi::lua_State, context: &CallContext) -> bool {
             _ => return fail(b"ERR Lua redis lib command arguments must be strings or integers"),
         }
     }
+    // The arguments are copied: their room on the stack is the reply's
+    // (a call with thousands of arguments, `unpack` of a big table).
+    ffi::lua_settop(state, 0);
     let resp3 = current.resp3.get();
     let outcome = current.with_runner(|runner| {
         let failed = match runner.run(&args, resp3) {
