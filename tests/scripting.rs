@@ -1065,3 +1065,94 @@ fn the_redis_library_and_read_only_globals_match_redis() {
         .any(|s| s.contains("Attempt to modify a readonly table")));
     assert!(seen.contains(&":7999\r\n".to_string()));
 }
+
+/// A library's `#!` line split as Redis splits it (quotes allowed), its
+/// errors in Redis's order; then the error statistics of scripts (a
+/// command's refusal or error counted once, where it happened; a script's
+/// own error, or an error table it returns, counted under its code) and
+/// what `allow-oom` / `no-writes` / no shebang may run over `maxmemory`,
+/// and the writes a script is refused without enough replicas.
+fn metadata_errorstats_and_limits(server: &Server) -> Vec<String> {
+    let mut r = server.raw();
+    let mut seen = Vec::new();
+    for code in [
+        "#! name=test\nreturn 1",
+        "#!lua name=\"foo\"\nredis.register_function('foo', function() return 1 end)",
+        "#!lua name='bar'\nredis.register_function('bar', function() return 1 end)",
+        "#!lua name=\"fo o\"\nreturn 1",
+        "#!lua name=\"foo\nreturn 1",
+        "#!lua\nreturn 1",
+        "#!lua name=\nreturn 1",
+        "#!lua name=a foo=bar\nreturn 1",
+    ] {
+        seen.push(r.cmd(&["FUNCTION", "LOAD", "REPLACE", code]));
+    }
+    let stats = |r: &mut Raw| {
+        let errors = r.cmd(&["INFO", "errorstats"]);
+        let commands = r.cmd(&["INFO", "commandstats"]);
+        let mut lines: Vec<String> = errors
+            .lines()
+            .chain(commands.lines())
+            .filter(|l| {
+                l.starts_with("errorstat_")
+                    || l.starts_with("cmdstat_set")
+                    || l.starts_with("cmdstat_eval:")
+            })
+            .map(|l| {
+                l.split(",usec").next().unwrap_or(l).to_string()
+                    + l.split("usec_per_call=")
+                        .nth(1)
+                        .map_or("", |rest| rest.split_once(',').map_or("", |(_, t)| t))
+            })
+            .collect();
+        // (commandstats' order is a hash table's in Redis.)
+        lines.sort();
+        lines.push(common::info_field(r, "stats", "total_error_replies"));
+        lines.join(" ")
+    };
+    seen.push(r.cmd(&["SET", "x", "123"]));
+    seen.push(r.cmd(&["CONFIG", "RESETSTAT"]));
+    seen.push(r.cmd(&["CONFIG", "SET", "maxmemory", "1"]));
+    for (script, keys) in [
+        ("redis.call('set','x',1) return 1", "1"),
+        ("local t = redis.pcall('set','x','y') return t['err']", "1"),
+        ("return redis.call('get','x')", "1"),
+        ("#!lua flags=\nreturn 1", "0"),
+        (
+            "#!lua flags=allow-oom\nredis.call('set','x',1) return 1",
+            "1",
+        ),
+        ("#!lua flags=no-writes\nreturn redis.call('get','x')", "0"),
+        ("return redis.error_reply('MY_ERR_CODE custom msg')", "0"),
+        ("return redis.error_reply('')", "0"),
+        ("return nosuch()", "0"),
+    ] {
+        let mut args = vec!["EVAL", script, keys];
+        if keys == "1" {
+            args.push("x");
+        }
+        seen.push(r.cmd(&args));
+        seen.push(stats(&mut r));
+    }
+    seen.push(r.cmd(&["CONFIG", "SET", "maxmemory", "0"]));
+    seen.push(r.cmd(&["CONFIG", "SET", "min-replicas-to-write", "1"]));
+    for script in [
+        "#!lua flags=no-writes\nreturn redis.call('get','x')",
+        "return redis.call('get','x')",
+        "#!lua\nreturn redis.call('get','x')",
+        "return redis.call('set','x', 1)",
+    ] {
+        seen.push(r.cmd(&["EVAL", script, "1", "x"]));
+    }
+    seen.push(r.cmd(&["CONFIG", "SET", "min-replicas-to-write", "0"]));
+    seen
+}
+
+#[test]
+fn function_metadata_errorstats_and_script_limits_match_redis() {
+    let seen = common::same_on_lapse_and_redis(metadata_errorstats_and_limits);
+    assert_eq!(seen[1], "$3\r\nfoo\r\n");
+    assert!(seen
+        .iter()
+        .any(|s| s.contains("errorstat_MY_ERR_CODE:count=1")));
+}

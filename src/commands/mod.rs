@@ -120,6 +120,10 @@ pub enum CmdError {
     /// A complete message built at run time; bytes, because it may quote
     /// what the client sent exactly as sent.
     Owned(Vec<u8>),
+    /// A script's error that its command already counted in the error
+    /// statistics (Redis's `ERR_REPLY_FLAG_NO_STATS_UPDATE`): the script's
+    /// command still counts as failed.
+    Counted(Vec<u8>),
 }
 
 impl CmdError {
@@ -138,9 +142,15 @@ impl CmdError {
                     .into()
             }
             Self::Static(s) => s,
-            Self::Owned(s) => return s.clone().into(),
+            Self::Owned(s) | Self::Counted(s) => return s.clone().into(),
         };
         text.as_bytes().into()
+    }
+
+    /// An error reply to count in the error statistics (INFO errorstats,
+    /// `total_error_replies`): all but one counted already.
+    pub fn is_uncounted(&self) -> bool {
+        !matches!(self, Self::Counted(_))
     }
 
     pub fn wrong_arity(full_name: &str) -> Self {
@@ -431,7 +441,9 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
     let replied_from = ctx.session.reply.buf.len();
     if let Err(err) = dispatch(ctx, args) {
         let msg = err.message();
-        ctx.server.stats.error_replied(&msg);
+        if err.is_uncounted() {
+            ctx.server.stats.error_replied(&msg);
+        }
         ctx.out().error(&msg);
     }
     // Counted once it ran, as Redis's `call()` does (INFO does not count
@@ -762,11 +774,7 @@ fn disk_error_check(ctx: &Ctx, cmd: &Command, args: Args) -> CmdResult {
     }
     // The disk's state first (a flag and an atomic): a script call's
     // flags cost a lookup of the script, paid only while writes fail.
-    let refusal = if crate::persist::writes_refused(ctx.server) {
-        CmdError::Static(MISCONF_RDB)
-    } else if let Some(e) = ctx.server.aof.disk_error() {
-        CmdError::owned(format!("MISCONF Errors writing to the AOF file: {e}"))
-    } else {
+    let Some(refusal) = disk_refusal(ctx.server) else {
         return Ok(());
     };
     if cmd.name == "ping" || request_flags(ctx.server, ctx.session, cmd, args).has(Flags::WRITE) {
@@ -774,6 +782,29 @@ fn disk_error_check(ctx: &Ctx, cmd: &Command, args: Args) -> CmdResult {
     }
     Ok(())
 }
+
+/// MISCONF, while the last background save failed or the AOF cannot be
+/// written (see `disk_error_check`).
+pub fn disk_refusal(server: &ServerState) -> Option<CmdError> {
+    if crate::persist::writes_refused(server) {
+        Some(CmdError::Static(MISCONF_RDB))
+    } else {
+        let e = server.aof.disk_error()?;
+        Some(CmdError::owned(format!(
+            "MISCONF Errors writing to the AOF file: {e}"
+        )))
+    }
+}
+
+/// A primary with `min-replicas-to-write` and fewer good replicas.
+pub fn too_few_replicas(server: &ServerState) -> bool {
+    let wanted = server.config.min_replicas_to_write;
+    let lag = server.config.min_replicas_max_lag;
+    !server.repl.is_replica() && wanted > 0 && lag > 0 && server.repl.good_replicas < wanted
+}
+
+pub const READONLY_REPLICA: &str = "READONLY You can't write against a read only replica.";
+pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 
 /// A replica's clients: no writes with `replica-read-only` (Redis's
 /// READONLY); with the link down and `replica-serve-stale-data no`, only
@@ -787,21 +818,14 @@ fn replica_check(ctx: &Ctx, cmd: &Command, args: Args) -> CmdResult {
     let flags = || request_flags(server, ctx.session, cmd, args);
     if !server.repl.is_replica() {
         // A primary with `min-replicas-to-write`: Redis's NOREPLICAS.
-        let wanted = server.config.min_replicas_to_write;
-        let lag = server.config.min_replicas_max_lag;
-        if wanted > 0 && lag > 0 && server.repl.good_replicas < wanted && flags().has(Flags::WRITE)
-        {
-            return Err(CmdError::Static(
-                "NOREPLICAS Not enough good replicas to write.",
-            ));
+        if too_few_replicas(server) && flags().has(Flags::WRITE) {
+            return Err(CmdError::Static(NOREPLICAS));
         }
         return Ok(());
     }
     let flags = flags();
     if flags.has(Flags::WRITE) && server.config.replica_read_only {
-        return Err(CmdError::Static(
-            "READONLY You can't write against a read only replica.",
-        ));
+        return Err(CmdError::Static(READONLY_REPLICA));
     }
     if server.repl.link != crate::replication::Link::Connected
         && !server.config.replica_serve_stale_data
@@ -873,7 +897,9 @@ pub fn call_and_reply(ctx: &mut Ctx, cmd: &Command, args: Args, slowlog: bool) {
     let result = call_timed(ctx, cmd, args, !slowlog);
     if let Err(err) = result {
         let msg = err.message();
-        ctx.server.stats.error_replied(&msg);
+        if err.is_uncounted() {
+            ctx.server.stats.error_replied(&msg);
+        }
         ctx.out().error(&msg);
     }
 }

@@ -7,6 +7,8 @@
 //! the caller's time snapshot, with the script's effects propagated as one
 //! MULTI/EXEC unit.
 
+use std::borrow::Cow;
+
 use super::{
     c_str, call_and_reply, cmd, container, help, int_arg, is, CmdError, CmdResult, Command, Ctx,
     Flags,
@@ -326,6 +328,9 @@ struct ScriptClient<'c, 'a> {
     session: Session,
     /// EVAL_RO / EVALSHA_RO: write commands are refused.
     read_only: bool,
+    /// `#!lua flags=allow-oom` (or `no-writes`): commands that may grow
+    /// memory run even over `maxmemory`.
+    allow_oom: bool,
     /// Changes counted when the script started (to tell whether it wrote).
     dirty_at_start: u64,
     /// The keys the script declared: its caller may cache them once the
@@ -358,6 +363,45 @@ impl ScriptClient<'_, '_> {
             .server
             .tracking
             .remember(caller, self.declared_keys);
+    }
+}
+
+impl ScriptClient<'_, '_> {
+    /// A command the script may not run here: counted as Redis's
+    /// `scriptCall` counts it (rejected, and in the error statistics).
+    fn refused(
+        &mut self,
+        cmd: Option<&'static Command>,
+        message: impl Into<Cow<'static, str>>,
+    ) -> Result<&'static [u8], Cow<'static, str>> {
+        let message = message.into();
+        if let Some(cmd) = cmd {
+            self.ctx.server.cmdstats.rejected(cmd);
+        }
+        self.ctx.server.stats.error_replied(message.as_bytes());
+        Err(message)
+    }
+
+    /// Redis's `scriptVerifyWriteCommandAllow` past the read-only check:
+    /// a script's first write is refused on a read-only replica, while
+    /// writes to disk fail, or without enough good replicas (a script
+    /// that wrote already cannot stop half done).
+    fn write_refusal(&self) -> Option<Cow<'static, str>> {
+        let server = &*self.ctx.server;
+        if self.has_written() || self.ctx.obeys_client() {
+            return None;
+        }
+        if server.repl.is_replica() && server.config.replica_read_only {
+            return Some(super::READONLY_REPLICA.into());
+        }
+        if let Some(refusal) = super::disk_refusal(server) {
+            return Some(
+                String::from_utf8_lossy(&refusal.message())
+                    .into_owned()
+                    .into(),
+            );
+        }
+        super::too_few_replicas(server).then_some(super::NOREPLICAS.into())
     }
 }
 
@@ -417,17 +461,16 @@ impl CommandRunner for ScriptClient<'_, '_> {
         verdict != Verdict::Continue
     }
 
-    fn run(&mut self, owned: &OwnedArgs, resp3: bool) -> Result<&[u8], &'static str> {
-        let refuse = Err;
+    fn run(&mut self, owned: &OwnedArgs, resp3: bool) -> Result<&[u8], Cow<'static, str>> {
         let args = owned.as_args();
         let Some(mut cmd) = self.ctx.server.commands.lookup(&args[0]) else {
-            return refuse("ERR Unknown Redis command called from script");
+            return self.refused(None, "ERR Unknown Redis command called from script");
         };
         let top = cmd;
         if !cmd.subcommands.is_empty() && args.len() >= 2 {
             match cmd.subcommand(&args[1]) {
                 Some(sub) => cmd = sub,
-                None => return refuse("ERR Unknown Redis command called from script"),
+                None => return self.refused(None, "ERR Unknown Redis command called from script"),
             }
         }
         let parent = (!std::ptr::eq(top, cmd)).then_some(top);
@@ -438,22 +481,41 @@ impl CommandRunner for ScriptClient<'_, '_> {
             .check(&self.ctx.session.user, cmd, parent, &args)
         {
             crate::commands::log_denial(self.ctx, &denied, cmd, parent, "lua");
-            return refuse(denied.script_message());
+            return self.refused(Some(cmd), denied.script_message());
         }
         if cmd.flags.has(Flags::NOSCRIPT) && !self.ctx.server.debug.allow_noscript_in_scripts {
-            return refuse("ERR This Redis command is not allowed from script");
+            return self.refused(
+                Some(cmd),
+                "ERR This Redis command is not allowed from script",
+            );
         }
         if !cmd.arity_ok(args.len()) {
-            return refuse("ERR Wrong number of args calling Redis command from script");
+            return self.refused(
+                Some(cmd),
+                "ERR Wrong number of args calling Redis command from script",
+            );
         }
         if self.read_only && cmd.flags.has(Flags::WRITE) {
-            return refuse("ERR Write commands are not allowed from read-only scripts.");
+            return self.refused(
+                Some(cmd),
+                "ERR Write commands are not allowed from read-only scripts.",
+            );
         }
+        if cmd.flags.has(Flags::WRITE) {
+            if let Some(refusal) = self.write_refusal() {
+                return self.refused(Some(cmd), refusal);
+            }
+        }
+        // Over the memory limit (as found when the script started), a
+        // command that may grow memory is refused, unless the script
+        // allows it or has written already (it cannot stop half done).
         if cmd.flags.has(Flags::DENYOOM)
+            && !self.allow_oom
             && self.ctx.server.out_of_memory
             && self.ctx.server.config.maxmemory > 0
+            && !self.has_written()
         {
-            return refuse(super::OOM);
+            return self.refused(Some(cmd), super::OOM);
         }
         self.session.reply.resp3 = resp3;
         self.session.reply.buf.clear();
@@ -555,22 +617,48 @@ fn eval_generic(ctx: &mut Ctx, args: Args, by_sha: bool, read_only: bool) -> Cmd
         } else {
             scripting.load(&args[1]).map_err(CmdError::owned)?
         };
-        let read_only = match scripting.script_flags(&sha) {
-            None => read_only,
+        let declared = scripting.script_flags(&sha);
+        if let Some(flags) = declared {
+            if read_only && flags & FLAG_NO_WRITES == 0 {
+                return Err(CmdError::Static(
+                    "ERR Can not execute a script with write flag using *_ro command.",
+                ));
+            }
+        }
+        let target = Target::Script(&sha);
+        let limits = ScriptLimits::of(declared, read_only);
+        run_script(ctx, args, scripting, &target, &all, numkeys, limits)
+    })
+}
+
+/// What a script may do, from its declared flags (Redis's
+/// `scriptPrepareForRun`).
+#[derive(Debug, Clone, Copy)]
+struct ScriptLimits {
+    read_only: bool,
+    allow_oom: bool,
+}
+
+impl ScriptLimits {
+    /// `declared`: the script's flags (`None`: an EVAL script without a
+    /// shebang, Redis's compatibility mode); `read_only`: run by a `_RO`
+    /// command. A script declared `no-writes` may run over the memory
+    /// limit, as `allow-oom` says.
+    fn of(declared: Option<u8>, read_only: bool) -> ScriptLimits {
+        match declared {
+            None => ScriptLimits {
+                read_only,
+                allow_oom: false,
+            },
             Some(flags) => {
                 let no_writes = flags & FLAG_NO_WRITES != 0;
-                if read_only && !no_writes {
-                    return Err(CmdError::Static(
-                        "ERR Can not execute a script with write flag using *_ro command.",
-                    ));
+                ScriptLimits {
+                    read_only: no_writes,
+                    allow_oom: no_writes || flags & FLAG_ALLOW_OOM != 0,
                 }
-                no_writes
             }
-        };
-        let target = Target::Script(&sha);
-        run_script(ctx, args, scripting, &target, &all, numkeys, read_only);
-        Ok(())
-    })
+        }
+    }
 }
 
 /// What a script run runs.
@@ -590,8 +678,8 @@ fn run_script(
     target: &Target,
     all: &[&[u8]],
     numkeys: usize,
-    read_only: bool,
-) {
+    limits: ScriptLimits,
+) -> CmdResult {
     let (keys, argv) = all.split_at(numkeys);
     let session = Session {
         authenticated: true,
@@ -602,6 +690,7 @@ fn run_script(
         ..Session::default()
     };
     let mut out = std::mem::take(&mut ctx.session.reply);
+    let outcome;
     ctx.server.propagate.begin_transaction();
     {
         scripting.set_time_limit_ms(ctx.server.config.busy_reply_threshold_ms);
@@ -609,7 +698,8 @@ fn run_script(
         let mut client = ScriptClient {
             ctx: &mut *ctx,
             session,
-            read_only,
+            read_only: limits.read_only,
+            allow_oom: limits.allow_oom,
             dirty_at_start,
             declared_keys: keys,
             keys_remembered: false,
@@ -617,7 +707,7 @@ fn run_script(
             function_counts: matches!(target, Target::Function(_))
                 .then(|| (scripting.library_count(), scripting.function_count())),
         };
-        match target {
+        outcome = match target {
             Target::Script(sha) => scripting.run(sha, keys, argv, &mut client, &mut out),
             Target::Function(name) => {
                 scripting.call_function(name, keys, argv, &mut client, &mut out)
@@ -628,6 +718,11 @@ fn run_script(
     // The script's commands propagated themselves, as one unit.
     ctx.server.propagate.suppress();
     ctx.session.reply = out;
+    match outcome {
+        Some(Ok(())) | None => Ok(()),
+        Some(Err(e)) if e.counted => Err(CmdError::Counted(e.message)),
+        Some(Err(e)) => Err(CmdError::Owned(e.message)),
+    }
 }
 
 /// FCALL and FCALL_RO.
@@ -650,8 +745,8 @@ fn fcall_generic(ctx: &mut Ctx, args: Args, read_only_command: bool) -> CmdResul
     }
     with_scripting(ctx, |scripting, ctx| {
         let target = Target::Function(&name);
-        run_script(ctx, args, scripting, &target, &all, numkeys, no_writes);
-        Ok(())
+        let limits = ScriptLimits::of(Some(flags), false);
+        run_script(ctx, args, scripting, &target, &all, numkeys, limits)
     })
 }
 

@@ -25,6 +25,11 @@ use mlua::{ffi, Function, Lua};
 use super::{Current, Unlimited};
 use crate::protocol::reply::format_double;
 
+/// The field of an error table whose error was counted in the error
+/// statistics already (Redis's name for it).
+pub(super) const COUNTED_FIELD_NAME: &str = "ignore_error_stats_update";
+const COUNTED_FIELD: &[u8] = COUNTED_FIELD_NAME.as_bytes();
+
 /// What the two functions reach through their upvalue: owned by the
 /// `Scripting` that owns the interpreter, boxed so it does not move.
 pub(super) struct CallContext {
@@ -106,15 +111,23 @@ unsafe fn call(state: *mut ffi::lua_State, context: &CallContext) -> bool {
     // (a call with thousands of arguments, `unpack` of a big table).
     ffi::lua_settop(state, 0);
     let resp3 = current.resp3.get();
+    // The command's error reply, or its refusal: counted in the error
+    // statistics already, which the table says (Redis's
+    // `ignore_error_stats_update`).
+    let fail_counted = |message: &[u8]| {
+        push_error(state, message);
+        ffi::lua_pushboolean(state, 1);
+        set_field(state, COUNTED_FIELD);
+        true
+    };
     let outcome = current.with_runner(|runner| {
         let failed = match runner.run(&args, resp3) {
-            // The command's error reply.
-            Ok([b'-', error @ ..]) => fail(error.strip_suffix(b"\r\n").unwrap_or(error)),
+            Ok([b'-', error @ ..]) => fail_counted(error.strip_suffix(b"\r\n").unwrap_or(error)),
             Ok(reply) => match push_reply(state, reply) {
                 Some(_) => false,
                 None => fail(b"ERR reply too deep or malformed for Lua"),
             },
-            Err(message) => fail(message.as_bytes()),
+            Err(message) => fail_counted(message.as_bytes()),
         };
         if !current.wrote.get() && runner.has_written() {
             current.wrote.set(true);
