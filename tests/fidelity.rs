@@ -881,3 +881,46 @@ fn debug_object_populate_and_test_knobs_answer_as_redis() {
         "ql_nodes:1 ql_avg_node:3.00 ql_listpack_max:-2 ql_compressed:0 ql_uncompressed_size:15"
     )));
 }
+
+/// ZUNION / ZINTER (and their STORE forms) add scores in Redis's order,
+/// the sources smallest first, so float sums agree to the last bit;
+/// ZINTERCARD reads its keys (WRONGTYPE) before LIMIT; ZADD's option
+/// errors come in Redis's precedence.
+fn zset_sum_order_and_errors(server: &Server) -> Vec<String> {
+    let mut r = server.raw();
+    let mut seen = vec![
+        r.cmd(&["ZADD", "a", "0.1", "m", "1", "x", "2", "y"]),
+        r.cmd(&["ZADD", "b", "0.2", "m"]),
+        r.cmd(&["ZADD", "c", "0.3", "m", "5", "x"]),
+        r.cmd(&["SET", "str", "v"]),
+    ];
+    for cmd in [
+        "ZUNION 3 a b c WITHSCORES",
+        "ZINTER 3 a b c WITHSCORES",
+        "ZUNION 3 c a b WEIGHTS 3 0.7 1.1 WITHSCORES",
+        "ZINTER 3 c b a WEIGHTS 0.1 0.2 0.3 WITHSCORES",
+        "ZUNIONSTORE u 3 a b c",
+        "ZSCORE u m",
+        "ZINTERSTORE i 3 a c b",
+        "ZSCORE i m",
+        "ZINTERCARD 2 a str LIMIT -1",
+        "ZINTERCARD 2 a b LIMIT -1",
+        "ZINTERCARD 2 a b LIMIT x",
+        "ZADD z NX XX INCR 1 a 2 b",
+        "ZADD z GT LT INCR 1 a 2 b",
+        "ZADD z INCR 1 a 2 b",
+        "ZADD z NX GT 1 a",
+        "ZADD z XX GT 1",
+    ] {
+        let args: Vec<&str> = cmd.split(' ').collect();
+        seen.push(r.cmd(&args));
+    }
+    seen
+}
+
+#[test]
+fn zset_sums_and_option_errors_match_redis_server() {
+    let seen = common::same_on_lapse_and_redis(zset_sum_order_and_errors);
+    // 0.2 + 0.3 + 0.1 (smallest first), not 0.1 + 0.2 + 0.3.
+    assert!(seen[5].contains("0.59999999999999998"), "{}", seen[5]);
+}

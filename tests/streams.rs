@@ -249,3 +249,38 @@ fn a_blocked_xreadgroup_is_released_when_its_key_goes_as_in_redis() {
     assert_eq!(seen[3], "-UNBLOCKED the stream key no longer exists\r\n");
     assert_eq!(seen[7], "-UNBLOCKED the stream key no longer exists\r\n");
 }
+
+/// A blocked XREAD whose key becomes another type (XADD, DEL, LPUSH in
+/// one transaction) waits on, and is served by the stream made next, as
+/// in Redis (a first XREAD of a list still answers WRONGTYPE).
+fn xread_through_a_type_change(server: &Server) -> Vec<String> {
+    let (mut reader, mut r) = (server.raw(), server.raw());
+    reader.send_cmd(&[b"XREAD", b"BLOCK", b"20000", b"STREAMS", b"s1", b"$"]);
+    let blocked = common::eventually(Duration::from_secs(10), || {
+        common::info_field(&mut r, "clients", "blocked_clients") == "1"
+    });
+    let mut seen = vec![format!("{blocked}")];
+    for cmd in [
+        "MULTI",
+        "XADD s1 * old abcd1234",
+        "DEL s1",
+        "LPUSH s1 foo bar",
+        "EXEC",
+    ] {
+        let args: Vec<&str> = cmd.split(' ').collect();
+        seen.push(r.cmd(&args).chars().take(8).collect());
+    }
+    seen.push(common::info_field(&mut r, "clients", "blocked_clients"));
+    seen.push(r.cmd(&["XREAD", "STREAMS", "s1", "0"]));
+    seen.push(r.cmd(&["DEL", "s1"]));
+    r.cmd(&["XADD", "s1", "*", "new", "abcd1234"]);
+    let reply = String::from_utf8_lossy(&reader.reply()).into_owned();
+    seen.push(format!("{}", reply.contains("new\r\n$8\r\nabcd1234")));
+    seen
+}
+
+#[test]
+fn a_blocked_xread_waits_through_a_type_change_as_in_redis() {
+    let seen = common::same_on_lapse_and_redis(xread_through_a_type_change);
+    assert_eq!(seen.last().map(String::as_str), Some("true"));
+}

@@ -565,13 +565,24 @@ fn timeout_ms_arg(arg: &[u8], now_ms: i64) -> Result<Option<i64>, CmdError> {
     deadline_after(ms, now_ms)
 }
 
+/// XREAD's look at one of its keys: a woken XREAD finding another type
+/// there waits on (Redis serves a blocked XREAD only from a stream); the
+/// first look answers WRONGTYPE.
+fn read_stream<'a>(ctx: &'a mut Ctx, key: &[u8]) -> Result<Option<&'a Stream>, CmdError> {
+    let waking = retrying(ctx);
+    match read(ctx, key, &STREAM) {
+        Err(CmdError::WrongType) if waking => Ok(None),
+        other => other,
+    }
+}
+
 fn xread(ctx: &mut Ctx, args: Args) -> CmdResult {
     let o = parse_read(ctx, &args)?;
     let keys: Vec<&[u8]> = args.iter().skip(o.streams_at).take(o.nstreams).collect();
     let mut after: Vec<StreamId> = Vec::with_capacity(o.nstreams);
     for (n, key) in keys.iter().enumerate() {
         let arg = &args[o.streams_at + o.nstreams + n];
-        let s = read(ctx, key, &STREAM)?;
+        let s = read_stream(ctx, key)?;
         if arg == b"$" {
             after.push(s.map_or(StreamId::MIN, |s| s.last_id));
             continue;
@@ -583,7 +594,7 @@ fn xread(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let mut results: Vec<StreamResult<'_>> = Vec::new();
     for (key, &gt) in keys.iter().zip(&after) {
-        let Some(s) = read(ctx, key, &STREAM)? else {
+        let Some(s) = read_stream(ctx, key)? else {
             continue;
         };
         if s.is_empty() || s.edge_id(false).is_none_or(|top| top <= gt) {

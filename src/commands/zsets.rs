@@ -171,11 +171,7 @@ fn zadd(ctx: &mut Ctx, args: Args) -> CmdResult {
     if rest == 0 || !rest.is_multiple_of(2) {
         return Err(CmdError::Syntax);
     }
-    if flags.incr && rest > 2 {
-        return Err(CmdError::Static(
-            "ERR INCR option supports a single increment-element pair",
-        ));
-    }
+    // Redis's order: incompatible options, then INCR's single pair.
     if flags.nx && flags.xx {
         return Err(CmdError::Static(
             "ERR XX and NX options at the same time are not compatible",
@@ -184,6 +180,11 @@ fn zadd(ctx: &mut Ctx, args: Args) -> CmdResult {
     if u8::from(flags.nx) + u8::from(flags.gt) + u8::from(flags.lt) > 1 {
         return Err(CmdError::Static(
             "ERR GT, LT, and/or NX options at the same time are not compatible",
+        ));
+    }
+    if flags.incr && rest > 2 {
+        return Err(CmdError::Static(
+            "ERR INCR option supports a single increment-element pair",
         ));
     }
     let pairs = (i..args.len())
@@ -992,6 +993,8 @@ fn sources_of<'c>(ctx: &'c mut Ctx, keys: &[&[u8]]) -> Result<Vec<Option<Source<
 /// (counting stops at a non-zero limit).
 fn zintercard(ctx: &mut Ctx, args: Args) -> CmdResult {
     let keys = numkeys_and_keys(&args, 1, "zintercard")?;
+    // The keys are read (WRONGTYPE) before LIMIT is, as in Redis.
+    let sources = sources_of(ctx, &keys)?;
     let mut limit = 0usize;
     let mut i = 2 + keys.len();
     let mut parsed = Ok(());
@@ -1009,7 +1012,6 @@ fn zintercard(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     }
     parsed?;
-    let sources = sources_of(ctx, &keys)?;
     let weights = vec![1.0; keys.len()];
     let shared = combine(&sources, &weights, Aggregate::Sum, SetOp::Inter).len();
     let count = if limit > 0 { shared.min(limit) } else { shared };
@@ -1075,9 +1077,15 @@ fn combine<'a>(
 ) -> ZSet {
     let weigh = |score: f64, w: f64| Some(score * w).filter(|s| !s.is_nan()).unwrap_or(0.0);
     let mut scores: HashMap<Cow<'a, [u8]>, f64> = HashMap::new();
+    // Union and intersection take the sources smallest first, each with
+    // its weight, as Redis sorts them (stably): scores add up in Redis's
+    // order, so sums agree to the last bit.
+    let mut order: Vec<usize> = (0..sources.len()).collect();
+    order.sort_by_key(|&i| sources[i].as_ref().map_or(0, Source::len));
+    let sorted = || order.iter().map(|&i| (&sources[i], weights[i]));
     match op {
         SetOp::Union => {
-            for (source, &w) in sources.iter().zip(weights) {
+            for (source, w) in sorted() {
                 let Some(source) = source else { continue };
                 source.each(|member, score| {
                     let score = weigh(score, w);
@@ -1089,16 +1097,14 @@ fn combine<'a>(
             }
         }
         SetOp::Inter => {
-            if let Some(all) = sources
-                .iter()
-                .map(Option::as_ref)
+            if let Some(all) = sorted()
+                .map(|(source, w)| source.as_ref().map(|s| (s, w)))
                 .collect::<Option<Vec<_>>>()
             {
                 // Walk the smallest source, probe the others in order.
-                let smallest = (0..all.len()).min_by_key(|&i| all[i].len()).unwrap_or(0);
-                all[smallest].each(|member, _| {
+                all[0].0.each(|member, _| {
                     let mut acc = None;
-                    for (source, &w) in all.iter().zip(weights) {
+                    for &(source, w) in &all {
                         let Some(score) = source.score(&member) else {
                             return;
                         };
