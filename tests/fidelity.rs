@@ -924,3 +924,62 @@ fn zset_sums_and_option_errors_match_redis_server() {
     // 0.2 + 0.3 + 0.1 (smallest first), not 0.1 + 0.2 + 0.3.
     assert!(seen[5].contains("0.59999999999999998"), "{}", seen[5]);
 }
+
+/// SORT's keys as Redis's `sortGetKeys` finds them, the hit and miss
+/// counts of EXISTS, TOUCH, TYPE, TTL and OBJECT, TOUCH's recorded access,
+/// and PUBLISH refused from a read-only script.
+fn getkeys_stats_and_ro_scripts(server: &Server) -> Vec<String> {
+    let mut r = server.raw();
+    let mut seen = Vec::new();
+    for cmd in [
+        "COMMAND GETKEYS sort abc store def",
+        "COMMAND GETKEYS sort abc store invalid store stillbad store def",
+        "COMMAND GETKEYS sort abc limit store 1 get store by store",
+        "COMMAND GETKEYSANDFLAGS sort k1 store k2",
+        "COMMAND GETKEYS sort_ro abc",
+        "CONFIG RESETSTAT",
+        "SET hk 1",
+        "EXISTS hk nope",
+        "TOUCH hk nope",
+        "TYPE hk",
+        "TTL nope",
+        "PTTL hk",
+        "EXPIRETIME hk",
+        "OBJECT ENCODING hk",
+        "OBJECT ENCODING nope",
+    ] {
+        let args: Vec<&str> = cmd.split(' ').collect();
+        seen.push(r.cmd(&args));
+    }
+    seen.push(info_field(&mut r, "stats", "keyspace_hits"));
+    seen.push(info_field(&mut r, "stats", "keyspace_misses"));
+    seen.push(r.cmd(&["EVAL_RO", "return redis.call('publish','ch','msg')", "0"]));
+    seen.push(r.cmd(&[
+        "EVAL",
+        "#!lua flags=no-writes\nreturn redis.call('publish','ch','msg')",
+        "0",
+    ]));
+    seen.push(r.cmd(&["EVAL", "return redis.call('publish','ch','msg')", "0"]));
+    seen
+}
+
+#[test]
+fn sort_keys_lookup_stats_and_read_only_publish_match_redis_server() {
+    let seen = common::same_on_lapse_and_redis(getkeys_stats_and_ro_scripts);
+    assert_eq!(seen[0], "*2\r\n$3\r\nabc\r\n$3\r\ndef\r\n");
+}
+
+/// TOUCH records an access: OBJECT IDLETIME starts again from it (EXISTS
+/// does not).
+#[test]
+fn touch_records_an_access() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    r.cmd(&["SET", "foo", "bar"]);
+    r.cmd(&["DEBUG", "SLEEP", "2.1"]);
+    r.cmd(&["EXISTS", "foo"]);
+    let idle = r.cmd(&["OBJECT", "IDLETIME", "foo"]);
+    assert!(idle == ":2\r\n" || idle == ":3\r\n", "{idle}");
+    r.cmd(&["TOUCH", "foo"]);
+    assert_eq!(r.cmd(&["OBJECT", "IDLETIME", "foo"]), ":0\r\n");
+}

@@ -415,6 +415,9 @@ pub fn keys_with_flags<'a>(
             flags,
         }]);
     }
+    if full == "sort" {
+        return Some(sort_keys(args));
+    }
     if let Some(keys) = docs::lookup(&full).and_then(|doc| docs::keys_by_specs(doc, args)) {
         return Some(keys);
     }
@@ -429,6 +432,36 @@ pub fn keys_with_flags<'a>(
             .map(|key| docs::KeyRef { key, flags })
             .collect(),
     )
+}
+
+/// SORT's keys as Redis's `sortGetKeys` finds them (its key specs leave
+/// STORE's incomplete): the sorted key, and the last STORE's target,
+/// skipping LIMIT's two arguments and GET's and BY's one.
+fn sort_keys<'a>(args: &Args<'a>) -> Vec<docs::KeyRef<'a>> {
+    let mut keys = vec![docs::KeyRef {
+        key: args.get(1),
+        flags: &["RO", "ACCESS"],
+    }];
+    let mut store = None;
+    let mut i = 2;
+    while i < args.len() {
+        let arg = &args[i];
+        if arg.eq_ignore_ascii_case(b"limit") {
+            i += 2;
+        } else if arg.eq_ignore_ascii_case(b"store") && i + 1 < args.len() {
+            store = Some(args.get(i + 1));
+        } else if arg.eq_ignore_ascii_case(b"get") || arg.eq_ignore_ascii_case(b"by") {
+            i += 1;
+        }
+        i += 1;
+    }
+    if let Some(key) = store {
+        keys.push(docs::KeyRef {
+            key,
+            flags: &["OW", "UPDATE"],
+        });
+    }
+    keys
 }
 
 /// Runs one request (`args` non-empty), appending its reply to the session.

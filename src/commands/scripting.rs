@@ -495,7 +495,9 @@ impl CommandRunner for ScriptClient<'_, '_> {
                 "ERR Wrong number of args calling Redis command from script",
             );
         }
-        if self.read_only && cmd.flags.has(Flags::WRITE) {
+        // May-replicate commands (PUBLISH) count as writes here, so a
+        // read-only script may run during CLIENT PAUSE WRITE.
+        if self.read_only && (cmd.flags.has(Flags::WRITE) || cmd.flags.has(Flags::MAY_REPLICATE)) {
             return self.refused(
                 Some(cmd),
                 "ERR Write commands are not allowed from read-only scripts.",

@@ -477,14 +477,7 @@ impl Db {
 
     /// The value of `key` for reading (`lookupKeyRead`).
     pub fn get(&mut self, key: &[u8], now_ms: i64) -> Option<ValueRef<'_>> {
-        let Some(idx) = self.lookup_read(key, now_ms) else {
-            self.stats.keyspace_misses += 1;
-            if EventClass::KEY_MISS.intersects(self.side_events) {
-                self.events.push(EventClass::KEY_MISS, "keymiss", key);
-            }
-            return None;
-        };
-        self.stats.keyspace_hits += 1;
+        let idx = self.lookup_counted(key, now_ms)?;
         self.live_fields = None;
         if self.replica || self.expiry_paused {
             // Fields past their deadline wait for the primary's HDEL (or
@@ -501,6 +494,25 @@ impl Db {
             }
         }
         Some(self.dict.entry(idx).slot.value())
+    }
+
+    /// `lookup_read` as a read command's: a hit or a miss counted (INFO
+    /// `keyspace_hits` / `keyspace_misses`), a miss notified (`keymiss`)
+    /// unless `quiet` (OBJECT's lookups: Redis's `LOOKUP_NONOTIFY`).
+    fn lookup_counted(&mut self, key: &[u8], now_ms: i64) -> Option<u32> {
+        self.lookup_counted_quiet(key, now_ms, false)
+    }
+
+    fn lookup_counted_quiet(&mut self, key: &[u8], now_ms: i64, quiet: bool) -> Option<u32> {
+        let Some(idx) = self.lookup_read(key, now_ms) else {
+            self.stats.keyspace_misses += 1;
+            if !quiet && EventClass::KEY_MISS.intersects(self.side_events) {
+                self.events.push(EventClass::KEY_MISS, "keymiss", key);
+            }
+            return None;
+        };
+        self.stats.keyspace_hits += 1;
+        Some(idx)
     }
 
     /// The value of `key` for a command about to change it
@@ -632,17 +644,28 @@ impl Db {
     }
 
     /// `lookup_read` that records no access (Redis's `LOOKUP_NOTOUCH`:
-    /// EXISTS, TYPE, TTL and OBJECT leave a key's idle time alone).
-    fn lookup_untouched(&mut self, key: &[u8], now_ms: i64) -> Option<u32> {
+    /// EXISTS, TYPE, TTL and OBJECT leave a key's idle time alone);
+    /// `counted`: as a read command's lookup (see `lookup_counted`).
+    fn lookup_untouched(&mut self, key: &[u8], now_ms: i64, counted: bool) -> Option<u32> {
         let no_touch = std::mem::replace(&mut self.no_touch, true);
-        let idx = self.lookup_read(key, now_ms);
+        let idx = if counted {
+            self.lookup_counted(key, now_ms)
+        } else {
+            self.lookup_read(key, now_ms)
+        };
         self.no_touch = no_touch;
         idx
     }
 
-    /// Whether `key` is there, as EXISTS asks (no access recorded).
+    /// Whether `key` is there, as EXISTS asks (no access recorded; a hit
+    /// or a miss counted).
     pub fn exists(&mut self, key: &[u8], now_ms: i64) -> bool {
-        self.lookup_untouched(key, now_ms).is_some()
+        self.lookup_untouched(key, now_ms, true).is_some()
+    }
+
+    /// Whether `key` is there, as TOUCH asks: its access recorded.
+    pub fn touch_key(&mut self, key: &[u8], now_ms: i64) -> bool {
+        self.lookup_counted(key, now_ms).is_some()
     }
 
     /// TYPE's name of the key's value: a read (hits, misses, `keymiss`)
@@ -663,7 +686,7 @@ impl Db {
 
     /// `expire_at` as TTL and friends ask (no access recorded).
     pub fn ttl_deadline(&mut self, key: &[u8], now_ms: i64) -> Option<Option<i64>> {
-        let idx = self.lookup_untouched(key, now_ms)?;
+        let idx = self.lookup_untouched(key, now_ms, true)?;
         Some(self.deadline(idx))
     }
 
@@ -797,8 +820,10 @@ impl Db {
 
     /// OBJECT ENCODING of `key`, `None` if absent.
     pub fn encoding(&mut self, key: &[u8], now_ms: i64) -> Option<&'static str> {
-        let idx = self.lookup_read(key, now_ms)?;
-        Some(self.encoding_at(idx))
+        let no_touch = std::mem::replace(&mut self.no_touch, true);
+        let idx = self.lookup_counted_quiet(key, now_ms, true);
+        self.no_touch = no_touch;
+        Some(self.encoding_at(idx?))
     }
 
     fn encoding_at(&self, idx: u32) -> &'static str {
@@ -999,7 +1024,7 @@ impl Db {
     /// A key's access history without touching it (OBJECT IDLETIME /
     /// FREQ): idle ms (LRU) and the decayed counter (LFU).
     pub fn access_of(&mut self, key: &[u8], now_ms: i64) -> Option<(u64, u8)> {
-        let idx = self.lookup_untouched(key, now_ms);
+        let idx = self.lookup_untouched(key, now_ms, false);
         let access = self.dict.entry(idx?).access;
         Some((
             access.idle_ms(now_ms),
@@ -1259,7 +1284,7 @@ impl Db {
         // The expired keys SCAN would have answered are deleted as a
         // lookup deletes them (Redis's `expireIfNeeded` in SCAN).
         for key in expired {
-            self.exists(&key, now_ms);
+            self.lookup_untouched(&key, now_ms, false);
         }
         next
     }
