@@ -648,7 +648,10 @@ impl Server {
                     }
                     offset += consumed;
                     if self.state.blocking.has_ready() {
-                        self.serve_ready_keys(now_ms, token);
+                        // Against the time now, as Redis updates its
+                        // cached time first: a key that expired while the
+                        // command ran (DEBUG SLEEP in a MULTI) serves no one.
+                        self.serve_ready_keys(unix_time_ms(), token);
                     }
                     self.apply_unblock_requests();
                     if self.state.has_deliveries() {

@@ -112,7 +112,7 @@ const SENSITIVE_SETTINGS: &[&str] = &["requirepass", "masterauth"];
 
 /// `args` with the secrets replaced by `(redacted)`, as Redis shows them
 /// in the slow log (and MONITOR): AUTH's arguments, HELLO's after AUTH,
-/// CONFIG SET's values of sensitive settings.
+/// ACL SETUSER's, CONFIG SET's values of sensitive settings.
 pub fn redacted_args<'a>(args: impl IntoIterator<Item = &'a [u8]>) -> Vec<&'a [u8]> {
     let mut out: Vec<&[u8]> = args.into_iter().collect();
     let is = |arg: &[u8], word: &str| arg.eq_ignore_ascii_case(word.as_bytes());
@@ -132,6 +132,12 @@ pub fn redacted_args<'a>(args: impl IntoIterator<Item = &'a [u8]>) -> Vec<&'a [u
                 } else {
                     i += 1;
                 }
+            }
+        }
+        // ACL SETUSER: the user and every rule (passwords among them).
+        Some(name) if is(name, "acl") && out.len() > 2 && is(out[1], "setuser") => {
+            for arg in out.iter_mut().skip(2) {
+                *arg = REDACTED;
             }
         }
         Some(name) if is(name, "config") && out.len() > 1 && is(out[1], "set") => {

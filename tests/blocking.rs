@@ -415,3 +415,41 @@ fn a_woken_command_counts_once_as_in_redis() {
     let seen = common::same_on_lapse_and_redis(counted_once);
     assert_eq!(seen[seen.len() - 2], "cmdstat_blpop:calls=3");
 }
+
+/// A key made ready and expired inside one EXEC (RPUSH, PEXPIRE 100,
+/// DEBUG SLEEP 0.2) wakes no blocked client: its wait goes on until
+/// CLIENT UNBLOCK, as in Redis (the ready keys are served against the time
+/// after the command, not before it).
+fn expired_before_served(server: &common::Server) -> Vec<String> {
+    let (mut blocked, mut r) = (server.raw(), server.raw());
+    let id = blocked.cmd(&["CLIENT", "ID"]);
+    let id = id.trim_start_matches(':').trim_end().to_string();
+    let mut seen = vec![r.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"])];
+    blocked.send_cmd(&[b"BRPOP", b"k", b"0"]);
+    let waiting = common::eventually(std::time::Duration::from_secs(10), || {
+        common::info_field(&mut r, "clients", "blocked_clients") == "1"
+    });
+    seen.push(format!("{waiting}"));
+    for cmd in [
+        "MULTI",
+        "RPUSH k hello",
+        "PEXPIRE k 100",
+        "DEBUG SLEEP 0.2",
+        "EXEC",
+    ] {
+        let args: Vec<&str> = cmd.split(' ').collect();
+        seen.push(r.cmd(&args));
+    }
+    let list = r.cmd(&["CLIENT", "LIST", "ID", &id]);
+    seen.push(format!("{}", list.contains("flags=b")));
+    seen.push(r.cmd(&["CLIENT", "UNBLOCK", &id]));
+    seen.push(String::from_utf8_lossy(&blocked.reply()).into_owned());
+    seen.push(r.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]));
+    seen
+}
+
+#[test]
+fn a_key_expired_inside_exec_wakes_no_one_as_in_redis() {
+    let seen = common::same_on_lapse_and_redis(expired_before_served);
+    assert_eq!(seen[7], "true");
+}
