@@ -298,6 +298,11 @@ impl LazyFree {
         self.freed.load(Ordering::Relaxed)
     }
 
+    /// CONFIG RESETSTAT: `lazyfreed_objects` counts from zero again.
+    pub fn reset_stats(&self) {
+        self.freed.store(0, Ordering::Relaxed);
+    }
+
     /// Waits until everything handed over is freed and stops the thread.
     pub fn shutdown(&mut self) {
         self.tx = None;

@@ -1162,6 +1162,9 @@ fn config_resetstat(ctx: &mut Ctx, _args: Args) -> CmdResult {
     expire.stale_perc = 0.0;
     expire.time_cap_reached_count = 0;
     expire.time_used_us = 0;
+    ctx.server.lazyfree.reset_stats();
+    let repl = &mut ctx.server.repl;
+    (repl.sync_full, repl.sync_partial_ok, repl.sync_partial_err) = (0, 0, 0);
     ctx.out().ok();
     Ok(())
 }
