@@ -1457,6 +1457,15 @@ pub static SETTINGS: &[Setting] = &[
     kept!("enable-module-command", "no", false,
         |a| one_of(a, &["no", "yes", "local"]), "no modules"),
     kept!("ignore-warnings", "", true, kept_text, "lapse prints no kernel-bug warnings"),
+    // Redis's hidden test settings (see HIDDEN_SETTINGS).
+    kept!("key-load-delay", "0", true, |a| kept_int(a, i32::MIN.into(), i32::MAX.into()),
+        "lapse does not slow its loading down for tests"),
+    kept!("loading-process-events-interval-bytes", "2097152", true, |a| kept_int(a, 1024, i32::MAX.into()),
+        "lapse serves clients while loading by its own measure"),
+    kept!("watchdog-period", "0", true, |a| kept_int(a, 0, i32::MAX.into()),
+        "lapse has no software watchdog"),
+    kept!("use-exit-on-panic", "no", true, kept_yes_no,
+        "lapse does not panic on purpose"),
     kept!("io-threads", "1", false, |a| kept_int(a, 1, 128),
         "one thread serves every client (the freer and the writer have their own)"),
     kept!("io-threads-do-reads", "no", false, kept_yes_no, "no I/O threads"),
@@ -1602,6 +1611,16 @@ pub fn find_setting(name: &str) -> Option<&'static Setting> {
 
 /// Every name CONFIG GET answers to, each with its setting: the table's
 /// names, then the aliases.
+/// Redis's hidden settings: CONFIG GET shows them only when asked by
+/// name, never for a pattern (Redis's `HIDDEN_CONFIG`).
+pub const HIDDEN_SETTINGS: &[&str] = &[
+    "rdb-key-save-delay",
+    "key-load-delay",
+    "loading-process-events-interval-bytes",
+    "watchdog-period",
+    "use-exit-on-panic",
+];
+
 pub fn all_names() -> impl Iterator<Item = (&'static str, &'static Setting)> {
     let names = SETTINGS.iter().map(|s| (s.name, s));
     let aliases = ALIASES
