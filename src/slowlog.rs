@@ -112,7 +112,8 @@ const SENSITIVE_SETTINGS: &[&str] = &["requirepass", "masterauth"];
 
 /// `args` with the secrets replaced by `(redacted)`, as Redis shows them
 /// in the slow log (and MONITOR): AUTH's arguments, HELLO's after AUTH,
-/// ACL SETUSER's, CONFIG SET's values of sensitive settings.
+/// ACL SETUSER's, MIGRATE's AUTH/AUTH2, CONFIG SET's values of sensitive
+/// settings.
 pub fn redacted_args<'a>(args: impl IntoIterator<Item = &'a [u8]>) -> Vec<&'a [u8]> {
     let mut out: Vec<&[u8]> = args.into_iter().collect();
     let is = |arg: &[u8], word: &str| arg.eq_ignore_ascii_case(word.as_bytes());
@@ -129,6 +130,24 @@ pub fn redacted_args<'a>(args: impl IntoIterator<Item = &'a [u8]>) -> Vec<&'a [u
                     out[i + 1] = REDACTED;
                     out[i + 2] = REDACTED;
                     i += 3;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        // MIGRATE's AUTH password, AUTH2 username password.
+        Some(name) if is(name, "migrate") => {
+            let mut i = 6;
+            while i < out.len() {
+                if is(out[i], "auth") && i + 1 < out.len() {
+                    out[i + 1] = REDACTED;
+                    i += 2;
+                } else if is(out[i], "auth2") && i + 2 < out.len() {
+                    out[i + 1] = REDACTED;
+                    out[i + 2] = REDACTED;
+                    i += 3;
+                } else if is(out[i], "keys") {
+                    break;
                 } else {
                     i += 1;
                 }

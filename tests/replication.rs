@@ -751,3 +751,105 @@ fn the_sync_stream_matches_redis() {
         ]
     );
 }
+
+/// MIGRATE to another server (a lapse here, whichever server migrates):
+/// keys moved with their TTL, COPY and REPLACE, KEYS, AUTH errors from the
+/// target, NOKEY, a refused connection; the stream gets one DEL of what
+/// moved; SLOWLOG shows AUTH's password redacted. Compared with Redis.
+fn migrations(server: &Server) -> Vec<String> {
+    let target = Server::lapse(&[]);
+    let mut t = target.raw();
+    let port = target.port.to_string();
+    let mut r = server.raw();
+    let mut seen = vec![
+        r.cmd(&["CONFIG", "SET", "repl-ping-replica-period", "3600"]),
+        r.cmd(&["SET", "k", "v", "EX", "100"]),
+        r.cmd(&["RPUSH", "l", "a", "b"]),
+        r.cmd(&["SET", "c", "1"]),
+    ];
+    let (mut stream, _) = attach_with_sync(server.port);
+    for cmd in [
+        vec!["MIGRATE", "127.0.0.1", &port, "k", "3", "1000"],
+        vec!["MIGRATE", "127.0.0.1", &port, "nokey", "3", "1000"],
+        vec![
+            "MIGRATE",
+            "127.0.0.1",
+            &port,
+            "",
+            "3",
+            "1000",
+            "COPY",
+            "KEYS",
+            "l",
+            "c",
+            "nope",
+        ],
+        vec![
+            "MIGRATE",
+            "127.0.0.1",
+            &port,
+            "",
+            "3",
+            "1000",
+            "KEYS",
+            "l",
+            "c",
+        ],
+        vec![
+            "MIGRATE",
+            "127.0.0.1",
+            &port,
+            "",
+            "3",
+            "1000",
+            "REPLACE",
+            "KEYS",
+            "l",
+            "c",
+        ],
+        vec!["MIGRATE", "127.0.0.1", &port, "k", "3", "1000", "KEYS", "l"],
+        vec!["MIGRATE", "127.0.0.1", &port, "", "3", "1000", "KEYS"],
+        vec!["MIGRATE", "127.0.0.1", &port, "x", "3", "1000", "BOGUS"],
+        vec!["SET", "s", "v"],
+        vec!["CONFIG", "SET", "slowlog-log-slower-than", "0"],
+        vec![
+            "MIGRATE",
+            "127.0.0.1",
+            &port,
+            "s",
+            "0",
+            "1000",
+            "AUTH",
+            "secret",
+        ],
+        vec!["CONFIG", "SET", "slowlog-log-slower-than", "10000"],
+        vec!["MIGRATE", "127.0.0.1", "1", "s", "0", "1000"],
+        vec!["EXISTS", "k", "l", "c", "s"],
+        vec!["SET", "end", "1"],
+    ] {
+        seen.push(r.cmd(&cmd));
+    }
+    let slowlog = r.cmd(&["SLOWLOG", "GET", "2"]);
+    seen.push(format!(
+        "{}",
+        slowlog.contains("(redacted)") && !slowlog.contains("secret")
+    ));
+    seen.extend(stream_until(&mut stream, "set end 1"));
+    t.cmd(&["SELECT", "3"]);
+    seen.push(t.cmd(&["LRANGE", "l", "0", "-1"]));
+    let ttl: i64 = t
+        .cmd(&["TTL", "k"])
+        .trim_start_matches(':')
+        .trim()
+        .parse()
+        .unwrap_or(-9);
+    seen.push(format!("{}", (90..=100).contains(&ttl)));
+    seen
+}
+
+#[test]
+fn migrate_moves_keys_as_redis_does() {
+    let seen = common::same_on_lapse_and_redis(migrations);
+    assert!(seen.contains(&"del k".to_string()), "{seen:?}");
+    assert!(seen.contains(&"del l c".to_string()), "{seen:?}");
+}

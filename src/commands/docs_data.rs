@@ -4563,7 +4563,7 @@ pub static DOCS: &[CommandDoc] = &[
         ArgDoc { name: "key_or_empty_string", kind: "oneof", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], args: &[
             ArgDoc { name: "key", kind: "key", key_spec_index: 0, token: None, summary: None, since: None, deprecated_since: None, flags: &[], args: &[
             ] },
-            ArgDoc { name: "empty_string", kind: "pure-token", key_spec_index: -1, token: Some("\"\""), summary: None, since: None, deprecated_since: None, flags: &[], args: &[
+            ArgDoc { name: "empty_string", kind: "pure-token", key_spec_index: -1, token: Some(""), summary: None, since: None, deprecated_since: None, flags: &[], args: &[
             ] },
         ] },
         ArgDoc { name: "destination-db", kind: "integer", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], args: &[

@@ -22,6 +22,7 @@ pub mod hashes;
 pub mod hll;
 pub mod keys;
 pub mod lists;
+pub mod migrate;
 pub mod pubsub;
 pub mod replication;
 pub mod scripting;
@@ -289,6 +290,7 @@ static FAMILIES: &[&[Command]] = &[
     bits::COMMANDS,
     hll::COMMANDS,
     keys::COMMANDS,
+    migrate::COMMANDS,
     sort::COMMANDS,
     expire::COMMANDS,
     hashes::COMMANDS,
@@ -418,6 +420,9 @@ pub fn keys_with_flags<'a>(
     if full == "sort" {
         return Some(sort_keys(args));
     }
+    if full == "migrate" {
+        return Some(migrate_keys(args));
+    }
     if let Some(keys) = docs::lookup(&full).and_then(|doc| docs::keys_by_specs(doc, args)) {
         return Some(keys);
     }
@@ -462,6 +467,25 @@ fn sort_keys<'a>(args: &Args<'a>) -> Vec<docs::KeyRef<'a>> {
         });
     }
     keys
+}
+
+/// MIGRATE's keys as Redis's `migrateGetKeys` finds them: the key
+/// argument, or with KEYS (and an empty key argument) the keys after it.
+fn migrate_keys<'a>(args: &Args<'a>) -> Vec<docs::KeyRef<'a>> {
+    let flags: &'static [&'static str] = &["RW", "ACCESS", "DELETE"];
+    let keys_at = (6..args.len())
+        .find(|&i| args[i].eq_ignore_ascii_case(b"keys") && args[3].is_empty())
+        .map(|i| i + 1);
+    let range = match keys_at {
+        Some(first) => first..args.len(),
+        None => 3..4.min(args.len()),
+    };
+    range
+        .map(|i| docs::KeyRef {
+            key: args.get(i),
+            flags,
+        })
+        .collect()
 }
 
 /// Runs one request (`args` non-empty), appending its reply to the session.
