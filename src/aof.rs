@@ -1540,16 +1540,10 @@ fn write_stream_commands(out: &mut Vec<u8>, key: &[u8], stream: &crate::value::S
     use crate::value::stream::StreamId;
     let last = stream.last_id.to_text();
     if stream.is_empty() {
+        // ID 0-1 as Redis writes it (XADD refuses 0-0, an empty stream's
+        // last ID when nothing was ever added); XSETID sets the real one.
         encode_request(
-            &[
-                &b"XADD"[..],
-                key,
-                b"MAXLEN",
-                b"0",
-                last.as_bytes(),
-                b"x",
-                b"y",
-            ],
+            &[&b"XADD"[..], key, b"MAXLEN", b"0", b"0-1", b"x", b"y"],
             out,
         );
     }

@@ -787,3 +787,42 @@ fn debug_loads_are_not_appended_and_replayed_commands_are_not_counted() {
         "the GET; the replayed SET is not a client call"
     );
 }
+
+/// An empty stream that never had an entry (last ID 0-0), with a group,
+/// survives an AOF rewrite without the RDB preamble: it is written as
+/// Redis writes it (XADD ... MAXLEN 0 0-1, then XSETID 0-0), which XADD
+/// accepts, and loads back the same.
+#[test]
+fn an_empty_stream_with_no_last_id_survives_a_plain_aof_rewrite() {
+    let dir = temp_dir("empty-stream-aof");
+    let conf = conf_in(&dir, "appendonly yes\naof-use-rdb-preamble no\n");
+    let server = Server::lapse(&[conf.to_str().unwrap()]);
+    let mut r = server.raw();
+    assert_eq!(
+        r.cmd(&[
+            "XGROUP",
+            "CREATE",
+            "mystream",
+            "group-name",
+            "$",
+            "MKSTREAM"
+        ]),
+        "+OK\r\n"
+    );
+    let groups = r.cmd(&["XINFO", "GROUPS", "mystream"]);
+    r.cmd(&["BGREWRITEAOF"]);
+    wait_for_rewrite(&mut r);
+    let base = std::fs::read_dir(dir.join("appendonlydir"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains(".base.aof"))
+        .expect("a base file");
+    let text = String::from_utf8_lossy(&std::fs::read(base).unwrap()).into_owned();
+    assert!(
+        text.contains("MAXLEN\r\n$1\r\n0\r\n$3\r\n0-1\r\n"),
+        "{text}"
+    );
+    assert_eq!(r.cmd(&["DEBUG", "LOADAOF"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["XINFO", "GROUPS", "mystream"]), groups);
+    assert_eq!(r.cmd(&["XLEN", "mystream"]), ":0\r\n");
+}
