@@ -259,7 +259,15 @@ impl Session {
     }
 
     /// One line of CLIENT LIST / the reply of CLIENT INFO, in Redis's format.
-    pub fn info_line(&self, now_ms: i64, tracking: Option<&crate::tracking::Tracker>) -> String {
+    /// `running`: the request this client is executing (its own line):
+    /// Redis still holds it in the query buffer (`qbuf`) and as arguments
+    /// (`argv-mem`), here it is counted as its request's bytes.
+    pub fn info_line(
+        &self,
+        now_ms: i64,
+        tracking: Option<&crate::tracking::Tracker>,
+        running: Option<&crate::protocol::Args>,
+    ) -> String {
         // Redis's letters in its order.
         let mut flags = String::new();
         if self.replica.is_some() {
@@ -297,8 +305,22 @@ impl Session {
         }
         let multi = self.multi.as_ref().map_or(-1, |t| t.queue.len() as i64);
         let multi_mem = self.multi.as_ref().map_or(0, Transaction::heap_bytes);
+        let (qbuf, argv_mem) = match running {
+            Some(args) => {
+                let argv: usize = args.iter().map(<[u8]>::len).sum();
+                let digits = |n: usize| n.to_string().len();
+                let framing: usize = args.iter().map(|a| 5 + digits(a.len())).sum();
+                (3 + digits(args.len()) + framing + argv, argv)
+            }
+            None => (self.query.len(), 0),
+        };
+        // Redis's output: a 16 KiB buffer (`obl`), then a list of blocks
+        // (`oll`, `omem`); `rbs` is the buffer's size.
+        const BUF: usize = 16 * 1024;
+        let pending = self.reply.pending();
+        let beyond = pending.saturating_sub(BUF);
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -312,11 +334,15 @@ impl Session {
             self.pubsub_counts.1,
             self.pubsub_counts.2,
             multi,
-            self.query.len(),
-            self.query.capacity() - self.query.len(),
+            qbuf,
+            self.query.capacity().saturating_sub(self.query.len()),
+            argv_mem,
             multi_mem,
-            self.query.capacity(),
             self.reply.buf.capacity(),
+            pending.min(self.reply.buf.capacity()),
+            pending.min(BUF),
+            beyond.div_ceil(BUF),
+            beyond,
             self.memory(),
             match self.last_cmd {
                 (name, Some(sub)) => format!("{name}|{sub}"),

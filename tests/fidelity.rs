@@ -983,3 +983,43 @@ fn touch_records_an_access() {
     r.cmd(&["TOUCH", "foo"]);
     assert_eq!(r.cmd(&["OBJECT", "IDLETIME", "foo"]), ":0\r\n");
 }
+
+/// CLIENT INFO / CLIENT LIST: the fields Redis's suite pins for the
+/// client asking (its request still counted in `qbuf` and `argv-mem`,
+/// nothing owed in `obl`/`oll`/`omem`), the same on both servers.
+fn own_client_fields(server: &Server) -> Vec<String> {
+    let mut r = server.raw();
+    let pinned = |line: &str| -> String {
+        line.split(' ')
+            .filter(|f| {
+                [
+                    "qbuf=",
+                    "argv-mem=",
+                    "multi-mem=",
+                    "obl=",
+                    "oll=",
+                    "omem=",
+                    "flags=",
+                    "cmd=",
+                ]
+                .iter()
+                .any(|p| f.starts_with(p))
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let info = r.cmd(&["CLIENT", "INFO"]);
+    let list = r.cmd(&[
+        "CLIENT", "LIST", "ID", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10",
+    ]);
+    vec![
+        pinned(&info),
+        pinned(list.lines().nth(1).unwrap_or_default()),
+    ]
+}
+
+#[test]
+fn client_info_counts_the_request_running_as_redis_does() {
+    let seen = common::same_on_lapse_and_redis(own_client_fields);
+    assert!(seen[0].contains("qbuf=26 argv-mem=10"), "{}", seen[0]);
+}

@@ -397,7 +397,7 @@ fn check_credentials(ctx: &mut Ctx, user: &[u8], pass: &[u8], command: &[u8]) ->
             ctx.server.config.acllog_max_len,
         );
         let tracker = ctx.server.tracking.tracker(ctx.session.id);
-        let info = ctx.session.info_line(ctx.now_ms, tracker);
+        let info = ctx.session.info_line(ctx.now_ms, tracker, None);
         let object = String::from_utf8_lossy(command).into_owned();
         ctx.server
             .acl
@@ -506,13 +506,13 @@ fn client_list(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
     let tracking = &ctx.server.tracking;
     let mut lines: Vec<(u64, String)> = Vec::new();
-    let mut add = |s: &Session| {
+    let mut add = |s: &Session, running: Option<&Args>| {
         if wanted_type.is_none_or(|t| t == s.client_type()) {
-            lines.push((s.id, s.info_line(now_ms, tracking.tracker(s.id))));
+            lines.push((s.id, s.info_line(now_ms, tracking.tracker(s.id), running)));
         }
     };
-    add(ctx.session);
-    ctx.peers.for_each_session(&mut add);
+    add(ctx.session, Some(&args));
+    ctx.peers.for_each_session(&mut |s| add(s, None));
     lines.sort_by_key(|(id, _)| *id);
     let mut text = String::new();
     for (id, line) in lines {
@@ -525,9 +525,9 @@ fn client_list(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
-fn client_info(ctx: &mut Ctx, _args: Args) -> CmdResult {
+fn client_info(ctx: &mut Ctx, args: Args) -> CmdResult {
     let tracker = ctx.server.tracking.tracker(ctx.session.id);
-    let mut line = ctx.session.info_line(ctx.now_ms, tracker);
+    let mut line = ctx.session.info_line(ctx.now_ms, tracker, Some(&args));
     line.push('\n');
     ctx.out().verbatim(line.as_bytes());
     Ok(())

@@ -636,7 +636,7 @@ pub fn log_denial(
 ) {
     let (reason, object) = denied.log_reason(cmd, parent);
     let tracker = ctx.server.tracking.tracker(ctx.session.id);
-    let info = ctx.session.info_line(ctx.now_ms, tracker);
+    let info = ctx.session.info_line(ctx.now_ms, tracker, None);
     let user = ctx.session.user_name().to_string();
     let max = ctx.server.config.acllog_max_len;
     ctx.server
