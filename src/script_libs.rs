@@ -233,6 +233,32 @@ fn json_enum_option(
 
 const OFF_ON: &[&str] = &["off", "on"];
 
+/// A lua-cjson function setting one integer (its one argument optional).
+fn json_int_setting(
+    name: &str,
+    args: &[Value],
+    setting: &mut i64,
+    range: (i64, i64),
+) -> mlua::Result<Variadic<Value>> {
+    json_args(name, args, 1)?;
+    let v = json_integer_option(name, args, 0, setting, range)?;
+    Ok(Variadic::from_iter([v]))
+}
+
+/// A lua-cjson function setting one on/off switch.
+fn json_bool_setting(
+    lua: &Lua,
+    name: &str,
+    args: &[Value],
+    setting: &mut bool,
+) -> mlua::Result<Variadic<Value>> {
+    json_args(name, args, 1)?;
+    let mut on = i64::from(*setting);
+    let v = json_enum_option(lua, (name, args, 0), &mut on, (OFF_ON, 1))?;
+    *setting = on != 0;
+    Ok(Variadic::from_iter([v]))
+}
+
 /// Registers lua-cjson's configuration functions on `t`.
 fn json_config_functions(
     lua: &Lua,
@@ -252,32 +278,26 @@ fn json_config_functions(
             Ok(Variadic::from_iter([a, b, d]))
         }),
         ("encode_max_depth", |_, args, c| {
-            json_args("encode_max_depth", args, 1)?;
-            let range = (1, i32::MAX.into());
-            let v =
-                json_integer_option("encode_max_depth", args, 0, &mut c.encode_max_depth, range)?;
-            Ok(Variadic::from_iter([v]))
+            json_int_setting(
+                "encode_max_depth",
+                args,
+                &mut c.encode_max_depth,
+                (1, i32::MAX.into()),
+            )
         }),
         ("decode_max_depth", |_, args, c| {
-            json_args("decode_max_depth", args, 1)?;
-            let range = (1, i32::MAX.into());
-            let v =
-                json_integer_option("decode_max_depth", args, 0, &mut c.decode_max_depth, range)?;
-            Ok(Variadic::from_iter([v]))
+            json_int_setting(
+                "decode_max_depth",
+                args,
+                &mut c.decode_max_depth,
+                (1, i32::MAX.into()),
+            )
         }),
         ("encode_number_precision", |_, args, c| {
-            const NAME: &str = "encode_number_precision";
-            json_args(NAME, args, 1)?;
-            let v = json_integer_option(NAME, args, 0, &mut c.precision, (1, 14))?;
-            Ok(Variadic::from_iter([v]))
+            json_int_setting("encode_number_precision", args, &mut c.precision, (1, 14))
         }),
         ("encode_keep_buffer", |lua, args, c| {
-            const NAME: &str = "encode_keep_buffer";
-            json_args(NAME, args, 1)?;
-            let mut keep = i64::from(c.keep_buffer);
-            let v = json_enum_option(lua, (NAME, args, 0), &mut keep, (OFF_ON, 1))?;
-            c.keep_buffer = keep != 0;
-            Ok(Variadic::from_iter([v]))
+            json_bool_setting(lua, "encode_keep_buffer", args, &mut c.keep_buffer)
         }),
         ("encode_invalid_numbers", |lua, args, c| {
             const NAME: &str = "encode_invalid_numbers";
@@ -287,12 +307,7 @@ fn json_config_functions(
             Ok(Variadic::from_iter([v]))
         }),
         ("decode_invalid_numbers", |lua, args, c| {
-            const NAME: &str = "decode_invalid_numbers";
-            json_args(NAME, args, 1)?;
-            let mut on = i64::from(c.decode_invalid);
-            let v = json_enum_option(lua, (NAME, args, 0), &mut on, (OFF_ON, 1))?;
-            c.decode_invalid = on != 0;
-            Ok(Variadic::from_iter([v]))
+            json_bool_setting(lua, "decode_invalid_numbers", args, &mut c.decode_invalid)
         }),
     ];
     for (name, setter) in setters {

@@ -768,66 +768,35 @@ fn migrations(server: &Server) -> Vec<String> {
         r.cmd(&["SET", "c", "1"]),
     ];
     let (mut stream, _) = attach_with_sync(server.port);
+    // MIGRATE to the target, db 3 unless said: `key`, then the options.
+    let migrate = |key: &str, rest: &str| -> Vec<String> {
+        let mut cmd: Vec<String> = ["MIGRATE", "127.0.0.1", &port, key, "3", "1000"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        cmd.extend(rest.split_whitespace().map(String::from));
+        cmd
+    };
+    let words = |line: &str| line.split(' ').map(String::from).collect::<Vec<_>>();
     for cmd in [
-        vec!["MIGRATE", "127.0.0.1", &port, "k", "3", "1000"],
-        vec!["MIGRATE", "127.0.0.1", &port, "nokey", "3", "1000"],
-        vec![
-            "MIGRATE",
-            "127.0.0.1",
-            &port,
-            "",
-            "3",
-            "1000",
-            "COPY",
-            "KEYS",
-            "l",
-            "c",
-            "nope",
-        ],
-        vec![
-            "MIGRATE",
-            "127.0.0.1",
-            &port,
-            "",
-            "3",
-            "1000",
-            "KEYS",
-            "l",
-            "c",
-        ],
-        vec![
-            "MIGRATE",
-            "127.0.0.1",
-            &port,
-            "",
-            "3",
-            "1000",
-            "REPLACE",
-            "KEYS",
-            "l",
-            "c",
-        ],
-        vec!["MIGRATE", "127.0.0.1", &port, "k", "3", "1000", "KEYS", "l"],
-        vec!["MIGRATE", "127.0.0.1", &port, "", "3", "1000", "KEYS"],
-        vec!["MIGRATE", "127.0.0.1", &port, "x", "3", "1000", "BOGUS"],
-        vec!["SET", "s", "v"],
-        vec!["CONFIG", "SET", "slowlog-log-slower-than", "0"],
-        vec![
-            "MIGRATE",
-            "127.0.0.1",
-            &port,
-            "s",
-            "0",
-            "1000",
-            "AUTH",
-            "secret",
-        ],
-        vec!["CONFIG", "SET", "slowlog-log-slower-than", "10000"],
-        vec!["MIGRATE", "127.0.0.1", "1", "s", "0", "1000"],
-        vec!["EXISTS", "k", "l", "c", "s"],
-        vec!["SET", "end", "1"],
+        migrate("k", ""),
+        migrate("nokey", ""),
+        migrate("", "COPY KEYS l c nope"),
+        migrate("", "KEYS l c"),
+        migrate("", "REPLACE KEYS l c"),
+        migrate("k", "KEYS l"),
+        migrate("", "KEYS"),
+        migrate("x", "BOGUS"),
+        words("SET s v"),
+        words("CONFIG SET slowlog-log-slower-than 0"),
+        migrate("s", "AUTH secret"),
+        words("CONFIG SET slowlog-log-slower-than 10000"),
+        words("MIGRATE 127.0.0.1 1 s 0 1000"),
+        words("EXISTS k l c s"),
+        words("SET end 1"),
     ] {
-        seen.push(r.cmd(&cmd));
+        let args: Vec<&str> = cmd.iter().map(String::as_str).collect();
+        seen.push(r.cmd(&args));
     }
     let slowlog = r.cmd(&["SLOWLOG", "GET", "2"]);
     seen.push(format!(

@@ -1088,7 +1088,13 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
         // A value of no words or several may be one string's (`''`,
         // `proc-title-template`'s): tried whole when the words fail.
         let set = match setting.set(&mut next, &words) {
-            Err(e) if words.len() != 1 => setting.set(&mut next, &[value]).map_err(|_| e),
+            Err(e) if words.len() != 1 => match setting.set(&mut next, &[value]) {
+                // The setting's own word for the whole value, as Redis
+                // hands a one-value setting the whole of it.
+                Err(whole) if whole.0 != "wrong number of arguments" => Err(whole),
+                Err(_) => Err(e),
+                Ok(()) => Ok(()),
+            },
             other => other,
         };
         set.map_err(|BadValue(reason)| failed(&reason))?;
