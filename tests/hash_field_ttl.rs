@@ -730,3 +730,26 @@ fn kept_fields_past_their_deadline_are_not_read() {
     ) == "1"));
     assert_eq!(s.cmd(&["HLEN", "k"]), ":1\r\n");
 }
+
+/// COMMAND DOCS gives the hash-field commands the version that brought
+/// them (Redis 7.4's expiry commands, 8.0's HGETDEL/HGETEX/HSETEX).
+#[test]
+fn command_docs_give_the_hash_field_commands_their_version() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    for (command, since) in [
+        ("hexpire", "7.4.0"),
+        ("hpexpireat", "7.4.0"),
+        ("httl", "7.4.0"),
+        ("hpersist", "7.4.0"),
+        ("hgetex", "8.0.0"),
+        ("hsetex", "8.0.0"),
+        ("hgetdel", "8.0.0"),
+    ] {
+        let docs = r.cmd(&["COMMAND", "DOCS", command]);
+        assert!(
+            docs.contains(&format!("$5\r\nsince\r\n$5\r\n{since}\r\n")),
+            "{command}: {docs}"
+        );
+    }
+}

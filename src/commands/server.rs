@@ -793,7 +793,7 @@ fn write_command_docs(out: &mut Reply, c: &Command, full_name: &str) {
             out.bulk(b"summary");
             out.bulk(c.summary.as_bytes());
             out.bulk(b"since");
-            out.bulk(b"1.0.0");
+            out.bulk(newer_since(full_name).as_bytes());
             out.bulk(b"group");
             out.bulk(c.group.as_bytes());
             if subs > 0 {
@@ -806,6 +806,21 @@ fn write_command_docs(out: &mut Reply, c: &Command, full_name: &str) {
         for sub in c.subcommands {
             write_command_docs(out, sub, &format!("{}|{}", c.name, sub.name));
         }
+    }
+}
+
+/// The version that brought a command Redis 7.0 has no page for: Redis
+/// 7.4's hash-field expiry and 8.0's HGETDEL/HGETEX/HSETEX.
+fn newer_since(name: &str) -> &'static str {
+    match name {
+        "hgetdel" | "hgetex" | "hsetex" => "8.0.0",
+        n if n.starts_with("hexpire")
+            || n.starts_with("hpexpire")
+            || matches!(n, "httl" | "hpttl" | "hpersist") =>
+        {
+            "7.4.0"
+        }
+        _ => "1.0.0",
     }
 }
 
