@@ -815,7 +815,7 @@ fn kept_oom_values(args: &[String]) -> Result<String, BadValue> {
 
 /// The settings table: Redis's names, in the order CONFIG GET * lists them.
 pub static SETTINGS: &[Setting] = &[
-    int_setting!("port", port, 0, 65535, false),
+    int_setting!("port", port, 0, 65535, true),
     Setting {
         name: "bind",
         get: |c| c.bind.join(" "),
@@ -830,7 +830,7 @@ pub static SETTINGS: &[Setting] = &[
                 .collect();
             Ok(())
         },
-        mutable: false,
+        mutable: true,
         ignored: None,
     },
     Setting {

@@ -244,3 +244,43 @@ impl Stream {
         }
     }
 }
+
+/// The TCP listeners for the addresses of `bind` on `port` (0: a free
+/// port), and the port they got: at startup, and for CONFIG SET port/bind.
+pub fn tcp_listeners(bind: &[String], port: u16, backlog: u32) -> io::Result<(Vec<Listener>, u16)> {
+    let mut listeners = Vec::new();
+    let mut port = port;
+    for host in bind {
+        // As in redis.conf, a leading '-' marks an address that may be
+        // unavailable (no IPv6, say): skipped instead of fatal.
+        let optional = host.starts_with('-');
+        let host = host.trim_start_matches('-');
+        let ip: std::net::IpAddr = host.parse().map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("bad bind address '{host}'"),
+            )
+        })?;
+        let listener = match Listener::tcp(SocketAddr::new(ip, port), backlog) {
+            Ok(l) => l,
+            Err(e) if optional => {
+                tracing::info!("not listening on optional address {host}: {e}");
+                continue;
+            }
+            // Named as Redis names it: which address could not be had.
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "Could not create server TCP listening socket {host}:{port}: bind: {e}"
+                    ),
+                ))
+            }
+        };
+        if let Listener::Tcp(l) = &listener {
+            port = l.local_addr()?.port();
+        }
+        listeners.push(listener);
+    }
+    Ok((listeners, port))
+}

@@ -7,7 +7,7 @@
 //! `WouldBlock`; one client's I/O error closes that client, never the loop.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::ToSocketAddrs;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
@@ -279,40 +279,8 @@ impl Server {
         crate::lazyfree::tune_allocator();
         config.maxclients = crate::fdlimit::fit_maxclients(config.maxclients);
         let poll = Poll::new()?;
-        let mut listeners = Vec::new();
-        let mut port = config.port;
-        for host in &config.bind {
-            // As in redis.conf, a leading '-' marks an address that may be
-            // unavailable (no IPv6, say): skipped instead of fatal.
-            let optional = host.starts_with('-');
-            let host = host.trim_start_matches('-');
-            let ip: std::net::IpAddr = host.parse().map_err(|_| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("bad bind address '{host}'"),
-                )
-            })?;
-            let listener = match Listener::tcp(SocketAddr::new(ip, port), config.tcp_backlog) {
-                Ok(l) => l,
-                Err(e) if optional => {
-                    info!("not listening on optional address {host}: {e}");
-                    continue;
-                }
-                // Named as Redis names it: which address could not be had.
-                Err(e) => {
-                    return Err(io::Error::new(
-                        e.kind(),
-                        format!(
-                            "Could not create server TCP listening socket {host}:{port}: bind: {e}"
-                        ),
-                    ))
-                }
-            };
-            if let Listener::Tcp(l) = &listener {
-                port = l.local_addr()?.port();
-            }
-            listeners.push(listener);
-        }
+        let (mut listeners, port) =
+            net::tcp_listeners(&config.bind, config.port, config.tcp_backlog)?;
         if !config.unixsocket.is_empty() {
             let path = std::path::Path::new(&config.unixsocket);
             let listener = Listener::unix(path, config.unixsocketperm, config.tcp_backlog)
@@ -643,6 +611,9 @@ impl Server {
                         if self.state.busy.has_leftovers() {
                             self.take_back_busy_clients();
                         }
+                        if self.state.new_listeners.is_some() {
+                            self.switch_listeners();
+                        }
                     } else if session.master {
                         self.state.repl.offset += consumed as i64;
                     }
@@ -751,6 +722,33 @@ impl Server {
             }
             None => false,
         });
+    }
+
+    /// Listens on the TCP listeners CONFIG SET port/bind made (see
+    /// `ServerState::new_listeners`) instead of the old ones, which close;
+    /// a Unix socket stays. Connected clients stay connected.
+    fn switch_listeners(&mut self) {
+        let Some((fresh, port)) = self.state.new_listeners.take() else {
+            return;
+        };
+        let registry = self.poll.registry();
+        for listener in &mut self.listeners {
+            let _ = registry.deregister(listener);
+        }
+        let unix = std::mem::take(&mut self.listeners)
+            .into_iter()
+            .filter(|l| matches!(l, Listener::Unix(..)));
+        self.listeners = fresh.into_iter().chain(unix).collect();
+        for (n, listener) in self.listeners.iter_mut().enumerate() {
+            if let Err(e) =
+                registry.register(listener, Token(LISTENER_BASE - n), Interest::READABLE)
+            {
+                warn!("cannot listen on {}: {e}", listener.describe());
+            } else {
+                info!("listening on {}", listener.describe());
+            }
+        }
+        self.state.bound_port = port;
     }
 
     /// Hands back the clients served while a script was busy: answers not

@@ -70,6 +70,9 @@ pub struct ServerState {
     pub scripting: Option<crate::scripting::Scripting>,
     /// The other clients while a script is busy.
     pub busy: crate::busy::Busy,
+    /// CONFIG SET port/bind bound these: the loop listens on them (and
+    /// closes the old TCP listeners) once the command is done.
+    pub new_listeners: Option<(Vec<crate::net::Listener>, u16)>,
     /// The append-only file: its files, the writes not yet on disk, the
     /// rewrite's bookkeeping.
     pub aof: crate::aof::Aof,
@@ -147,6 +150,7 @@ impl ServerState {
             blocking: Blocking::default(),
             scripting: None,
             busy: Default::default(),
+            new_listeners: None,
             aof: crate::aof::Aof::default(),
             loading: false,
             repl: Default::default(),

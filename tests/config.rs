@@ -417,6 +417,48 @@ fn every_setting_takes_its_own_value_and_hidden_ones_show_by_name() {
     );
     assert_eq!(r.cmd(&["CONFIG", "GET", "key-load-*"]), "*0\r\n");
     assert!(r
-        .cmd(&["CONFIG", "SET", "port", "1"])
+        .cmd(&["CONFIG", "SET", "loglevel", "debug"])
         .contains("can't set immutable config"));
+}
+
+/// CONFIG SET port: a port in use refuses the whole CONFIG SET (nothing
+/// of it applies, as Redis rolls back); a free one is listened on at once
+/// and the old one closed, connected clients staying. The same refusal as
+/// redis-server's.
+#[test]
+fn config_set_port_rebinds_or_rolls_back_as_redis_does() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let used = busy.local_addr().unwrap().port().to_string();
+    let refusal = |server: &common::Server| {
+        let mut r = server.raw();
+        let reply = r.cmd(&[
+            "CONFIG",
+            "SET",
+            "maxmemory",
+            "10000001",
+            "port",
+            &used,
+            "client-query-buffer-limit",
+            "10m",
+        ]);
+        (reply, r.cmd(&["CONFIG", "GET", "maxmemory"]))
+    };
+    let lapse = common::Server::lapse(&[]);
+    let (reply, maxmemory) = refusal(&lapse);
+    assert_eq!(
+        reply,
+        "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n"
+    );
+    assert_eq!(maxmemory, "*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n");
+    if let Some(redis) = common::Server::redis() {
+        assert_eq!(refusal(&redis), (reply, maxmemory));
+    }
+    let mut r = lapse.raw();
+    let free = common::free_port().to_string();
+    assert_eq!(r.cmd(&["CONFIG", "SET", "port", &free]), "+OK\r\n");
+    let mut moved = common::Raw::connect(free.parse().unwrap());
+    assert_eq!(moved.cmd(&["PING"]), "+PONG\r\n");
+    assert_eq!(common::info_field(&mut moved, "server", "tcp_port"), free);
+    assert_eq!(r.cmd(&["PING"]), "+PONG\r\n");
+    assert!(std::net::TcpStream::connect(("127.0.0.1", lapse.port)).is_err());
 }

@@ -1030,9 +1030,8 @@ fn config_get(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
-/// Settings Redis changes at run time that lapse fixes at startup (a
-/// listener re-bound, the logger rebuilt): CONFIG SET takes only their
-/// current value (README).
+/// Settings Redis changes at run time that lapse fixes at startup (the
+/// logger rebuilt): CONFIG SET takes only their current value (README).
 const FIXED_UNTIL_RESTART: &[&str] = &[
     "port",
     "bind",
@@ -1120,6 +1119,24 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
             if fits < next.maxclients {
                 return Err(failed(&format!(
                     "The operating system is not able to handle the specified number of clients, try with {fits}"
+                )));
+            }
+        }
+    }
+    // A new port or bind list is bound now, so that a failure refuses the
+    // whole CONFIG SET (Redis's rollback); the loop switches to them.
+    let current = &ctx.server.config;
+    if next.port != current.port || next.bind != current.bind {
+        let (name, why) = match next.port != current.port {
+            true => ("port", "Unable to listen on this port. Check server logs."),
+            false => ("bind", "Failed to bind to specified addresses."),
+        };
+        match crate::net::tcp_listeners(&next.bind, next.port, next.tcp_backlog) {
+            Ok(bound) => ctx.server.new_listeners = Some(bound),
+            Err(e) => {
+                tracing::warn!("CONFIG SET {name}: {e}");
+                return Err(CmdError::owned(format!(
+                    "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
                 )));
             }
         }
