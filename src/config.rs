@@ -852,7 +852,7 @@ pub static SETTINGS: &[Setting] = &[
             c.loglevel = one_of(a, &["debug", "verbose", "notice", "warning", "nothing"])?;
             Ok(())
         },
-        mutable: false,
+        mutable: true,
         ignored: None,
     },
     Setting {

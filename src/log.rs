@@ -130,6 +130,37 @@ where
     }
 }
 
+/// Changes the running logger's level (set by the binary that made the
+/// logger): CONFIG SET loglevel.
+static LEVEL_SETTER: std::sync::OnceLock<LevelSetter> = std::sync::OnceLock::new();
+
+/// How to give the running logger a new `tracing` filter directive.
+pub type LevelSetter = Box<dyn Fn(&str) + Send + Sync>;
+
+/// Called once by whoever made the logger, with how to change its level
+/// (a `tracing` filter directive).
+pub fn on_level_change(set: LevelSetter) {
+    let _ = LEVEL_SETTER.set(set);
+}
+
+/// The `tracing` filter for a Redis `loglevel`.
+pub fn filter_for(loglevel: &str) -> &'static str {
+    match loglevel {
+        "debug" => "trace",
+        "verbose" => "debug",
+        "warning" => "warn",
+        "nothing" => "off",
+        _ => "info",
+    }
+}
+
+/// CONFIG SET loglevel: the logger logs at `loglevel` from now on.
+pub fn set_level(loglevel: &str) {
+    if let Some(set) = LEVEL_SETTER.get() {
+        set(filter_for(loglevel));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -131,22 +131,27 @@ fn init_logging(config: &Config) {
             _ => lapse::log::TimeFormat::Legacy,
         },
     };
-    let level = match loglevel {
-        "debug" => "trace",
-        "verbose" => "debug",
-        "warning" => "warn",
-        "nothing" => "off",
-        _ => "info",
-    };
+    let level = lapse::log::filter_for(loglevel);
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .event_format(format);
+    // CONFIG SET loglevel changes the filter of the running logger.
+    macro_rules! reloadable {
+        ($builder:expr) => {{
+            let builder = $builder.with_filter_reloading();
+            let handle = builder.reload_handle();
+            lapse::log::on_level_change(Box::new(move |level| {
+                let _ = handle.reload(tracing_subscriber::EnvFilter::new(level));
+            }));
+            builder.init();
+        }};
+    }
     if logfile.is_empty() {
-        builder.init();
+        reloadable!(builder);
     } else {
-        builder.with_writer(LogFile(logfile.into())).init();
+        reloadable!(builder.with_writer(LogFile(logfile.into())));
     }
 }
 

@@ -417,7 +417,7 @@ fn every_setting_takes_its_own_value_and_hidden_ones_show_by_name() {
     );
     assert_eq!(r.cmd(&["CONFIG", "GET", "key-load-*"]), "*0\r\n");
     assert!(r
-        .cmd(&["CONFIG", "SET", "loglevel", "debug"])
+        .cmd(&["CONFIG", "SET", "log-format", "logfmt"])
         .contains("can't set immutable config"));
 }
 
@@ -461,4 +461,24 @@ fn config_set_port_rebinds_or_rolls_back_as_redis_does() {
     assert_eq!(common::info_field(&mut moved, "server", "tcp_port"), free);
     assert_eq!(r.cmd(&["PING"]), "+PONG\r\n");
     assert!(std::net::TcpStream::connect(("127.0.0.1", lapse.port)).is_err());
+}
+
+/// CONFIG SET loglevel changes what the running server logs: at
+/// `nothing` a DEBUG LOG line is left out, back at `notice` it is written.
+#[test]
+fn config_set_loglevel_takes_effect_at_once() {
+    let dir = common::temp_dir("loglevel");
+    let log = dir.join("lapse.log");
+    let lapse = common::Server::lapse_logging_to(&log, &[]);
+    let mut r = lapse.raw();
+    assert_eq!(r.cmd(&["CONFIG", "SET", "loglevel", "nothing"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["DEBUG", "LOG", "hidden-line"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["CONFIG", "SET", "loglevel", "notice"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["DEBUG", "LOG", "shown-line"]), "+OK\r\n");
+    let written = common::eventually(std::time::Duration::from_secs(10), || {
+        std::fs::read_to_string(&log).is_ok_and(|t| t.contains("shown-line"))
+    });
+    assert!(written);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("hidden-line"), "{text}");
 }

@@ -1030,8 +1030,8 @@ fn config_get(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
-/// Settings Redis changes at run time that lapse fixes at startup (the
-/// logger rebuilt): CONFIG SET takes only their current value (README).
+/// Valkey's log line settings, which lapse fixes at startup (the logger's
+/// format): CONFIG SET takes only their current value (README).
 const FIXED_UNTIL_RESTART: &[&str] = &[
     "port",
     "bind",
@@ -1140,6 +1140,9 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
                 )));
             }
         }
+    }
+    if next.loglevel != ctx.server.config.loglevel {
+        crate::log::set_level(&next.loglevel);
     }
     let password_changed = next.requirepass != ctx.server.config.requirepass;
     let was_appendonly = ctx.server.config.appendonly;
