@@ -48,7 +48,7 @@ impl Rand48 {
 
 /// Lua's string-to-number conversion (`luaO_str2d`): `strtod`, then
 /// nothing but white space.
-fn lua_str_number(s: &[u8]) -> Option<f64> {
+pub(crate) fn lua_str_number(s: &[u8]) -> Option<f64> {
     let (n, used) = strtod_prefix(s)?;
     s[used..]
         .iter()

@@ -1240,10 +1240,7 @@ fn lua_to_number(value: &Value) -> f64 {
     match value {
         Value::Integer(n) => *n as f64,
         Value::Number(n) => *n,
-        Value::String(s) => std::str::from_utf8(&s.as_bytes())
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-            .unwrap_or(0.0),
+        Value::String(s) => crate::script_libs::lua_str_number(&s.as_bytes()).unwrap_or(0.0),
         _ => 0.0,
     }
 }

@@ -426,9 +426,7 @@ fn expired_before_served(server: &common::Server) -> Vec<String> {
     let id = id.trim_start_matches(':').trim_end().to_string();
     let mut seen = vec![r.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"])];
     blocked.send_cmd(&[b"BRPOP", b"k", b"0"]);
-    let waiting = common::eventually(std::time::Duration::from_secs(10), || {
-        common::info_field(&mut r, "clients", "blocked_clients") == "1"
-    });
+    let waiting = common::blocked_clients_reach(&mut r, 1);
     seen.push(format!("{waiting}"));
     for cmd in [
         "MULTI",

@@ -35,9 +35,7 @@ fn blocking_reads_are_woken_by_xadd() {
         b"s",
         b">",
     ]);
-    let blocked = common::eventually(Duration::from_secs(5), || {
-        common::info_field(&mut writer, "clients", "blocked_clients") == "2"
-    });
+    let blocked = common::blocked_clients_reach(&mut writer, 2);
     assert!(blocked, "the readers did not block");
     assert_eq!(writer.cmd(&["XADD", "s", "2-0", "b", "2"]), "$3\r\n2-0\r\n");
     let expected = "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n";
@@ -233,9 +231,7 @@ fn readgroup_released(server: &Server) -> Vec<String> {
             b"s",
             b">",
         ]);
-        let blocked = common::eventually(Duration::from_secs(5), || {
-            common::info_field(&mut r, "clients", "blocked_clients") == "1"
-        });
+        let blocked = common::blocked_clients_reach(&mut r, 1);
         assert!(blocked);
         seen.push(r.cmd(change));
         seen.push(String::from_utf8_lossy(&waiter.reply()).into_owned());
@@ -256,9 +252,7 @@ fn a_blocked_xreadgroup_is_released_when_its_key_goes_as_in_redis() {
 fn xread_through_a_type_change(server: &Server) -> Vec<String> {
     let (mut reader, mut r) = (server.raw(), server.raw());
     reader.send_cmd(&[b"XREAD", b"BLOCK", b"20000", b"STREAMS", b"s1", b"$"]);
-    let blocked = common::eventually(Duration::from_secs(10), || {
-        common::info_field(&mut r, "clients", "blocked_clients") == "1"
-    });
+    let blocked = common::blocked_clients_reach(&mut r, 1);
     let mut seen = vec![format!("{blocked}")];
     for cmd in [
         "MULTI",

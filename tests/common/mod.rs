@@ -305,6 +305,15 @@ impl Drop for OwnDirectory {
     }
 }
 
+/// Waits (up to 10 s) until the server `r` talks to reports `n` blocked
+/// clients (INFO `blocked_clients`); whether it did.
+pub fn blocked_clients_reach(r: &mut Raw, n: usize) -> bool {
+    let n = n.to_string();
+    eventually(Duration::from_secs(10), || {
+        info_field(r, "clients", "blocked_clients") == n
+    })
+}
+
 /// Polls `check` until it returns true or `timeout` passes.
 pub fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
