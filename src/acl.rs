@@ -163,7 +163,7 @@ pub fn categories(cmd: &Command, parent: Option<&Command>) -> Categories {
 fn command_list() -> &'static [(&'static Command, Option<&'static Command>)] {
     static LIST: std::sync::OnceLock<Vec<(&'static Command, Option<&'static Command>)>> =
         std::sync::OnceLock::new();
-    LIST.get_or_init(|| crate::commands::all_with_subcommands().collect())
+    LIST.get_or_init(|| crate::command_table::all_with_subcommands().collect())
 }
 
 /// The id of `cmd` (a table entry), by address: one hash, not a scan,
@@ -608,10 +608,10 @@ impl User {
         }
         let top = parent.unwrap_or(cmd);
         if !self.all_keys && cmd.has_keys() {
-            let keys = crate::commands::keys_with_flags(cmd, parent, args).unwrap_or_default();
+            let keys = crate::command_table::keys_with_flags(cmd, parent, args).unwrap_or_default();
             for (pos, k) in keys.into_iter().enumerate() {
                 // What the key spec says the command does with the key.
-                let (read, write) = crate::commands::docs::reads_and_writes(k.flags);
+                let (read, write) = crate::command_table::docs::reads_and_writes(k.flags);
                 let need = if read { READ } else { 0 } | if write { WRITE } else { 0 };
                 let ok = self
                     .keys
@@ -1008,7 +1008,7 @@ mod tests {
     use super::*;
 
     fn of(name: &str) -> Vec<&'static str> {
-        let cmd = crate::commands::lookup(name.as_bytes()).unwrap();
+        let cmd = crate::command_table::lookup(name.as_bytes()).unwrap();
         categories(cmd, None).names().collect()
     }
 
@@ -1053,7 +1053,7 @@ mod tests {
     #[test]
     fn checks_commands_keys_and_channels() {
         use crate::protocol::OwnedArgs;
-        let lookup = |n: &str| crate::commands::lookup(n.as_bytes()).unwrap();
+        let lookup = |n: &str| crate::command_table::lookup(n.as_bytes()).unwrap();
         let args = |a: &[&str]| OwnedArgs::from_slices(a.iter().map(|s| s.as_bytes()));
         let u = user(&[
             "on", "nopass", "+get", "+set", "+publish", "%R~r:*", "~rw:*", "&news.*",

@@ -850,7 +850,7 @@ fn replay(
                 let Some(name) = args.iter().next() else {
                     break Err(bad_format(at, "a command with no arguments".into()));
                 };
-                let Some(command) = crate::commands::lookup(name) else {
+                let Some(command) = crate::command_table::lookup(name) else {
                     break Err(invalid(format!(
                         "Unknown command '{}' reading the append only file {shown} at offset {at}",
                         String::from_utf8_lossy(crate::commands::c_str(name, 128))

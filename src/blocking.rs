@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
-use crate::commands::Command;
+use crate::command_table::Command;
 use crate::protocol::OwnedArgs;
 
 /// What a blocked client is waiting to run again.

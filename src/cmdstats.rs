@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use crate::commands::Command;
+use crate::command_table::Command;
 use crate::histogram::Histogram;
 
 /// One command's (or subcommand's) figures.
@@ -46,7 +46,7 @@ impl Default for CommandStats {
                 ..Default::default()
             });
         };
-        for top in crate::commands::all() {
+        for top in crate::command_table::all() {
             add(top, top.name.to_string());
             for sub in top.subcommands {
                 add(sub, format!("{}|{}", top.name, sub.name));
@@ -219,8 +219,8 @@ mod tests {
     #[test]
     fn calls_rejections_and_failures_are_counted_per_command() {
         let mut stats = CommandStats::default();
-        let set = crate::commands::lookup(b"set").unwrap();
-        let config = crate::commands::lookup(b"config").unwrap();
+        let set = crate::command_table::lookup(b"set").unwrap();
+        let config = crate::command_table::lookup(b"config").unwrap();
         let get = config.subcommand(b"get").unwrap();
         stats.called(set, 10, false, true, true);
         stats.called(set, 30, true, true, true);

@@ -1937,7 +1937,7 @@ impl<'a> Directives<'a> {
             };
             let mut pairs = self.config.renamed_commands.clone();
             pairs.push((original.clone(), new.clone()));
-            crate::commands::Renames::new(&pairs)?;
+            crate::command_table::Renames::new(&pairs)?;
             self.config.renamed_commands = pairs;
             return Ok(());
         }
@@ -2264,7 +2264,7 @@ mod tests {
     #[test]
     fn rename_command_renames_and_removes_with_redis_errors() {
         let config = loaded("rename-command get fetch\nrename-command flushall \"\"\n");
-        let renames = crate::commands::Renames::new(&config.renamed_commands).unwrap();
+        let renames = crate::command_table::Renames::new(&config.renamed_commands).unwrap();
         assert!(renames.lookup(b"GET").is_none() && renames.lookup(b"flushall").is_none());
         assert_eq!(renames.lookup(b"FETCH").map(|c| c.name), Some("get"));
         assert_eq!(renames.lookup(b"set").map(|c| c.name), Some("set"));

@@ -143,7 +143,7 @@ pub struct Session {
     pub last_cmd: (&'static str, Option<&'static str>),
     /// The last command's table entry: a pipeline repeating it is
     /// resolved by comparing names instead of hashing one.
-    pub last_top: Option<&'static crate::commands::Command>,
+    pub last_top: Option<&'static crate::command_table::Command>,
     /// The transaction being queued, between MULTI and EXEC/DISCARD.
     pub multi: Option<Transaction>,
     /// The connection table slot this client lives in (where deliveries

@@ -11,6 +11,7 @@ pub mod blocking;
 pub mod busy;
 pub mod clock;
 pub mod cmdstats;
+pub mod command_table;
 pub mod commands;
 pub mod config;
 pub mod connection;

@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::commands::Command;
+use crate::command_table::Command;
 use crate::db::Db;
 use crate::protocol::OwnedArgs;
 

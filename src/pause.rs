@@ -6,7 +6,7 @@
 //! missing and leave it, as a replica does) and nothing is evicted, as in
 //! Redis 7.0, so a failover can compare offsets that do not move.
 
-use crate::commands::Flags;
+use crate::command_table::Flags;
 
 /// What is paused, the more restrictive last.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -122,7 +122,7 @@ mod tests {
 
     #[test]
     fn write_pause_holds_what_may_replicate() {
-        let lookup = |n: &str| crate::commands::lookup(n.as_bytes()).unwrap().flags;
+        let lookup = |n: &str| crate::command_table::lookup(n.as_bytes()).unwrap().flags;
         let mut p = ClientPause::default();
         p.pause(PauseKind::Write, i64::MAX);
         for held in [

@@ -109,7 +109,7 @@ pub struct ServerState {
     /// CLIENT PAUSE: what waits, until when (`pause`).
     pub pause: crate::pause::ClientPause,
     /// The command table as clients see it (`rename-command`).
-    pub commands: crate::commands::Renames,
+    pub commands: crate::command_table::Renames,
     /// Changes to the data outside the keyspace (function libraries).
     changes_outside_keys: u64,
 }
@@ -117,7 +117,8 @@ pub struct ServerState {
 impl ServerState {
     pub fn new(config: Config) -> Self {
         // Checked when the config was read.
-        let commands = crate::commands::Renames::new(&config.renamed_commands).unwrap_or_default();
+        let commands =
+            crate::command_table::Renames::new(&config.renamed_commands).unwrap_or_default();
         let mut acl = crate::acl::Acl::default();
         acl.set_default_password(&config.requirepass);
         for line in &config.user_directives {

@@ -246,7 +246,7 @@ fn random_args(rng: &mut SmallRng, names: &[String]) -> Vec<Vec<u8>> {
 #[test]
 fn fuzz_command_table() {
     let mut rng = SmallRng::seed_from_u64(seed());
-    let names: Vec<String> = commands::all()
+    let names: Vec<String> = lapse::command_table::all()
         .flat_map(|c| {
             let mut v = vec![c.name.to_string()];
             v.extend(

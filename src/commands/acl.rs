@@ -3,126 +3,25 @@
 //! users and the log are `crate::acl`'s; this file only parses and
 //! replies.
 
-use super::{c_str, cmd, container, help, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{c_str, int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::protocol::Args;
 
-pub static COMMANDS: &[Command] = &[container!(
-    "acl",
-    SUBCOMMANDS,
-    "server",
-    "A container for Access List Control commands."
-)];
-
-static SUBCOMMANDS: &[Command] = &[
-    cmd!(
-        "setuser",
-        -3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_setuser,
-        "server",
-        "Creates and modifies an ACL user and its rules."
-    ),
-    cmd!(
-        "getuser",
-        3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_getuser,
-        "server",
-        "Lists the ACL rules of a user."
-    ),
-    cmd!(
-        "deluser",
-        -3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_deluser,
-        "server",
-        "Deletes ACL users, and terminates their connections."
-    ),
-    cmd!(
-        "list",
-        2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_list,
-        "server",
-        "Dumps the effective rules in ACL file format."
-    ),
-    cmd!(
-        "users",
-        2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_users,
-        "server",
-        "Lists all ACL users."
-    ),
-    cmd!(
-        "whoami",
-        2,
-        ["noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_whoami,
-        "server",
-        "Returns the authenticated username of the current connection."
-    ),
-    cmd!(
-        "cat",
-        -2,
-        ["noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_cat,
-        "server",
-        "Lists the ACL categories, or the commands inside a category."
-    ),
-    cmd!(
-        "log",
-        -2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_log,
-        "server",
-        "Lists recent security events generated due to ACL rules."
-    ),
-    cmd!(
-        "genpass",
-        -2,
-        ["noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_genpass,
-        "server",
-        "Generates a pseudorandom, secure password that can be used to identify ACL users."
-    ),
-    cmd!(
-        "dryrun",
-        -4,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_dryrun,
-        "server",
-        "Simulates the execution of a command by a user, without executing the command."
-    ),
-    cmd!(
-        "save",
-        2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_save,
-        "server",
-        "Saves the effective ACL rules in the configured ACL file."
-    ),
-    cmd!(
-        "load",
-        2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        acl_load,
-        "server",
-        "Reloads the rules from the configured ACL file."
-    ),
-    help!(acl_help, "server"),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("acl|setuser", acl_setuser),
+    ("acl|getuser", acl_getuser),
+    ("acl|deluser", acl_deluser),
+    ("acl|list", acl_list),
+    ("acl|users", acl_users),
+    ("acl|whoami", acl_whoami),
+    ("acl|cat", acl_cat),
+    ("acl|log", acl_log),
+    ("acl|genpass", acl_genpass),
+    ("acl|dryrun", acl_dryrun),
+    ("acl|save", acl_save),
+    ("acl|load", acl_load),
+    ("acl|help", acl_help),
 ];
 
 /// ACL's answer to a subcommand given the wrong number of arguments.
@@ -271,7 +170,7 @@ fn acl_cat(ctx: &mut Ctx, args: Args) -> CmdResult {
             "'",
         ));
     }
-    let names: Vec<String> = super::all_with_subcommands()
+    let names: Vec<String> = crate::command_table::all_with_subcommands()
         .filter(|(c, parent)| crate::acl::categories(c, *parent).has(&wanted))
         .map(|(c, parent)| super::full_name(c, parent))
         .collect();

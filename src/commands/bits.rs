@@ -7,20 +7,22 @@
 
 use super::aggregate::store_result;
 use super::strings::read_string;
-use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::{EventClass, StrEncoding};
 use crate::protocol::request::parse_i64;
 use crate::protocol::Args;
 use crate::value::Value;
 
-pub static COMMANDS: &[Command] = &[
-    cmd!("setbit", 4, ["write", "denyoom"], (1, 1, 1), setbit, "bitmap", "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist."),
-    cmd!("getbit", 3, ["readonly", "fast"], (1, 1, 1), getbit, "bitmap", "Returns a bit value by offset."),
-    cmd!("bitcount", -2, ["readonly"], (1, 1, 1), bitcount, "bitmap", "Counts the number of set bits (population counting) in a string."),
-    cmd!("bitpos", -3, ["readonly"], (1, 1, 1), bitpos, "bitmap", "Finds the first set (1) or clear (0) bit in a string."),
-    cmd!("bitop", -4, ["write", "denyoom"], (2, -1, 1), bitop, "bitmap", "Performs bitwise operations on multiple strings, and stores the result."),
-    cmd!("bitfield", -2, ["write", "denyoom"], (1, 1, 1), bitfield, "bitmap", "Performs arbitrary bitfield integer operations on strings."),
-    cmd!("bitfield_ro", -2, ["readonly", "fast"], (1, 1, 1), bitfield_ro, "bitmap", "Performs arbitrary read-only bitfield integer operations on strings."),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("setbit", setbit),
+    ("getbit", getbit),
+    ("bitcount", bitcount),
+    ("bitpos", bitpos),
+    ("bitop", bitop),
+    ("bitfield", bitfield),
+    ("bitfield_ro", bitfield_ro),
 ];
 
 const BAD_OFFSET: &str = "ERR bit offset is not an integer or out of range";

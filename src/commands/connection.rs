@@ -1,274 +1,39 @@
 //! Connection commands: PING, ECHO, QUIT, SELECT, HELLO, RESET, CLIENT.
 
-use super::{cmd, container, db_index_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{db_index_arg, int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::blocking::Unblock;
 use crate::connection::{ClientType, Session};
 use crate::info::REDIS_COMPAT_VERSION;
 use crate::protocol::Args;
 
-pub static COMMANDS: &[Command] = &[
-    cmd!(
-        "ping",
-        -1,
-        ["fast"],
-        (0, 0, 0),
-        ping,
-        "connection",
-        "Returns the server's liveliness response."
-    ),
-    cmd!(
-        "echo",
-        2,
-        ["fast", "loading", "stale"],
-        (0, 0, 0),
-        echo,
-        "connection",
-        "Returns the given string."
-    ),
-    cmd!(
-        "quit",
-        -1,
-        [
-            "fast",
-            "noauth",
-            "allow_busy",
-            "noscript",
-            "loading",
-            "stale"
-        ],
-        (0, 0, 0),
-        quit,
-        "connection",
-        "Closes the connection."
-    ),
-    cmd!(
-        "select",
-        2,
-        ["fast", "loading", "stale"],
-        (0, 0, 0),
-        select,
-        "connection",
-        "Changes the selected database."
-    ),
-    cmd!(
-        "hello",
-        -1,
-        [
-            "fast",
-            "noauth",
-            "allow_busy",
-            "noscript",
-            "loading",
-            "stale"
-        ],
-        (0, 0, 0),
-        hello,
-        "connection",
-        "Handshakes with the server."
-    ),
-    cmd!(
-        "reset",
-        1,
-        [
-            "fast",
-            "noauth",
-            "allow_busy",
-            "noscript",
-            "loading",
-            "stale"
-        ],
-        (0, 0, 0),
-        reset,
-        "connection",
-        "Resets the connection."
-    ),
-    cmd!(
-        "auth",
-        -2,
-        [
-            "fast",
-            "noauth",
-            "allow_busy",
-            "noscript",
-            "loading",
-            "stale"
-        ],
-        (0, 0, 0),
-        auth,
-        "connection",
-        "Authenticates the connection."
-    ),
-    container!(
-        "client",
-        CLIENT_SUBCOMMANDS,
-        "connection",
-        "A container for client connection commands."
-    ),
-];
-
-static CLIENT_SUBCOMMANDS: &[Command] = &[
-    cmd!(
-        "id",
-        2,
-        ["noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_id,
-        "connection",
-        "Returns the unique client ID of the connection."
-    ),
-    cmd!(
-        "setname",
-        3,
-        ["noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_setname,
-        "connection",
-        "Sets the connection name."
-    ),
-    cmd!(
-        "getname",
-        2,
-        ["noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_getname,
-        "connection",
-        "Returns the name of the connection."
-    ),
-    cmd!(
-        "list",
-        -2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_list,
-        "connection",
-        "Lists open connections."
-    ),
-    cmd!(
-        "info",
-        2,
-        ["noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_info,
-        "connection",
-        "Returns information about the connection."
-    ),
-    cmd!(
-        "kill",
-        -3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_kill,
-        "connection",
-        "Terminates open connections."
-    ),
-    cmd!(
-        "unblock",
-        -3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_unblock,
-        "connection",
-        "Unblocks a client blocked by a blocking command from a different connection."
-    ),
-    cmd!(
-        "setinfo",
-        4,
-        [],
-        (0, 0, 0),
-        client_setinfo,
-        "connection",
-        "Sets information specific to the client."
-    ),
-    cmd!(
-        "no-evict",
-        3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_no_evict,
-        "connection",
-        "Sets the client eviction mode of the connection."
-    ),
-    cmd!(
-        "reply",
-        3,
-        ["noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_reply,
-        "connection",
-        "Instructs the server whether to reply to commands."
-    ),
-    cmd!(
-        "getredir",
-        2,
-        ["noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_getredir,
-        "connection",
-        "Returns the client ID to which the connection's tracking notifications are redirected."
-    ),
-    cmd!(
-        "tracking",
-        -3,
-        ["noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_tracking,
-        "connection",
-        "Controls server-assisted client-side caching for the connection."
-    ),
-    cmd!(
-        "caching",
-        3,
-        ["noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_caching,
-        "connection",
-        "Instructs the server whether to track the keys in the next request."
-    ),
-    cmd!(
-        "trackinginfo",
-        2,
-        ["noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_trackinginfo,
-        "connection",
-        "Returns information about server-assisted client-side caching for the connection."
-    ),
-    cmd!(
-        "pause",
-        -3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_pause,
-        "connection",
-        "Suspends commands processing."
-    ),
-    cmd!(
-        "unpause",
-        2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        client_unpause,
-        "connection",
-        "Resumes processing commands from paused clients."
-    ),
-    cmd!(
-        "no-touch",
-        3,
-        [],
-        (0, 0, 0),
-        client_no_touch,
-        "connection",
-        "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."
-    ),
-    cmd!(
-        "help",
-        2,
-        ["loading", "stale"],
-        (0, 0, 0),
-        client_help,
-        "connection",
-        "Returns helpful text about the different subcommands."
-    ),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("ping", ping),
+    ("echo", echo),
+    ("quit", quit),
+    ("select", select),
+    ("hello", hello),
+    ("reset", reset),
+    ("auth", auth),
+    ("client|id", client_id),
+    ("client|setname", client_setname),
+    ("client|getname", client_getname),
+    ("client|list", client_list),
+    ("client|info", client_info),
+    ("client|kill", client_kill),
+    ("client|unblock", client_unblock),
+    ("client|setinfo", client_setinfo),
+    ("client|no-evict", client_no_evict),
+    ("client|reply", client_reply),
+    ("client|getredir", client_getredir),
+    ("client|tracking", client_tracking),
+    ("client|caching", client_caching),
+    ("client|trackinginfo", client_trackinginfo),
+    ("client|pause", client_pause),
+    ("client|unpause", client_unpause),
+    ("client|no-touch", client_no_touch),
+    ("client|help", client_help),
 ];
 
 fn ping(ctx: &mut Ctx, args: Args) -> CmdResult {

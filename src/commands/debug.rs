@@ -1,107 +1,41 @@
 //! DEBUG: the subcommands tools and Redis's own test suite use, answered
 //! as Redis 7.0 answers them.
 
-use super::{cmd, float_arg, help, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{float_arg, int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::digest;
 use crate::protocol::Args;
 
-/// A DEBUG subcommand: all share DEBUG's flags.
-macro_rules! debug {
-    ($name:literal, $arity:expr, $handler:expr, $summary:literal) => {
-        cmd!(
-            $name,
-            $arity,
-            ["admin", "noscript", "loading", "stale"],
-            (0, 0, 0),
-            $handler,
-            "server",
-            $summary
-        )
-    };
-}
-
-pub static SUBCOMMANDS: &[Command] = &[
-    help!(debug_help, "server"),
-    debug!(
-        "pause-cron",
-        3, debug_pause_cron, "Stops (1) or resumes (0) the periodic cron."
-    ),
-    debug!("log", 3, debug_log, "Writes the message to the server log."),
-    debug!(
-        "error",
-        3, debug_error, "Replies with the string as an error."
-    ),
-    debug!(
-        "sleep",
-        3, debug_sleep, "Blocks the server for the given number of seconds."
-    ),
-    debug!(
-        "set-active-expire",
-        3, debug_set_active_expire, "Switches the active expire cycle off (0) or on (1)."
-    ),
-    debug!(
-        "reload",
-        -2, debug_reload, "Saves the RDB file, empties the databases and loads the file back."
-    ),
-    debug!(
-        "loadaof",
-        2,
-        debug_loadaof,
-        "Writes out the AOF buffer, empties the databases and loads the AOF back."
-    ),
-    debug!(
-        "digest",
-        2, debug_digest, "Returns Redis's digest of the whole dataset."
-    ),
-    debug!(
-        "digest-value",
-        -2, debug_digest_value, "Returns Redis's digest of each named key's value."
-    ),
-    debug!(
-        "protocol",
-        3, debug_protocol, "Replies with a test value of the given RESP type."
-    ),
-    debug!(
-        "set-disable-deny-scripts",
-        3,
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("debug|help", debug_help),
+    ("debug|pause-cron", debug_pause_cron),
+    ("debug|log", debug_log),
+    ("debug|error", debug_error),
+    ("debug|sleep", debug_sleep),
+    ("debug|set-active-expire", debug_set_active_expire),
+    ("debug|reload", debug_reload),
+    ("debug|loadaof", debug_loadaof),
+    ("debug|digest", debug_digest),
+    ("debug|digest-value", debug_digest_value),
+    ("debug|protocol", debug_protocol),
+    (
+        "debug|set-disable-deny-scripts",
         debug_set_disable_deny_scripts,
-        "Lets scripts call commands flagged noscript (1) or not (0)."
     ),
-    debug!(
-        "object",
-        3, debug_object, "Shows low-level information about a key."
-    ),
-    debug!(
-        "change-repl-id",
-        2, debug_change_repl_id, "Changes the replication ID."
-    ),
-    debug!(
-        "stringmatch-test",
-        2, debug_stringmatch_test, "Runs a fuzz test of the glob matcher."
-    ),
-    debug!(
-        "populate",
-        -3, debug_populate, "Creates string keys key:0 .. key:<count-1>."
-    ),
-    debug!(
-        "listpack",
-        3, debug_listpack, "Shows a listpack-encoded value's layout."
-    ),
-    debug!(
-        "quicklist-packed-threshold",
-        3,
+    ("debug|object", debug_object),
+    ("debug|change-repl-id", debug_change_repl_id),
+    ("debug|stringmatch-test", debug_stringmatch_test),
+    ("debug|populate", debug_populate),
+    ("debug|listpack", debug_listpack),
+    (
+        "debug|quicklist-packed-threshold",
         debug_quicklist_packed_threshold,
-        "Sets the size above which list elements go in nodes of their own."
     ),
-    debug!(
-        "replybuffer",
-        4, debug_replybuffer, "Tunes the reply buffer's resizing."
-    ),
-    debug!(
-        "set-skip-checksum-validation",
-        3,
+    ("debug|replybuffer", debug_replybuffer),
+    (
+        "debug|set-skip-checksum-validation",
         debug_set_skip_checksum_validation,
-        "Skips (1) or checks (0) the CRC-64 of RESTORE payloads."
     ),
 ];
 

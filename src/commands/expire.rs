@@ -1,92 +1,22 @@
 //! Expiry commands: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT, TTL, PTTL,
 //! EXPIRETIME, PEXPIRETIME, PERSIST.
 
-use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::EventClass;
 use crate::protocol::Args;
 
-pub static COMMANDS: &[Command] = &[
-    cmd!(
-        "expire",
-        -3,
-        ["write", "fast"],
-        (1, 1, 1),
-        expire,
-        "generic",
-        "Sets the expiration time of a key in seconds."
-    ),
-    cmd!(
-        "pexpire",
-        -3,
-        ["write", "fast"],
-        (1, 1, 1),
-        pexpire,
-        "generic",
-        "Sets the expiration time of a key in milliseconds."
-    ),
-    cmd!(
-        "expireat",
-        -3,
-        ["write", "fast"],
-        (1, 1, 1),
-        expireat,
-        "generic",
-        "Sets the expiration time of a key to a Unix timestamp."
-    ),
-    cmd!(
-        "pexpireat",
-        -3,
-        ["write", "fast"],
-        (1, 1, 1),
-        pexpireat,
-        "generic",
-        "Sets the expiration time of a key to a Unix milliseconds timestamp."
-    ),
-    cmd!(
-        "ttl",
-        2,
-        ["readonly", "fast"],
-        (1, 1, 1),
-        ttl,
-        "generic",
-        "Returns the expiration time in seconds of a key."
-    ),
-    cmd!(
-        "pttl",
-        2,
-        ["readonly", "fast"],
-        (1, 1, 1),
-        pttl,
-        "generic",
-        "Returns the expiration time in milliseconds of a key."
-    ),
-    cmd!(
-        "expiretime",
-        2,
-        ["readonly", "fast"],
-        (1, 1, 1),
-        expiretime,
-        "generic",
-        "Returns the expiration time of a key as a Unix timestamp."
-    ),
-    cmd!(
-        "pexpiretime",
-        2,
-        ["readonly", "fast"],
-        (1, 1, 1),
-        pexpiretime,
-        "generic",
-        "Returns the expiration time of a key as a Unix milliseconds timestamp."
-    ),
-    cmd!(
-        "persist",
-        2,
-        ["write", "fast"],
-        (1, 1, 1),
-        persist,
-        "generic",
-        "Removes the expiration time of a key."
-    ),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("expire", expire),
+    ("pexpire", pexpire),
+    ("expireat", expireat),
+    ("pexpireat", pexpireat),
+    ("ttl", ttl),
+    ("pttl", pttl),
+    ("expiretime", expiretime),
+    ("pexpiretime", pexpiretime),
+    ("persist", persist),
 ];
 
 /// The unit an expire argument is given in.

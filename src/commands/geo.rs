@@ -6,24 +6,26 @@
 
 use super::aggregate::{read, store_result, ZSET};
 use super::zsets::{zadd_generic, AddFlags};
-use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{float_arg, int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::{EventClass, StrEncoding};
 use crate::float::LongDouble;
 use crate::geohash::{self, Search, Shape};
 use crate::protocol::{Args, Reply};
 use crate::value::{Value, ZSet, ZSetRef};
 
-pub static COMMANDS: &[Command] = &[
-    cmd!("geoadd", -5, ["write", "denyoom"], (1, 1, 1), geoadd, "geo", "Adds one or more members to a geospatial index. The key is created if it doesn't exist."),
-    cmd!("geodist", -4, ["readonly"], (1, 1, 1), geodist, "geo", "Returns the distance between two members of a geospatial index."),
-    cmd!("geohash", -2, ["readonly"], (1, 1, 1), geohash_cmd, "geo", "Returns members from a geospatial index as geohash strings."),
-    cmd!("geopos", -2, ["readonly"], (1, 1, 1), geopos, "geo", "Returns the longitude and latitude of members from a geospatial index."),
-    cmd!("georadius", -6, ["write", "denyoom"], (1, 1, 1), georadius, "geo", "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result."),
-    cmd!("georadius_ro", -6, ["readonly"], (1, 1, 1), georadius_ro, "geo", "Returns members from a geospatial index that are within a distance from a coordinate."),
-    cmd!("georadiusbymember", -5, ["write", "denyoom"], (1, 1, 1), georadiusbymember, "geo", "Queries a geospatial index for members within a distance from a member, optionally stores the result."),
-    cmd!("georadiusbymember_ro", -5, ["readonly"], (1, 1, 1), georadiusbymember_ro, "geo", "Returns members from a geospatial index that are within a distance from a member."),
-    cmd!("geosearch", -7, ["readonly"], (1, 1, 1), geosearch, "geo", "Queries a geospatial index for members inside an area of a box or a circle."),
-    cmd!("geosearchstore", -8, ["write", "denyoom"], (1, 2, 1), geosearchstore, "geo", "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result."),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("geoadd", geoadd),
+    ("geodist", geodist),
+    ("geohash", geohash_cmd),
+    ("geopos", geopos),
+    ("georadius", georadius),
+    ("georadius_ro", georadius_ro),
+    ("georadiusbymember", georadiusbymember),
+    ("georadiusbymember_ro", georadiusbymember_ro),
+    ("geosearch", geosearch),
+    ("geosearchstore", geosearchstore),
 ];
 
 /// A longitude and latitude at `args[at..at + 2]`, with Redis's errors.

@@ -12,7 +12,7 @@ use super::aggregate::{
     view, write, write_or_create, HASH,
 };
 use super::strings::long_double_sum;
-use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::EventClass;
 use crate::float::LongDouble;
 use crate::protocol::request::parse_i64;
@@ -20,35 +20,37 @@ use crate::protocol::Args;
 use crate::value::packed::Item;
 use crate::value::{HashRef, OnSet};
 
-pub static COMMANDS: &[Command] = &[
-    cmd!("hset", -4, ["write", "denyoom", "fast"], (1, 1, 1), hset, "hash", "Creates or modifies the value of a field in a hash."),
-    cmd!("hmset", -4, ["write", "denyoom", "fast"], (1, 1, 1), hmset, "hash", "Sets the values of multiple fields."),
-    cmd!("hsetnx", 4, ["write", "denyoom", "fast"], (1, 1, 1), hsetnx, "hash", "Sets the value of a field in a hash only when the field doesn't exist."),
-    cmd!("hget", 3, ["readonly", "fast"], (1, 1, 1), hget, "hash", "Returns the value of a field in a hash."),
-    cmd!("hmget", -3, ["readonly", "fast"], (1, 1, 1), hmget, "hash", "Returns the values of all fields in a hash."),
-    cmd!("hdel", -3, ["write", "fast"], (1, 1, 1), hdel, "hash", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain."),
-    cmd!("hlen", 2, ["readonly", "fast"], (1, 1, 1), hlen, "hash", "Returns the number of fields in a hash."),
-    cmd!("hexists", 3, ["readonly", "fast"], (1, 1, 1), hexists, "hash", "Determines whether a field exists in a hash."),
-    cmd!("hkeys", 2, ["readonly"], (1, 1, 1), hkeys, "hash", "Returns all fields in a hash."),
-    cmd!("hvals", 2, ["readonly"], (1, 1, 1), hvals, "hash", "Returns all values in a hash."),
-    cmd!("hgetall", 2, ["readonly"], (1, 1, 1), hgetall, "hash", "Returns all fields and values in a hash."),
-    cmd!("hincrby", 4, ["write", "denyoom", "fast"], (1, 1, 1), hincrby, "hash", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist."),
-    cmd!("hincrbyfloat", 4, ["write", "denyoom", "fast"], (1, 1, 1), hincrbyfloat, "hash", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist."),
-    cmd!("hstrlen", 3, ["readonly", "fast"], (1, 1, 1), hstrlen, "hash", "Returns the length of the value of a field."),
-    cmd!("hrandfield", -2, ["readonly"], (1, 1, 1), hrandfield, "hash", "Returns one or more random fields from a hash."),
-    cmd!("hscan", -3, ["readonly"], (1, 1, 1), hscan, "hash", "Iterates over fields and values of a hash."),
-    cmd!("hexpire", -6, ["write", "denyoom", "fast"], (1, 1, 1), hexpire, "hash", "Set expiry for hash field using relative time to expire (seconds)"),
-    cmd!("hpexpire", -6, ["write", "denyoom", "fast"], (1, 1, 1), hpexpire, "hash", "Set expiry for hash field using relative time to expire (milliseconds)"),
-    cmd!("hexpireat", -6, ["write", "denyoom", "fast"], (1, 1, 1), hexpireat, "hash", "Set expiry for hash field using an absolute Unix timestamp (seconds)"),
-    cmd!("hpexpireat", -6, ["write", "denyoom", "fast"], (1, 1, 1), hpexpireat, "hash", "Set expiry for hash field using an absolute Unix timestamp (milliseconds)"),
-    cmd!("httl", -5, ["readonly", "fast"], (1, 1, 1), httl, "hash", "Returns the TTL in seconds of a hash field."),
-    cmd!("hpttl", -5, ["readonly", "fast"], (1, 1, 1), hpttl, "hash", "Returns the TTL in milliseconds of a hash field."),
-    cmd!("hexpiretime", -5, ["readonly", "fast"], (1, 1, 1), hexpiretime, "hash", "Returns the expiration time of a hash field as a Unix timestamp, in seconds."),
-    cmd!("hpexpiretime", -5, ["readonly", "fast"], (1, 1, 1), hpexpiretime, "hash", "Returns the expiration time of a hash field as a Unix timestamp, in msec."),
-    cmd!("hpersist", -5, ["write", "fast"], (1, 1, 1), hpersist, "hash", "Removes the expiration time for each specified field"),
-    cmd!("hgetdel", -5, ["write", "fast"], (1, 1, 1), hgetdel, "hash", "Returns the value of a field and deletes it from the hash."),
-    cmd!("hgetex", -5, ["write", "fast"], (1, 1, 1), hgetex, "hash", "Get the value of one or more fields of a given hash key, and optionally set their expiration."),
-    cmd!("hsetex", -6, ["write", "denyoom", "fast"], (1, 1, 1), hsetex, "hash", "Set the value of one or more fields of a given hash key, and optionally set their expiration."),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("hset", hset),
+    ("hmset", hmset),
+    ("hsetnx", hsetnx),
+    ("hget", hget),
+    ("hmget", hmget),
+    ("hdel", hdel),
+    ("hlen", hlen),
+    ("hexists", hexists),
+    ("hkeys", hkeys),
+    ("hvals", hvals),
+    ("hgetall", hgetall),
+    ("hincrby", hincrby),
+    ("hincrbyfloat", hincrbyfloat),
+    ("hstrlen", hstrlen),
+    ("hrandfield", hrandfield),
+    ("hscan", hscan),
+    ("hexpire", hexpire),
+    ("hpexpire", hpexpire),
+    ("hexpireat", hexpireat),
+    ("hpexpireat", hpexpireat),
+    ("httl", httl),
+    ("hpttl", hpttl),
+    ("hexpiretime", hexpiretime),
+    ("hpexpiretime", hpexpiretime),
+    ("hpersist", hpersist),
+    ("hgetdel", hgetdel),
+    ("hgetex", hgetex),
+    ("hsetex", hsetex),
 ];
 
 // ---- Field expiry (Redis 7.4) -----------------------------------------

@@ -5,57 +5,19 @@
 use rand::Rng;
 
 use super::strings::read_string;
-use super::{c_str, cmd, is, CmdError, CmdResult, Command, Ctx};
+use super::{c_str, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::{EventClass, StrEncoding};
 use crate::hll::{self, Corrupt};
 use crate::protocol::Args;
 
-pub static COMMANDS: &[Command] = &[
-    cmd!(
-        "pfadd",
-        -2,
-        ["write", "denyoom", "fast"],
-        (1, 1, 1),
-        pfadd,
-        "hyperloglog",
-        "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist."
-    ),
-    cmd!(
-        "pfcount",
-        -2,
-        ["readonly", "may_replicate"],
-        (1, -1, 1),
-        pfcount,
-        "hyperloglog",
-        "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s)."
-    ),
-    cmd!(
-        "pfmerge",
-        -2,
-        ["write", "denyoom"],
-        (1, -1, 1),
-        pfmerge,
-        "hyperloglog",
-        "Merges one or more HyperLogLog values into a single key."
-    ),
-    cmd!(
-        "pfdebug",
-        3,
-        ["write", "denyoom", "admin"],
-        (2, 2, 1),
-        pfdebug,
-        "hyperloglog",
-        "Internal commands for debugging HyperLogLog values."
-    ),
-    cmd!(
-        "pfselftest",
-        1,
-        ["admin"],
-        (0, 0, 0),
-        pfselftest,
-        "hyperloglog",
-        "An internal command for testing HyperLogLog values."
-    ),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("pfadd", pfadd),
+    ("pfcount", pfcount),
+    ("pfmerge", pfmerge),
+    ("pfdebug", pfdebug),
+    ("pfselftest", pfselftest),
 ];
 
 fn not_hll() -> CmdError {

@@ -2,36 +2,37 @@
 //! SCAN, RANDOMKEY, DBSIZE, FLUSHDB, FLUSHALL.
 
 use super::aggregate::{reply_scan, ScanArgs};
-use super::{cmd, container, db_index_arg, help, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{db_index_arg, int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::{EventClass, Ttl};
 use crate::glob;
 use crate::protocol::{Args, OwnedArgs};
 
-pub static COMMANDS: &[Command] = &[
-    cmd!("del", -2, ["write"], (1, -1, 1), del, "generic", "Deletes one or more keys."),
-    cmd!("unlink", -2, ["write", "fast"], (1, -1, 1), unlink, "generic", "Asynchronously deletes one or more keys."),
-    cmd!("exists", -2, ["readonly", "fast"], (1, -1, 1), exists, "generic", "Determines whether one or more keys exist."),
-    cmd!("touch", -2, ["readonly", "fast"], (1, -1, 1), touch, "generic", "Returns the number of existing keys out of those specified after updating the time they were last accessed."),
-    container!(
-        "object",
-        OBJECT_SUBCOMMANDS,
-        "generic",
-        "A container for object introspection commands."
-    ),
-    cmd!("type", 2, ["readonly", "fast"], (1, 1, 1), type_cmd, "generic", "Determines the type of value stored at a key."),
-    cmd!("rename", 3, ["write"], (1, 2, 1), rename, "generic", "Renames a key and overwrites the destination."),
-    cmd!("renamenx", 3, ["write", "fast"], (1, 2, 1), renamenx, "generic", "Renames a key only when the target key name doesn't exist."),
-    cmd!("copy", -3, ["write", "denyoom"], (1, 2, 1), copy, "generic", "Copies the value of a key to a new key."),
-    cmd!("move", 3, ["write", "fast"], (1, 1, 1), move_cmd, "generic", "Moves a key to another database."),
-    cmd!("dump", 2, ["readonly"], (1, 1, 1), dump, "generic", "Returns a serialized representation of the value stored at a key."),
-    cmd!("restore", -4, ["write", "denyoom"], (1, 1, 1), restore, "generic", "Creates a key from the serialized representation of a value."),
-    cmd!("swapdb", 3, ["write", "fast"], (0, 0, 0), swapdb, "server", "Swaps two Redis databases."),
-    cmd!("keys", 2, ["readonly"], (0, 0, 0), keys, "generic", "Returns all key names that match a pattern."),
-    cmd!("scan", -2, ["readonly"], (0, 0, 0), scan, "generic", "Iterates over the key names in the database."),
-    cmd!("randomkey", 1, ["readonly"], (0, 0, 0), randomkey, "generic", "Returns a random key name from the database."),
-    cmd!("dbsize", 1, ["readonly", "fast"], (0, 0, 0), dbsize, "server", "Returns the number of keys in the database."),
-    cmd!("flushdb", -1, ["write"], (0, 0, 0), flushdb, "server", "Removes all keys from the current database."),
-    cmd!("flushall", -1, ["write"], (0, 0, 0), flushall, "server", "Removes all keys from all databases."),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("del", del),
+    ("unlink", unlink),
+    ("exists", exists),
+    ("touch", touch),
+    ("object|encoding", object_encoding),
+    ("object|idletime", object_idletime),
+    ("object|freq", object_freq),
+    ("object|refcount", object_refcount),
+    ("object|help", object_help),
+    ("type", type_cmd),
+    ("rename", rename),
+    ("renamenx", renamenx),
+    ("copy", copy),
+    ("move", move_cmd),
+    ("dump", dump),
+    ("restore", restore),
+    ("swapdb", swapdb),
+    ("keys", keys),
+    ("scan", scan),
+    ("randomkey", randomkey),
+    ("dbsize", dbsize),
+    ("flushdb", flushdb),
+    ("flushall", flushall),
 ];
 
 /// DEL and UNLINK: UNLINK always lets the lazyfree thread free big values,
@@ -80,46 +81,6 @@ fn touch(ctx: &mut Ctx, args: Args) -> CmdResult {
     ctx.out().int(found as i64);
     Ok(())
 }
-
-static OBJECT_SUBCOMMANDS: &[Command] = &[
-    cmd!(
-        "encoding",
-        3,
-        ["readonly"],
-        (2, 2, 1),
-        object_encoding,
-        "generic",
-        "Returns the internal encoding of a Redis object."
-    ),
-    cmd!(
-        "idletime",
-        3,
-        ["readonly"],
-        (2, 2, 1),
-        object_idletime,
-        "generic",
-        "Returns the time since the last access to a Redis object."
-    ),
-    cmd!(
-        "freq",
-        3,
-        ["readonly"],
-        (2, 2, 1),
-        object_freq,
-        "generic",
-        "Returns the logarithmic access frequency counter of a Redis object."
-    ),
-    cmd!(
-        "refcount",
-        3,
-        ["readonly"],
-        (2, 2, 1),
-        object_refcount,
-        "generic",
-        "Returns the reference count of a value of a key."
-    ),
-    help!(object_help, "generic"),
-];
 
 fn object_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
     super::reply_help(

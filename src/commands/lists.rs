@@ -6,35 +6,37 @@ use super::aggregate::{
     write_or_create, LIST,
 };
 use super::blocking::{self, timeout_arg, wait_for_keys};
-use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::EventClass;
 use crate::protocol::Args;
 use crate::value::list::{End, List};
 use crate::value::Value;
 
-pub static COMMANDS: &[Command] = &[
-    cmd!("lpush", -3, ["write", "denyoom", "fast"], (1, 1, 1), lpush, "list", "Prepends one or more elements to a list. Creates the key if it doesn't exist."),
-    cmd!("rpush", -3, ["write", "denyoom", "fast"], (1, 1, 1), rpush, "list", "Appends one or more elements to a list. Creates the key if it doesn't exist."),
-    cmd!("lpushx", -3, ["write", "denyoom", "fast"], (1, 1, 1), lpushx, "list", "Prepends one or more elements to a list only when the list exists."),
-    cmd!("rpushx", -3, ["write", "denyoom", "fast"], (1, 1, 1), rpushx, "list", "Appends an element to a list only when the list exists."),
-    cmd!("lpop", -2, ["write", "fast"], (1, 1, 1), lpop, "list", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped."),
-    cmd!("rpop", -2, ["write", "fast"], (1, 1, 1), rpop, "list", "Returns and removes the last elements of a list. Deletes the list if the last element was popped."),
-    cmd!("llen", 2, ["readonly", "fast"], (1, 1, 1), llen, "list", "Returns the length of a list."),
-    cmd!("lrange", 4, ["readonly"], (1, 1, 1), lrange, "list", "Returns a range of elements from a list."),
-    cmd!("lindex", 3, ["readonly"], (1, 1, 1), lindex, "list", "Returns an element from a list by its index."),
-    cmd!("lset", 4, ["write", "denyoom"], (1, 1, 1), lset, "list", "Sets the value of an element in a list by its index."),
-    cmd!("linsert", 5, ["write", "denyoom"], (1, 1, 1), linsert, "list", "Inserts an element before or after another element in a list."),
-    cmd!("lrem", 4, ["write"], (1, 1, 1), lrem, "list", "Removes elements from a list. Deletes the list if the last element was removed."),
-    cmd!("ltrim", 4, ["write"], (1, 1, 1), ltrim, "list", "Removes elements from both ends a list. Deletes the list if all elements were trimmed."),
-    cmd!("lpos", -3, ["readonly"], (1, 1, 1), lpos, "list", "Returns the index of matching elements in a list."),
-    cmd!("lmove", 5, ["write", "denyoom"], (1, 2, 1), lmove, "list", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved."),
-    cmd!("rpoplpush", 3, ["write", "denyoom"], (1, 2, 1), rpoplpush, "list", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped."),
-    cmd!("lmpop", -4, ["write"], (0, 0, 0), lmpop, "list", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.").with_numkeys(1),
-    cmd!("blpop", -3, ["write", "noscript", "blocking"], (1, -2, 1), blpop, "list", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
-    cmd!("brpop", -3, ["write", "noscript", "blocking"], (1, -2, 1), brpop, "list", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
-    cmd!("brpoplpush", 4, ["write", "denyoom", "noscript", "blocking"], (1, 2, 1), brpoplpush, "list", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped."),
-    cmd!("blmove", 6, ["write", "denyoom", "noscript", "blocking"], (1, 2, 1), blmove, "list", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was popped."),
-    cmd!("blmpop", -5, ["write", "blocking"], (0, 0, 0), blmpop, "list", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.").with_numkeys(2),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("lpush", lpush),
+    ("rpush", rpush),
+    ("lpushx", lpushx),
+    ("rpushx", rpushx),
+    ("lpop", lpop),
+    ("rpop", rpop),
+    ("llen", llen),
+    ("lrange", lrange),
+    ("lindex", lindex),
+    ("lset", lset),
+    ("linsert", linsert),
+    ("lrem", lrem),
+    ("ltrim", ltrim),
+    ("lpos", lpos),
+    ("lmove", lmove),
+    ("rpoplpush", rpoplpush),
+    ("lmpop", lmpop),
+    ("blpop", blpop),
+    ("brpop", brpop),
+    ("brpoplpush", brpoplpush),
+    ("blmove", blmove),
+    ("blmpop", blmpop),
 ];
 
 /// The keyspace event of a push at `end` (`lpush`, `rpush`).

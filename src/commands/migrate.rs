@@ -10,19 +10,13 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::EventClass;
 use crate::protocol::{encode_request, Args};
 
-pub static COMMANDS: &[Command] = &[cmd!(
-    "migrate",
-    -6,
-    ["write"],
-    (3, 3, 1),
-    migrate,
-    "generic",
-    "Atomically transfers a key from one Redis instance to another."
-)];
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[("migrate", migrate)];
 
 /// What MIGRATE's options asked for.
 #[derive(Default)]

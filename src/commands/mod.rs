@@ -1,11 +1,11 @@
-//! The command table and dispatch.
+//! The command handlers and dispatch.
 //!
-//! Each family file declares its commands once (name, arity, flags, key
-//! positions, handler) beside their handlers; `table()` joins them. Arity is
-//! checked here, centrally, from the table, and COMMAND answers from the same
-//! entries. Handlers are small functions `(ctx, args) -> Result<(), CmdError>`
-//! that append their reply to the session's output; on `Err` the dispatcher
-//! writes the error, so a handler validates before it replies.
+//! Each family file binds its handlers to the command table's entries by
+//! full name (`HANDLERS`); `handler` finds one from an entry's id. Arity is
+//! checked here, centrally, from the table. Handlers are small functions
+//! `(ctx, args) -> Result<(), CmdError>` that append their reply to the
+//! session's output; on `Err` the dispatcher writes the error, so a
+//! handler validates before it replies.
 
 pub mod acl;
 pub mod aggregate;
@@ -13,10 +13,7 @@ pub mod bits;
 pub mod blocking;
 pub mod connection;
 pub mod debug;
-pub mod docs;
-mod docs_data;
 pub mod expire;
-pub mod flags;
 pub mod geo;
 pub mod hashes;
 pub mod hll;
@@ -35,10 +32,9 @@ pub mod transactions;
 pub mod zsets;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
-pub use flags::Flags;
+pub use crate::command_table::{docs, full_name, lookup, Command, Flags};
 
 use crate::connection::{Session, Sessions};
 use crate::db::{Db, EventClass};
@@ -192,300 +188,51 @@ pub fn c_str(arg: &[u8], max: usize) -> &[u8] {
     &arg[..end.min(max)]
 }
 
-/// One entry of the command table.
-pub struct Command {
-    /// Lower-case name (`config|get` style for subcommands is built from the parent).
-    pub name: &'static str,
-    /// Redis's convention: positive = exact argument count including the
-    /// name, negative = at least that many.
-    pub arity: i32,
-    pub flags: Flags,
-    /// First key, last key (negative counts from the end), step; 0 0 0 if none.
-    pub keys: (i32, i32, i32),
-    /// Where a `numkeys` argument sits, for commands whose keys follow it
-    /// (ZUNIONSTORE, SINTERCARD, later EVAL): Redis's "movablekeys".
-    pub numkeys_at: Option<u8>,
-    pub handler: Handler,
-    /// Subcommands (CONFIG GET, CLIENT ID, ...); empty for plain commands.
-    pub subcommands: &'static [Command],
-    /// One line for COMMAND DOCS.
-    pub summary: &'static str,
-    pub group: &'static str,
-}
-
-impl Command {
-    /// The same entry with its keys after a `numkeys` argument at `at`.
-    pub const fn with_numkeys(self, at: u8) -> Command {
-        Command {
-            numkeys_at: Some(at),
-            ..self
-        }
-    }
-
-    /// Whether the command names keys at all.
-    pub fn has_keys(&self) -> bool {
-        self.keys.0 > 0
-            || self.numkeys_at.is_some()
-            // Keys found by a keyword only (XREAD's STREAMS).
-            || docs::lookup(self.name).is_some_and(|d| !d.key_specs.is_empty())
-    }
-
-    /// The keys `args` names (the command's key spec applied): the fixed
-    /// range, then the `numkeys` keys. `None` when the arguments don't
-    /// hold what the spec says (a bad or too large `numkeys`).
-    pub fn keys_of<'a>(&self, args: &Args<'a>) -> Option<Vec<&'a [u8]>> {
-        let mut keys = Vec::new();
-        let (first, last, step) = self.keys;
-        if first > 0 {
-            let len = args.len() as i64;
-            let last = if last < 0 {
-                len + i64::from(last)
-            } else {
-                i64::from(last)
-            };
-            let mut i = i64::from(first);
-            while i <= last.min(len - 1) {
-                keys.push(args.get(i as usize));
-                i += i64::from(step.max(1));
-            }
-        }
-        if let Some(at) = self.numkeys_at {
-            let at = usize::from(at);
-            let n = args.iter().nth(at).and_then(parse_i64)?;
-            let n = usize::try_from(n).ok()?;
-            if at + n >= args.len() {
-                return None;
-            }
-            keys.extend((at + 1..=at + n).map(|i| args.get(i)));
-        }
-        Some(keys)
-    }
-
-    /// The subcommand `name` names (ASCII case ignored).
-    pub fn subcommand(&self, name: &[u8]) -> Option<&'static Command> {
-        self.subcommands
-            .iter()
-            .find(|s| s.name.as_bytes().eq_ignore_ascii_case(name))
-    }
-
-    pub fn arity_ok(&self, argc: usize) -> bool {
-        let argc = argc as i64;
-        let arity = i64::from(self.arity);
-        if arity >= 0 {
-            argc == arity
-        } else {
-            argc >= -arity
-        }
-    }
-}
-
-/// Families whose commands make up the table. A static, not a const: a
-/// const's referenced data may be copied into every place that uses it,
-/// and a command's entry must have one address (INFO commandstats finds
-/// its figures by it).
-static FAMILIES: &[&[Command]] = &[
-    connection::COMMANDS,
-    acl::COMMANDS,
-    strings::COMMANDS,
-    bits::COMMANDS,
-    hll::COMMANDS,
-    keys::COMMANDS,
-    migrate::COMMANDS,
-    sort::COMMANDS,
-    expire::COMMANDS,
-    hashes::COMMANDS,
-    lists::COMMANDS,
-    sets::COMMANDS,
-    zsets::COMMANDS,
-    geo::COMMANDS,
-    streams::COMMANDS,
-    server::COMMANDS,
-    transactions::COMMANDS,
-    pubsub::COMMANDS,
-    scripting::COMMANDS,
-    replication::COMMANDS,
+/// The families binding handlers, each `(full name, handler)`.
+static FAMILIES: &[&[(&str, Handler)]] = &[
+    connection::HANDLERS,
+    acl::HANDLERS,
+    strings::HANDLERS,
+    bits::HANDLERS,
+    hll::HANDLERS,
+    keys::HANDLERS,
+    migrate::HANDLERS,
+    sort::HANDLERS,
+    expire::HANDLERS,
+    hashes::HANDLERS,
+    lists::HANDLERS,
+    sets::HANDLERS,
+    zsets::HANDLERS,
+    geo::HANDLERS,
+    streams::HANDLERS,
+    server::HANDLERS,
+    debug::HANDLERS,
+    transactions::HANDLERS,
+    pubsub::HANDLERS,
+    scripting::HANDLERS,
+    replication::HANDLERS,
 ];
 
-/// Every top-level command, in table order.
-pub fn all() -> impl Iterator<Item = &'static Command> {
-    FAMILIES.iter().flat_map(|f| f.iter())
-}
-
-/// Every command and subcommand with its parent, in table order.
-pub fn all_with_subcommands() -> impl Iterator<Item = (&'static Command, Option<&'static Command>)>
-{
-    all().flat_map(|c| {
-        std::iter::once((c, None)).chain(c.subcommands.iter().map(move |s| (s, Some(c))))
+/// Every entry's handler, by id; `None` for a container (it runs its
+/// subcommands).
+fn handlers() -> &'static [Option<Handler>] {
+    static BY_ID: OnceLock<Vec<Option<Handler>>> = OnceLock::new();
+    BY_ID.get_or_init(|| {
+        let mut by_id = vec![None; crate::command_table::COUNT];
+        for (name, run) in FAMILIES.iter().flat_map(|f| f.iter()) {
+            if let Some(slot) = crate::command_table::lookup_full(name)
+                .and_then(|cmd| by_id.get_mut(usize::from(cmd.id)))
+            {
+                *slot = Some(*run);
+            }
+        }
+        by_id
     })
 }
 
-/// `name`, or `parent|sub` for a subcommand: how COMMAND, ACL and the
-/// statistics name a command.
-pub fn full_name(cmd: &Command, parent: Option<&Command>) -> String {
-    match parent {
-        Some(p) => format!("{}|{}", p.name, cmd.name),
-        None => cmd.name.to_string(),
-    }
-}
-
-/// The command named `name`, case-insensitively.
-pub fn lookup(name: &[u8]) -> Option<&'static Command> {
-    type Index = HashMap<Vec<u8>, &'static Command, foldhash::fast::RandomState>;
-    static INDEX: OnceLock<Index> = OnceLock::new();
-    let index = INDEX.get_or_init(|| all().map(|c| (c.name.as_bytes().to_vec(), c)).collect());
-    let mut lower = [0u8; 32];
-    let lower = lower.get_mut(..name.len())?;
-    for (l, c) in lower.iter_mut().zip(name) {
-        *l = c.to_ascii_lowercase();
-    }
-    index.get(&*lower).copied()
-}
-
-/// The command table as clients and scripts see it after the config's
-/// `rename-command`s: a renamed command answers only to its new name; an
-/// empty new name removes it. The AOF and the replication stream are read
-/// with `lookup` (the real names), as Redis keeps its original table.
-#[derive(Debug, Default)]
-pub struct Renames {
-    /// New name (lowercase) → the command.
-    by_new_name: HashMap<Vec<u8>, &'static Command>,
-    /// Commands that no longer answer to their own name.
-    renamed: Vec<&'static str>,
-}
-
-impl Renames {
-    /// Applies `rename-command original new` pairs in order, with Redis's
-    /// errors for an unknown command or a name already taken.
-    pub fn new(pairs: &[(String, String)]) -> Result<Renames, &'static str> {
-        let mut renames = Renames::default();
-        for (original, new) in pairs {
-            let cmd = renames
-                .lookup(original.as_bytes())
-                .ok_or("No such command in rename-command")?;
-            renames.by_new_name.retain(|_, c| !std::ptr::eq(*c, cmd));
-            renames.renamed.push(cmd.name);
-            if new.is_empty() {
-                continue;
-            }
-            if renames.lookup(new.as_bytes()).is_some() {
-                return Err("Target command name already exists");
-            }
-            renames
-                .by_new_name
-                .insert(new.to_ascii_lowercase().into_bytes(), cmd);
-        }
-        Ok(renames)
-    }
-
-    /// No command is renamed (the table's names are the clients').
-    pub fn is_plain(&self) -> bool {
-        self.renamed.is_empty()
-    }
-
-    /// The command a client means by `name`.
-    pub fn lookup(&self, name: &[u8]) -> Option<&'static Command> {
-        if self.renamed.is_empty() {
-            return lookup(name);
-        }
-        if let Some(cmd) = self.by_new_name.get(&name.to_ascii_lowercase()) {
-            return Some(cmd);
-        }
-        lookup(name).filter(|c| !self.renamed.contains(&c.name))
-    }
-}
-
-/// The keys `args` names and how each is used: by the command's key
-/// specs (Redis's reference data), SET's by its GET option (Redis's
-/// `setGetKeys`), else by the table's key positions with flags from the
-/// command's `write` flag. `None`: the arguments do not hold what the
-/// specs say.
-pub fn keys_with_flags<'a>(
-    cmd: &Command,
-    parent: Option<&Command>,
-    args: &Args<'a>,
-) -> Option<Vec<docs::KeyRef<'a>>> {
-    let full = full_name(cmd, parent);
-    if full == "set" {
-        let get = args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get"));
-        let flags: &'static [&'static str] = if get {
-            &["RW", "ACCESS", "UPDATE"]
-        } else {
-            &["OW", "UPDATE"]
-        };
-        return Some(vec![docs::KeyRef {
-            key: args.get(1),
-            flags,
-        }]);
-    }
-    if full == "sort" {
-        return Some(sort_keys(args));
-    }
-    if full == "migrate" {
-        return Some(migrate_keys(args));
-    }
-    if let Some(keys) = docs::lookup(&full).and_then(|doc| docs::keys_by_specs(doc, args)) {
-        return Some(keys);
-    }
-    let flags: &'static [&'static str] = if cmd.flags.has(Flags::WRITE) {
-        &["RW", "ACCESS", "UPDATE"]
-    } else {
-        &["RO", "ACCESS"]
-    };
-    let keys = cmd.keys_of(args)?;
-    Some(
-        keys.into_iter()
-            .map(|key| docs::KeyRef { key, flags })
-            .collect(),
-    )
-}
-
-/// SORT's keys as Redis's `sortGetKeys` finds them (its key specs leave
-/// STORE's incomplete): the sorted key, and the last STORE's target,
-/// skipping LIMIT's two arguments and GET's and BY's one.
-fn sort_keys<'a>(args: &Args<'a>) -> Vec<docs::KeyRef<'a>> {
-    let mut keys = vec![docs::KeyRef {
-        key: args.get(1),
-        flags: &["RO", "ACCESS"],
-    }];
-    let mut store = None;
-    let mut i = 2;
-    while i < args.len() {
-        let arg = &args[i];
-        if arg.eq_ignore_ascii_case(b"limit") {
-            i += 2;
-        } else if arg.eq_ignore_ascii_case(b"store") && i + 1 < args.len() {
-            store = Some(args.get(i + 1));
-        } else if arg.eq_ignore_ascii_case(b"get") || arg.eq_ignore_ascii_case(b"by") {
-            i += 1;
-        }
-        i += 1;
-    }
-    if let Some(key) = store {
-        keys.push(docs::KeyRef {
-            key,
-            flags: &["OW", "UPDATE"],
-        });
-    }
-    keys
-}
-
-/// MIGRATE's keys as Redis's `migrateGetKeys` finds them: the key
-/// argument, or with KEYS (and an empty key argument) the keys after it.
-fn migrate_keys<'a>(args: &Args<'a>) -> Vec<docs::KeyRef<'a>> {
-    let flags: &'static [&'static str] = &["RW", "ACCESS", "DELETE"];
-    let keys_at = (6..args.len())
-        .find(|&i| args[i].eq_ignore_ascii_case(b"keys") && args[3].is_empty())
-        .map(|i| i + 1);
-    let range = match keys_at {
-        Some(first) => first..args.len(),
-        None => 3..4.min(args.len()),
-    };
-    range
-        .map(|i| docs::KeyRef {
-            key: args.get(i),
-            flags,
-        })
-        .collect()
+/// The handler of a table entry (`None` for a container).
+pub fn handler(cmd: &Command) -> Option<Handler> {
+    handlers().get(usize::from(cmd.id)).copied().flatten()
 }
 
 /// Runs one request (`args` non-empty), appending its reply to the session.
@@ -979,7 +726,10 @@ pub fn call(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
     if outermost {
         ctx.server.tracking.current = ctx.session.id;
     }
-    let result = (cmd.handler)(ctx, args);
+    let result = match handler(cmd) {
+        Some(run) => run(ctx, args),
+        None => Ok(()),
+    };
     if no_touch {
         ctx.server.dbs.iter_mut().for_each(|db| db.no_touch = false);
     }
@@ -1175,59 +925,6 @@ pub fn is(arg: &[u8], name: &str) -> bool {
     arg.eq_ignore_ascii_case(name.as_bytes())
 }
 
-/// Shorthand for a table entry with no subcommands.
-macro_rules! cmd {
-    ($name:literal, $arity:expr, [$($flag:literal),*], ($f:expr, $l:expr, $s:expr), $handler:expr, $group:literal, $summary:literal) => {
-        $crate::commands::Command {
-            name: $name,
-            arity: $arity,
-            flags: $crate::commands::Flags::parse(&[$($flag),*]),
-            keys: ($f, $l, $s),
-            numkeys_at: None,
-            handler: $handler,
-            subcommands: &[],
-            summary: $summary,
-            group: $group,
-        }
-    };
-}
-pub(crate) use cmd;
-
-/// A container command (CONFIG, CLIENT, ...): any arity from 2, its
-/// subcommands run (the dispatcher resolves them), it does nothing itself.
-macro_rules! container {
-    ($name:literal, $subcommands:expr, $group:literal, $summary:literal) => {
-        $crate::commands::Command {
-            name: $name,
-            arity: -2,
-            flags: $crate::commands::Flags::NONE,
-            keys: (0, 0, 0),
-            numkeys_at: None,
-            handler: |_, _| Ok(()),
-            subcommands: $subcommands,
-            summary: $summary,
-            group: $group,
-        }
-    };
-}
-pub(crate) use container;
-
-/// A container's HELP entry: `$handler` answers with `reply_help`.
-macro_rules! help {
-    ($handler:expr, $group:literal) => {
-        $crate::commands::cmd!(
-            "help",
-            2,
-            ["loading", "stale"],
-            (0, 0, 0),
-            $handler,
-            $group,
-            "Show helpful text about the different subcommands"
-        )
-    };
-}
-pub(crate) use help;
-
 #[cfg(test)]
 pub mod test_support {
     pub use crate::harness::Harness;
@@ -1237,13 +934,24 @@ pub mod test_support {
 mod tests {
     use super::test_support::Harness;
 
+    /// Every entry but a container has one handler, and every handler an
+    /// entry.
     #[test]
-    fn names_are_unique_and_lowercase() {
-        let mut seen = std::collections::HashSet::new();
-        for c in super::all() {
-            assert!(seen.insert(c.name), "duplicate {}", c.name);
-            assert_eq!(c.name, c.name.to_ascii_lowercase());
-            assert_ne!(c.arity, 0);
+    fn every_entry_has_its_handler() {
+        let mut bound = std::collections::HashSet::new();
+        for (name, _) in super::FAMILIES.iter().flat_map(|f| f.iter()) {
+            let cmd = crate::command_table::lookup_full(name)
+                .unwrap_or_else(|| panic!("{name} is bound but has no entry"));
+            assert!(bound.insert(cmd.id), "{name} is bound twice");
+        }
+        for (cmd, parent) in crate::command_table::all_with_subcommands() {
+            let full = crate::command_table::full_name(cmd, parent);
+            let container = !cmd.subcommands.is_empty() && cmd.name != "command";
+            assert_eq!(
+                super::handler(cmd).is_some(),
+                !container,
+                "{full}: a handler exactly when it is not a container"
+            );
         }
     }
 

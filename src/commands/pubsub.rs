@@ -5,138 +5,27 @@
 //! handlers only reply. A message to the publishing client itself is
 //! written at once, so (as in Redis) it precedes PUBLISH's own reply.
 
-use super::{cmd, container, help, CmdError, CmdResult, Command, Ctx};
+use super::{CmdError, CmdResult, Ctx, Handler};
 use crate::protocol::Args;
 use crate::pubsub::{Kind, Subscriber};
 
-pub static COMMANDS: &[Command] = &[
-    cmd!(
-        "subscribe",
-        -2,
-        ["pubsub", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        subscribe,
-        "pubsub",
-        "Listens for messages published to channels."
-    ),
-    cmd!(
-        "unsubscribe",
-        -1,
-        ["pubsub", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        unsubscribe,
-        "pubsub",
-        "Stops listening to messages posted to channels."
-    ),
-    cmd!(
-        "psubscribe",
-        -2,
-        ["pubsub", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        psubscribe,
-        "pubsub",
-        "Listens for messages published to channels that match one or more patterns."
-    ),
-    cmd!(
-        "punsubscribe",
-        -1,
-        ["pubsub", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        punsubscribe,
-        "pubsub",
-        "Stops listening to messages published to channels that match one or more patterns."
-    ),
-    cmd!(
-        "ssubscribe",
-        -2,
-        ["pubsub", "noscript", "loading", "stale"],
-        (1, -1, 1),
-        ssubscribe,
-        "pubsub",
-        "Listens for messages published to shard channels."
-    ),
-    cmd!(
-        "sunsubscribe",
-        -1,
-        ["pubsub", "noscript", "loading", "stale"],
-        (1, -1, 1),
-        sunsubscribe,
-        "pubsub",
-        "Stops listening to messages posted to shard channels."
-    ),
-    cmd!(
-        "publish",
-        3,
-        ["pubsub", "loading", "stale", "fast", "may_replicate"],
-        (0, 0, 0),
-        publish,
-        "pubsub",
-        "Posts a message to a channel."
-    ),
-    cmd!(
-        "spublish",
-        3,
-        ["pubsub", "loading", "stale", "fast", "may_replicate"],
-        (1, 1, 1),
-        spublish,
-        "pubsub",
-        "Post a message to a shard channel"
-    ),
-    container!(
-        "pubsub",
-        PUBSUB_SUBCOMMANDS,
-        "pubsub",
-        "A container for Pub/Sub commands."
-    ),
-];
-
-static PUBSUB_SUBCOMMANDS: &[Command] = &[
-    cmd!(
-        "channels",
-        -2,
-        ["pubsub", "loading", "stale"],
-        (0, 0, 0),
-        pubsub_channels,
-        "pubsub",
-        "Returns the active channels."
-    ),
-    cmd!(
-        "numsub",
-        -2,
-        ["pubsub", "loading", "stale"],
-        (0, 0, 0),
-        pubsub_numsub,
-        "pubsub",
-        "Returns a count of subscribers to channels."
-    ),
-    cmd!(
-        "numpat",
-        2,
-        ["pubsub", "loading", "stale"],
-        (0, 0, 0),
-        pubsub_numpat,
-        "pubsub",
-        "Returns a count of unique pattern subscriptions."
-    ),
-    cmd!(
-        "shardchannels",
-        -2,
-        ["pubsub", "loading", "stale"],
-        (0, 0, 0),
-        pubsub_shardchannels,
-        "pubsub",
-        "Returns the active shard channels."
-    ),
-    cmd!(
-        "shardnumsub",
-        -2,
-        ["pubsub", "loading", "stale"],
-        (0, 0, 0),
-        pubsub_shardnumsub,
-        "pubsub",
-        "Returns the count of subscribers of shard channels."
-    ),
-    help!(pubsub_help, "pubsub"),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("subscribe", subscribe),
+    ("unsubscribe", unsubscribe),
+    ("psubscribe", psubscribe),
+    ("punsubscribe", punsubscribe),
+    ("ssubscribe", ssubscribe),
+    ("sunsubscribe", sunsubscribe),
+    ("publish", publish),
+    ("spublish", spublish),
+    ("pubsub|channels", pubsub_channels),
+    ("pubsub|numsub", pubsub_numsub),
+    ("pubsub|numpat", pubsub_numpat),
+    ("pubsub|shardchannels", pubsub_shardchannels),
+    ("pubsub|shardnumsub", pubsub_shardnumsub),
+    ("pubsub|help", pubsub_help),
 ];
 
 /// The count a (un)subscribe reply carries: channels plus patterns, or

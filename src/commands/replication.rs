@@ -1,74 +1,20 @@
 //! Replication commands: REPLICAOF / SLAVEOF, ROLE, REPLCONF (the
 //! replica's side; see `replication`).
 
-use super::{cmd, CmdError, CmdResult, Command, Ctx};
+use super::{CmdError, CmdResult, Ctx, Handler};
 use crate::protocol::Args;
 use crate::replication::Link;
 
-pub static COMMANDS: &[Command] = &[
-    cmd!(
-        "replicaof",
-        3,
-        ["admin", "noscript", "stale", "no_async_loading"],
-        (0, 0, 0),
-        replicaof,
-        "server",
-        "Configures a server as replica of another, or promotes it to a master."
-    ),
-    cmd!(
-        "slaveof",
-        3,
-        ["admin", "noscript", "stale", "no_async_loading"],
-        (0, 0, 0),
-        replicaof,
-        "server",
-        "Sets a Redis server as a replica of another, or promotes it to being a master."
-    ),
-    cmd!(
-        "role",
-        1,
-        ["noscript", "loading", "stale", "fast"],
-        (0, 0, 0),
-        role,
-        "server",
-        "Returns the replication role."
-    ),
-    cmd!(
-        "psync",
-        -3,
-        ["admin", "noscript", "no_multi", "no_async_loading"],
-        (0, 0, 0),
-        psync,
-        "server",
-        "An internal command used in replication."
-    ),
-    cmd!(
-        "sync",
-        1,
-        ["admin", "noscript", "no_multi", "no_async_loading"],
-        (0, 0, 0),
-        psync,
-        "server",
-        "An internal command used in replication."
-    ),
-    cmd!(
-        "wait",
-        3,
-        ["noscript"],
-        (0, 0, 0),
-        wait,
-        "generic",
-        "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."
-    ),
-    cmd!(
-        "replconf",
-        -1,
-        ["admin", "noscript", "loading", "stale", "allow_busy"],
-        (0, 0, 0),
-        replconf,
-        "server",
-        "An internal command for configuring the replication stream."
-    ),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("replicaof", replicaof),
+    ("slaveof", replicaof),
+    ("role", role),
+    ("psync", psync),
+    ("sync", psync),
+    ("wait", wait),
+    ("replconf", replconf),
 ];
 
 /// REPLICAOF host port | NO ONE, with Redis's replies. The loop notices

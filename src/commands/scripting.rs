@@ -10,8 +10,7 @@
 use std::borrow::Cow;
 
 use super::{
-    c_str, call_and_reply, cmd, container, help, int_arg, is, CmdError, CmdResult, Command, Ctx,
-    Flags,
+    c_str, call_and_reply, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags, Handler,
 };
 use crate::busy::Verdict;
 use crate::connection::Session;
@@ -24,115 +23,29 @@ use crate::scripting::{
 };
 use crate::state::ServerState;
 
-pub static COMMANDS: &[Command] = &[
-    cmd!(
-        "eval",
-        -3,
-        [
-            "noscript",
-            "stale",
-            "skip_monitor",
-            "may_replicate",
-            "no_mandatory_keys"
-        ],
-        (0, 0, 0),
-        eval,
-        "scripting",
-        "Executes a server-side Lua script."
-    )
-    .with_numkeys(2),
-    cmd!(
-        "evalsha",
-        -3,
-        [
-            "noscript",
-            "stale",
-            "skip_monitor",
-            "may_replicate",
-            "no_mandatory_keys"
-        ],
-        (0, 0, 0),
-        evalsha,
-        "scripting",
-        "Executes a server-side Lua script by SHA1 digest."
-    )
-    .with_numkeys(2),
-    cmd!(
-        "eval_ro",
-        -3,
-        [
-            "readonly",
-            "noscript",
-            "stale",
-            "skip_monitor",
-            "no_mandatory_keys"
-        ],
-        (0, 0, 0),
-        eval_ro,
-        "scripting",
-        "Executes a read-only server-side Lua script."
-    )
-    .with_numkeys(2),
-    cmd!(
-        "evalsha_ro",
-        -3,
-        [
-            "readonly",
-            "noscript",
-            "stale",
-            "skip_monitor",
-            "no_mandatory_keys"
-        ],
-        (0, 0, 0),
-        evalsha_ro,
-        "scripting",
-        "Executes a read-only server-side Lua script by SHA1 digest."
-    )
-    .with_numkeys(2),
-    cmd!(
-        "fcall",
-        -3,
-        [
-            "noscript",
-            "stale",
-            "skip_monitor",
-            "may_replicate",
-            "no_mandatory_keys"
-        ],
-        (0, 0, 0),
-        fcall,
-        "scripting",
-        "Invokes a function."
-    )
-    .with_numkeys(2),
-    cmd!(
-        "fcall_ro",
-        -3,
-        [
-            "readonly",
-            "noscript",
-            "stale",
-            "skip_monitor",
-            "no_mandatory_keys"
-        ],
-        (0, 0, 0),
-        fcall_ro,
-        "scripting",
-        "Invokes a read-only function."
-    )
-    .with_numkeys(2),
-    container!(
-        "function",
-        FUNCTION_SUBCOMMANDS,
-        "scripting",
-        "A container for function commands."
-    ),
-    container!(
-        "script",
-        SCRIPT_SUBCOMMANDS,
-        "scripting",
-        "A container for Lua scripts management commands."
-    ),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("eval", eval),
+    ("evalsha", evalsha),
+    ("eval_ro", eval_ro),
+    ("evalsha_ro", evalsha_ro),
+    ("fcall", fcall),
+    ("fcall_ro", fcall_ro),
+    ("function|load", function_load),
+    ("function|delete", function_delete),
+    ("function|flush", function_flush),
+    ("function|list", function_list),
+    ("function|dump", function_dump),
+    ("function|restore", function_restore),
+    ("function|stats", function_stats),
+    ("function|kill", script_kill),
+    ("function|help", function_help),
+    ("script|load", script_load),
+    ("script|exists", script_exists),
+    ("script|flush", script_flush),
+    ("script|kill", script_kill),
+    ("script|help", script_help),
 ];
 
 fn function_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
@@ -205,122 +118,6 @@ fn script_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
     );
     Ok(())
 }
-
-static FUNCTION_SUBCOMMANDS: &[Command] = &[
-    cmd!(
-        "load",
-        -3,
-        ["write", "denyoom", "noscript"],
-        (0, 0, 0),
-        function_load,
-        "scripting",
-        "Creates a library."
-    ),
-    cmd!(
-        "delete",
-        3,
-        ["write", "noscript"],
-        (0, 0, 0),
-        function_delete,
-        "scripting",
-        "Deletes a library and its functions."
-    ),
-    cmd!(
-        "flush",
-        -2,
-        ["write", "noscript"],
-        (0, 0, 0),
-        function_flush,
-        "scripting",
-        "Deletes all libraries and functions."
-    ),
-    cmd!(
-        "list",
-        -2,
-        ["noscript"],
-        (0, 0, 0),
-        function_list,
-        "scripting",
-        "Returns information about all libraries."
-    ),
-    cmd!(
-        "dump",
-        2,
-        ["noscript"],
-        (0, 0, 0),
-        function_dump,
-        "scripting",
-        "Dumps all libraries into a serialized binary payload."
-    ),
-    cmd!(
-        "restore",
-        -3,
-        ["write", "denyoom", "noscript"],
-        (0, 0, 0),
-        function_restore,
-        "scripting",
-        "Restores all libraries from a payload."
-    ),
-    cmd!(
-        "stats",
-        2,
-        ["noscript", "allow_busy"],
-        (0, 0, 0),
-        function_stats,
-        "scripting",
-        "Returns information about a function during execution."
-    ),
-    cmd!(
-        "kill",
-        2,
-        ["noscript", "allow_busy"],
-        (0, 0, 0),
-        script_kill,
-        "scripting",
-        "Terminates a function during execution."
-    ),
-    help!(function_help, "scripting"),
-];
-
-static SCRIPT_SUBCOMMANDS: &[Command] = &[
-    cmd!(
-        "load",
-        3,
-        ["noscript", "stale"],
-        (0, 0, 0),
-        script_load,
-        "scripting",
-        "Loads a server-side Lua script to the script cache."
-    ),
-    cmd!(
-        "exists",
-        -3,
-        ["noscript"],
-        (0, 0, 0),
-        script_exists,
-        "scripting",
-        "Determines whether server-side Lua scripts exist in the script cache."
-    ),
-    cmd!(
-        "flush",
-        -2,
-        ["noscript"],
-        (0, 0, 0),
-        script_flush,
-        "scripting",
-        "Removes all server-side Lua scripts from the script cache."
-    ),
-    cmd!(
-        "kill",
-        2,
-        ["noscript", "allow_busy"],
-        (0, 0, 0),
-        script_kill,
-        "scripting",
-        "Terminates a server-side Lua script during execution."
-    ),
-    help!(script_help, "scripting"),
-];
 
 /// Runs the commands a script calls, on a client of the script's own.
 struct ScriptClient<'c, 'a> {

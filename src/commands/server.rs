@@ -1,233 +1,51 @@
 //! Server commands: COMMAND, INFO, CONFIG, TIME, SHUTDOWN (DEBUG is in `debug`).
 
-use super::{cmd, container, help, is, CmdError, CmdResult, Command, Ctx, Flags};
+use super::{is, CmdError, CmdResult, Command, Ctx, Handler};
 use crate::config::{find_setting, BadValue};
 use crate::glob;
 use crate::protocol::{Args, Reply};
 
-pub static COMMANDS: &[Command] = &[
-    Command {
-        name: "command",
-        arity: -1,
-        flags: Flags::parse(&["loading", "stale"]),
-        keys: (0, 0, 0),
-        numkeys_at: None,
-        handler: command_all,
-        subcommands: COMMAND_SUBCOMMANDS,
-        summary: "Returns detailed information about all commands.",
-        group: "server",
-    },
-    cmd!(
-        "info",
-        -1,
-        ["loading", "stale"],
-        (0, 0, 0),
-        info,
-        "server",
-        "Returns information and statistics about the server."
-    ),
-    cmd!(
-        "monitor",
-        1,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        monitor,
-        "server",
-        "Listens for all requests received by the server in real-time."
-    ),
-    container!(
-        "latency",
-        LATENCY_SUBCOMMANDS,
-        "server",
-        "A container for latency diagnostics commands."
-    ),
-    container!(
-        "slowlog",
-        SLOWLOG_SUBCOMMANDS,
-        "server",
-        "A container for slow log commands."
-    ),
-    container!(
-        "memory",
-        MEMORY_SUBCOMMANDS,
-        "server",
-        "A container for memory diagnostics commands."
-    ),
-    container!(
-        "config",
-        CONFIG_SUBCOMMANDS,
-        "server",
-        "A container for server configuration commands."
-    ),
-    cmd!(
-        "time",
-        1,
-        ["loading", "stale", "fast"],
-        (0, 0, 0),
-        time,
-        "server",
-        "Returns the server time."
-    ),
-    cmd!(
-        "save",
-        1,
-        ["admin", "noscript", "no_multi", "no_async_loading"],
-        (0, 0, 0),
-        save,
-        "server",
-        "Synchronously saves the database(s) to disk."
-    ),
-    cmd!(
-        "bgsave",
-        -1,
-        ["admin", "noscript", "no_async_loading"],
-        (0, 0, 0),
-        bgsave,
-        "server",
-        "Asynchronously saves the database(s) to disk."
-    ),
-    cmd!(
-        "bgrewriteaof",
-        1,
-        ["admin", "noscript", "no_async_loading"],
-        (0, 0, 0),
-        bgrewriteaof,
-        "server",
-        "Asynchronously rewrites the append-only file to disk."
-    ),
-    cmd!(
-        "lastsave",
-        1,
-        ["loading", "stale", "fast"],
-        (0, 0, 0),
-        lastsave,
-        "server",
-        "Returns the Unix timestamp of the last successful save to disk."
-    ),
-    Command {
-        name: "debug",
-        arity: -2,
-        flags: Flags::parse(&["admin", "noscript", "loading", "stale"]),
-        keys: (0, 0, 0),
-        numkeys_at: None,
-        handler: |_, _| Ok(()),
-        subcommands: super::debug::SUBCOMMANDS,
-        summary: "A container for debugging commands.",
-        group: "server",
-    },
-    cmd!(
-        "shutdown",
-        -1,
-        [
-            "admin",
-            "noscript",
-            "allow_busy",
-            "loading",
-            "no_multi",
-            "stale"
-        ],
-        (0, 0, 0),
-        shutdown,
-        "server",
-        "Synchronously saves the database(s) to disk and shuts down the Redis server."
-    ),
-];
-
-static COMMAND_SUBCOMMANDS: &[Command] = &[
-    help!(command_help, "server"),
-    cmd!(
-        "getkeysandflags",
-        -4,
-        ["loading", "stale"],
-        (0, 0, 0),
-        command_getkeys,
-        "server",
-        "Extracts the key names and access flags for an arbitrary command."
-    ),
-    cmd!(
-        "getkeys",
-        -4,
-        ["loading", "stale"],
-        (0, 0, 0),
-        command_getkeys,
-        "server",
-        "Extracts the key names from an arbitrary command."
-    ),
-    cmd!(
-        "count",
-        2,
-        ["loading", "stale"],
-        (0, 0, 0),
-        command_count,
-        "server",
-        "Returns a count of commands."
-    ),
-    cmd!(
-        "info",
-        -2,
-        ["loading", "stale"],
-        (0, 0, 0),
-        command_info,
-        "server",
-        "Returns information about one, multiple or all commands."
-    ),
-    cmd!(
-        "docs",
-        -2,
-        ["loading", "stale"],
-        (0, 0, 0),
-        command_docs,
-        "server",
-        "Returns documentary information about one, multiple or all commands."
-    ),
-    cmd!(
-        "list",
-        -2,
-        ["loading", "stale"],
-        (0, 0, 0),
-        command_list,
-        "server",
-        "Returns a list of command names."
-    ),
-];
-
-static SLOWLOG_SUBCOMMANDS: &[Command] = &[
-    cmd!(
-        "get",
-        -2,
-        ["admin", "loading", "stale"],
-        (0, 0, 0),
-        slowlog_get,
-        "server",
-        "Returns the slow log's entries."
-    ),
-    cmd!(
-        "len",
-        2,
-        ["admin", "loading", "stale"],
-        (0, 0, 0),
-        slowlog_len,
-        "server",
-        "Returns the number of entries in the slow log."
-    ),
-    cmd!(
-        "reset",
-        2,
-        ["admin", "loading", "stale"],
-        (0, 0, 0),
-        slowlog_reset,
-        "server",
-        "Clears all entries from the slow log."
-    ),
-    cmd!(
-        "help",
-        2,
-        ["loading", "stale"],
-        (0, 0, 0),
-        slowlog_help,
-        "server",
-        "Show helpful text about the different subcommands"
-    ),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("command", command_all),
+    ("command|help", command_help),
+    ("command|getkeysandflags", command_getkeys),
+    ("command|getkeys", command_getkeys),
+    ("command|count", command_count),
+    ("command|info", command_info),
+    ("command|docs", command_docs),
+    ("command|list", command_list),
+    ("info", info),
+    ("monitor", monitor),
+    ("latency|latest", latency_latest),
+    ("latency|history", latency_history),
+    ("latency|reset", latency_reset),
+    ("latency|histogram", latency_histogram),
+    ("latency|graph", latency_graph),
+    ("latency|doctor", latency_doctor),
+    ("latency|help", latency_help),
+    ("slowlog|get", slowlog_get),
+    ("slowlog|len", slowlog_len),
+    ("slowlog|reset", slowlog_reset),
+    ("slowlog|help", slowlog_help),
+    ("memory|usage", memory_usage),
+    ("memory|stats", memory_stats),
+    ("memory|doctor", memory_doctor),
+    ("memory|purge", memory_purge),
+    ("memory|malloc-stats", memory_malloc_stats),
+    ("memory|help", memory_help),
+    ("config|get", config_get),
+    ("config|set", config_set),
+    ("config|rewrite", config_rewrite),
+    ("config|resetstat", config_resetstat),
+    ("config|help", config_help),
+    ("time", time),
+    ("save", save),
+    ("bgsave", bgsave),
+    ("bgrewriteaof", bgrewriteaof),
+    ("lastsave", lastsave),
+    ("shutdown", shutdown),
 ];
 
 /// SLOWLOG GET [count]: the newest `count` entries (10; -1: all), each
@@ -301,64 +119,6 @@ fn slowlog_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
     );
     Ok(())
 }
-
-static LATENCY_SUBCOMMANDS: &[Command] = &[
-    cmd!(
-        "latest",
-        2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        latency_latest,
-        "server",
-        "Returns the latest latency samples for all events."
-    ),
-    cmd!(
-        "history",
-        3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        latency_history,
-        "server",
-        "Returns timestamp-latency samples for an event."
-    ),
-    cmd!(
-        "reset",
-        -2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        latency_reset,
-        "server",
-        "Resets the latency data for one or more events."
-    ),
-    cmd!(
-        "histogram",
-        -2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        latency_histogram,
-        "server",
-        "Returns the cumulative distribution of latencies of a subset or all commands."
-    ),
-    cmd!(
-        "graph",
-        3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        latency_graph,
-        "server",
-        "Returns a latency graph for an event."
-    ),
-    cmd!(
-        "doctor",
-        2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        latency_doctor,
-        "server",
-        "Returns a human-readable latency analysis report."
-    ),
-    help!(latency_help, "server"),
-];
 
 /// LATENCY LATEST: [event, time of the latest sample, its ms, worst ms].
 fn latency_latest(ctx: &mut Ctx, _args: Args) -> CmdResult {
@@ -470,55 +230,6 @@ fn latency_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
     );
     Ok(())
 }
-
-static MEMORY_SUBCOMMANDS: &[Command] = &[
-    cmd!(
-        "usage",
-        -3,
-        ["readonly"],
-        (2, 2, 1),
-        memory_usage,
-        "server",
-        "Estimates the memory usage of a key."
-    ),
-    cmd!(
-        "stats",
-        2,
-        [],
-        (0, 0, 0),
-        memory_stats,
-        "server",
-        "Returns details about memory usage."
-    ),
-    cmd!(
-        "doctor",
-        2,
-        [],
-        (0, 0, 0),
-        memory_doctor,
-        "server",
-        "Outputs a memory problems report."
-    ),
-    cmd!(
-        "purge",
-        2,
-        [],
-        (0, 0, 0),
-        memory_purge,
-        "server",
-        "Asks the allocator to release memory."
-    ),
-    cmd!(
-        "malloc-stats",
-        2,
-        [],
-        (0, 0, 0),
-        memory_malloc_stats,
-        "server",
-        "Returns the allocator statistics."
-    ),
-    help!(memory_help, "server"),
-];
 
 /// MEMORY USAGE key [SAMPLES count]: about how many bytes the key takes
 /// (see `Db::memory_usage`); SAMPLES 0 sizes every element (default 5).
@@ -684,46 +395,6 @@ fn memory_malloc_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
     Ok(())
 }
 
-static CONFIG_SUBCOMMANDS: &[Command] = &[
-    cmd!(
-        "get",
-        -3,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        config_get,
-        "server",
-        "Returns the effective values of configuration parameters."
-    ),
-    cmd!(
-        "set",
-        -4,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        config_set,
-        "server",
-        "Sets configuration parameters in-flight."
-    ),
-    cmd!(
-        "rewrite",
-        2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        config_rewrite,
-        "server",
-        "Persists the effective configuration to file."
-    ),
-    cmd!(
-        "resetstat",
-        2,
-        ["admin", "noscript", "loading", "stale"],
-        (0, 0, 0),
-        config_resetstat,
-        "server",
-        "Resets the server's statistics."
-    ),
-    help!(config_help, "server"),
-];
-
 /// BGREWRITEAOF: a new base for the AOF, written in the background (see
 /// `aof`); scheduled while a save or a transaction runs.
 fn bgrewriteaof(ctx: &mut Ctx, _args: Args) -> CmdResult {
@@ -828,7 +499,7 @@ fn command_all(ctx: &mut Ctx, args: Args) -> CmdResult {
     if args.len() > 1 {
         return Err(CmdError::wrong_arity("command"));
     }
-    let all: Vec<&Command> = super::all().collect();
+    let all: Vec<&Command> = crate::command_table::all().collect();
     let out = ctx.out();
     out.array(all.len());
     for c in all {
@@ -861,9 +532,9 @@ fn command_getkeys(ctx: &mut Ctx, args: Args) -> CmdResult {
             "ERR Invalid number of arguments specified for command",
         ));
     }
-    let keys = super::keys_with_flags(cmd, parent, &target).ok_or(CmdError::Static(
-        "ERR Invalid arguments specified for command",
-    ))?;
+    let keys = crate::command_table::keys_with_flags(cmd, parent, &target).ok_or(
+        CmdError::Static("ERR Invalid arguments specified for command"),
+    )?;
     let out = ctx.out();
     out.array(keys.len());
     for k in keys {
@@ -907,7 +578,7 @@ fn command_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
 }
 
 fn command_count(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let n = super::all().count();
+    let n = crate::command_table::all().count();
     ctx.out().int(n as i64);
     Ok(())
 }
@@ -915,7 +586,7 @@ fn command_count(ctx: &mut Ctx, _args: Args) -> CmdResult {
 fn command_info(ctx: &mut Ctx, args: Args) -> CmdResult {
     let out = ctx.out();
     if args.len() == 2 {
-        let all: Vec<&Command> = super::all().collect();
+        let all: Vec<&Command> = crate::command_table::all().collect();
         out.array(all.len());
         for c in all {
             write_command_info(out, c, None, c.name);
@@ -947,7 +618,7 @@ fn lookup_full_name(name: &[u8]) -> Option<(&'static Command, Option<&'static Co
 
 fn command_docs(ctx: &mut Ctx, args: Args) -> CmdResult {
     let wanted: Vec<(&Command, Option<&Command>)> = if args.len() == 2 {
-        super::all().map(|c| (c, None)).collect()
+        crate::command_table::all().map(|c| (c, None)).collect()
     } else {
         args.iter().skip(2).filter_map(lookup_full_name).collect()
     };
@@ -978,7 +649,7 @@ fn command_list(ctx: &mut Ctx, args: Args) -> CmdResult {
         _ => return Err(CmdError::Syntax),
     };
     let mut names = Vec::new();
-    for (cmd, parent) in super::all_with_subcommands() {
+    for (cmd, parent) in crate::command_table::all_with_subcommands() {
         let name = super::full_name(cmd, parent);
         let keep = match &filter {
             Filter::All => true,

@@ -8,31 +8,33 @@ use super::aggregate::{
     bulk, delete_if_empty, distinct_indices, pop_count, rand_args, read, read_for_write,
     reply_picks, reply_scan, scan_target, store_result, view, write, write_or_create_with, SET,
 };
-use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::{EventClass, StrEncoding};
 use crate::protocol::Args;
 use crate::value::packed::canonical_int;
 use crate::value::set::empty_listpack;
 use crate::value::{Set, SetRef, Value};
 
-pub static COMMANDS: &[Command] = &[
-    cmd!("sadd", -3, ["write", "denyoom", "fast"], (1, 1, 1), sadd, "set", "Adds one or more members to a set. Creates the key if it doesn't exist."),
-    cmd!("srem", -3, ["write", "fast"], (1, 1, 1), srem, "set", "Removes one or more members from a set. Deletes the set if the last member was removed."),
-    cmd!("smembers", 2, ["readonly"], (1, 1, 1), smembers, "set", "Returns all members of a set."),
-    cmd!("sismember", 3, ["readonly", "fast"], (1, 1, 1), sismember, "set", "Determines whether a member belongs to a set."),
-    cmd!("smismember", -3, ["readonly", "fast"], (1, 1, 1), smismember, "set", "Determines whether multiple members belong to a set."),
-    cmd!("scard", 2, ["readonly", "fast"], (1, 1, 1), scard, "set", "Returns the number of members in a set."),
-    cmd!("spop", -2, ["write", "fast"], (1, 1, 1), spop, "set", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped."),
-    cmd!("srandmember", -2, ["readonly"], (1, 1, 1), srandmember, "set", "Get one or multiple random members from a set"),
-    cmd!("smove", 4, ["write", "fast"], (1, 2, 1), smove, "set", "Moves a member from one set to another."),
-    cmd!("sinter", -2, ["readonly"], (1, -1, 1), sinter, "set", "Returns the intersect of multiple sets."),
-    cmd!("sunion", -2, ["readonly"], (1, -1, 1), sunion, "set", "Returns the union of multiple sets."),
-    cmd!("sdiff", -2, ["readonly"], (1, -1, 1), sdiff, "set", "Returns the difference of multiple sets."),
-    cmd!("sinterstore", -3, ["write", "denyoom"], (1, -1, 1), sinterstore, "set", "Stores the intersect of multiple sets in a key."),
-    cmd!("sunionstore", -3, ["write", "denyoom"], (1, -1, 1), sunionstore, "set", "Stores the union of multiple sets in a key."),
-    cmd!("sdiffstore", -3, ["write", "denyoom"], (1, -1, 1), sdiffstore, "set", "Stores the difference of multiple sets in a key."),
-    cmd!("sintercard", -3, ["readonly"], (0, 0, 0), sintercard, "set", "Returns the number of members of the intersect of multiple sets.").with_numkeys(1),
-    cmd!("sscan", -3, ["readonly"], (1, 1, 1), sscan, "set", "Iterates over members of a set."),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("sadd", sadd),
+    ("srem", srem),
+    ("smembers", smembers),
+    ("sismember", sismember),
+    ("smismember", smismember),
+    ("scard", scard),
+    ("spop", spop),
+    ("srandmember", srandmember),
+    ("smove", smove),
+    ("sinter", sinter),
+    ("sunion", sunion),
+    ("sdiff", sdiff),
+    ("sinterstore", sinterstore),
+    ("sunionstore", sunionstore),
+    ("sdiffstore", sdiffstore),
+    ("sintercard", sintercard),
+    ("sscan", sscan),
 ];
 
 fn sadd(ctx: &mut Ctx, args: Args) -> CmdResult {

@@ -6,32 +6,15 @@
 use std::cmp::Ordering;
 
 use super::aggregate::store_result;
-use super::{c_str, cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{c_str, int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::{EventClass, StrEncoding};
 use crate::protocol::Args;
 use crate::value::list::End;
 use crate::value::{List, Value, ValueRef};
 
-pub static COMMANDS: &[Command] = &[
-    cmd!(
-        "sort",
-        -2,
-        ["write", "denyoom"],
-        (1, 1, 1),
-        sort,
-        "generic",
-        "Sorts the elements in a list, a set, or a sorted set, optionally storing the result."
-    ),
-    cmd!(
-        "sort_ro",
-        -2,
-        ["readonly"],
-        (1, 1, 1),
-        sort_ro,
-        "generic",
-        "Returns the sorted elements of a list, a set, or a sorted set."
-    ),
-];
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[("sort", sort), ("sort_ro", sort_ro)];
 
 fn sort(ctx: &mut Ctx, args: Args) -> CmdResult {
     sort_generic(ctx, &args, false)

@@ -5,47 +5,39 @@
 
 use super::aggregate::{read, read_for_write, view, write, STREAM};
 use super::blocking::{deadline_after, retrying, wait_for_keys};
-use super::{c_str, cmd, container, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{c_str, int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::{EventClass, Ttl};
 use crate::protocol::request::parse_i64;
 use crate::protocol::{Args, OwnedArgs, Reply};
 use crate::value::stream::{Entry, Group, Pending, Stream, StreamId, Trim};
 use crate::value::Value;
 
-pub static COMMANDS: &[Command] = &[
-    cmd!("xadd", -5, ["write", "denyoom", "fast"], (1, 1, 1), xadd, "stream", "Appends a new message to a stream. Creates the key if it doesn't exist."),
-    cmd!("xlen", 2, ["readonly", "fast"], (1, 1, 1), xlen, "stream", "Return the number of messages in a stream."),
-    cmd!("xrange", -4, ["readonly"], (1, 1, 1), xrange, "stream", "Returns the messages from a stream within a range of IDs."),
-    cmd!("xrevrange", -4, ["readonly"], (1, 1, 1), xrevrange, "stream", "Returns the messages from a stream within a range of IDs in reverse order."),
-    cmd!("xdel", -3, ["write", "fast"], (1, 1, 1), xdel, "stream", "Returns the number of messages after removing them from a stream."),
-    cmd!("xtrim", -4, ["write"], (1, 1, 1), xtrim, "stream", "Deletes messages from the beginning of a stream."),
-    cmd!("xsetid", -3, ["write", "denyoom", "fast"], (1, 1, 1), xsetid, "stream", "An internal command for replicating stream values."),
-    cmd!("xread", -4, ["readonly", "blocking"], (0, 0, 0), xread, "stream", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise."),
-    cmd!("xreadgroup", -7, ["write", "blocking"], (0, 0, 0), xreadgroup, "stream", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise."),
-    cmd!("xack", -4, ["write", "fast"], (1, 1, 1), xack, "stream", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream."),
-    cmd!("xpending", -3, ["readonly"], (1, 1, 1), xpending, "stream", "Returns the information and entries from a stream consumer group's pending entries list."),
-    cmd!("xclaim", -6, ["write", "fast"], (1, 1, 1), xclaim, "stream", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member."),
-    cmd!("xautoclaim", -6, ["write", "fast"], (1, 1, 1), xautoclaim, "stream", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member."),
-    container!("xgroup", XGROUP, "stream", "A container for consumer groups commands."),
-    container!("xinfo", XINFO, "stream", "A container for stream introspection commands."),
-];
-
-#[rustfmt::skip]
-static XGROUP: &[Command] = &[
-    cmd!("create", -5, ["write", "denyoom"], (2, 2, 1), xgroup_create, "stream", "Creates a consumer group."),
-    cmd!("createconsumer", 5, ["write", "denyoom"], (2, 2, 1), xgroup_createconsumer, "stream", "Creates a consumer in a consumer group."),
-    cmd!("delconsumer", 5, ["write"], (2, 2, 1), xgroup_delconsumer, "stream", "Deletes a consumer from a consumer group."),
-    cmd!("destroy", 4, ["write"], (2, 2, 1), xgroup_destroy, "stream", "Destroys a consumer group."),
-    cmd!("setid", -5, ["write"], (2, 2, 1), xgroup_setid, "stream", "Sets the last-delivered ID of a consumer group."),
-    cmd!("help", 2, ["loading", "stale"], (0, 0, 0), xgroup_help, "stream", "Returns helpful text about the different subcommands."),
-];
-
-#[rustfmt::skip]
-static XINFO: &[Command] = &[
-    cmd!("consumers", 4, ["readonly"], (2, 2, 1), xinfo_consumers, "stream", "Returns a list of the consumers in a consumer group."),
-    cmd!("groups", 3, ["readonly"], (2, 2, 1), xinfo_groups, "stream", "Returns a list of the consumer groups of a stream."),
-    cmd!("stream", -3, ["readonly"], (2, 2, 1), xinfo_stream, "stream", "Returns information about a stream."),
-    cmd!("help", 2, ["loading", "stale"], (0, 0, 0), xinfo_help, "stream", "Returns helpful text about the different subcommands."),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("xadd", xadd),
+    ("xlen", xlen),
+    ("xrange", xrange),
+    ("xrevrange", xrevrange),
+    ("xdel", xdel),
+    ("xtrim", xtrim),
+    ("xsetid", xsetid),
+    ("xread", xread),
+    ("xreadgroup", xreadgroup),
+    ("xack", xack),
+    ("xpending", xpending),
+    ("xclaim", xclaim),
+    ("xautoclaim", xautoclaim),
+    ("xgroup|create", xgroup_create),
+    ("xgroup|createconsumer", xgroup_createconsumer),
+    ("xgroup|delconsumer", xgroup_delconsumer),
+    ("xgroup|destroy", xgroup_destroy),
+    ("xgroup|setid", xgroup_setid),
+    ("xgroup|help", xgroup_help),
+    ("xinfo|consumers", xinfo_consumers),
+    ("xinfo|groups", xinfo_groups),
+    ("xinfo|stream", xinfo_stream),
+    ("xinfo|help", xinfo_help),
 ];
 
 const BAD_ID: &str = "ERR Invalid stream ID specified as stream command argument";

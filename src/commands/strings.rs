@@ -2,36 +2,38 @@
 
 use super::expire::{delete_now, set_expire_effect};
 use super::expire::{expire_deadline_ms, Unit};
-use super::{cmd, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::{EventClass, StrEncoding, Ttl};
 use crate::float::LongDouble;
 use crate::protocol::request::parse_i64;
 use crate::protocol::Args;
 use crate::value::{Value, ValueRef};
 
-pub static COMMANDS: &[Command] = &[
-    cmd!("get", 2, ["readonly", "fast"], (1, 1, 1), get, "string", "Returns the string value of a key."),
-    cmd!("set", -3, ["write", "denyoom"], (1, 1, 1), set, "string", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."),
-    cmd!("setnx", 3, ["write", "denyoom", "fast"], (1, 1, 1), setnx, "string", "Set the string value of a key only when the key doesn't exist."),
-    cmd!("setex", 4, ["write", "denyoom"], (1, 1, 1), setex, "string", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist."),
-    cmd!("psetex", 4, ["write", "denyoom"], (1, 1, 1), psetex, "string", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist."),
-    cmd!("getex", -2, ["write", "fast"], (1, 1, 1), getex, "string", "Returns the string value of a key after setting its expiration time."),
-    cmd!("getdel", 2, ["write", "fast"], (1, 1, 1), getdel, "string", "Returns the string value of a key after deleting the key."),
-    cmd!("getset", 3, ["write", "denyoom", "fast"], (1, 1, 1), getset, "string", "Returns the previous string value of a key after setting it to a new value."),
-    cmd!("mget", -2, ["readonly", "fast"], (1, -1, 1), mget, "string", "Atomically returns the string values of one or more keys."),
-    cmd!("mset", -3, ["write", "denyoom"], (1, -1, 2), mset, "string", "Atomically creates or modifies the string values of one or more keys."),
-    cmd!("msetnx", -3, ["write", "denyoom"], (1, -1, 2), msetnx, "string", "Atomically modifies the string values of one or more keys only when all keys don't exist."),
-    cmd!("append", 3, ["write", "denyoom", "fast"], (1, 1, 1), append, "string", "Appends a string to the value of a key. Creates the key if it doesn't exist."),
-    cmd!("strlen", 2, ["readonly", "fast"], (1, 1, 1), strlen, "string", "Returns the length of a string value."),
-    cmd!("getrange", 4, ["readonly"], (1, 1, 1), getrange, "string", "Returns a substring of the string stored at a key."),
-    cmd!("substr", 4, ["readonly"], (1, 1, 1), getrange, "string", "Returns a substring from a string value."),
-    cmd!("setrange", 4, ["write", "denyoom"], (1, 1, 1), setrange, "string", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist."),
-    cmd!("lcs", -3, ["readonly"], (1, 2, 1), lcs, "string", "Finds the longest common substring."),
-    cmd!("incr", 2, ["write", "denyoom", "fast"], (1, 1, 1), incr, "string", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."),
-    cmd!("decr", 2, ["write", "denyoom", "fast"], (1, 1, 1), decr, "string", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."),
-    cmd!("incrby", 3, ["write", "denyoom", "fast"], (1, 1, 1), incrby, "string", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist."),
-    cmd!("decrby", 3, ["write", "denyoom", "fast"], (1, 1, 1), decrby, "string", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist."),
-    cmd!("incrbyfloat", 3, ["write", "denyoom", "fast"], (1, 1, 1), incrbyfloat, "string", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist."),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("get", get),
+    ("set", set),
+    ("setnx", setnx),
+    ("setex", setex),
+    ("psetex", psetex),
+    ("getex", getex),
+    ("getdel", getdel),
+    ("getset", getset),
+    ("mget", mget),
+    ("mset", mset),
+    ("msetnx", msetnx),
+    ("append", append),
+    ("strlen", strlen),
+    ("getrange", getrange),
+    ("substr", getrange),
+    ("setrange", setrange),
+    ("lcs", lcs),
+    ("incr", incr),
+    ("decr", decr),
+    ("incrby", incrby),
+    ("decrby", decrby),
+    ("incrbyfloat", incrbyfloat),
 ];
 
 /// The string at `key`: `Ok(None)` if absent, WRONGTYPE if not a string.

@@ -5,56 +5,18 @@
 //! of its own command, so no key expires between two queued commands, and
 //! their effects reach the propagation point as one unit.
 
-use super::{call_and_reply, cmd, CmdError, CmdResult, Command, Ctx};
+use super::{call_and_reply, CmdError, CmdResult, Ctx, Handler};
 use crate::multi::Transaction;
 use crate::protocol::Args;
 
-pub static COMMANDS: &[Command] = &[
-    cmd!(
-        "multi",
-        1,
-        ["noscript", "loading", "stale", "fast", "allow_busy"],
-        (0, 0, 0),
-        multi,
-        "transactions",
-        "Starts a transaction."
-    ),
-    cmd!(
-        "exec",
-        1,
-        ["noscript", "loading", "stale", "skip_slowlog"],
-        (0, 0, 0),
-        exec,
-        "transactions",
-        "Executes all commands in a transaction."
-    ),
-    cmd!(
-        "discard",
-        1,
-        ["noscript", "loading", "stale", "fast", "allow_busy"],
-        (0, 0, 0),
-        discard,
-        "transactions",
-        "Discards a transaction."
-    ),
-    cmd!(
-        "watch",
-        -2,
-        ["noscript", "loading", "stale", "fast", "allow_busy"],
-        (1, -1, 1),
-        watch,
-        "transactions",
-        "Monitors changes to keys to determine the execution of a transaction."
-    ),
-    cmd!(
-        "unwatch",
-        1,
-        ["noscript", "loading", "stale", "fast", "allow_busy"],
-        (0, 0, 0),
-        unwatch,
-        "transactions",
-        "Forgets about watched keys of a transaction."
-    ),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("multi", multi),
+    ("exec", exec),
+    ("discard", discard),
+    ("watch", watch),
+    ("unwatch", unwatch),
 ];
 
 fn multi(ctx: &mut Ctx, _args: Args) -> CmdResult {

@@ -17,7 +17,7 @@ use super::aggregate::{
     reply_picks, reply_scan, scan_target, store_result, view, write, write_or_create_with, ZSET,
 };
 use super::blocking::{self, timeout_arg, wait_for_keys};
-use super::{cmd, float_arg, int_arg, is, CmdError, CmdResult, Command, Ctx};
+use super::{float_arg, int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::{EventClass, StrEncoding};
 use crate::protocol::reply::format_double;
 use crate::protocol::{Args, Reply};
@@ -25,42 +25,44 @@ use crate::value::packed::Item;
 use crate::value::zset::ZEntry;
 use crate::value::{Value, ValueRef, ZSet, ZSetRef};
 
-pub static COMMANDS: &[Command] = &[
-    cmd!("zadd", -4, ["write", "denyoom", "fast"], (1, 1, 1), zadd, "sorted-set", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."),
-    cmd!("zrangestore", -5, ["write", "denyoom"], (1, 2, 1), zrangestore, "sorted-set", "Stores a range of members from sorted set in a key."),
-    cmd!("zincrby", 4, ["write", "denyoom", "fast"], (1, 1, 1), zincrby, "sorted-set", "Increments the score of a member in a sorted set."),
-    cmd!("zrem", -3, ["write", "fast"], (1, 1, 1), zrem, "sorted-set", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed."),
-    cmd!("zscore", 3, ["readonly", "fast"], (1, 1, 1), zscore, "sorted-set", "Returns the score of a member in a sorted set."),
-    cmd!("zmscore", -3, ["readonly", "fast"], (1, 1, 1), zmscore, "sorted-set", "Returns the score of one or more members in a sorted set."),
-    cmd!("zcard", 2, ["readonly", "fast"], (1, 1, 1), zcard, "sorted-set", "Returns the number of members in a sorted set."),
-    cmd!("zcount", 4, ["readonly", "fast"], (1, 1, 1), zcount, "sorted-set", "Returns the count of members in a sorted set that have scores within a range."),
-    cmd!("zlexcount", 4, ["readonly", "fast"], (1, 1, 1), zlexcount, "sorted-set", "Returns the number of members in a sorted set within a lexicographical range."),
-    cmd!("zrank", -3, ["readonly", "fast"], (1, 1, 1), zrank, "sorted-set", "Returns the index of a member in a sorted set ordered by ascending scores."),
-    cmd!("zrevrank", -3, ["readonly", "fast"], (1, 1, 1), zrevrank, "sorted-set", "Returns the index of a member in a sorted set ordered by descending scores."),
-    cmd!("zrange", -4, ["readonly"], (1, 1, 1), zrange, "sorted-set", "Returns members in a sorted set within a range of indexes."),
-    cmd!("zrevrange", -4, ["readonly"], (1, 1, 1), zrevrange, "sorted-set", "Returns members in a sorted set within a range of indexes in reverse order."),
-    cmd!("zrangebyscore", -4, ["readonly"], (1, 1, 1), zrangebyscore, "sorted-set", "Returns members in a sorted set within a range of scores."),
-    cmd!("zrevrangebyscore", -4, ["readonly"], (1, 1, 1), zrevrangebyscore, "sorted-set", "Returns members in a sorted set within a range of scores in reverse order."),
-    cmd!("zrangebylex", -4, ["readonly"], (1, 1, 1), zrangebylex, "sorted-set", "Returns members in a sorted set within a lexicographical range."),
-    cmd!("zrevrangebylex", -4, ["readonly"], (1, 1, 1), zrevrangebylex, "sorted-set", "Returns members in a sorted set within a lexicographical range in reverse order."),
-    cmd!("zremrangebyrank", 4, ["write"], (1, 1, 1), zremrangebyrank, "sorted-set", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed."),
-    cmd!("zremrangebyscore", 4, ["write"], (1, 1, 1), zremrangebyscore, "sorted-set", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed."),
-    cmd!("zremrangebylex", 4, ["write"], (1, 1, 1), zremrangebylex, "sorted-set", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed."),
-    cmd!("zpopmin", -2, ["write", "fast"], (1, 1, 1), zpopmin, "sorted-set", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
-    cmd!("zpopmax", -2, ["write", "fast"], (1, 1, 1), zpopmax, "sorted-set", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped."),
-    cmd!("zmpop", -4, ["write"], (0, 0, 0), zmpop, "sorted-set", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.").with_numkeys(1),
-    cmd!("bzpopmin", -3, ["write", "noscript", "blocking", "fast"], (1, -2, 1), bzpopmin, "sorted-set", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped."),
-    cmd!("bzpopmax", -3, ["write", "noscript", "blocking", "fast"], (1, -2, 1), bzpopmax, "sorted-set", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped."),
-    cmd!("bzmpop", -5, ["write", "blocking"], (0, 0, 0), bzmpop, "sorted-set", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.").with_numkeys(2),
-    cmd!("zrandmember", -2, ["readonly"], (1, 1, 1), zrandmember, "sorted-set", "Returns one or more random members from a sorted set."),
-    cmd!("zscan", -3, ["readonly"], (1, 1, 1), zscan, "sorted-set", "Iterates over members and scores of a sorted set."),
-    cmd!("zunionstore", -4, ["write", "denyoom"], (1, 1, 1), zunionstore, "sorted-set", "Stores the union of multiple sorted sets in a key.").with_numkeys(2),
-    cmd!("zinterstore", -4, ["write", "denyoom"], (1, 1, 1), zinterstore, "sorted-set", "Stores the intersect of multiple sorted sets in a key.").with_numkeys(2),
-    cmd!("zdiffstore", -4, ["write", "denyoom"], (1, 1, 1), zdiffstore, "sorted-set", "Stores the difference of multiple sorted sets in a key.").with_numkeys(2),
-    cmd!("zunion", -3, ["readonly"], (0, 0, 0), zunion, "sorted-set", "Returns the union of multiple sorted sets.").with_numkeys(1),
-    cmd!("zinter", -3, ["readonly"], (0, 0, 0), zinter, "sorted-set", "Returns the intersect of multiple sorted sets.").with_numkeys(1),
-    cmd!("zdiff", -3, ["readonly"], (0, 0, 0), zdiff, "sorted-set", "Returns the difference between multiple sorted sets.").with_numkeys(1),
-    cmd!("zintercard", -3, ["readonly"], (0, 0, 0), zintercard, "sorted-set", "Returns the number of members of the intersect of multiple sorted sets.").with_numkeys(1),
+/// The handlers of this family's commands, by full name (see
+/// `command_table` for their entries).
+pub(super) static HANDLERS: &[(&str, Handler)] = &[
+    ("zadd", zadd),
+    ("zrangestore", zrangestore),
+    ("zincrby", zincrby),
+    ("zrem", zrem),
+    ("zscore", zscore),
+    ("zmscore", zmscore),
+    ("zcard", zcard),
+    ("zcount", zcount),
+    ("zlexcount", zlexcount),
+    ("zrank", zrank),
+    ("zrevrank", zrevrank),
+    ("zrange", zrange),
+    ("zrevrange", zrevrange),
+    ("zrangebyscore", zrangebyscore),
+    ("zrevrangebyscore", zrevrangebyscore),
+    ("zrangebylex", zrangebylex),
+    ("zrevrangebylex", zrevrangebylex),
+    ("zremrangebyrank", zremrangebyrank),
+    ("zremrangebyscore", zremrangebyscore),
+    ("zremrangebylex", zremrangebylex),
+    ("zpopmin", zpopmin),
+    ("zpopmax", zpopmax),
+    ("zmpop", zmpop),
+    ("bzpopmin", bzpopmin),
+    ("bzpopmax", bzpopmax),
+    ("bzmpop", bzmpop),
+    ("zrandmember", zrandmember),
+    ("zscan", zscan),
+    ("zunionstore", zunionstore),
+    ("zinterstore", zinterstore),
+    ("zdiffstore", zdiffstore),
+    ("zunion", zunion),
+    ("zinter", zinter),
+    ("zdiff", zdiff),
+    ("zintercard", zintercard),
 ];
 
 // ---- ZADD and ZINCRBY -------------------------------------------------
