@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::commands::{full_name, Command, Flags};
+use crate::command_table::{full_name, Command, Flags};
 use crate::glob;
 
 /// Redis 7.0's categories, in its order (ACL CAT lists them so, COMMAND

@@ -864,8 +864,9 @@ fn replay(
                     session: &mut session,
                     server: state,
                     peers: &(),
+                    call: crate::dispatch::call_and_reply,
                 };
-                crate::commands::execute(&mut ctx, args);
+                crate::dispatch::execute(&mut ctx, args);
                 session.reply.buf.clear();
                 start += consumed;
                 valid_up_to = buf_offset + start as u64;

@@ -31,13 +31,17 @@ pub struct Waiter {
     pub token: usize,
 }
 
-/// How CLIENT UNBLOCK ends a wait.
+/// How a wait ends without data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unblock {
     /// As if the timeout had passed (a null reply).
     Timeout,
     /// With `-UNBLOCKED client unblocked via CLIENT UNBLOCK`.
     Error,
+    /// The server became a replica: an error, then the connection closes
+    /// (Redis's `disconnectAllBlockedClients`), so that no blocked write
+    /// runs on a replica.
+    StateChanged,
 }
 
 /// A key in a database.
@@ -233,6 +237,12 @@ impl Blocking {
             }
             None => false,
         }
+    }
+
+    /// Ends every wait (the server became a replica).
+    pub fn request_unblock_all(&mut self, how: Unblock) {
+        self.unblocks
+            .extend(self.clients.values().map(|wait| (wait.who, how)));
     }
 
     pub fn take_unblock_requests(&mut self) -> Vec<(Waiter, Unblock)> {

@@ -29,7 +29,7 @@
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
 
-use crate::commands::{self, Flags};
+use crate::command_table::{self, Flags};
 use crate::connection::{Session, READ_CHUNK};
 use crate::net::{Peer, Stream};
 use crate::protocol::{Parsed, RequestParser};
@@ -303,7 +303,7 @@ fn decide(
     } else {
         BUSY_FUNCTION
     };
-    let Some(top) = commands::lookup(&args[0]) else {
+    let Some(top) = command_table::lookup(&args[0]) else {
         return Answer::Reply(busy);
     };
     let cmd = match args.len() {
@@ -345,8 +345,8 @@ fn decide(
 
 /// The `allow_busy` commands outside a transaction.
 fn decide_plain(
-    top: &commands::Command,
-    cmd: &commands::Command,
+    top: &command_table::Command,
+    cmd: &command_table::Command,
     args: &crate::protocol::Args,
     script: &RunningScript,
     (resp3, stats): (bool, &FunctionStats),

@@ -113,7 +113,7 @@ pub enum Outcome {
 /// the lazyfree thread is still freeing (already evicted: counting it
 /// would evict more while it is returned).
 fn counted_memory(state: &ServerState, not_counted: usize) -> usize {
-    crate::info::used_memory()
+    crate::memory::used_memory()
         .saturating_sub(not_counted)
         .saturating_sub(state.lazyfree.pending_bytes() as usize)
 }
@@ -135,7 +135,7 @@ pub fn not_counted(state: &ServerState, peers: &dyn crate::connection::Sessions)
 /// load of a counter, the check every command makes first.
 pub fn over_limit(state: &ServerState) -> bool {
     let limit = state.config.maxmemory as usize;
-    limit > 0 && crate::info::used_memory() > limit
+    limit > 0 && crate::memory::used_memory() > limit
 }
 
 /// How long one call may evict (Redis's `evictionTimeLimitUs` from

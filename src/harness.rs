@@ -8,10 +8,11 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::clock::ManualClock;
-use crate::commands::{execute, Ctx};
+use crate::commands::Ctx;
 use crate::config::Config;
 use crate::connection::Session;
 use crate::digest;
+use crate::dispatch::execute;
 use crate::expire::{CycleKind, CycleSettings};
 use crate::propagate::Recorder;
 use crate::protocol::{Args, Parsed, RequestParser};
@@ -99,6 +100,7 @@ impl Harness {
             session: &mut self.session,
             server: &mut self.server,
             peers: &(),
+            call: crate::dispatch::call_and_reply,
         };
         execute(&mut ctx, args);
         std::mem::take(&mut self.session.reply.buf)

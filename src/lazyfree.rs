@@ -395,7 +395,7 @@ impl Trimmer {
 
 /// Resident bytes beyond the heap bytes in use.
 fn held_beyond_used() -> u64 {
-    crate::info::rss_bytes().saturating_sub(crate::info::used_memory() as u64)
+    crate::memory::rss_bytes().saturating_sub(crate::memory::used_memory() as u64)
 }
 
 /// Asks glibc to hand free pages back to the OS (freed buffers scattered

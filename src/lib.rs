@@ -5,6 +5,10 @@
 //! keyspace and passive expiry), `expire` (the active cycle), `commands`
 //! (the table and handlers), `config`, `info`.
 
+/// The Redis version lapse reports to clients (they gate features on it).
+pub const REDIS_COMPAT_VERSION: &str = "7.0.15";
+pub const LAPSE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 pub mod acl;
 pub mod aof;
 pub mod blocking;
@@ -18,6 +22,7 @@ pub mod connection;
 pub mod db;
 pub mod dict;
 pub mod digest;
+pub mod dispatch;
 pub mod evict;
 pub mod expire;
 pub mod fdlimit;
@@ -32,6 +37,7 @@ pub mod latency;
 pub mod lazyfree;
 pub mod log;
 pub mod lzf;
+pub mod memory;
 pub mod monitor;
 pub mod multi;
 pub mod net;

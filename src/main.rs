@@ -10,7 +10,7 @@ use lapse::config::{Config, Directives};
 use lapse::server::Server;
 
 #[global_allocator]
-static ALLOC: lapse::info::CountingAlloc = lapse::info::CountingAlloc;
+static ALLOC: lapse::memory::CountingAlloc = lapse::memory::CountingAlloc;
 
 const USAGE: &str = "Usage: lapse [/path/to/lapse.conf] [--<setting> <value>...]
        lapse --version
@@ -34,7 +34,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
             return Ok(Invocation::Print(format!(
                 "lapse {} (Redis {} compatible)",
                 env!("CARGO_PKG_VERSION"),
-                lapse::info::REDIS_COMPAT_VERSION
+                lapse::REDIS_COMPAT_VERSION
             )))
         }
         [one] if one == "--help" || one == "-h" => return Ok(Invocation::Print(USAGE.into())),
@@ -186,7 +186,7 @@ fn main() -> ExitCode {
     tracing::info!("oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo");
     tracing::info!(
         "Redis version={}, bits=64, commit=00000000, modified=0, pid={}, just started (lapse {})",
-        lapse::info::REDIS_COMPAT_VERSION,
+        lapse::REDIS_COMPAT_VERSION,
         std::process::id(),
         env!("CARGO_PKG_VERSION")
     );

@@ -195,7 +195,7 @@ impl Encoder {
                 rdb::write_header(
                     &mut out,
                     now_ms,
-                    crate::info::used_memory() as u64,
+                    crate::memory::used_memory() as u64,
                     aof_base,
                 );
                 if let Some(scripting) = scripting {

@@ -58,8 +58,6 @@ pub const TYPE_HASH_METADATA_PRE_GA: u8 = 22;
 pub const TYPE_HASH_LISTPACK_EX_PRE_GA: u8 = 23;
 pub const TYPE_HASH_METADATA: u8 = 24;
 pub const TYPE_HASH_LISTPACK_EX: u8 = 25;
-/// Latest field deadline a file may hold (Redis's `EB_EXPIRE_TIME_MAX`).
-pub const FIELD_TTL_MAX_MS: i64 = (1 << 48) - 1;
 
 const ENC_INT8: u8 = 0;
 const ENC_INT16: u8 = 1;
@@ -246,54 +244,6 @@ impl<'a> Reader<'a> {
             Len::Encoded(_) => None,
         }
     }
-}
-
-/// Bytes of a listpack entry's back-length for an entry of `l` bytes.
-fn lp_backlen_size(l: usize) -> usize {
-    match l {
-        0..=127 => 1,
-        128..=16382 => 2,
-        16383..=2097150 => 3,
-        2097151..=268435454 => 4,
-        _ => 5,
-    }
-}
-
-/// Bytes the integer `n` takes in a listpack, back-length included (the
-/// encodings `ListpackWriter::push_int` writes).
-pub fn lp_int_size(n: i64) -> usize {
-    let enc = if (0..=127).contains(&n) {
-        1
-    } else if (-4096..=4095).contains(&n) {
-        2
-    } else if i16::try_from(n).is_ok() {
-        3
-    } else if (-(1 << 23)..(1 << 23)).contains(&n) {
-        4
-    } else if i32::try_from(n).is_ok() {
-        5
-    } else {
-        9
-    };
-    enc + lp_backlen_size(enc)
-}
-
-/// Bytes the string `s` takes in a listpack (as an integer when it reads
-/// as one, as `ListpackWriter::push` stores it).
-pub fn lp_string_size(s: &[u8]) -> usize {
-    if let Some(n) = crate::value::canonical_int(s) {
-        return lp_int_size(n);
-    }
-    let len = s.len();
-    let enc = len
-        + if len < 64 {
-            1
-        } else if len < 4096 {
-            2
-        } else {
-            5
-        };
-    enc + lp_backlen_size(enc)
 }
 
 /// A listpack (Redis's `listpack.c` layout) being built for an RDB file:
@@ -709,7 +659,7 @@ fn write_aux(out: &mut Vec<u8>, key: &str, value: &str) {
 /// base of an AOF). Function libraries and databases follow.
 pub fn write_header(out: &mut Vec<u8>, now_ms: i64, used_memory: u64, aof_base: bool) {
     out.extend_from_slice(format!("REDIS{RDB_VERSION:04}").as_bytes());
-    write_aux(out, "redis-ver", crate::info::REDIS_COMPAT_VERSION);
+    write_aux(out, "redis-ver", crate::REDIS_COMPAT_VERSION);
     write_aux(out, "redis-bits", "64");
     write_aux(out, "ctime", &(now_ms / 1000).to_string());
     write_aux(out, "used-mem", &used_memory.to_string());

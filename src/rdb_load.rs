@@ -9,6 +9,7 @@
 //! read from the file allocates before the bytes behind it exist.
 
 use crate::rdb::*;
+use crate::value::field_ttl::FIELD_TTL_MAX_MS;
 use crate::value::{Hash, List, ListLimits, PackLimits, Set, SetLimits, Value, ZLimits, ZSet};
 
 /// One key read: name, value, absolute ms deadline.

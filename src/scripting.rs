@@ -1303,10 +1303,10 @@ fn install_common(lua: &Lua, redis: &Table) -> mlua::Result<()> {
     ] {
         redis.raw_set(name, level)?;
     }
-    redis.raw_set("REDIS_VERSION", crate::info::REDIS_COMPAT_VERSION)?;
+    redis.raw_set("REDIS_VERSION", crate::REDIS_COMPAT_VERSION)?;
     redis.raw_set(
         "REDIS_VERSION_NUM",
-        version_num(crate::info::REDIS_COMPAT_VERSION),
+        version_num(crate::REDIS_COMPAT_VERSION),
     )?;
     Ok(())
 }

@@ -23,7 +23,7 @@ use tracing::{debug, info, warn};
 use crate::blocking::{Unblock, Waiter};
 use crate::busy::PeerSocket;
 use crate::clock::{unix_time_ms, SystemClock};
-use crate::commands::{self, Ctx};
+use crate::commands::Ctx;
 use crate::config::Config;
 use crate::connection::{ClientType, Session, Sessions};
 use crate::expire::{CycleKind, CycleSettings};
@@ -260,7 +260,7 @@ fn check_databases_fit(databases: usize) -> io::Result<()> {
     /// The struct and its first allocations (empty tables), in bytes.
     const EMPTY_DB_BYTES: usize = std::mem::size_of::<crate::db::Db>() + 128;
     let need = databases.saturating_mul(EMPTY_DB_BYTES) as u64;
-    match crate::info::available_memory() {
+    match crate::memory::available_memory() {
         Some(available) if need > available => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
@@ -590,8 +590,9 @@ impl Server {
                             session: &mut session,
                             server: &mut self.state,
                             peers: &Peers::of(&self.conns, &self.listeners),
+                            call: crate::dispatch::call_and_reply,
                         };
-                        commands::execute(&mut ctx, args);
+                        crate::dispatch::execute(&mut ctx, args);
                         if session.postponed {
                             // Kept whole for when the pause ends.
                             break;
@@ -817,15 +818,14 @@ impl Server {
         }
         let blocked = conn.session.blocked.take()?;
         let mut session = std::mem::take(&mut conn.session);
-        session.retrying = true;
         let mut ctx = Ctx {
             now_ms,
             session: &mut session,
             server: &mut self.state,
             peers: &Peers::of(&self.conns, &self.listeners),
+            call: crate::dispatch::call_and_reply,
         };
-        commands::execute(&mut ctx, blocked.args.as_args());
-        session.retrying = false;
+        crate::dispatch::retry(&mut ctx, blocked.cmd, blocked.args.as_args());
         let waiting = std::mem::take(&mut session.still_waiting);
         if waiting {
             session.blocked = Some(blocked);
@@ -880,6 +880,12 @@ impl Server {
             Unblock::Error => session
                 .reply
                 .error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK"),
+            Unblock::StateChanged => {
+                session.reply.error(
+                    b"UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
+                );
+                session.close_after_reply = true;
+            }
         }
         conn.queue_write(waiter.token, &mut self.pending_writes);
         self.resume.push(waiter.token);
@@ -1738,7 +1744,7 @@ impl Server {
             self.next_cron = Instant::now() + period;
             return;
         }
-        crate::info::sample_peak_memory();
+        crate::memory::sample_peak_memory();
         self.state.stats.sample_rates(now_ms);
         self.resume_paused(now_ms);
         if std::mem::take(&mut self.accept_retry) {

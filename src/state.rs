@@ -166,7 +166,7 @@ impl ServerState {
             out_of_memory: false,
             changes_outside_keys: 0,
         };
-        state.startup_memory = crate::info::used_memory();
+        state.startup_memory = crate::memory::used_memory();
         // Calibrates the command timer now, not on the first command.
         crate::clock::ticks();
         state.repl.master = state.config.replicaof.clone();

@@ -451,3 +451,27 @@ fn a_key_expired_inside_exec_wakes_no_one_as_in_redis() {
     let seen = common::same_on_lapse_and_redis(expired_before_served);
     assert_eq!(seen[7], "true");
 }
+
+/// A server that becomes a replica ends every wait with Redis's
+/// `UNBLOCKED ... instance state changed` error and closes those
+/// connections (Redis's `disconnectAllBlockedClients`): a blocked write
+/// (BLMOVE here) can never run on a replica when its key fills from the
+/// primary's stream.
+fn state_change_unblocks(server: &Server) -> Vec<String> {
+    let (mut blocked, mut admin) = (server.raw(), server.raw());
+    blocked.send_cmd(&[b"BLMOVE", b"src", b"dst", b"LEFT", b"RIGHT", b"0"]);
+    assert!(common::blocked_clients_reach(&mut admin, 1));
+    // An address nothing listens on: the link stays down, which is enough.
+    let mut seen = vec![admin.cmd(&["REPLICAOF", "127.0.0.1", "1"])];
+    seen.push(String::from_utf8_lossy(&blocked.reply()).into_owned());
+    seen.push(format!("closed {}", blocked.is_closed()));
+    seen.push(admin.cmd(&["REPLICAOF", "NO", "ONE"]));
+    seen
+}
+
+#[test]
+fn becoming_a_replica_unblocks_and_closes_blocked_clients_as_redis_does() {
+    let seen = common::same_on_lapse_and_redis(state_change_unblocks);
+    assert!(seen[1].starts_with("-UNBLOCKED force unblock"), "{seen:?}");
+    assert_eq!(seen[2], "closed true");
+}

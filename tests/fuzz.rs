@@ -13,7 +13,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use lapse::commands::{self, Ctx};
+use lapse::commands::Ctx;
 use lapse::config::Config;
 use lapse::connection::{ReplyMode, Session};
 use lapse::protocol::{Parsed, RequestParser};
@@ -288,9 +288,10 @@ fn fuzz_command_table() {
             session: &mut session,
             server: &mut server,
             peers: &(),
+            call: lapse::dispatch::call_and_reply,
         };
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            commands::execute(&mut ctx, parsed);
+            lapse::dispatch::execute(&mut ctx, parsed);
         }));
         if outcome.is_err() {
             let shown: Vec<String> = args
@@ -382,8 +383,9 @@ fn fuzz_aof_loader() {
                 session: &mut session,
                 server: &mut state,
                 peers: &(),
+                call: lapse::dispatch::call_and_reply,
             };
-            commands::execute(&mut ctx, parser.args(&wire));
+            lapse::dispatch::execute(&mut ctx, parser.args(&wire));
         }
         lapse::aof::flush(&mut state, true);
     }

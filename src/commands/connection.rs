@@ -3,8 +3,8 @@
 use super::{db_index_arg, int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::blocking::Unblock;
 use crate::connection::{ClientType, Session};
-use crate::info::REDIS_COMPAT_VERSION;
 use crate::protocol::Args;
+use crate::REDIS_COMPAT_VERSION;
 
 /// The handlers of this family's commands, by full name (see
 /// `command_table` for their entries).
@@ -779,7 +779,7 @@ fn client_help(ctx: &mut Ctx, _args: Args) -> CmdResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::commands::test_support::Harness;
+    use crate::harness::Harness;
 
     #[test]
     fn hello_switches_protocol() {

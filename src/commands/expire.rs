@@ -210,7 +210,7 @@ fn persist(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::commands::test_support::Harness;
+    use crate::harness::Harness;
 
     #[test]
     fn the_latest_deadline_reads_back_without_overflow() {

@@ -57,7 +57,7 @@ pub(super) static HANDLERS: &[(&str, Handler)] = &[
 
 /// The latest field deadline a command may set (Redis's
 /// `HFE_MAX_ABS_TIME_MSEC`, a quarter of what a file may hold).
-const FIELD_TTL_MAX_MS: i64 = crate::rdb::FIELD_TTL_MAX_MS >> 2;
+const FIELD_TTL_MAX_MS: i64 = crate::value::field_ttl::FIELD_TTL_MAX_MS >> 2;
 
 /// `FIELDS numfields field ...` from `at` (where FIELDS must be), checked
 /// in Redis's order; `count_error`: the command's message for a count

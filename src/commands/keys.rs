@@ -529,7 +529,7 @@ fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::commands::test_support::Harness;
+    use crate::harness::Harness;
 
     #[test]
     fn rename_carries_ttl_and_errors() {

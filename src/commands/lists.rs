@@ -555,7 +555,7 @@ fn brpoplpush(ctx: &mut Ctx, args: Args) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::test_support::Harness;
+    use crate::harness::Harness;
 
     #[test]
     fn ranges() {

@@ -45,6 +45,11 @@ fn replicaof(ctx: &mut Ctx, args: Args) -> CmdResult {
         );
         Some((host, port))
     };
+    if target.is_some() {
+        ctx.server
+            .blocking
+            .request_unblock_all(crate::blocking::Unblock::StateChanged);
+    }
     let repl = &mut ctx.server.repl;
     repl.master = target.clone();
     repl.epoch += 1;

@@ -9,9 +9,8 @@
 
 use std::borrow::Cow;
 
-use super::{
-    c_str, call_and_reply, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags, Handler,
-};
+use super::refusals;
+use super::{c_str, int_arg, is, CmdError, CmdResult, Command, Ctx, Flags, Handler};
 use crate::busy::Verdict;
 use crate::connection::Session;
 use crate::glob;
@@ -189,16 +188,16 @@ impl ScriptClient<'_, '_> {
             return None;
         }
         if server.repl.is_replica() && server.config.replica_read_only {
-            return Some(super::READONLY_REPLICA.into());
+            return Some(refusals::READONLY_REPLICA.into());
         }
-        if let Some(refusal) = super::disk_refusal(server) {
+        if let Some(refusal) = refusals::disk_refusal(server) {
             return Some(
                 String::from_utf8_lossy(&refusal.message())
                     .into_owned()
                     .into(),
             );
         }
-        super::too_few_replicas(server).then_some(super::NOREPLICAS.into())
+        refusals::too_few_replicas(server).then_some(refusals::NOREPLICAS.into())
     }
 }
 
@@ -277,7 +276,7 @@ impl CommandRunner for ScriptClient<'_, '_> {
             .acl
             .check(&self.ctx.session.user, cmd, parent, &args)
         {
-            crate::commands::log_denial(self.ctx, &denied, cmd, parent, "lua");
+            refusals::log_denial(self.ctx, &denied, cmd, parent, "lua");
             return self.refused(Some(cmd), denied.script_message());
         }
         if cmd.flags.has(Flags::NOSCRIPT) && !self.ctx.server.debug.allow_noscript_in_scripts {
@@ -314,7 +313,7 @@ impl CommandRunner for ScriptClient<'_, '_> {
             && self.ctx.server.config.maxmemory > 0
             && !self.has_written()
         {
-            return self.refused(Some(cmd), super::OOM);
+            return self.refused(Some(cmd), refusals::OOM);
         }
         self.session.reply.resp3 = resp3;
         self.session.reply.buf.clear();
@@ -323,8 +322,9 @@ impl CommandRunner for ScriptClient<'_, '_> {
             session: &mut self.session,
             server: &mut *self.ctx.server,
             peers: self.ctx.peers,
+            call: self.ctx.call,
         };
-        call_and_reply(&mut ctx, cmd, args, false);
+        (self.ctx.call)(&mut ctx, cmd, args, false);
         self.remember_declared_keys(cmd);
         Ok(&self.session.reply.buf)
     }

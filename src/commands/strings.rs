@@ -694,7 +694,7 @@ pub(crate) fn long_double_sum(a: LongDouble, b: LongDouble) -> Result<Vec<u8>, C
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::test_support::Harness;
+    use crate::harness::Harness;
 
     #[test]
     fn getrange_indices() {

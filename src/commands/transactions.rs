@@ -5,7 +5,7 @@
 //! of its own command, so no key expires between two queued commands, and
 //! their effects reach the propagation point as one unit.
 
-use super::{call_and_reply, CmdError, CmdResult, Ctx, Handler};
+use super::{CmdError, CmdResult, Ctx, Handler};
 use crate::multi::Transaction;
 use crate::protocol::Args;
 
@@ -57,7 +57,7 @@ fn exec(ctx: &mut Ctx, _args: Args) -> CmdResult {
         let top = super::lookup(args.get(0)).unwrap_or(cmd);
         let parent = (!std::ptr::eq(top, *cmd)).then_some(top);
         if let Err(denied) = ctx.server.acl.check(&ctx.session.user, cmd, parent, &args) {
-            super::log_denial(ctx, &denied, cmd, parent, "multi");
+            super::refusals::log_denial(ctx, &denied, cmd, parent, "multi");
             let reason = denied.exec_reason();
             let message = format!(
                 "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}"
@@ -66,7 +66,7 @@ fn exec(ctx: &mut Ctx, _args: Args) -> CmdResult {
             ctx.out().error(message.as_bytes());
             continue;
         }
-        call_and_reply(ctx, cmd, args, true);
+        (ctx.call)(ctx, cmd, args, true);
     }
     ctx.session.deny_blocking = false;
     ctx.server.propagate.end_transaction();

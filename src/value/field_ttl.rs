@@ -18,7 +18,9 @@
 
 use crate::db::expires::{Expires, Record};
 use crate::dict::Moved;
-use crate::rdb::FIELD_TTL_MAX_MS;
+
+/// Latest field deadline a hash field may have, as a file holds it (Redis's `EB_EXPIRE_TIME_MAX`).
+pub const FIELD_TTL_MAX_MS: i64 = (1 << 48) - 1;
 
 /// A field's record in the heap: its entry and a 48-bit deadline, moved
 /// down at once when raised (no room for a second time).

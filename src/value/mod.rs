@@ -8,6 +8,7 @@ pub mod elem;
 pub mod field_ttl;
 pub mod hash;
 pub mod list;
+pub mod listpack;
 pub mod packed;
 pub mod set;
 pub mod stream;

@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::rdb::{lp_int_size, lp_string_size};
+use super::listpack::{lp_int_size, lp_string_size};
 
 /// A stream entry ID: milliseconds and a sequence number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
