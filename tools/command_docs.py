@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates src/commands/docs_data.rs: what COMMAND DOCS and COMMAND INFO
+"""Generates src/command_table/docs_data.rs: what COMMAND DOCS and COMMAND INFO
 answer about each command beyond lapse's own table (summary, since,
 complexity, history, doc flags, arguments, key specs, tips), taken from
 redis-server 7.0's command reference files (src/commands/*.json of the
@@ -7,7 +7,7 @@ redis repository at the tag given), spelled as redis-server's generated
 command table spells them (argument names in lowercase, tokens in
 capitals, groups with dashes).
 
-    tools/command_docs.py /path/to/redis 7.0.15 > src/commands/docs_data.rs
+    tools/command_docs.py /path/to/redis 7.0.15 > src/command_table/docs_data.rs
 """
 import json
 import subprocess
@@ -18,6 +18,13 @@ def rust_str(s):
     if s is None:
         return "None"
     return "Some(%s)" % lit(s)
+
+
+def c_token(token):
+    """A token as redis-server's table holds it: Redis's generator pastes
+    it into a C string literal, where MIGRATE's `""` token becomes two
+    adjacent empty literals, an empty string."""
+    return "" if token == '""' else token.upper()
 
 
 def lit(s):
@@ -31,7 +38,7 @@ def arg(a, indent):
     return (
         f"{pad}ArgDoc {{ name: {lit(a['name'].lower())}, kind: {lit(a['type'])}, "
         f"key_spec_index: {a.get('key_spec_index', -1)}, "
-        f"token: {rust_str(a['token'].upper() if 'token' in a else None)}, "
+        f"token: {rust_str(c_token(a['token']) if 'token' in a else None)}, "
         f"summary: {rust_str(a.get('summary'))}, since: {rust_str(a.get('since'))}, "
         f"deprecated_since: {rust_str(a.get('deprecated_since'))}, "
         f"flags: &[{', '.join(lit(f) for f in flags)}], args: &[\n{sub}{pad}] }},\n"
