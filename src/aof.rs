@@ -1419,6 +1419,48 @@ pub fn debug_loadaof(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
 /// Writes the commands that build `key` with `value` (and its deadline):
 /// a rewrite's base without the RDB preamble (Redis's
 /// `rewriteAppendOnlyFileRio`, `ITEMS_PER_COMMAND` items per command).
+/// A save's entries as the commands that build each key (an AOF base
+/// without the RDB preamble).
+pub struct CommandEntries;
+
+impl crate::db::snapshot::EntryFormat for CommandEntries {
+    fn is_big(&self, value: crate::value::ValueRef<'_>) -> bool {
+        crate::rdb::is_big(value)
+    }
+
+    fn write_entry(
+        &self,
+        out: &mut Vec<u8>,
+        key: &[u8],
+        value: crate::value::ValueRef<'_>,
+        at_ms: Option<i64>,
+    ) {
+        write_key_commands(out, key, value, at_ms);
+    }
+
+    fn write_big_head(
+        &self,
+        out: &mut Vec<u8>,
+        key: &[u8],
+        value: crate::value::ValueRef<'_>,
+        _at_ms: Option<i64>,
+    ) {
+        write_big_commands_head(out, key, value);
+    }
+
+    fn write_big_piece(
+        &self,
+        out: &mut Vec<u8>,
+        key: &[u8],
+        value: crate::value::ValueRef<'_>,
+        at: usize,
+        units: usize,
+        at_ms: Option<i64>,
+    ) -> Option<usize> {
+        write_big_commands_piece(out, key, value, at, units, at_ms)
+    }
+}
+
 pub fn write_key_commands(
     out: &mut Vec<u8>,
     key: &[u8],

@@ -1686,6 +1686,17 @@ impl Config {
         }
     }
 
+    /// The representation limits a loaded value follows
+    /// (`*-max-listpack-*`, `set-max-intset-entries`).
+    pub fn load_limits(&self) -> crate::rdb_load::Limits {
+        crate::rdb_load::Limits {
+            hash: self.hash_limits(),
+            set: self.set_limits(),
+            zset: self.zset_limits(),
+            list: self.list_limits(),
+        }
+    }
+
     /// How full a list's blocks grow.
     pub fn list_limits(&self) -> crate::value::ListLimits {
         crate::value::ListLimits {

@@ -38,7 +38,7 @@ const ITERATIONS_PER_CLOCK_CHECK: u64 = 16;
 pub enum Strategy {
     /// Keys with a TTL sampled uniformly at random (Redis's way).
     Uniform,
-    /// Keys in deadline order: the ones due first (see `db::expires`).
+    /// Keys in deadline order: the ones due first (see `deadlines`).
     Deadline,
 }
 

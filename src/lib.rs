@@ -20,6 +20,7 @@ pub mod commands;
 pub mod config;
 pub mod connection;
 pub mod db;
+pub mod deadlines;
 pub mod dict;
 pub mod digest;
 pub mod dispatch;

@@ -36,7 +36,7 @@ use crate::db::snapshot::EntryFormat;
 use crate::db::Db;
 use crate::protocol::encode_request;
 use crate::rdb::{self, SaveOptions};
-use crate::rdb_load::{self, Limits};
+use crate::rdb_load;
 use crate::state::ServerState;
 
 /// How long one `tick` encodes keys: the longest a background save holds
@@ -201,7 +201,7 @@ impl Encoder {
                 if let Some(scripting) = scripting {
                     scripting.write_functions(&mut out);
                 }
-                EntryFormat::Rdb(options)
+                Arc::new(rdb::RdbEntries(options)) as Arc<dyn EntryFormat>
             }
             FileFormat::Commands => {
                 if let Some(scripting) = scripting {
@@ -209,7 +209,7 @@ impl Encoder {
                         encode_request(&[&b"FUNCTION"[..], b"LOAD", code], &mut out);
                     }
                 }
-                EntryFormat::Commands
+                Arc::new(crate::aof::CommandEntries)
             }
         };
         let mut dbs = Vec::new();
@@ -218,7 +218,7 @@ impl Encoder {
             if !db.is_empty() {
                 dbs.push((db.index, db.len(), db.expires_len()));
                 keys_total += db.len();
-                db.begin_snapshot(now_ms, entries);
+                db.begin_snapshot(now_ms, entries.clone());
             }
         }
         Encoder {
@@ -1061,7 +1061,7 @@ pub fn load_rdb(
     now_ms: i64,
     how: Load,
 ) -> io::Result<usize> {
-    let limits = Limits::of(&state.config);
+    let limits = state.config.load_limits();
     let invalid = |message: String| {
         io::Error::new(
             io::ErrorKind::InvalidData,

@@ -684,6 +684,48 @@ fn write_deadline(out: &mut Vec<u8>, at_ms: Option<i64>) {
     }
 }
 
+/// A save's entries in RDB form (an RDB file, or an AOF base with the RDB
+/// preamble).
+pub struct RdbEntries(pub SaveOptions);
+
+impl crate::db::snapshot::EntryFormat for RdbEntries {
+    fn is_big(&self, value: crate::value::ValueRef<'_>) -> bool {
+        is_big(value)
+    }
+
+    fn write_entry(
+        &self,
+        out: &mut Vec<u8>,
+        key: &[u8],
+        value: crate::value::ValueRef<'_>,
+        at_ms: Option<i64>,
+    ) {
+        write_entry(out, key, value, at_ms, self.0);
+    }
+
+    fn write_big_head(
+        &self,
+        out: &mut Vec<u8>,
+        key: &[u8],
+        value: crate::value::ValueRef<'_>,
+        at_ms: Option<i64>,
+    ) {
+        write_big_head(out, key, value, at_ms, self.0);
+    }
+
+    fn write_big_piece(
+        &self,
+        out: &mut Vec<u8>,
+        _key: &[u8],
+        value: crate::value::ValueRef<'_>,
+        at: usize,
+        units: usize,
+        _at_ms: Option<i64>,
+    ) -> Option<usize> {
+        write_big_piece(out, value, at, units, self.0)
+    }
+}
+
 /// One key: its absolute deadline if it has one, its type, key and value.
 pub fn write_entry(
     out: &mut Vec<u8>,
@@ -952,8 +994,8 @@ mod tests {
             let body = payload_body(&payload, false).unwrap();
             let back = crate::rdb_load::restore_value(body, limits).unwrap();
             assert_eq!(
-                crate::value::hash::sorted_triples(&back),
-                crate::value::hash::sorted_triples(&value),
+                crate::value::sorted_triples(&back),
+                crate::value::sorted_triples(&value),
                 "{n}"
             );
             assert_eq!(back.as_ref().encoding(), value.as_ref().encoding(), "{n}");
@@ -976,8 +1018,8 @@ mod tests {
             let loaded = crate::rdb_load::load(&file, limits).unwrap();
             let (_, keys) = loaded.dbs.into_iter().next().unwrap();
             assert_eq!(
-                crate::value::hash::sorted_triples(&keys[0].1),
-                crate::value::hash::sorted_triples(&value),
+                crate::value::sorted_triples(&keys[0].1),
+                crate::value::sorted_triples(&value),
                 "{n}"
             );
         }

@@ -91,18 +91,6 @@ pub struct Limits {
     pub list: ListLimits,
 }
 
-impl Limits {
-    /// The limits `config` sets (`*-max-listpack-*`, `set-max-intset-entries`).
-    pub fn of(config: &crate::config::Config) -> Limits {
-        Limits {
-            hash: config.hash_limits(),
-            set: config.set_limits(),
-            zset: config.zset_limits(),
-            list: config.list_limits(),
-        }
-    }
-}
-
 /// Longest string an LZF header may ask for (Redis's proto-max-bulk-len
 /// default; nothing longer can have been stored).
 const MAX_STRING_BYTES: usize = 512 * 1024 * 1024;
@@ -861,7 +849,7 @@ mod tests {
                 .map(|(_, v, _)| v)
                 .unwrap_or_else(|| panic!("{name} missing"))
         };
-        let deadlines = |name: &str| crate::value::hash::sorted_triples(get(name));
+        let deadlines = |name: &str| crate::value::sorted_triples(get(name));
         let t =
             |f: &str, v: &str, at: Option<i64>| (f.as_bytes().to_vec(), v.as_bytes().to_vec(), at);
         assert_eq!(

@@ -335,7 +335,7 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
     let body = crate::rdb::payload_body(&args[3], skip).ok_or(CmdError::Static(
         "ERR DUMP payload version or checksum are wrong",
     ))?;
-    let limits = crate::rdb_load::Limits::of(&ctx.server.config);
+    let limits = ctx.server.config.load_limits();
     // Every payload is checked whole as it is decoded (Redis's deep
     // sanitization, which it counts).
     ctx.server.stats.dump_payload_sanitizations += 1;

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::expires::Expires;
+use crate::deadlines::Expires;
 
 #[derive(Default)]
 pub struct HashDeadlines {

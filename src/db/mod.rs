@@ -21,15 +21,14 @@
 //! side (`expires`) for keys with a TTL.
 
 pub mod access;
-pub mod expires;
 pub mod hash_deadlines;
 pub mod keylog;
 pub mod replica_ttls;
 pub mod slot;
 pub mod snapshot;
 
+use crate::deadlines::Expires;
 use crate::dict::{Dict, DictEntry, Moved};
-use expires::Expires;
 pub use keylog::{EventClass, KeyLog};
 use rand::Rng;
 use slot::Slot;
@@ -1449,7 +1448,7 @@ mod tests {
     fn entries_are_compact() {
         // A dict node adds 8 bytes (hash, next) to the entry: 56 in all.
         assert_eq!(std::mem::size_of::<Entry>(), 48);
-        assert_eq!(std::mem::size_of::<expires::Volatile>(), 20);
+        assert_eq!(std::mem::size_of::<crate::deadlines::Volatile>(), 20);
         // A hash field's deadline record (issue 21: <= 16 bytes per field
         // with a TTL, with its 4-byte position).
         assert_eq!(

@@ -29,19 +29,41 @@
 //! (`preserve`), and if a removal moves it, its position follows. Entries
 //! preserved meanwhile wait in `held`, after the big value in the output.
 
-use crate::rdb::SaveOptions;
+use std::sync::Arc;
 
-use super::expires::Expires;
+use crate::value::ValueRef;
+
 use super::{Db, Entry, NO_EXPIRE};
+use crate::deadlines::Expires;
 use crate::dict::Dict;
 
-/// How a save writes each key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryFormat {
-    /// An RDB entry (an RDB file, or an AOF base with the RDB preamble).
-    Rdb(SaveOptions),
-    /// The commands that build the key (an AOF base without it).
-    Commands,
+/// How a save writes each key: a file format's encoder (RDB entries,
+/// `rdb::RdbEntries`; or the commands that build the key, the AOF
+/// rewrite's `aof::CommandEntries`). The keyspace knows no file format.
+pub trait EntryFormat: Send + Sync {
+    /// Whether the value is written in pieces, a step's budget at a time.
+    fn is_big(&self, value: ValueRef<'_>) -> bool;
+    /// A whole entry: the key, its value and its deadline.
+    fn write_entry(&self, out: &mut Vec<u8>, key: &[u8], value: ValueRef<'_>, at_ms: Option<i64>);
+    /// What precedes a big value's pieces.
+    fn write_big_head(
+        &self,
+        out: &mut Vec<u8>,
+        key: &[u8],
+        value: ValueRef<'_>,
+        at_ms: Option<i64>,
+    );
+    /// `units` elements (or KB of a string) from `at`; where the next piece
+    /// starts, `None` once the value is complete.
+    fn write_big_piece(
+        &self,
+        out: &mut Vec<u8>,
+        key: &[u8],
+        value: ValueRef<'_>,
+        at: usize,
+        units: usize,
+        at_ms: Option<i64>,
+    ) -> Option<usize>;
 }
 
 /// A save in progress over one database.
@@ -51,7 +73,7 @@ pub struct Snapshot {
     /// Keys with a deadline at or before this (the save's start, unix ms)
     /// are left out.
     cutoff_ms: i64,
-    format: EntryFormat,
+    format: Arc<dyn EntryFormat>,
     /// Written entries the saver has not taken yet.
     out: Vec<u8>,
     /// A big value being written in pieces.
@@ -87,7 +109,7 @@ const PIECE_UNITS_PER_KEY: usize = 32;
 impl Db {
     /// Starts a save of this database as it is now (see the module doc).
     /// A save already under way is replaced.
-    pub fn begin_snapshot(&mut self, cutoff_ms: i64, format: EntryFormat) {
+    pub fn begin_snapshot(&mut self, cutoff_ms: i64, format: Arc<dyn EntryFormat>) {
         self.snapshot = Some(Box::new(Snapshot {
             unsaved: self.dict.len() as u32,
             cutoff_ms,
@@ -138,14 +160,9 @@ impl Db {
         let dict = s.detached.as_deref().map_or(&self.dict, |d| &d.0);
         let slot = &dict.entry(p.idx).slot;
         let (key, value) = (slot.key(), slot.value());
-        let next = match s.format {
-            EntryFormat::Rdb(options) => {
-                crate::rdb::write_big_piece(&mut s.out, value, p.next, units, options)
-            }
-            EntryFormat::Commands => {
-                crate::aof::write_big_commands_piece(&mut s.out, key, value, p.next, units, p.at_ms)
-            }
-        };
+        let next = s
+            .format
+            .write_big_piece(&mut s.out, key, value, p.next, units, p.at_ms);
         match next {
             Some(next) => p.next = next,
             None => {
@@ -267,22 +284,13 @@ impl Db {
         let mut big = false;
         if at_ms.is_none_or(|at| at > *cutoff_ms) {
             let (key, value) = (entry.slot.key(), entry.slot.value());
-            big = by_saver && partial.is_none() && crate::rdb::is_big(value);
+            big = by_saver && partial.is_none() && format.is_big(value);
             // While a big value is being written, others wait behind it.
             let out = if partial.is_some() { held } else { out };
-            match (*format, big) {
-                (EntryFormat::Rdb(options), false) => {
-                    crate::rdb::write_entry(out, key, value, at_ms, options)
-                }
-                (EntryFormat::Rdb(options), true) => {
-                    crate::rdb::write_big_head(out, key, value, at_ms, options)
-                }
-                (EntryFormat::Commands, false) => {
-                    crate::aof::write_key_commands(out, key, value, at_ms)
-                }
-                (EntryFormat::Commands, true) => {
-                    crate::aof::write_big_commands_head(out, key, value)
-                }
+            if big {
+                format.write_big_head(out, key, value, at_ms);
+            } else {
+                format.write_entry(out, key, value, at_ms);
             }
         }
         *unsaved -= 1;
@@ -317,10 +325,23 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap;
 
-    const OPTIONS: EntryFormat = EntryFormat::Rdb(SaveOptions {
-        compress: false,
-        checksum: false,
-    });
+    use crate::rdb::SaveOptions;
+
+    fn rdb_entries() -> Arc<dyn EntryFormat> {
+        formats()[0].1.clone()
+    }
+
+    /// The formats a test saves in: RDB entries (true) or commands.
+    fn formats() -> [(bool, Arc<dyn EntryFormat>); 2] {
+        let options = SaveOptions {
+            compress: false,
+            checksum: false,
+        };
+        [
+            (true, Arc::new(crate::rdb::RdbEntries(options))),
+            (false, Arc::new(crate::aof::CommandEntries)),
+        ]
+    }
 
     fn string(db: &Db, key: &[u8]) -> Option<(Vec<u8>, Option<i64>)> {
         match db.peek(key)? {
@@ -383,7 +404,7 @@ mod tests {
                 db.set(&key(n), Value::Str(n.to_string().into_bytes()), ttl, 0);
             }
             let expected = model(&db, 100);
-            db.begin_snapshot(100, OPTIONS);
+            db.begin_snapshot(100, rdb_entries());
             let mut out = Vec::new();
             let now = 200;
             while db.snapshot_remaining() > 0 {
@@ -437,7 +458,7 @@ mod tests {
             );
         }
         let expected = model(&db, 0);
-        db.begin_snapshot(0, OPTIONS);
+        db.begin_snapshot(0, rdb_entries());
         db.snapshot_step(10);
         assert!(db.flush().is_empty(), "the save keeps the table");
         assert_eq!(db.len(), 0);
@@ -519,7 +540,7 @@ mod tests {
                 _ => Value::Str(vec![b'x'; crate::rdb::BIG_STRING_BYTES * 2 + 7]),
             }
         };
-        for format in [OPTIONS, EntryFormat::Commands] {
+        for (rdb, format) in formats() {
             for seed in 0..6 {
                 let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
                 let mut db = Db::new(0);
@@ -539,7 +560,7 @@ mod tests {
                 }
                 let expected =
                     crate::digest::hex(&crate::digest::dataset_digest(std::slice::from_ref(&db)));
-                db.begin_snapshot(100, format);
+                db.begin_snapshot(100, format.clone());
                 let mut out = Vec::new();
                 while db.snapshot_remaining() > 0 {
                     let k = key(rng.gen_range(0..300));
@@ -560,15 +581,15 @@ mod tests {
                 }
                 db.take_snapshot_output(&mut out);
                 let mut loaded = Db::new(0);
-                match format {
-                    EntryFormat::Rdb(_) => {
+                match rdb {
+                    true => {
                         let mut file = Vec::new();
                         crate::rdb::write_header(&mut file, 0, 0, false);
                         crate::rdb::write_db_start(&mut file, 0, 300, 100);
                         file.extend_from_slice(&out);
                         file.push(crate::rdb::OPCODE_EOF);
                         file.extend_from_slice(&[0; 8]);
-                        let limits = crate::rdb_load::Limits::of(&crate::config::Config::default());
+                        let limits = crate::config::Config::default().load_limits();
                         let parsed = crate::rdb_load::load(&file, limits).unwrap();
                         for (_, keys) in parsed.dbs {
                             for (k, v, at) in keys {
@@ -576,7 +597,7 @@ mod tests {
                             }
                         }
                     }
-                    EntryFormat::Commands => {
+                    false => {
                         let mut h = crate::harness::Harness::new();
                         h.now_ms = 0;
                         assert_eq!(h.replay(&out), Vec::<String>::new());
@@ -586,7 +607,7 @@ mod tests {
                 let got = crate::digest::hex(&crate::digest::dataset_digest(std::slice::from_ref(
                     &loaded,
                 )));
-                assert_eq!(got, expected, "seed {seed} {format:?}");
+                assert_eq!(got, expected, "seed {seed} rdb {rdb}");
                 super::super::tests::check_invariants(&db);
             }
         }

@@ -3,7 +3,7 @@
 //!
 //! A hash table keeps its entries densely at indices `0..len` (`Dict`);
 //! the deadlines sit beside it, in the same structure the keyspace keeps
-//! its keys' deadlines in (`db::expires::Expires`, as a min-heap: the
+//! its keys' deadlines in (`deadlines::Expires`, as a min-heap: the
 //! field due first is on top, so expiring fields in deadline order looks
 //! at the top only), and each entry knows where its record is (`pos`).
 //! A hash with no field TTL has no `FieldTtls` at all.
@@ -16,7 +16,7 @@
 //! insert (appended at the end), `entry_removed` after a removal (which
 //! moves the last entry into the hole, as `Dict::remove_at` reports).
 
-use crate::db::expires::{Expires, Record};
+use crate::deadlines::{Expires, Record};
 use crate::dict::Moved;
 
 /// Latest field deadline a hash field may have, as a file holds it (Redis's `EB_EXPIRE_TIME_MAX`).

@@ -20,9 +20,9 @@
 //! keeps them in a `FieldTtls` beside it. A hash that never had a field
 //! deadline costs nothing for them.
 
+use super::elem::{Elem, Pair};
 use super::field_ttl::FieldTtls;
 use super::packed::{by_index, read_varint, write_varint, Builder, Item, Items, Packed, PackedRef};
-use super::{Elem, Pair};
 use std::collections::HashMap;
 
 use crate::dict::Dict;
@@ -399,20 +399,6 @@ fn build_triples(mut triples: Vec<Triple>) -> Packed {
         b.push_bytes(v);
     }
     b.finish()
-}
-
-/// Every field with its value and deadline, sorted (what tests compare).
-#[cfg(test)]
-pub(crate) fn sorted_triples(value: &super::Value) -> Vec<Triple> {
-    let super::ValueRef::Hash(h) = value.as_ref() else {
-        panic!("a hash");
-    };
-    let mut all: Vec<Triple> = h
-        .iter_with_ttls_from(0)
-        .map(|(f, v, at)| (f.to_vec(), v.to_vec(), at))
-        .collect();
-    all.sort();
-    all
 }
 
 fn owned_triples(p: PackedRef<'_>) -> Vec<Triple> {

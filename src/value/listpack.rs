@@ -34,7 +34,7 @@ pub fn lp_int_size(n: i64) -> usize {
 /// Bytes the string `s` takes in a listpack (as an integer when it reads
 /// as one, as `ListpackWriter::push` stores it).
 pub fn lp_string_size(s: &[u8]) -> usize {
-    if let Some(n) = super::canonical_int(s) {
+    if let Some(n) = super::packed::canonical_int(s) {
         return lp_int_size(n);
     }
     let len = s.len();

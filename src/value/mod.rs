@@ -243,3 +243,17 @@ impl ValueRef<'_> {
         }
     }
 }
+
+/// Every field with its value and deadline, sorted (what tests compare).
+#[cfg(test)]
+pub(crate) fn sorted_triples(value: &Value) -> Vec<hash::Triple> {
+    let ValueRef::Hash(h) = value.as_ref() else {
+        panic!("a hash");
+    };
+    let mut all: Vec<hash::Triple> = h
+        .iter_with_ttls_from(0)
+        .map(|(f, v, at)| (f.to_vec(), v.to_vec(), at))
+        .collect();
+    all.sort();
+    all
+}

@@ -11,8 +11,8 @@
 //! Both packed forms are `value::packed` blocks of one column, an intset's
 //! flagged (so that `Value` stays 24 bytes: two variants, not three).
 
+use super::elem::Elem;
 use super::packed::{by_index, canonical_int, Builder, Item, Items, Packed, PackedRef};
-use super::Elem;
 use crate::dict::Dict;
 
 /// When a set changes representation (Redis's `set-max-*` settings).

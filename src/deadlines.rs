@@ -1,5 +1,6 @@
-//! The expires side of a database: every key with a TTL, as a dense array
-//! of (entry, deadline) records.
+//! Deadlines in order: a database's keys with a TTL (its expires side) and
+//! a hash's fields with a TTL, each as a dense array of (entry, deadline)
+//! records. A data structure of the base layer: it knows no keyspace.
 //!
 //! Dense, so a uniformly random key with a TTL is one random index (the
 //! uniform strategy). With the deadline strategy the same array is kept as a
