@@ -1428,16 +1428,6 @@ impl crate::db::snapshot::EntryFormat for CommandEntries {
         crate::rdb::is_big(value)
     }
 
-    fn write_entry(
-        &self,
-        out: &mut Vec<u8>,
-        key: &[u8],
-        value: crate::value::ValueRef<'_>,
-        at_ms: Option<i64>,
-    ) {
-        write_key_commands(out, key, value, at_ms);
-    }
-
     fn write_big_head(
         &self,
         out: &mut Vec<u8>,
@@ -1459,17 +1449,6 @@ impl crate::db::snapshot::EntryFormat for CommandEntries {
     ) -> Option<usize> {
         write_big_commands_piece(out, key, value, at, units, at_ms)
     }
-}
-
-pub fn write_key_commands(
-    out: &mut Vec<u8>,
-    key: &[u8],
-    value: crate::value::ValueRef<'_>,
-    at_ms: Option<i64>,
-) {
-    // A small value is a big one written in a single piece.
-    write_big_commands_head(out, key, value);
-    write_big_commands_piece(out, key, value, 0, usize::MAX, at_ms);
 }
 
 /// The start of a big value's commands (`rdb::is_big`): for a string, the

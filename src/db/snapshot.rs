@@ -43,8 +43,12 @@ use crate::dict::Dict;
 pub trait EntryFormat: Send + Sync {
     /// Whether the value is written in pieces, a step's budget at a time.
     fn is_big(&self, value: ValueRef<'_>) -> bool;
-    /// A whole entry: the key, its value and its deadline.
-    fn write_entry(&self, out: &mut Vec<u8>, key: &[u8], value: ValueRef<'_>, at_ms: Option<i64>);
+    /// A whole entry: the key, its value and its deadline (by default a
+    /// big value written in a single piece).
+    fn write_entry(&self, out: &mut Vec<u8>, key: &[u8], value: ValueRef<'_>, at_ms: Option<i64>) {
+        self.write_big_head(out, key, value, at_ms);
+        self.write_big_piece(out, key, value, 0, usize::MAX, at_ms);
+    }
     /// What precedes a big value's pieces.
     fn write_big_head(
         &self,
