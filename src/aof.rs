@@ -591,12 +591,17 @@ fn base_format(state: &ServerState) -> FileFormat {
 /// into the directory first), then opens the last increment file for
 /// appending — after writing a base of the empty dataset when there were
 /// no files, as Redis does.
-pub fn load_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
+/// Runs one command read from an AOF file for `session`, the file's own
+/// client (the dispatcher's `replay`, handed in by the caller, so that
+/// the files know no dispatcher).
+pub type Replay = fn(&mut ServerState, &mut crate::connection::Session, crate::protocol::Args<'_>);
+
+pub fn load_at_startup(state: &mut ServerState, now_ms: i64, run: Replay) -> io::Result<()> {
     let mut manifest = read_manifest(&state.config)?;
     if manifest.is_empty() {
         manifest = upgrade_single_file(&state.config, manifest)?;
     }
-    load_files(state, &manifest, now_ms)?;
+    load_files(state, &manifest, now_ms, run)?;
     state.aof.manifest = manifest;
     open_at_startup(state, now_ms)
 }
@@ -680,7 +685,12 @@ fn open_at_startup(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
 
 /// Loads every file `manifest` names, in order. Errors name the file and
 /// what was wrong; a missing file is an error.
-fn load_files(state: &mut ServerState, manifest: &Manifest, now_ms: i64) -> io::Result<()> {
+fn load_files(
+    state: &mut ServerState,
+    manifest: &Manifest,
+    now_ms: i64,
+    run: Replay,
+) -> io::Result<()> {
     let dir = dir_path(&state.config);
     let files: Vec<&Entry> = manifest.files().collect();
     let mut total = 0;
@@ -709,7 +719,7 @@ fn load_files(state: &mut ServerState, manifest: &Manifest, now_ms: i64) -> io::
     let mut loaded = Ok(());
     for (i, entry) in files.iter().enumerate() {
         let last = i + 1 == files.len();
-        loaded = load_file(state, &dir.join(&entry.name), last, now_ms);
+        loaded = load_file(state, &dir.join(&entry.name), last, now_ms, run);
         if loaded.is_err() {
             break;
         }
@@ -736,7 +746,13 @@ enum Replayed {
 
 /// Loads one AOF file: an RDB preamble if it starts with one, then
 /// commands.
-fn load_file(state: &mut ServerState, path: &Path, last: bool, now_ms: i64) -> io::Result<()> {
+fn load_file(
+    state: &mut ServerState,
+    path: &Path,
+    last: bool,
+    now_ms: i64,
+    run: Replay,
+) -> io::Result<()> {
     let shown = path.display().to_string();
     let open_error = |e: io::Error| {
         invalid(format!(
@@ -760,9 +776,9 @@ fn load_file(state: &mut ServerState, path: &Path, last: bool, now_ms: i64) -> i
                     "Error reading the RDB base file {shown}, AOF loading aborted: {e}"
                 ))
             })?;
-        replay(state, &data[consumed..], consumed as u64, &shown)?
+        replay(state, &data[consumed..], consumed as u64, &shown, run)?
     } else {
-        replay(state, file, 0, &shown)?
+        replay(state, file, 0, &shown, run)?
     };
     let Replayed::Truncated { valid_up_to, why } = replayed else {
         return Ok(());
@@ -801,6 +817,7 @@ fn replay(
     mut source: impl Read,
     offset: u64,
     shown: &str,
+    run: Replay,
 ) -> io::Result<Replayed> {
     let mut session = crate::connection::Session {
         authenticated: true,
@@ -853,20 +870,13 @@ fn replay(
                 let Some(command) = crate::command_table::lookup(name) else {
                     break Err(invalid(format!(
                         "Unknown command '{}' reading the append only file {shown} at offset {at}",
-                        String::from_utf8_lossy(crate::commands::c_str(name, 128))
+                        String::from_utf8_lossy(crate::protocol::c_str(name, 128))
                     )));
                 };
                 if command.name == "multi" {
                     before_multi = valid_up_to;
                 }
-                let mut ctx = crate::commands::Ctx {
-                    now_ms: crate::clock::unix_time_ms(),
-                    session: &mut session,
-                    server: state,
-                    peers: &(),
-                    call: crate::dispatch::call_and_reply,
-                };
-                crate::dispatch::execute(&mut ctx, args);
+                run(state, &mut session, args);
                 session.reply.buf.clear();
                 start += consumed;
                 valid_up_to = buf_offset + start as u64;
@@ -1405,13 +1415,13 @@ fn backing_off(state: &mut ServerState, now_s: i64) -> bool {
 
 /// DEBUG LOADAOF: the buffer is written out, the data emptied and the
 /// files the manifest on disk names loaded back.
-pub fn debug_loadaof(state: &mut ServerState, now_ms: i64) -> io::Result<()> {
+pub fn debug_loadaof(state: &mut ServerState, now_ms: i64, run: Replay) -> io::Result<()> {
     if state.aof.state == AofState::On {
         flush(state, true);
     }
     persist::empty_data(state);
     let manifest = read_manifest(&state.config)?;
-    load_files(state, &manifest, now_ms)?;
+    load_files(state, &manifest, now_ms, run)?;
     tracing::warn!("Append Only File loaded by DEBUG LOADAOF");
     Ok(())
 }

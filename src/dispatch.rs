@@ -35,6 +35,20 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
     after_command(ctx, replied_from);
 }
 
+/// Runs one command of an AOF file being loaded, for the file's own
+/// client (`session.replaying`: not a client call, not counted).
+pub fn replay(server: &mut ServerState, session: &mut Session, args: Args) {
+    let mut ctx = Ctx {
+        now_ms: crate::clock::unix_time_ms(),
+        session,
+        server,
+        peers: &(),
+        call: call_and_reply,
+        replay,
+    };
+    execute(&mut ctx, args);
+}
+
 /// What follows every command a client sent, once it ran: CLIENT
 /// CACHING and CLIENT REPLY OFF / SKIP take effect, the memory peak is
 /// sampled.

@@ -101,6 +101,7 @@ impl Harness {
             server: &mut self.server,
             peers: &(),
             call: crate::dispatch::call_and_reply,
+            replay: crate::dispatch::replay,
         };
         execute(&mut ctx, args);
         std::mem::take(&mut self.session.reply.buf)

@@ -306,7 +306,7 @@ impl Server {
         info!("Server initialized");
         // With the AOF on, it alone holds the data (as in Redis).
         if state.config.appendonly {
-            crate::aof::load_at_startup(&mut state, unix_time_ms())?;
+            crate::aof::load_at_startup(&mut state, unix_time_ms(), crate::dispatch::replay)?;
         } else {
             crate::persist::load_at_startup(&mut state, unix_time_ms())?;
         }
@@ -591,6 +591,7 @@ impl Server {
                             server: &mut self.state,
                             peers: &Peers::of(&self.conns, &self.listeners),
                             call: crate::dispatch::call_and_reply,
+                            replay: crate::dispatch::replay,
                         };
                         crate::dispatch::execute(&mut ctx, args);
                         if session.postponed {
@@ -824,6 +825,7 @@ impl Server {
             server: &mut self.state,
             peers: &Peers::of(&self.conns, &self.listeners),
             call: crate::dispatch::call_and_reply,
+            replay: crate::dispatch::replay,
         };
         crate::dispatch::retry(&mut ctx, blocked.cmd, blocked.args.as_args());
         let waiting = std::mem::take(&mut session.still_waiting);

@@ -289,6 +289,7 @@ fn fuzz_command_table() {
             server: &mut server,
             peers: &(),
             call: lapse::dispatch::call_and_reply,
+            replay: lapse::dispatch::replay,
         };
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             lapse::dispatch::execute(&mut ctx, parsed);
@@ -341,7 +342,8 @@ fn aof_state(dir: &std::path::Path) -> (ServerState, std::io::Result<()>) {
         appendonly: true,
         ..Config::default()
     });
-    let loaded = lapse::aof::load_at_startup(&mut state, 1_700_000_000_000);
+    let loaded =
+        lapse::aof::load_at_startup(&mut state, 1_700_000_000_000, lapse::dispatch::replay);
     (state, loaded)
 }
 
@@ -384,6 +386,7 @@ fn fuzz_aof_loader() {
                 server: &mut state,
                 peers: &(),
                 call: lapse::dispatch::call_and_reply,
+                replay: lapse::dispatch::replay,
             };
             lapse::dispatch::execute(&mut ctx, parser.args(&wire));
         }

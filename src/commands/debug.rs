@@ -80,7 +80,7 @@ fn debug_reload(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// a file it cannot load, lapse answers an error (the log says why).
 fn debug_loadaof(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
-    let loaded = crate::aof::debug_loadaof(ctx.server, now_ms);
+    let loaded = crate::aof::debug_loadaof(ctx.server, now_ms, ctx.replay);
     // The data came from the AOF: nothing to append to it or replicate
     // (said after the replay, whose commands reset the running one's).
     ctx.server.propagate.suppress();

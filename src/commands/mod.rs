@@ -36,6 +36,7 @@ pub mod zsets;
 use std::borrow::Cow;
 
 pub use crate::command_table::{docs, full_name, lookup, Command, Flags};
+pub use crate::protocol::c_str;
 
 use crate::connection::{Session, Sessions};
 use crate::db::{Db, EventClass};
@@ -55,6 +56,9 @@ pub struct Ctx<'a> {
     /// `call_and_reply`, handed down so that no handler imports the
     /// dispatcher.
     pub call: NestedCall,
+    /// How DEBUG LOADAOF replays the AOF's commands (the dispatcher's
+    /// `replay`), handed down for the same reason.
+    pub replay: crate::aof::Replay,
 }
 
 /// Runs a command inside EXEC (`true`: slow-logged one by one) or a
@@ -187,14 +191,6 @@ impl CmdError {
         msg.extend_from_slice(suffix.as_bytes());
         Self::Owned(msg)
     }
-}
-
-/// A client's argument as C's `%.<max>s` prints it: the bytes up to the
-/// first NUL, at most `max` of them. Redis formats user input into error
-/// messages this way; the bytes themselves are kept, never re-encoded.
-pub fn c_str(arg: &[u8], max: usize) -> &[u8] {
-    let end = arg.iter().position(|&c| c == 0).unwrap_or(arg.len());
-    &arg[..end.min(max)]
 }
 
 /// A container command's HELP, as Redis's `addReplyHelp` words it: a

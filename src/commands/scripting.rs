@@ -323,6 +323,7 @@ impl CommandRunner for ScriptClient<'_, '_> {
             server: &mut *self.ctx.server,
             peers: self.ctx.peers,
             call: self.ctx.call,
+            replay: self.ctx.replay,
         };
         (self.ctx.call)(&mut ctx, cmd, args, false);
         self.remember_declared_keys(cmd);

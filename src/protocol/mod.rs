@@ -44,6 +44,14 @@ pub fn word_repr(word: &str) -> String {
     out
 }
 
+/// A client's argument as C's `%.<max>s` prints it: the bytes up to the
+/// first NUL, at most `max` of them. Redis formats user input into error
+/// messages this way; the bytes themselves are kept, never re-encoded.
+pub fn c_str(arg: &[u8], max: usize) -> &[u8] {
+    let end = arg.iter().position(|&c| c == 0).unwrap_or(arg.len());
+    &arg[..end.min(max)]
+}
+
 #[cfg(test)]
 mod repr_tests {
     #[test]
