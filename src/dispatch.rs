@@ -38,15 +38,26 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
 /// Runs one command of an AOF file being loaded, for the file's own
 /// client (`session.replaying`: not a client call, not counted).
 pub fn replay(server: &mut ServerState, session: &mut Session, args: Args) {
-    let mut ctx = Ctx {
-        now_ms: crate::clock::unix_time_ms(),
+    let mut ctx = context(crate::clock::unix_time_ms(), session, server, &());
+    execute(&mut ctx, args);
+}
+
+/// A handler's context for `session`'s command at `now_ms`, with the
+/// dispatcher's ways to run nested and replayed commands.
+pub fn context<'a>(
+    now_ms: i64,
+    session: &'a mut Session,
+    server: &'a mut ServerState,
+    peers: &'a dyn crate::connection::Sessions,
+) -> Ctx<'a> {
+    Ctx {
+        now_ms,
         session,
         server,
-        peers: &(),
+        peers,
         call: call_and_reply,
         replay,
-    };
-    execute(&mut ctx, args);
+    }
 }
 
 /// What follows every command a client sent, once it ran: CLIENT

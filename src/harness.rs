@@ -8,7 +8,6 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::clock::ManualClock;
-use crate::commands::Ctx;
 use crate::config::Config;
 use crate::connection::Session;
 use crate::digest;
@@ -95,14 +94,8 @@ impl Harness {
     }
 
     fn execute(&mut self, args: Args<'_>) -> Vec<u8> {
-        let mut ctx = Ctx {
-            now_ms: self.now_ms,
-            session: &mut self.session,
-            server: &mut self.server,
-            peers: &(),
-            call: crate::dispatch::call_and_reply,
-            replay: crate::dispatch::replay,
-        };
+        let mut ctx =
+            crate::dispatch::context(self.now_ms, &mut self.session, &mut self.server, &());
         execute(&mut ctx, args);
         std::mem::take(&mut self.session.reply.buf)
     }

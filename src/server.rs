@@ -23,7 +23,6 @@ use tracing::{debug, info, warn};
 use crate::blocking::{Unblock, Waiter};
 use crate::busy::PeerSocket;
 use crate::clock::{unix_time_ms, SystemClock};
-use crate::commands::Ctx;
 use crate::config::Config;
 use crate::connection::{ClientType, Session, Sessions};
 use crate::expire::{CycleKind, CycleSettings};
@@ -585,14 +584,9 @@ impl Server {
                         if master {
                             self.state.freeze_expiry(true);
                         }
-                        let mut ctx = Ctx {
-                            now_ms,
-                            session: &mut session,
-                            server: &mut self.state,
-                            peers: &Peers::of(&self.conns, &self.listeners),
-                            call: crate::dispatch::call_and_reply,
-                            replay: crate::dispatch::replay,
-                        };
+                        let peers = Peers::of(&self.conns, &self.listeners);
+                        let mut ctx =
+                            crate::dispatch::context(now_ms, &mut session, &mut self.state, &peers);
                         crate::dispatch::execute(&mut ctx, args);
                         if session.postponed {
                             // Kept whole for when the pause ends.
@@ -819,14 +813,8 @@ impl Server {
         }
         let blocked = conn.session.blocked.take()?;
         let mut session = std::mem::take(&mut conn.session);
-        let mut ctx = Ctx {
-            now_ms,
-            session: &mut session,
-            server: &mut self.state,
-            peers: &Peers::of(&self.conns, &self.listeners),
-            call: crate::dispatch::call_and_reply,
-            replay: crate::dispatch::replay,
-        };
+        let peers = Peers::of(&self.conns, &self.listeners);
+        let mut ctx = crate::dispatch::context(now_ms, &mut session, &mut self.state, &peers);
         crate::dispatch::retry(&mut ctx, blocked.cmd, blocked.args.as_args());
         let waiting = std::mem::take(&mut session.still_waiting);
         if waiting {

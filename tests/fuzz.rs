@@ -13,7 +13,6 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use lapse::commands::Ctx;
 use lapse::config::Config;
 use lapse::connection::{ReplyMode, Session};
 use lapse::protocol::{Parsed, RequestParser};
@@ -283,14 +282,12 @@ fn fuzz_command_table() {
         };
         let parsed = parser.args(&stream);
         let mode_before = session.reply_mode;
-        let mut ctx = Ctx {
-            now_ms: 1_700_000_000_000 + cases as i64,
-            session: &mut session,
-            server: &mut server,
-            peers: &(),
-            call: lapse::dispatch::call_and_reply,
-            replay: lapse::dispatch::replay,
-        };
+        let mut ctx = lapse::dispatch::context(
+            1_700_000_000_000 + cases as i64,
+            &mut session,
+            &mut server,
+            &(),
+        );
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             lapse::dispatch::execute(&mut ctx, parsed);
         }));
@@ -380,14 +377,8 @@ fn fuzz_aof_loader() {
             let wire = encode(&args.iter().map(|a| a.to_vec()).collect::<Vec<_>>());
             let mut parser = RequestParser::default();
             assert!(matches!(parser.parse(&wire), Ok(Parsed::Complete { .. })));
-            let mut ctx = Ctx {
-                now_ms: 1_700_000_000_000,
-                session: &mut session,
-                server: &mut state,
-                peers: &(),
-                call: lapse::dispatch::call_and_reply,
-                replay: lapse::dispatch::replay,
-            };
+            let mut ctx =
+                lapse::dispatch::context(1_700_000_000_000, &mut session, &mut state, &());
             lapse::dispatch::execute(&mut ctx, parser.args(&wire));
         }
         lapse::aof::flush(&mut state, true);
