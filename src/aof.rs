@@ -822,7 +822,6 @@ fn replay(
     let mut session = crate::connection::Session {
         authenticated: true,
         deny_blocking: true,
-        replaying: true,
         ..Default::default()
     };
     let mut parser = RequestParser::new(state.config.proto_max_bulk_len);

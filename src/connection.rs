@@ -161,10 +161,6 @@ pub struct Session {
     /// the wait (`still_waiting`) instead of registering a new one.
     pub retrying: bool,
     pub still_waiting: bool,
-    /// The client that replays the AOF at startup: its commands are not
-    /// client calls (no INFO commandstats, `total_commands_processed`,
-    /// slow log or MONITOR), as Redis runs them outside `call()`.
-    pub replaying: bool,
     /// Channels, patterns and shard channels subscribed (a copy of the
     /// pubsub room's count, for the subscribed-mode gate and CLIENT LIST).
     pub pubsub_counts: (usize, usize, usize),

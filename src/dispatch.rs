@@ -28,18 +28,41 @@ pub fn execute(ctx: &mut Ctx, args: Args) {
         reply_error(ctx, &err);
     }
     // Counted once it ran, as Redis's `call()` does (INFO does not count
-    // itself); the AOF's are not client calls.
-    if !ctx.session.replaying {
-        ctx.server.stats.total_commands_processed += 1;
-    }
+    // itself).
+    ctx.server.stats.total_commands_processed += 1;
     after_command(ctx, replied_from);
 }
 
 /// Runs one command of an AOF file being loaded, for the file's own
-/// client (`session.replaying`: not a client call, not counted).
+/// client (Redis's `loadSingleAppendOnlyFile`): the command itself, found
+/// and its arity checked, queued between MULTI and EXEC; none of a
+/// client's checks, counts, timings or MONITOR lines, and so neither are
+/// the commands its EXEC or a script runs (see `call_replayed`).
 pub fn replay(server: &mut ServerState, session: &mut Session, args: Args) {
-    let mut ctx = context(crate::clock::unix_time_ms(), session, server, &());
-    execute(&mut ctx, args);
+    let mut ctx = Ctx {
+        call: call_replayed,
+        ..context(crate::clock::unix_time_ms(), session, server, &())
+    };
+    let result = match find(&ctx, args) {
+        Ok((top, cmd)) => match &mut ctx.session.multi {
+            Some(t) if !RUN_IN_MULTI.contains(&top.name) => {
+                t.queue.push((cmd, OwnedArgs::from_args(args)));
+                Ok(())
+            }
+            _ => call(&mut ctx, cmd, args),
+        },
+        Err((_, err)) => Err(err),
+    };
+    if let Err(err) = result {
+        ctx.out().error(&err.message());
+    }
+}
+
+/// How a replayed EXEC or script runs its commands: `call` alone.
+fn call_replayed(ctx: &mut Ctx, cmd: &'static Command, args: Args, _slowlog: bool) {
+    if let Err(err) = call(ctx, cmd, args) {
+        ctx.out().error(&err.message());
+    }
 }
 
 /// A handler's context for `session`'s command at `now_ms`, with the
@@ -310,6 +333,20 @@ type Refusal = (Option<&'static Command>, CmdError);
 /// CONFIG), after the checks every command gets: existence,
 /// authentication, arity. Returns the top-level entry and the one to run.
 fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command), Refusal> {
+    let (cmd, run) = find(ctx, args)?;
+    protected_check(ctx, cmd)
+        .and_then(|()| no_multi_check(ctx, run))
+        .and_then(|()| subscribed_mode_check(ctx, cmd, run))
+        .and_then(|()| disk_error_check(ctx, run, args))
+        .and_then(|()| replica_check(ctx, run, args))
+        .map(|()| (cmd, run))
+        .map_err(|err| (Some(run), err))
+}
+
+/// The table entries a request names (top level, and the one to run),
+/// once it exists, the client may run it unauthenticated or is
+/// authenticated, and its arity is right.
+fn find(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command), Refusal> {
     let repeated = ctx.session.last_top.filter(|c| {
         c.name.as_bytes().eq_ignore_ascii_case(&args[0]) && ctx.server.commands.is_plain()
     });
@@ -350,13 +387,7 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
         };
         return Err((Some(run), err));
     }
-    protected_check(ctx, cmd)
-        .and_then(|()| no_multi_check(ctx, run))
-        .and_then(|()| subscribed_mode_check(ctx, cmd, run))
-        .and_then(|()| disk_error_check(ctx, run, args))
-        .and_then(|()| replica_check(ctx, run, args))
-        .map(|()| (cmd, run))
-        .map_err(|err| (Some(run), err))
+    Ok((cmd, run))
 }
 
 /// Commands flagged `no_multi` (SAVE, SHUTDOWN, SYNC, PSYNC) are refused
@@ -471,9 +502,7 @@ fn feed_monitors(ctx: &mut Ctx, args: Args, nested: bool) {
 /// EXEC's, which the slow log sees one by one), with an error written as
 /// the command's reply.
 pub fn call_and_reply(ctx: &mut Ctx, cmd: &Command, args: Args, slowlog: bool) {
-    if !ctx.session.replaying {
-        ctx.server.stats.total_commands_processed += 1;
-    }
+    ctx.server.stats.total_commands_processed += 1;
     let result = call_timed(ctx, cmd, args, !slowlog);
     if let Err(err) = result {
         let msg = err.message();
@@ -554,9 +583,6 @@ pub fn call_logged(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
 fn call_timed(ctx: &mut Ctx, cmd: &Command, args: Args, nested: bool) -> CmdResult {
     // One reading a command: within a batch of requests the end of one
     // command is the start of the next (the parse between them counts).
-    if ctx.session.replaying {
-        return call(ctx, cmd, args);
-    }
     let started = match ctx.session.command_tick {
         tick if tick != 0 && !nested => tick,
         _ => crate::clock::ticks(),

@@ -226,7 +226,7 @@ impl ServerState {
         }
     }
 
-    /// Enters or leaves loading (an AOF replaying through the dispatcher):
+    /// Enters or leaves loading (an AOF being replayed):
     /// nothing expires and nothing is propagated meanwhile, as in Redis.
     pub fn set_loading(&mut self, loading: bool) {
         self.freeze_expiry(loading);

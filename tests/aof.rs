@@ -760,6 +760,9 @@ fn debug_loads_are_not_appended_and_replayed_commands_are_not_counted() {
     let server = Server::lapse(&[conf, "--enable-debug-command", "yes"]);
     let mut r = server.raw();
     assert_eq!(r.cmd(&["SET", "k", "v"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["MULTI"]), "+OK\r\n");
+    assert_eq!(r.cmd(&["INCR", "n"]), "+QUEUED\r\n");
+    assert_eq!(r.cmd(&["EXEC"]), "*1\r\n:1\r\n");
     for _ in 0..3 {
         assert_eq!(r.cmd(&["DEBUG", "LOADAOF"]), "+OK\r\n");
     }
@@ -768,7 +771,10 @@ fn debug_loads_are_not_appended_and_replayed_commands_are_not_counted() {
     assert_eq!(r.cmd(&["CONFIG", "RESETSTAT"]), "+OK\r\n");
     assert_eq!(r.cmd(&["DEBUG", "LOADAOF"]), "+OK\r\n");
     let stats = r.cmd(&["INFO", "commandstats"]);
-    assert!(!stats.contains("cmdstat_set:"), "{stats}");
+    assert!(stats.contains("cmdstat_debug|loadaof:calls=1,"), "{stats}");
+    for replayed in ["set", "incr", "multi", "exec"] {
+        assert!(!stats.contains(&format!("cmdstat_{replayed}:")), "{stats}");
+    }
     let incr: Vec<u8> = std::fs::read_dir(dir.join("appendonlydir"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -781,11 +787,17 @@ fn debug_loads_are_not_appended_and_replayed_commands_are_not_counted() {
     let again = Server::lapse(&[conf, "--enable-debug-command", "yes"]);
     let mut r = again.raw();
     assert_eq!(r.cmd(&["GET", "k"]), "$1\r\nv\r\n");
+    assert_eq!(r.cmd(&["GET", "n"]), "$1\r\n1\r\n");
     let processed = common::info_field(&mut r, "stats", "total_commands_processed");
     assert_eq!(
-        processed, "1",
-        "the GET; the replayed SET is not a client call"
+        processed, "2",
+        "the GETs; the replayed SET and transaction are not client calls"
     );
+    let stats = r.cmd(&["INFO", "commandstats"]);
+    assert!(stats.contains("cmdstat_get:calls=2,"), "{stats}");
+    for replayed in ["set", "incr", "multi", "exec"] {
+        assert!(!stats.contains(&format!("cmdstat_{replayed}:")), "{stats}");
+    }
 }
 
 /// An empty stream that never had an entry (last ID 0-0), with a group,
