@@ -1688,8 +1688,8 @@ impl Config {
 
     /// The representation limits a loaded value follows
     /// (`*-max-listpack-*`, `set-max-intset-entries`).
-    pub fn load_limits(&self) -> crate::rdb_load::Limits {
-        crate::rdb_load::Limits {
+    pub fn load_limits(&self) -> crate::persistence::rdb_load::Limits {
+        crate::persistence::rdb_load::Limits {
             hash: self.hash_limits(),
             set: self.set_limits(),
             zset: self.zset_limits(),

@@ -268,7 +268,7 @@ fn persistence_section(state: &ServerState, out: &mut String) {
     field!(
         out,
         "rdb_changes_since_last_save",
-        crate::persist::changes_since_save(state)
+        crate::persistence::save::changes_since_save(state)
     );
     field!(
         out,
@@ -281,7 +281,7 @@ fn persistence_section(state: &ServerState, out: &mut String) {
     field!(
         out,
         "rdb_current_bgsave_time_sec",
-        p.current_job_time_s(crate::persist::Job::Rdb)
+        p.current_job_time_s(crate::persistence::jobs::Job::Rdb)
     );
     field!(out, "rdb_saves", p.rdb_saves);
     field!(out, "rdb_last_cow_size", 0);
@@ -296,11 +296,11 @@ fn persistence_section(state: &ServerState, out: &mut String) {
         state.stats.rdb_last_load_keys_loaded
     );
     let aof = &state.aof;
-    let rewriting = p.job() == Some(crate::persist::Job::AofRewrite);
+    let rewriting = p.job() == Some(crate::persistence::jobs::Job::AofRewrite);
     field!(
         out,
         "aof_enabled",
-        u8::from(aof.state != crate::aof::AofState::Off)
+        u8::from(aof.state != crate::persistence::aof_files::AofState::Off)
     );
     field!(out, "aof_rewrite_in_progress", u8::from(rewriting));
     field!(
@@ -312,7 +312,7 @@ fn persistence_section(state: &ServerState, out: &mut String) {
     field!(
         out,
         "aof_current_rewrite_time_sec",
-        crate::aof::current_rewrite_time_s(state)
+        crate::persistence::aof::current_rewrite_time_s(state)
     );
     field!(
         out,
@@ -333,7 +333,7 @@ fn persistence_section(state: &ServerState, out: &mut String) {
     field!(out, "aof_last_cow_size", 0);
     field!(out, "module_fork_in_progress", 0);
     field!(out, "module_fork_last_cow_size", 0);
-    if aof.state != crate::aof::AofState::Off {
+    if aof.state != crate::persistence::aof_files::AofState::Off {
         field!(out, "aof_current_size", aof.current_size);
         field!(out, "aof_base_size", aof.base_size);
         field!(out, "aof_pending_rewrite", u8::from(aof.rewrite_scheduled));

@@ -742,7 +742,7 @@ impl Scripting {
     pub fn dump_functions(&self) -> Vec<u8> {
         let mut body = Vec::new();
         self.write_functions(&mut body);
-        crate::rdb::dump_payload(body)
+        crate::persistence::rdb::dump_payload(body)
     }
 
     /// Each library as an RDB `FUNCTION2` record (in a DUMP payload and in
@@ -757,8 +757,8 @@ impl Scripting {
 
     pub fn write_functions(&self, out: &mut Vec<u8>) {
         for library in self.libraries.values() {
-            out.push(crate::rdb::OPCODE_FUNCTION2);
-            crate::rdb::write_string(out, &library.code);
+            out.push(crate::persistence::rdb::OPCODE_FUNCTION2);
+            crate::persistence::rdb::write_string(out, &library.code);
         }
     }
 
@@ -766,12 +766,12 @@ impl Scripting {
     /// dropping every library (`Restore::Flush`), or beside them (failing
     /// on a name taken, or replacing it). All or nothing.
     pub fn restore_functions(&mut self, payload: &[u8], how: Restore) -> Result<(), String> {
-        let body = crate::rdb::payload_body(payload, false)
+        let body = crate::persistence::rdb::payload_body(payload, false)
             .ok_or("ERR DUMP payload version or checksum are wrong")?;
-        let mut reader = crate::rdb::Reader::new(body);
+        let mut reader = crate::persistence::rdb::Reader::new(body);
         let mut codes = Vec::new();
         while reader.remaining() > 0 {
-            if reader.byte() != Some(crate::rdb::OPCODE_FUNCTION2) {
+            if reader.byte() != Some(crate::persistence::rdb::OPCODE_FUNCTION2) {
                 return Err("ERR given type is not a function".into());
             }
             let code = reader

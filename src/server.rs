@@ -26,7 +26,7 @@ use crate::clock::{unix_time_ms, SystemClock};
 use crate::config::Config;
 use crate::connection::{ClientType, Session, Sessions};
 use crate::expire::{CycleKind, CycleSettings};
-use crate::persist::Pace;
+use crate::persistence::jobs::Pace;
 use crate::protocol::Parsed;
 use crate::state::ServerState;
 use crate::state::Stats;
@@ -305,9 +305,13 @@ impl Server {
         info!("Server initialized");
         // With the AOF on, it alone holds the data (as in Redis).
         if state.config.appendonly {
-            crate::aof::load_at_startup(&mut state, unix_time_ms(), crate::dispatch::replay)?;
+            crate::persistence::aof_load::load_at_startup(
+                &mut state,
+                unix_time_ms(),
+                crate::dispatch::replay,
+            )?;
         } else {
-            crate::persist::load_at_startup(&mut state, unix_time_ms())?;
+            crate::persistence::load::load_at_startup(&mut state, unix_time_ms())?;
         }
         Ok(Self {
             poll,
@@ -348,7 +352,7 @@ impl Server {
         while !self.state.shutdown_requested {
             self.before_sleep();
             // A slice of a background save, if one is under way.
-            let save_pace = crate::persist::tick(&mut self.state);
+            let save_pace = crate::persistence::save::tick(&mut self.state);
             let timeout = if !self.read_again.is_empty()
                 || !self.resume.is_empty()
                 || self.evicting
@@ -437,7 +441,12 @@ impl Server {
                 "SIGTERM"
             };
             warn!("Received {name} scheduling shutdown...");
-            match crate::persist::save_for_shutdown(&mut self.state, None, false, unix_time_ms()) {
+            match crate::persistence::save::save_for_shutdown(
+                &mut self.state,
+                None,
+                false,
+                unix_time_ms(),
+            ) {
                 Ok(()) => self.state.shutdown_requested = true,
                 Err(e) => warn!("Error trying to save the DB, can't exit: {e}"),
             }
@@ -1015,7 +1024,7 @@ impl Server {
     /// abandoned. Tells the save how far behind the slowest one is.
     fn stream_rdb(&mut self) {
         use crate::replication::ReplicaState;
-        let taken = crate::persist::take_replica_bytes(&mut self.state);
+        let taken = crate::persistence::save::take_replica_bytes(&mut self.state);
         let (started, ended) = (
             self.state.persist.bgsaves_started,
             self.state.persist.bgsaves_ended,
@@ -1051,7 +1060,7 @@ impl Server {
         self.state.persist.replica_output_behind = behind;
         if matches!(taken, Some((_, false))) && receiving == 0 {
             warn!("Diskless rdb transfer, last replica dropped, killing fork child.");
-            crate::persist::abandon(&mut self.state, crate::persist::Job::Rdb);
+            crate::persistence::save::abandon(&mut self.state, crate::persistence::jobs::Job::Rdb);
         }
         for token in failed {
             warn!("The diskless sync of a replica failed; closing it");
@@ -1118,9 +1127,9 @@ impl Server {
     fn start_full_sync(&mut self, diskless: bool) {
         use crate::replication::ReplicaState;
         if diskless {
-            crate::persist::bgsave_to_replicas(&mut self.state, unix_time_ms());
+            crate::persistence::save::bgsave_to_replicas(&mut self.state, unix_time_ms());
         } else {
-            match crate::persist::bgsave(&mut self.state, unix_time_ms(), false) {
+            match crate::persistence::save::bgsave(&mut self.state, unix_time_ms(), false) {
                 Ok(true) => {}
                 Ok(false) => return,
                 Err(e) => {
@@ -1170,7 +1179,7 @@ impl Server {
         use crate::replication::ReplicaState;
         const CHUNK: usize = 256 * 1024;
         let persist = &self.state.persist;
-        let path = crate::persist::rdb_path(&self.state);
+        let path = crate::persistence::save::rdb_path(&self.state);
         let mut failed = Vec::new();
         for (token, conn) in self.conns.iter_mut() {
             let session = &mut conn.session;
@@ -1496,14 +1505,14 @@ impl Server {
             rdb.len()
         );
         let state = &mut self.state;
-        crate::persist::empty_data(state);
+        crate::persistence::load::empty_data(state);
         let source = std::path::Path::new("(the primary's RDB)");
-        if let Err(e) = crate::persist::load_rdb(
+        if let Err(e) = crate::persistence::load::load_rdb(
             state,
             rdb,
             source,
             unix_time_ms(),
-            crate::persist::Load::KeepAll,
+            crate::persistence::load::Load::KeepAll,
         ) {
             warn!("Failed trying to load the MASTER synchronization DB from socket: {e}");
             state.repl.link_down();
@@ -1515,8 +1524,8 @@ impl Server {
         state.repl.full_syncs += 1;
         info!("MASTER <-> REPLICA sync: Finished with success");
         // The AOF holds none of what was just loaded: a new base.
-        if state.aof.state != crate::aof::AofState::Off {
-            let _ = crate::aof::request_rewrite(state, unix_time_ms());
+        if state.aof.state != crate::persistence::aof_files::AofState::Off {
+            let _ = crate::persistence::aof::request_rewrite(state, unix_time_ms());
         }
         self.attach_master_conn(link, rest);
     }
@@ -1636,7 +1645,7 @@ impl Server {
         self.state.free_garbage();
         // Effects reach the AOF before any reply leaves: one write (and,
         // with `always`, one sync) for the whole iteration.
-        crate::aof::flush(&mut self.state, false);
+        crate::persistence::aof::flush(&mut self.state, false);
         let mut deferred = Vec::new();
         for token in std::mem::take(&mut self.pending_writes) {
             let Some(conn) = self.conns.get_mut(token) else {
@@ -1664,7 +1673,7 @@ impl Server {
         // A reply written mid-iteration must not overtake its effect's way
         // to the AOF either.
         if self.state.aof.must_flush(self.state.config.appendfsync) {
-            crate::aof::flush(&mut self.state, false);
+            crate::persistence::aof::flush(&mut self.state, false);
         }
         let Some(conn) = self.conns.get_mut(token) else {
             return;
@@ -1748,8 +1757,8 @@ impl Server {
             let max_keys = self.state.config.tracking_table_max_keys;
             self.state.tracking.limit_used_slots(max_keys);
         }
-        crate::aof::cron(&mut self.state, now_ms);
-        crate::persist::cron(&mut self.state, now_ms);
+        crate::persistence::aof::cron(&mut self.state, now_ms);
+        crate::persistence::save::cron(&mut self.state, now_ms);
         self.replication_cron();
         crate::log::set_replica(self.state.repl.is_replica());
         self.close_idle_clients();
@@ -1870,7 +1879,7 @@ impl Server {
     /// Stops accepting, delivers queued replies (for a bounded time), returns.
     fn shutdown(&mut self) {
         // Effects of commands run after the SHUTDOWN in its iteration.
-        let _ = crate::aof::before_shutdown(&mut self.state, true);
+        let _ = crate::persistence::aof::before_shutdown(&mut self.state, true);
         for mut listener in self.listeners.drain(..) {
             let _ = self.poll.registry().deregister(&mut listener);
         }

@@ -43,7 +43,7 @@ pub struct ServerState {
     /// When the server started (uptime, CPU budgets).
     pub started: Instant,
     /// Saves: the last one's time and outcome, a background save under way.
-    pub persist: crate::persist::Persistence,
+    pub persist: crate::persistence::jobs::Persistence,
     /// The active expire cycle's state and statistics.
     pub expire: ExpireCycle,
     /// Clients connected right now.
@@ -75,7 +75,7 @@ pub struct ServerState {
     pub new_listeners: Option<(Vec<crate::net::Listener>, u16)>,
     /// The append-only file: its files, the writes not yet on disk, the
     /// rewrite's bookkeeping.
-    pub aof: crate::aof::Aof,
+    pub aof: crate::persistence::aof_files::Aof,
     /// An AOF is being replayed, or the primary's stream applied: nothing
     /// expires (see `freeze_expiry`).
     pub loading: bool,
@@ -134,7 +134,7 @@ impl ServerState {
             stats: Stats::default(),
             rng: SmallRng::from_entropy(),
             started: Instant::now(),
-            persist: crate::persist::Persistence::new(crate::clock::unix_time_ms()),
+            persist: crate::persistence::jobs::Persistence::new(crate::clock::unix_time_ms()),
             connected_clients: 0,
             bound_port: 0,
             shutdown_requested: false,
@@ -152,7 +152,7 @@ impl ServerState {
             scripting: None,
             busy: Default::default(),
             new_listeners: None,
-            aof: crate::aof::Aof::default(),
+            aof: crate::persistence::aof_files::Aof::default(),
             loading: false,
             repl: Default::default(),
             kill_requests: Vec::new(),

@@ -339,8 +339,11 @@ fn aof_state(dir: &std::path::Path) -> (ServerState, std::io::Result<()>) {
         appendonly: true,
         ..Config::default()
     });
-    let loaded =
-        lapse::aof::load_at_startup(&mut state, 1_700_000_000_000, lapse::dispatch::replay);
+    let loaded = lapse::persistence::aof_load::load_at_startup(
+        &mut state,
+        1_700_000_000_000,
+        lapse::dispatch::replay,
+    );
     (state, loaded)
 }
 
@@ -381,7 +384,7 @@ fn fuzz_aof_loader() {
                 lapse::dispatch::context(1_700_000_000_000, &mut session, &mut state, &());
             lapse::dispatch::execute(&mut ctx, parser.args(&wire));
         }
-        lapse::aof::flush(&mut state, true);
+        lapse::persistence::aof::flush(&mut state, true);
     }
     let aof_dir = good_dir.join("appendonlydir");
     let files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&aof_dir)

@@ -611,7 +611,7 @@ fn dump_and_restore_interoperate_with_redis() {
     // A valid frame around a body that is not a value.
     let mut bad_body = vec![0x04u8, 0xFF];
     bad_body.extend_from_slice(&10u16.to_le_bytes());
-    let crc = lapse::rdb::crc64(&bad_body);
+    let crc = lapse::persistence::rdb::crc64(&bad_body);
     bad_body.extend_from_slice(&crc.to_le_bytes());
     let far = "99999999999999";
     let cases: Vec<Vec<&[u8]>> = vec![
@@ -773,7 +773,7 @@ fn zipmap(pairs: &[(&[u8], &[u8])], free: u8) -> Vec<u8> {
 /// the same DEBUG DIGEST.
 #[test]
 fn older_encodings_load_as_redis_loads_them() {
-    use lapse::rdb::{write_len, write_string};
+    use lapse::persistence::rdb::{write_len, write_string};
     let long = "L".repeat(300);
     let mut ints: Vec<String> = [
         "0", "12", "13", "-1", "127", "-128", "300", "-32768", "40000",
@@ -811,7 +811,7 @@ fn older_encodings_load_as_redis_loads_them() {
     write_string(&mut file, &ziplist(&list[..5]));
     write_string(&mut file, &ziplist(&list[5..]));
     file.push(0xFF);
-    let crc = lapse::rdb::crc64(&file);
+    let crc = lapse::persistence::rdb::crc64(&file);
     file.extend_from_slice(&crc.to_le_bytes());
 
     let dir = temp_dir("old-encodings");

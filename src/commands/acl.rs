@@ -302,7 +302,7 @@ fn acl_save(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let mut temp = path.clone().into_os_string();
     temp.push(format!(".tmp-{}", std::process::id()));
     if let Err(e) =
-        crate::persist::replace_file(&path, std::path::Path::new(&temp), text.as_bytes())
+        crate::persistence::jobs::replace_file(&path, std::path::Path::new(&temp), text.as_bytes())
     {
         tracing::warn!("Opening temp ACL file for ACL SAVE: {e}");
         return Err(CmdError::Static(

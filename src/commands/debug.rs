@@ -39,7 +39,7 @@ pub(super) static HANDLERS: &[(&str, Handler)] = &[
     ),
 ];
 
-/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE] (see `persist::debug_reload`),
+/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE] (see `crate::persistence::load::debug_reload`),
 /// with redis-server's replies.
 fn debug_reload(ctx: &mut Ctx, args: Args) -> CmdResult {
     let (mut save, mut flush, mut merge) = (true, true, false);
@@ -57,7 +57,7 @@ fn debug_reload(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     }
     let now_ms = ctx.now_ms;
-    let reloaded = crate::persist::debug_reload(ctx.server, now_ms, save, flush, merge);
+    let reloaded = crate::persistence::load::debug_reload(ctx.server, now_ms, save, flush, merge);
     // Like Redis, the reload itself is not propagated (said after the
     // load, whose own bookkeeping resets the running command's).
     ctx.server.propagate.suppress();
@@ -66,21 +66,21 @@ fn debug_reload(ctx: &mut Ctx, args: Args) -> CmdResult {
             ctx.out().ok();
             Ok(())
         }
-        Err(crate::persist::ReloadError::Load(e)) => {
+        Err(crate::persistence::load::ReloadError::Load(e)) => {
             tracing::warn!("DEBUG RELOAD: {e}");
             Err(CmdError::Static(
                 "ERR Error trying to load the RDB dump, check server logs.",
             ))
         }
-        Err(crate::persist::ReloadError::Save(e)) => Err(super::server::save_error(e)),
+        Err(crate::persistence::load::ReloadError::Save(e)) => Err(super::server::save_error(e)),
     }
 }
 
-/// DEBUG LOADAOF (see `aof::debug_loadaof`). Where redis-server exits on
+/// DEBUG LOADAOF (see `crate::persistence::aof_load::debug_loadaof`). Where redis-server exits on
 /// a file it cannot load, lapse answers an error (the log says why).
 fn debug_loadaof(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
-    let loaded = crate::aof::debug_loadaof(ctx.server, now_ms, ctx.replay);
+    let loaded = crate::persistence::aof_load::debug_loadaof(ctx.server, now_ms, ctx.replay);
     // The data came from the AOF: nothing to append to it or replicate
     // (said after the replay, whose commands reset the running one's).
     ctx.server.propagate.suppress();
@@ -276,7 +276,7 @@ fn debug_set_skip_checksum_validation(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// "address" is the entry's, stable while the value changes in place.
 fn debug_object(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
-    let options = crate::rdb::SaveOptions {
+    let options = crate::persistence::rdb::SaveOptions {
         compress: ctx.server.config.rdbcompression,
         checksum: true,
     };
@@ -290,14 +290,14 @@ fn debug_object(ctx: &mut Ctx, args: Args) -> CmdResult {
         object.address,
         super::keys::refcount_of(config, object.value, object.encoding),
         object.encoding,
-        crate::rdb::serialized_len(object.value, options),
+        crate::persistence::rdb::serialized_len(object.value, options),
         object.access.bits(),
         object.access.idle_ms(now_ms) / 1000,
     );
     if let crate::value::ValueRef::List(list) = object.value {
         // Redis's quicklist figures, for the nodes the list would have
         // (never compressed in lapse: `list-compress-depth` is kept only).
-        let (nodes, bytes) = crate::rdb::quicklist_shape(list);
+        let (nodes, bytes) = crate::persistence::rdb::quicklist_shape(list);
         let average = list.len() as f64 / nodes.max(1) as f64;
         line.push_str(&format!(
             " ql_nodes:{nodes} ql_avg_node:{average:.2} ql_listpack_max:{} ql_compressed:0 ql_uncompressed_size:{bytes}",

@@ -272,7 +272,7 @@ fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// DUMP: the value as redis-server 7.0 serializes it (RDB type and
 /// encoding, RDB version 10, CRC-64), so RESTORE in either server reads it.
 fn dump(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let options = crate::rdb::SaveOptions {
+    let options = crate::persistence::rdb::SaveOptions {
         compress: ctx.server.config.rdbcompression,
         checksum: true,
     };
@@ -280,7 +280,7 @@ fn dump(ctx: &mut Ctx, args: Args) -> CmdResult {
     let db = ctx.session.db;
     let payload = ctx.server.dbs[db]
         .get(&args[1], now_ms)
-        .map(|value| crate::rdb::dump_value(value, options));
+        .map(|value| crate::persistence::rdb::dump_value(value, options));
     match payload {
         Some(payload) => ctx.out().bulk(&payload),
         None => ctx.out().null(),
@@ -332,14 +332,14 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Err(CmdError::Static("ERR Invalid TTL value, must be >= 0"));
     }
     let skip = ctx.server.debug.skip_checksum_validation;
-    let body = crate::rdb::payload_body(&args[3], skip).ok_or(CmdError::Static(
+    let body = crate::persistence::rdb::payload_body(&args[3], skip).ok_or(CmdError::Static(
         "ERR DUMP payload version or checksum are wrong",
     ))?;
     let limits = ctx.server.config.load_limits();
     // Every payload is checked whole as it is decoded (Redis's deep
     // sanitization, which it counts).
     ctx.server.stats.dump_payload_sanitizations += 1;
-    let value = crate::rdb_load::restore_value(body, limits)
+    let value = crate::persistence::rdb_load::restore_value(body, limits)
         .ok_or(CmdError::Static("ERR Bad data format"))?;
     let lazy = ctx.server.config.lazyfree.server_del;
     let at_ms = match ttl {
@@ -518,11 +518,11 @@ fn flushdb(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn flushall(ctx: &mut Ctx, args: Args) -> CmdResult {
     let lazy = flush_is_async(ctx, &args)?;
     // A background save of the old data is abandoned first.
-    crate::persist::abandon(ctx.server, crate::persist::Job::Rdb);
+    crate::persistence::save::abandon(ctx.server, crate::persistence::jobs::Job::Rdb);
     let all = 0..ctx.server.dbs.len();
     flush_dbs(ctx, all, lazy);
     let now_ms = ctx.now_ms;
-    crate::persist::after_flushall(ctx.server, now_ms);
+    crate::persistence::save::after_flushall(ctx.server, now_ms);
     ctx.out().ok();
     Ok(())
 }

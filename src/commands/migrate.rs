@@ -79,7 +79,7 @@ fn migrate(ctx: &mut Ctx, args: Args) -> CmdResult {
     let timeout = Duration::from_millis(if timeout <= 0 { 1000 } else { timeout as u64 });
     let now_ms = ctx.now_ms;
     // The keys that are here, each with its payload and remaining TTL.
-    let options = crate::rdb::SaveOptions {
+    let options = crate::persistence::rdb::SaveOptions {
         compress: ctx.server.config.rdbcompression,
         checksum: true,
     };
@@ -95,7 +95,11 @@ fn migrate(ctx: &mut Ctx, args: Args) -> CmdResult {
             None => 0,
         };
         if let Some(value) = db.get(key, now_ms) {
-            keys.push((key, crate::rdb::dump_value(value, options), ttl));
+            keys.push((
+                key,
+                crate::persistence::rdb::dump_value(value, options),
+                ttl,
+            ));
         }
     }
     if keys.is_empty() {

@@ -58,7 +58,7 @@ pub struct Ctx<'a> {
     pub call: NestedCall,
     /// How DEBUG LOADAOF replays the AOF's commands (the dispatcher's
     /// `replay`), handed down for the same reason.
-    pub replay: crate::aof::Replay,
+    pub replay: crate::persistence::aof_load::Replay,
 }
 
 /// Runs a command inside EXEC (`true`: slow-logged one by one) or a

@@ -689,7 +689,7 @@ fn function_list(ctx: &mut Ctx, args: Args) -> CmdResult {
 fn function_dump(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let payload = match &ctx.server.scripting {
         Some(s) => s.dump_functions(),
-        None => crate::rdb::dump_payload(Vec::new()),
+        None => crate::persistence::rdb::dump_payload(Vec::new()),
     };
     ctx.out().bulk(&payload);
     Ok(())

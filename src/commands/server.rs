@@ -398,17 +398,17 @@ fn memory_malloc_stats(ctx: &mut Ctx, _args: Args) -> CmdResult {
 /// BGREWRITEAOF: a new base for the AOF, written in the background (see
 /// `aof`); scheduled while a save or a transaction runs.
 fn bgrewriteaof(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    if ctx.server.persist.job() == Some(crate::persist::Job::AofRewrite) {
+    if ctx.server.persist.job() == Some(crate::persistence::jobs::Job::AofRewrite) {
         return Err(CmdError::Static(
             "ERR Background append only file rewriting already in progress",
         ));
     }
     let now_ms = ctx.now_ms;
-    match crate::aof::request_rewrite(ctx.server, now_ms) {
-        Ok(crate::aof::Requested::Started) => {
+    match crate::persistence::aof::request_rewrite(ctx.server, now_ms) {
+        Ok(crate::persistence::aof::Requested::Started) => {
             ctx.out().simple("Background append only file rewriting started")
         }
-        Ok(crate::aof::Requested::Scheduled) => {
+        Ok(crate::persistence::aof::Requested::Scheduled) => {
             ctx.out().simple("Background append only file rewriting scheduled")
         }
         Err(_) => {
@@ -833,7 +833,7 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
     if ctx.server.config.appendonly != was_appendonly {
         let now_ms = ctx.now_ms;
         let on = ctx.server.config.appendonly;
-        if crate::aof::set_enabled(ctx.server, on, now_ms).is_err() {
+        if crate::persistence::aof::set_enabled(ctx.server, on, now_ms).is_err() {
             ctx.server.config.appendonly = was_appendonly;
             return Err(CmdError::Static(
                 "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.",
@@ -858,7 +858,7 @@ fn config_rewrite(ctx: &mut Ctx, _args: Args) -> CmdResult {
         tracing::warn!("CONFIG REWRITE failed: {e}");
         CmdError::owned(format!(
             "ERR Rewriting config file: {}",
-            crate::persist::error_text(&e)
+            crate::persistence::jobs::error_text(&e)
         ))
     };
     let old = match std::fs::read_to_string(&path) {
@@ -879,7 +879,7 @@ fn config_rewrite(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let text = ctx.server.config.rewrite_file_text(&old, &users);
     let mut temp = path.clone().into_os_string();
     temp.push(format!(".tmp-{}", std::process::id()));
-    crate::persist::replace_file(&path, std::path::Path::new(&temp), text.as_bytes())
+    crate::persistence::jobs::replace_file(&path, std::path::Path::new(&temp), text.as_bytes())
         .map_err(failed)?;
     tracing::info!("CONFIG REWRITE executed with success.");
     ctx.out().ok();
@@ -905,15 +905,15 @@ fn config_resetstat(ctx: &mut Ctx, _args: Args) -> CmdResult {
 
 /// A save's failure as its command answers it: Redis's words when a
 /// background save runs, else its bare `ERR` (the log says why).
-pub(super) fn save_error(e: crate::persist::SaveError) -> CmdError {
+pub(super) fn save_error(e: crate::persistence::jobs::SaveError) -> CmdError {
     match e {
-        crate::persist::SaveError::InProgress => {
+        crate::persistence::jobs::SaveError::InProgress => {
             CmdError::Static("ERR Background save already in progress")
         }
-        crate::persist::SaveError::RewriteInProgress => CmdError::Static(
+        crate::persistence::jobs::SaveError::RewriteInProgress => CmdError::Static(
             "ERR An AOF log rewriting in progress: can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.",
         ),
-        crate::persist::SaveError::Io(e) => {
+        crate::persistence::jobs::SaveError::Io(e) => {
             tracing::warn!("Failed opening the temp RDB file or writing it: {e}");
             CmdError::Static("ERR")
         }
@@ -923,7 +923,7 @@ pub(super) fn save_error(e: crate::persist::SaveError) -> CmdError {
 /// SAVE: the dataset to `dir`/`dbfilename` now, as an RDB file.
 fn save(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
-    crate::persist::save(ctx.server, now_ms).map_err(save_error)?;
+    crate::persistence::save::save(ctx.server, now_ms).map_err(save_error)?;
     ctx.out().ok();
     Ok(())
 }
@@ -938,7 +938,8 @@ fn bgsave(ctx: &mut Ctx, args: Args) -> CmdResult {
         _ => return Err(CmdError::Syntax),
     };
     let now_ms = ctx.now_ms;
-    let started = crate::persist::bgsave(ctx.server, now_ms, schedule).map_err(save_error)?;
+    let started =
+        crate::persistence::save::bgsave(ctx.server, now_ms, schedule).map_err(save_error)?;
     ctx.out().simple(if started {
         "Background saving started"
     } else {
@@ -996,7 +997,8 @@ fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let explicit = (save || nosave).then_some(save);
     let now_ms = ctx.now_ms;
-    if let Err(e) = crate::persist::save_for_shutdown(ctx.server, explicit, force, now_ms) {
+    if let Err(e) = crate::persistence::save::save_for_shutdown(ctx.server, explicit, force, now_ms)
+    {
         tracing::warn!("Error trying to save the DB, can't exit: {e}");
         if !force {
             return Err(CmdError::Static(

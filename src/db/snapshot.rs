@@ -21,7 +21,7 @@
 //!
 //! Keys whose deadline had passed when the save started are not written.
 //!
-//! **Big values** (`rdb::is_big`: thousands of elements, a megabyte of
+//! **Big values** (`crate::persistence::rdb::is_big`: thousands of elements, a megabyte of
 //! string) are written by the saver in pieces, a few thousand elements
 //! per step, so that no step holds the loop for the whole value. The
 //! entry is taken above the boundary when its first piece is written and
@@ -38,8 +38,8 @@ use crate::deadlines::Expires;
 use crate::dict::Dict;
 
 /// How a save writes each key: a file format's encoder (RDB entries,
-/// `rdb::RdbEntries`; or the commands that build the key, the AOF
-/// rewrite's `aof::CommandEntries`). The keyspace knows no file format.
+/// `crate::persistence::rdb::RdbEntries`; or the commands that build the key, the AOF
+/// rewrite's `crate::persistence::aof_commands::CommandEntries`). The keyspace knows no file format.
 pub trait EntryFormat: Send + Sync {
     /// Whether the value is written in pieces, a step's budget at a time.
     fn is_big(&self, value: ValueRef<'_>) -> bool;
@@ -101,7 +101,7 @@ pub type Retired = (Dict<Entry>, Expires);
 struct Partial {
     /// The entry's dict position.
     idx: u32,
-    /// Where the next piece starts (`rdb::write_big_piece`).
+    /// Where the next piece starts (`crate::persistence::rdb::write_big_piece`).
     next: usize,
     at_ms: Option<i64>,
 }
@@ -329,7 +329,7 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap;
 
-    use crate::rdb::SaveOptions;
+    use crate::persistence::rdb::SaveOptions;
 
     fn rdb_entries() -> Arc<dyn EntryFormat> {
         formats()[0].1.clone()
@@ -342,8 +342,11 @@ mod tests {
             checksum: false,
         };
         [
-            (true, Arc::new(crate::rdb::RdbEntries(options))),
-            (false, Arc::new(crate::aof::CommandEntries)),
+            (true, Arc::new(crate::persistence::rdb::RdbEntries(options))),
+            (
+                false,
+                Arc::new(crate::persistence::aof_commands::CommandEntries),
+            ),
         ]
     }
 
@@ -368,18 +371,18 @@ mod tests {
     /// What a save wrote: its keys, each once.
     fn written(out: &[u8]) -> BTreeMap<Vec<u8>, (Vec<u8>, Option<i64>)> {
         let mut file = Vec::new();
-        crate::rdb::write_header(&mut file, 0, 0, false);
-        crate::rdb::write_db_start(&mut file, 0, 0, 0);
+        crate::persistence::rdb::write_header(&mut file, 0, 0, false);
+        crate::persistence::rdb::write_db_start(&mut file, 0, 0, 0);
         file.extend_from_slice(out);
-        file.push(crate::rdb::OPCODE_EOF);
+        file.push(crate::persistence::rdb::OPCODE_EOF);
         file.extend_from_slice(&[0; 8]);
-        let limits = crate::rdb_load::Limits {
+        let limits = crate::persistence::rdb_load::Limits {
             hash: crate::value::PackLimits::HASH,
             set: crate::value::SetLimits::DEFAULT,
             list: crate::value::ListLimits::DEFAULT,
             zset: crate::value::ZLimits::DEFAULT,
         };
-        let loaded = crate::rdb_load::load(&file, limits).unwrap();
+        let loaded = crate::persistence::rdb_load::load(&file, limits).unwrap();
         let mut keys = BTreeMap::new();
         for (key, value, at) in loaded.dbs.into_iter().flat_map(|(_, keys)| keys) {
             let Value::Str(s) = value else {
@@ -498,7 +501,7 @@ mod tests {
     fn big_values_written_in_pieces_hold_the_data_of_the_start() {
         use crate::value::{Hash, List, Set, ZSet};
         let big = |kind: u32| -> Value {
-            let n = crate::rdb::BIG_VALUE_ELEMENTS + 1000;
+            let n = crate::persistence::rdb::BIG_VALUE_ELEMENTS + 1000;
             let limits = crate::value::SetLimits::DEFAULT;
             match kind {
                 0 => {
@@ -541,7 +544,10 @@ mod tests {
                     }
                     Value::ZSet(z)
                 }
-                _ => Value::Str(vec![b'x'; crate::rdb::BIG_STRING_BYTES * 2 + 7]),
+                _ => Value::Str(vec![
+                    b'x';
+                    crate::persistence::rdb::BIG_STRING_BYTES * 2 + 7
+                ]),
             }
         };
         for (rdb, format) in formats() {
@@ -588,13 +594,13 @@ mod tests {
                 match rdb {
                     true => {
                         let mut file = Vec::new();
-                        crate::rdb::write_header(&mut file, 0, 0, false);
-                        crate::rdb::write_db_start(&mut file, 0, 300, 100);
+                        crate::persistence::rdb::write_header(&mut file, 0, 0, false);
+                        crate::persistence::rdb::write_db_start(&mut file, 0, 300, 100);
                         file.extend_from_slice(&out);
-                        file.push(crate::rdb::OPCODE_EOF);
+                        file.push(crate::persistence::rdb::OPCODE_EOF);
                         file.extend_from_slice(&[0; 8]);
                         let limits = crate::config::Config::default().load_limits();
-                        let parsed = crate::rdb_load::load(&file, limits).unwrap();
+                        let parsed = crate::persistence::rdb_load::load(&file, limits).unwrap();
                         for (_, keys) in parsed.dbs {
                             for (k, v, at) in keys {
                                 assert!(loaded.load_key(&k, super::super::NewValue::Value(v), at));

@@ -8,7 +8,7 @@
 //! (`Loaded` collects them); never panics on any input, and no length
 //! read from the file allocates before the bytes behind it exist.
 
-use crate::rdb::*;
+use super::rdb::*;
 use crate::value::field_ttl::FIELD_TTL_MAX_MS;
 use crate::value::{Hash, List, ListLimits, PackLimits, Set, SetLimits, Value, ZLimits, ZSet};
 
@@ -840,7 +840,7 @@ mod tests {
     /// listpack set and a stream with a consumer group (7.2's layout).
     #[test]
     fn a_redis_7_4_file_with_field_deadlines_loads() {
-        let file = include_bytes!("../tests/fixtures/redis-7.4-field-ttls.rdb");
+        let file = include_bytes!("../../tests/fixtures/redis-7.4-field-ttls.rdb");
         let loaded = load(file, LIMITS).unwrap();
         let (_, keys) = loaded.dbs.into_iter().next().unwrap();
         let get = |name: &str| {
@@ -955,15 +955,17 @@ mod tests {
             db.set(&key("z"), Value::ZSet(z), ttl, 0);
             db.set(&key("l"), Value::List(list), ttl, 0);
         }
-        let options = crate::rdb::SaveOptions {
+        let options = crate::persistence::rdb::SaveOptions {
             compress: true,
             checksum: false,
         };
         // RESTORE payloads of the same values, flipped and cut the same way.
         let mut payloads = Vec::new();
-        dbs[1].for_each_entry(|_, value, _| payloads.push(crate::rdb::dump_value(value, options)));
+        dbs[1].for_each_entry(|_, value, _| {
+            payloads.push(crate::persistence::rdb::dump_value(value, options))
+        });
         for payload in &payloads {
-            let body = crate::rdb::payload_body(payload, false).unwrap();
+            let body = crate::persistence::rdb::payload_body(payload, false).unwrap();
             assert!(restore_value(body, LIMITS).is_some());
             for i in 0..body.len() {
                 let _ = restore_value(&body[..i], LIMITS);
@@ -974,7 +976,7 @@ mod tests {
                 }
             }
         }
-        let bytes = crate::persist::encode_to_vec(&mut dbs, 0, options);
+        let bytes = crate::persistence::jobs::encode_to_vec(&mut dbs, 0, options);
         let loaded = load(&bytes, LIMITS).unwrap();
         assert_eq!(loaded.dbs[0].1.len(), 12);
         for cut in 0..bytes.len() {
@@ -1013,7 +1015,7 @@ mod tests {
     fn our_snapshot_loads_back_and_damage_is_an_error_not_a_panic() {
         let mut dbs: Vec<crate::db::Db> = (0..2).map(crate::db::Db::new).collect();
         dbs[1].set(b"k", Value::Str(b"v".to_vec()), crate::db::Ttl::Clear, 0);
-        let options = crate::rdb::SaveOptions {
+        let options = crate::persistence::rdb::SaveOptions {
             compress: true,
             checksum: true,
         };
@@ -1023,7 +1025,7 @@ mod tests {
             crate::db::Ttl::Clear,
             0,
         );
-        let bytes = crate::persist::encode_to_vec(&mut dbs, 0, options);
+        let bytes = crate::persistence::jobs::encode_to_vec(&mut dbs, 0, options);
         assert!(
             bytes.len() < 200,
             "the long string is compressed: {}",

@@ -958,7 +958,7 @@ mod tests {
             compress: true,
             checksum: true,
         };
-        let limits = crate::rdb_load::Limits {
+        let limits = crate::persistence::rdb_load::Limits {
             hash: PackLimits::HASH,
             set: crate::value::SetLimits::DEFAULT,
             list: crate::value::ListLimits::DEFAULT,
@@ -992,7 +992,7 @@ mod tests {
             // DUMP / RESTORE: the whole value at once.
             let payload = dump_value(value.as_ref(), OPTIONS);
             let body = payload_body(&payload, false).unwrap();
-            let back = crate::rdb_load::restore_value(body, limits).unwrap();
+            let back = crate::persistence::rdb_load::restore_value(body, limits).unwrap();
             assert_eq!(
                 crate::value::sorted_triples(&back),
                 crate::value::sorted_triples(&value),
@@ -1015,7 +1015,7 @@ mod tests {
             }
             file.push(OPCODE_EOF);
             file.extend_from_slice(&[0; 8]);
-            let loaded = crate::rdb_load::load(&file, limits).unwrap();
+            let loaded = crate::persistence::rdb_load::load(&file, limits).unwrap();
             let (_, keys) = loaded.dbs.into_iter().next().unwrap();
             assert_eq!(
                 crate::value::sorted_triples(&keys[0].1),
@@ -1030,7 +1030,7 @@ mod tests {
         write_len(&mut body, 1 << 48);
         write_string(&mut body, b"f");
         write_string(&mut body, b"v");
-        assert!(crate::rdb_load::restore_value(&body, limits).is_none());
+        assert!(crate::persistence::rdb_load::restore_value(&body, limits).is_none());
     }
 
     #[test]
@@ -1060,7 +1060,10 @@ mod tests {
         let mut lp = ListpackWriter::default();
         texts.iter().for_each(|t| lp.push(t));
         let blob = lp.finish();
-        assert_eq!(crate::rdb_load::listpack(&blob).unwrap(), texts);
+        assert_eq!(
+            crate::persistence::rdb_load::listpack(&blob).unwrap(),
+            texts
+        );
         assert_eq!(u16::from_le_bytes([blob[4], blob[5]]) as usize, texts.len());
 
         for set in [
@@ -1071,7 +1074,7 @@ mod tests {
             let blob = intset(&set);
             let width = u32::from_le_bytes(blob[..4].try_into().unwrap());
             assert_eq!(width as usize, (blob.len() - 8) / set.len());
-            let back = crate::rdb_load::intset(&blob).unwrap();
+            let back = crate::persistence::rdb_load::intset(&blob).unwrap();
             let expected: Vec<Vec<u8>> = set.iter().map(|n| n.to_string().into_bytes()).collect();
             assert_eq!(back, expected);
         }
