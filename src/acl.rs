@@ -672,6 +672,17 @@ fn key_rule(op: &str) -> Result<(u8, String), &'static str> {
     Ok((flags, pattern.to_string()))
 }
 
+/// A config file's `user` directive (the name, then the rules), checked
+/// as ACL SETUSER checks rules (`allchannels`: `acl-pubsub-default`).
+pub fn check_user_directive(line: &[String], pubsub_all: bool) -> Result<(), String> {
+    let mut user = User::new("", pubsub_all);
+    for rule in line.iter().skip(1) {
+        user.set_rule(rule, pubsub_all)
+            .map_err(|e| format!("Error in user declaration '{rule}': {e}"))?;
+    }
+    Ok(())
+}
+
 /// SHA-256 of a password, lowercase hex (how users keep passwords).
 pub fn password_hash(password: &[u8]) -> String {
     use sha2::Digest;

@@ -27,11 +27,11 @@
 //! arrived.
 
 use std::collections::HashMap;
-use std::io::{ErrorKind, Read, Write};
+use std::io::ErrorKind;
 
 use crate::command_table::{self, Flags};
 use crate::connection::{Session, READ_CHUNK};
-use crate::net::{Peer, Stream};
+use crate::net::{Peer, PeerSocket, Stream};
 use crate::protocol::{Parsed, RequestParser};
 use crate::scripting::RunningScript;
 
@@ -51,25 +51,6 @@ pub enum Verdict {
     Kill,
     /// SHUTDOWN NOSAVE: stop the script and the server.
     Shutdown,
-}
-
-/// A client's socket as the server lends it: reads and writes through a
-/// shared reference (as `&TcpStream` does).
-pub trait PeerSocket {
-    fn read_into(&self, buf: &mut [u8]) -> std::io::Result<usize>;
-    fn write_from(&self, buf: &[u8]) -> std::io::Result<usize>;
-}
-
-impl PeerSocket for crate::net::Stream {
-    fn read_into(&self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let mut s = self;
-        s.read(buf)
-    }
-
-    fn write_from(&self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut s = self;
-        s.write(buf)
-    }
 }
 
 /// What happened to one client while the script ran.

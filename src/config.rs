@@ -169,7 +169,7 @@ pub struct Config {
     /// `maxmemory`, bytes (0: no limit): keys are evicted by
     /// `maxmemory-policy` to stay under it (see `evict`).
     pub maxmemory: u64,
-    pub maxmemory_policy: crate::evict::Policy,
+    pub maxmemory_policy: Policy,
     /// `maxmemory-samples`: keys sampled per database for LRU/LFU.
     pub maxmemory_samples: u32,
     /// `maxmemory-eviction-tenacity` (0..=100): how long one command may
@@ -235,6 +235,72 @@ pub struct Config {
     pub config_file: Option<std::path::PathBuf>,
 }
 
+/// `maxmemory-policy`: which keys eviction takes (`evict`) when memory
+/// is over `maxmemory`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    NoEviction,
+    AllKeysLru,
+    AllKeysLfu,
+    AllKeysRandom,
+    VolatileLru,
+    VolatileLfu,
+    VolatileRandom,
+    VolatileTtl,
+}
+
+/// The policies by their Redis names.
+pub const POLICIES: &[(&str, Policy)] = &[
+    ("volatile-lru", Policy::VolatileLru),
+    ("volatile-lfu", Policy::VolatileLfu),
+    ("volatile-random", Policy::VolatileRandom),
+    ("volatile-ttl", Policy::VolatileTtl),
+    ("allkeys-lru", Policy::AllKeysLru),
+    ("allkeys-lfu", Policy::AllKeysLfu),
+    ("allkeys-random", Policy::AllKeysRandom),
+    ("noeviction", Policy::NoEviction),
+];
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        POLICIES
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map_or("noeviction", |(name, _)| name)
+    }
+
+    pub fn parse(name: &str) -> Option<Policy> {
+        POLICIES
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, p)| *p)
+    }
+
+    pub fn is_lfu(self) -> bool {
+        matches!(self, Policy::AllKeysLfu | Policy::VolatileLfu)
+    }
+
+    /// LRU or LFU: victims chosen by each key's access data (Redis's
+    /// `MAXMEMORY_FLAG_NO_SHARED_INTEGERS`).
+    pub fn uses_access_data(self) -> bool {
+        self.is_lfu() || matches!(self, Policy::AllKeysLru | Policy::VolatileLru)
+    }
+
+    /// Victims only among keys with a TTL.
+    pub fn volatile(self) -> bool {
+        matches!(
+            self,
+            Policy::VolatileLru
+                | Policy::VolatileLfu
+                | Policy::VolatileRandom
+                | Policy::VolatileTtl
+        )
+    }
+}
+/// The smallest replication backlog (Redis's
+/// `CONFIG_REPL_BACKLOG_MIN_SIZE`): a smaller `repl-backlog-size` is
+/// raised to it.
+pub const REPL_BACKLOG_MIN_BYTES: u64 = 16 * 1024;
 /// Where the pid is written when daemonized without a `pidfile`, as Redis.
 pub const DEFAULT_PIDFILE: &str = "/var/run/redis.pid";
 
@@ -499,7 +565,7 @@ impl Default for Config {
             latency_monitor_threshold: 0,
             latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             maxmemory: 0,
-            maxmemory_policy: crate::evict::Policy::NoEviction,
+            maxmemory_policy: Policy::NoEviction,
             maxmemory_samples: 5,
             maxmemory_eviction_tenacity: 10,
             lfu_log_factor: 10,
@@ -1073,7 +1139,7 @@ pub static SETTINGS: &[Setting] = &[
             let shown: Vec<String> = c
                 .latency_tracking_info_percentiles
                 .iter()
-                .map(|&p| crate::cmdstats::format_percentile(p))
+                .map(|&p| crate::histogram::format_percentile(p))
                 .collect();
             shown.join(" ")
         },
@@ -1086,9 +1152,9 @@ pub static SETTINGS: &[Setting] = &[
         name: "maxmemory-policy",
         get: |c| c.maxmemory_policy.name().into(),
         set: |c, a| {
-            let names: Vec<&str> = crate::evict::POLICIES.iter().map(|(n, _)| *n).collect();
-            c.maxmemory_policy = crate::evict::Policy::parse(&one_of(a, &names)?)
-                .unwrap_or(crate::evict::Policy::NoEviction);
+            let names: Vec<&str> = POLICIES.iter().map(|(n, _)| *n).collect();
+            c.maxmemory_policy = Policy::parse(&one_of(a, &names)?)
+                .unwrap_or(Policy::NoEviction);
             Ok(())
         },
         mutable: true,
@@ -1389,7 +1455,7 @@ pub static SETTINGS: &[Setting] = &[
         // Raised to Redis's minimum rather than refused.
         set: |c, a| {
             let bytes: u64 = int_in(a, 1, i64::MAX)?;
-            c.repl_backlog_size = bytes.max(crate::replication::BACKLOG_MIN_BYTES);
+            c.repl_backlog_size = bytes.max(REPL_BACKLOG_MIN_BYTES);
             Ok(())
         },
         mutable: true,
@@ -1926,7 +1992,14 @@ pub struct Directives<'a> {
     /// Files being read through `include` (a file including itself
     /// must not recurse for ever).
     include_depth: usize,
+    /// Checks a `user` directive (the name, then the rules) with
+    /// `acl-pubsub-default`'s `allchannels`: `acl`'s, handed in by whoever
+    /// reads the server's config (none: not checked).
+    check_user: UserCheck,
 }
+
+/// See `Directives::check_users`.
+pub type UserCheck = fn(&[String], bool) -> Result<(), String>;
 
 /// How deep `include`s may nest.
 const MAX_INCLUDE_DEPTH: usize = 16;
@@ -1937,6 +2010,7 @@ impl<'a> Directives<'a> {
             config,
             saw_save: false,
             include_depth: 0,
+            check_user: |_, _| Ok(()),
         }
     }
 
@@ -1953,16 +2027,13 @@ impl<'a> Directives<'a> {
             return Ok(());
         }
         if name.eq_ignore_ascii_case("user") {
-            // Checked like ACL SETUSER, applied at startup.
-            let mut user = crate::acl::User::new("", self.config.acl_pubsub_all);
-            let (name, rules) = args.split_first().ok_or("wrong number of arguments")?;
-            for rule in rules {
-                user.set_rule(rule, self.config.acl_pubsub_all)
-                    .map_err(|e| format!("Error in user declaration '{rule}': {e}"))?;
+            // Checked as ACL SETUSER checks (by `check_user`), applied at
+            // startup.
+            if args.is_empty() {
+                return Err("wrong number of arguments".into());
             }
-            let mut line = vec![name.clone()];
-            line.extend(rules.iter().cloned());
-            self.config.user_directives.push(line);
+            (self.check_user)(args, self.config.acl_pubsub_all)?;
+            self.config.user_directives.push(args.to_vec());
             return Ok(());
         }
         let refusal = match name.to_ascii_lowercase().as_str() {
@@ -1985,6 +2056,13 @@ impl<'a> Directives<'a> {
             self.config.save_points.extend(added);
         }
         Ok(())
+    }
+
+    /// `user` directives are checked by `check`, as ACL SETUSER checks
+    /// rules, so that a bad one stops the server as the file is read.
+    pub fn check_users(mut self, check: UserCheck) -> Self {
+        self.check_user = check;
+        self
     }
 
     pub fn load_file(&mut self, path: &Path) -> Result<(), ConfigFileError> {
@@ -2059,6 +2137,12 @@ mod protected_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn eviction_policies_by_their_redis_names() {
+        assert_eq!(Policy::parse("ALLKEYS-LFU"), Some(Policy::AllKeysLfu));
+        assert_eq!(Policy::VolatileTtl.name(), "volatile-ttl");
+    }
 
     /// Loads `text` as a server started from it would.
     fn loaded(text: &str) -> Config {

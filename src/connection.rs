@@ -5,8 +5,8 @@
 //! read and change it and tests can build one without any network.
 
 use crate::blocking::BlockedOn;
-use crate::busy::PeerSocket;
 use crate::multi::Transaction;
+use crate::net::PeerSocket;
 use crate::protocol::{Reply, RequestParser};
 
 /// Read this many bytes at a time (Redis's `PROTO_IOBUF_LEN`).

@@ -252,7 +252,8 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
         // outside a command's execution; #11715).
         let resp3 = ctx.session.reply.resp3;
         for own in ctx.server.tracking.take_own(ctx.session.id) {
-            crate::tracking::encode(&own, resp3, false, ctx.session);
+            let subscribed = ctx.session.is_subscribed();
+            crate::tracking::encode(&own, resp3, false, subscribed, &mut ctx.session.reply);
         }
     }
     // Outside MULTI (the hot path) this is one check of an Option.

@@ -101,9 +101,24 @@ impl Histogram {
     }
 }
 
+/// A percentile as Redis prints it (`%f` with trailing zeros trimmed):
+/// 50, 99, 99.9.
+pub fn format_percentile(p: f64) -> String {
+    let text = format!("{p:.6}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentiles_print_as_redis_prints_them() {
+        assert_eq!(format_percentile(50.0), "50");
+        assert_eq!(format_percentile(99.9), "99.9");
+        assert_eq!(format_percentile(99.99), "99.99");
+        assert_eq!(format_percentile(0.5), "0.5");
+    }
 
     #[test]
     fn buckets_cover_every_value_in_order() {

@@ -41,7 +41,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
         _ => {}
     }
     let mut config = Config::default();
-    let mut directives = Directives::new(&mut config);
+    let mut directives = Directives::new(&mut config).check_users(lapse::acl::check_user_directive);
     let mut rest = args;
     let mut config_file = None;
     if let Some((first, after)) = args.split_first() {

@@ -52,6 +52,25 @@ impl Write for &Stream {
     }
 }
 
+/// A client's socket as the server lends it: reads and writes through a
+/// shared reference (as `&TcpStream` does).
+pub trait PeerSocket {
+    fn read_into(&self, buf: &mut [u8]) -> std::io::Result<usize>;
+    fn write_from(&self, buf: &[u8]) -> std::io::Result<usize>;
+}
+
+impl PeerSocket for Stream {
+    fn read_into(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut s = self;
+        s.read(buf)
+    }
+
+    fn write_from(&self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut s = self;
+        s.write(buf)
+    }
+}
+
 impl AsRawFd for Stream {
     fn as_raw_fd(&self) -> RawFd {
         match self {

@@ -15,6 +15,7 @@
 
 use std::time::Instant;
 
+use crate::propagate::Propagator;
 use crate::protocol::encode_request;
 
 /// The link to the primary, as ROLE and INFO name its states.
@@ -719,35 +720,32 @@ pub struct Feed {
     pub backlog: Backlog,
 }
 
-/// The smallest backlog (Redis's CONFIG_REPL_BACKLOG_MIN_SIZE): a smaller
-/// `repl-backlog-size` is raised to it.
-pub const BACKLOG_MIN_BYTES: u64 = 16 * 1024;
-
 /// The backlog's size as configured (`repl-backlog-size`).
 pub fn backlog_bytes(config: &crate::config::Config) -> usize {
     usize::try_from(config.repl_backlog_size).unwrap_or(usize::MAX)
 }
 
-/// Makes the primary's side (the feed from the propagation point and the
-/// backlog) when the first replica asks for it.
-pub fn start_feed(state: &mut crate::state::ServerState) {
-    if state.repl.feed.is_some() {
-        return;
+impl Replication {
+    /// Makes the primary's side (the feed from the propagation point and
+    /// a backlog of `backlog_bytes`) when the first replica asks for it;
+    /// false if it was there.
+    pub fn start_feed(&mut self, propagate: &mut Propagator, backlog_bytes: usize) -> bool {
+        if self.feed.is_some() {
+            return false;
+        }
+        let buffer = std::rc::Rc::new(std::cell::RefCell::new(FeedBuffer::default()));
+        let sink = propagate.attach(Box::new(FeedSink(std::rc::Rc::clone(&buffer))));
+        self.feed = Some(Feed {
+            buffer,
+            sink,
+            backlog: Backlog::new(backlog_bytes, self.offset + 1),
+        });
+        tracing::info!(
+            "Replication backlog created, my new replication ID is '{}'",
+            self.replid
+        );
+        true
     }
-    let buffer = std::rc::Rc::new(std::cell::RefCell::new(FeedBuffer::default()));
-    let sink = state
-        .propagate
-        .attach(Box::new(FeedSink(std::rc::Rc::clone(&buffer))));
-    state.repl.feed = Some(Feed {
-        buffer,
-        sink,
-        backlog: Backlog::new(backlog_bytes(&state.config), state.repl.offset + 1),
-    });
-    state.refresh_event_recording();
-    tracing::info!(
-        "Replication backlog created, my new replication ID is '{}'",
-        state.repl.replid
-    );
 }
 
 /// The offset the stream will have once what is written so far is out.

@@ -21,11 +21,11 @@ use slab::Slab;
 use tracing::{debug, info, warn};
 
 use crate::blocking::{Unblock, Waiter};
-use crate::busy::PeerSocket;
 use crate::clock::{unix_time_ms, SystemClock};
 use crate::config::Config;
 use crate::connection::{ClientType, Session, Sessions};
 use crate::expire::{CycleKind, CycleSettings};
+use crate::net::PeerSocket;
 use crate::persistence::jobs::Pace;
 use crate::protocol::Parsed;
 use crate::state::ServerState;
@@ -917,7 +917,14 @@ impl Server {
             match target {
                 Some(target) => {
                     let redirected = invalidation.redirect.is_some();
-                    crate::tracking::encode(&invalidation, own_resp3, redirected, target);
+                    let subscribed = target.is_subscribed();
+                    crate::tracking::encode(
+                        &invalidation,
+                        own_resp3,
+                        redirected,
+                        subscribed,
+                        &mut target.reply,
+                    );
                     enforce_output_limit(config, stats, target, now_ms);
                 }
                 None => {

@@ -98,7 +98,7 @@ pub struct ServerState {
     /// What was allocated before any data (INFO `used_memory_startup`).
     pub startup_memory: usize,
     /// Eviction's candidates between calls (the memory limit).
-    pub evict: crate::evict::Evictor,
+    pub evict: crate::evict::pool::Evictor,
     /// This process's random identity (INFO `run_id`): Sentinel tells a
     /// restarted server from one that stayed up by it.
     pub run_id: String,
@@ -223,6 +223,15 @@ impl ServerState {
         }
         for db in &mut self.dbs {
             db.recorded_classes = classes;
+        }
+    }
+
+    /// Makes the primary's side of replication (the feed and the backlog)
+    /// when the first replica asks for it.
+    pub fn start_replication_feed(&mut self) {
+        let backlog_bytes = crate::replication::backlog_bytes(&self.config);
+        if self.repl.start_feed(&mut self.propagate, backlog_bytes) {
+            self.refresh_event_recording();
         }
     }
 

@@ -307,19 +307,19 @@ impl Tracking {
     }
 }
 
-/// Frames `invalidation` for `target` as Redis's `sendTrackingMessage`: a
-/// RESP3 push, or, to a RESP2 client that the invalidation was redirected
-/// to and that is subscribed, a message on `__redis__:invalidate`; a RESP2
-/// client otherwise gets nothing (RESP2 has no pushes). A flush's null is
-/// in the tracking client's protocol (`own_resp3`).
+/// Frames `invalidation` into a client's reply `out` as Redis's
+/// `sendTrackingMessage`: a RESP3 push, or, to a RESP2 client that the
+/// invalidation was redirected to and that is `subscribed`, a message on
+/// `__redis__:invalidate`; a RESP2 client otherwise gets nothing (RESP2
+/// has no pushes). A flush's null is in the tracking client's protocol
+/// (`own_resp3`).
 pub fn encode(
     invalidation: &Invalidation,
     own_resp3: bool,
     redirected: bool,
-    target: &mut crate::connection::Session,
+    subscribed: bool,
+    out: &mut crate::protocol::Reply,
 ) {
-    let subscribed = target.is_subscribed();
-    let out = &mut target.reply;
     if out.resp3 {
         out.push(2);
         out.bulk(b"invalidate");

@@ -155,7 +155,7 @@ fn psync(ctx: &mut Ctx, args: Args) -> CmdResult {
         // Redis ignores a second SYNC on a replica link.
         return Ok(());
     }
-    crate::replication::start_feed(ctx.server);
+    ctx.server.start_replication_feed();
     let repl = &mut ctx.server.repl;
     if args.len() == 3 {
         let wanted = super::int_arg(&args[2]).ok();

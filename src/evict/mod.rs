@@ -17,84 +17,13 @@
 //!   `expire-strategy uniform` keeps no order.
 //! - random: one uniformly random key, the databases taken in turn.
 
+pub mod pool;
+
 use std::time::{Duration, Instant};
 
+use crate::config::Policy;
 use crate::db::access::Access;
 use crate::state::ServerState;
-
-/// `maxmemory-policy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
-    NoEviction,
-    AllKeysLru,
-    AllKeysLfu,
-    AllKeysRandom,
-    VolatileLru,
-    VolatileLfu,
-    VolatileRandom,
-    VolatileTtl,
-}
-
-/// The policies by their Redis names.
-pub const POLICIES: &[(&str, Policy)] = &[
-    ("volatile-lru", Policy::VolatileLru),
-    ("volatile-lfu", Policy::VolatileLfu),
-    ("volatile-random", Policy::VolatileRandom),
-    ("volatile-ttl", Policy::VolatileTtl),
-    ("allkeys-lru", Policy::AllKeysLru),
-    ("allkeys-lfu", Policy::AllKeysLfu),
-    ("allkeys-random", Policy::AllKeysRandom),
-    ("noeviction", Policy::NoEviction),
-];
-
-impl Policy {
-    pub fn name(self) -> &'static str {
-        POLICIES
-            .iter()
-            .find(|(_, p)| *p == self)
-            .map_or("noeviction", |(name, _)| name)
-    }
-
-    pub fn parse(name: &str) -> Option<Policy> {
-        POLICIES
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, p)| *p)
-    }
-
-    pub fn is_lfu(self) -> bool {
-        matches!(self, Policy::AllKeysLfu | Policy::VolatileLfu)
-    }
-
-    /// LRU or LFU: victims chosen by each key's access data (Redis's
-    /// `MAXMEMORY_FLAG_NO_SHARED_INTEGERS`).
-    pub fn uses_access_data(self) -> bool {
-        self.is_lfu() || matches!(self, Policy::AllKeysLru | Policy::VolatileLru)
-    }
-
-    /// Victims only among keys with a TTL.
-    fn volatile(self) -> bool {
-        matches!(
-            self,
-            Policy::VolatileLru
-                | Policy::VolatileLfu
-                | Policy::VolatileRandom
-                | Policy::VolatileTtl
-        )
-    }
-}
-
-/// The best candidates seen (Redis's `EVPOOL_SIZE`).
-const POOL_SIZE: usize = 16;
-
-/// Eviction's state between calls.
-#[derive(Default)]
-pub struct Evictor {
-    /// Candidates, best (highest score) last: (score, database, key).
-    pool: Vec<(u64, usize, Vec<u8>)>,
-    /// The database the random policies take a key from next.
-    next_db: usize,
-}
 
 /// What `perform_evictions` achieved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,36 +198,17 @@ fn pooled_victim(state: &mut ServerState, policy: Policy, now_ms: i64) -> Option
         }
     };
     for db in &state.dbs {
-        let pool = &mut state.evict.pool;
+        let pool = &mut state.evict;
         db.eviction_sample(
             &mut state.rng,
             volatile,
             samples,
-            &mut |access, deadline, key| {
-                insert_candidate(pool, score(access, deadline), db.index, key)
-            },
+            &mut |access, deadline, key| pool.insert(score(access, deadline), db.index, key),
         );
     }
     // The best candidate. (One deleted since it entered the pool is found
     // missing by the eviction, which then asks again.)
-    state.evict.pool.pop().map(|(_, db, key)| (db, key))
-}
-
-/// Puts a candidate in the pool, kept sorted by score and at most
-/// `POOL_SIZE` long: a candidate worse than all of a full pool is dropped
-/// (before its key is copied). A key sampled twice may sit there twice,
-/// as in Redis: its second copy is found gone and skipped.
-fn insert_candidate(pool: &mut Vec<(u64, usize, Vec<u8>)>, score: u64, db: usize, key: &[u8]) {
-    let at = pool.partition_point(|(s, _, _)| *s < score);
-    if pool.len() >= POOL_SIZE && at == 0 {
-        return;
-    }
-    if pool.len() >= POOL_SIZE {
-        pool.remove(0);
-        pool.insert(at - 1, (score, db, key.to_vec()));
-    } else {
-        pool.insert(at, (score, db, key.to_vec()));
-    }
+    state.evict.take_best()
 }
 
 #[cfg(test)]
@@ -306,30 +216,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_pool_keeps_the_best_sixteen_in_order() {
-        let mut pool = Vec::new();
-        for score in [5u64, 1, 9, 3] {
-            insert_candidate(&mut pool, score, 0, score.to_string().as_bytes());
-        }
-        let scores: Vec<u64> = pool.iter().map(|c| c.0).collect();
-        assert_eq!(scores, [1, 3, 5, 9]);
-        for score in 10..40u64 {
-            insert_candidate(&mut pool, score, 1, score.to_string().as_bytes());
-        }
-        assert_eq!(pool.len(), POOL_SIZE);
-        assert_eq!(pool.first().unwrap().0, 24);
-        assert_eq!(pool.last().unwrap().0, 39);
-        insert_candidate(&mut pool, 2, 1, b"low");
-        assert_eq!(pool.first().unwrap().0, 24);
-    }
-
-    #[test]
     fn tenacity_sets_the_time_limit_as_redis() {
         assert_eq!(time_limit(10), Some(Duration::from_micros(500)));
         assert_eq!(time_limit(0), Some(Duration::ZERO));
         assert!(time_limit(20).unwrap() > Duration::from_millis(2));
         assert_eq!(time_limit(100), None);
-        assert_eq!(Policy::parse("ALLKEYS-LFU"), Some(Policy::AllKeysLfu));
-        assert_eq!(Policy::VolatileTtl.name(), "volatile-ttl");
     }
 }
