@@ -6,7 +6,8 @@ use std::sync::OnceLock;
 
 use super::{
     acl, bits, connection, debug, expire, geo, hashes, hll, keys, lists, migrate, pubsub,
-    replication, scripting, server, sets, sort, streams, strings, transactions, zsets, Handler,
+    replication, scripting, server, sets, sort, stream_groups, streams, strings, transactions,
+    zsets, Handler,
 };
 use crate::command_table::Command;
 
@@ -27,6 +28,7 @@ static FAMILIES: &[&[(&str, Handler)]] = &[
     zsets::HANDLERS,
     geo::HANDLERS,
     streams::HANDLERS,
+    stream_groups::HANDLERS,
     server::HANDLERS,
     debug::HANDLERS,
     transactions::HANDLERS,
