@@ -48,7 +48,6 @@ pub mod propagate;
 pub mod protocol;
 pub mod pubsub;
 pub mod replication;
-pub mod script_libs;
 pub mod scripting;
 pub mod server;
 pub mod slowlog;

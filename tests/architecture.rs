@@ -66,7 +66,6 @@ const LAYERS: &[(&str, &[&str])] = &[
             "propagate",
             "pubsub",
             "replication",
-            "script_libs",
             "scripting",
             "tracking",
         ],
@@ -93,10 +92,7 @@ const MAX_CIRCLE: usize = 6;
 const MAX_ARROWS_UP: usize = 3;
 /// Files over 1,500 lines, at most as long as now, until they are split;
 /// no other file may pass 1,500 (generated data aside).
-const LONG_FILES: &[(&str, usize)] = &[
-    ("scripting.rs", 1600),
-    ("db/mod.rs", 1560),
-];
+const LONG_FILES: &[(&str, usize)] = &[("db/mod.rs", 1560)];
 const MAX_LINES: usize = 1500;
 const GENERATED: &[&str] = &["command_table/docs_data.rs"];
 

@@ -20,6 +20,8 @@
 //! `setfenv` and `print` are not there.
 
 mod call;
+mod convert;
+pub mod libs;
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -36,6 +38,8 @@ use mlua::{
 
 use crate::protocol::reply::format_double;
 use crate::protocol::{OwnedArgs, Reply};
+
+use convert::{error_reply_text, lua_to_number, lua_to_reply};
 
 /// The chunk name Redis gives scripts (errors read `user_script:1: ...`).
 const CHUNK_NAME: &str = "@user_script";
@@ -198,6 +202,7 @@ return view, function_view, function_meta, front, load_front
 /// every call into Lua from Rust must be protected, which costs more than
 /// a short script.
 const LUA_MEMORY_LIMIT_BYTES: usize = 1 << 30;
+
 /// How often (in VM instructions) a running script's clock is checked.
 /// Redis checks every 100,000; lapse every 10,000, so that a loop of a few
 /// instructions around a costly library call (`string.rep` of 100 KB: a
@@ -205,11 +210,11 @@ const LUA_MEMORY_LIMIT_BYTES: usize = 1 << 30;
 /// A hook call costs ~470 machine instructions (mlua's trampoline): 0.1%
 /// of a loop of pure Lua at this count, 1% at 1,000 (callgrind).
 const HOOK_EVERY_INSTRUCTIONS: u32 = 10_000;
+
 /// Scripts between two steps of the garbage collector (Redis's
 /// `LUA_GC_CYCLE_PERIOD`; each step is of this many kilobytes).
 const GC_CYCLE_PERIOD: u32 = 50;
-/// Deepest nesting of a script's reply (Redis: "reached lua stack limit").
-const MAX_REPLY_DEPTH: usize = 1_000;
+
 /// What a killed script raises (on every line from then on, so `pcall`
 /// cannot swallow it).
 const KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
@@ -431,11 +436,15 @@ pub const SCRIPT_FLAGS: [&str; 5] = [
     "no-cluster",
     "allow-cross-slot-keys",
 ];
+
 /// The bits of `no-writes`, `allow-oom` and `allow-stale` in
 /// [`LibraryFunction::flags`] (their places in [`SCRIPT_FLAGS`]).
 pub const FLAG_NO_WRITES: u8 = 1;
+
 pub const FLAG_ALLOW_OOM: u8 = 1 << 1;
+
 pub const FLAG_ALLOW_STALE: u8 = 1 << 2;
+
 /// How long a library's code may run while it loads (Redis: 500 ms).
 const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
 
@@ -544,12 +553,12 @@ impl Scripting {
         let redis = lua.create_table()?;
         install_library(&lua, &redis, &current, &call_context)?;
         globals.raw_set("redis", redis)?;
-        globals.raw_set("bit", crate::script_libs::bit_library(&lua)?)?;
+        globals.raw_set("bit", libs::bit_library(&lua)?)?;
         let math: Table = globals.raw_get("math")?;
-        crate::script_libs::install_random(&lua, &math)?;
-        globals.raw_set("cjson", crate::script_libs::cjson(&lua)?)?;
-        globals.raw_set("cmsgpack", crate::script_libs::cmsgpack(&lua)?)?;
-        globals.raw_set("struct", crate::script_libs::struct_library(&lua)?)?;
+        libs::install_random(&lua, &math)?;
+        globals.raw_set("cjson", libs::cjson(&lua)?)?;
+        globals.raw_set("cmsgpack", libs::cmsgpack(&lua)?)?;
+        globals.raw_set("struct", libs::struct_library(&lua)?)?;
         let (error_handler, script_pcall): (Function, Function) =
             lua.load(ERROR_HANDLER).set_name("=handler").eval()?;
         let xpcall: Function = globals.raw_get("xpcall")?;
@@ -1235,26 +1244,6 @@ fn install_library(
     Ok(())
 }
 
-/// `lua_tonumber`: a number, a numeric string's value, else 0.
-fn lua_to_number(value: &Value) -> f64 {
-    match value {
-        Value::Integer(n) => *n as f64,
-        Value::Number(n) => *n,
-        Value::String(s) => crate::script_libs::lua_str_number(&s.as_bytes()).unwrap_or(0.0),
-        _ => 0.0,
-    }
-}
-
-/// `redis.error_reply`'s text as Redis builds it: `-` added if missing,
-/// then the first word is the code (`ERR` when there is only one word).
-fn error_reply_text(message: &[u8]) -> Vec<u8> {
-    let message = message.strip_prefix(b"-").unwrap_or(message);
-    match message.iter().position(|&b| b == b' ') {
-        Some(_) => message.to_vec(),
-        None => [&b"ERR "[..], message].concat(),
-    }
-}
-
 /// What both the running API and the loading API of `redis` hold: `log`,
 /// its levels and the version.
 fn install_common(lua: &Lua, redis: &Table) -> mlua::Result<()> {
@@ -1460,141 +1449,4 @@ fn version_num(v: &str) -> i64 {
         parts.next().unwrap_or(0),
     );
     (a << 16) | (b << 8) | c
-}
-
-/// A script's result as the reply to its caller (Redis's Lua to RESP
-/// conversion, in the caller's protocol). A boolean follows the script's
-/// own protocol: under RESP2 (the default) `true` is 1 and `false` nil,
-/// under `redis.setresp(3)` they are booleans.
-fn lua_to_reply(value: &Value, out: &mut Reply, lua_resp3: bool) {
-    lua_to_reply_nested(value, out, (0, lua_resp3));
-}
-
-fn lua_to_reply_nested(value: &Value, out: &mut Reply, (depth, lua_resp3): (usize, bool)) {
-    if depth > MAX_REPLY_DEPTH {
-        out.error(b"ERR reached lua stack limit");
-        return;
-    }
-    match value {
-        Value::Nil => out.null(),
-        Value::Boolean(b) if lua_resp3 => out.bool(*b),
-        Value::Boolean(true) => out.int(1),
-        Value::Boolean(false) => out.null(),
-        Value::Integer(n) => out.int(*n),
-        Value::Number(n) => out.int(number_to_i64(*n)),
-        Value::String(s) => out.bulk(&s.as_bytes()),
-        Value::Table(t) => table_to_reply(t, out, (depth, lua_resp3)),
-        _ => out.null(),
-    }
-}
-
-/// C's `(long long)` of a Lua number as redis-server on x86-64 computes it.
-pub(crate) fn number_to_i64(n: f64) -> i64 {
-    // x86-64's conversion gives the "integer indefinite" value for NaN
-    // and anything out of range.
-    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&n) {
-        i64::MIN
-    } else {
-        n as i64
-    }
-}
-
-fn table_to_reply(t: &Table, out: &mut Reply, (depth, lua_resp3): (usize, bool)) {
-    let inner = (depth + 1, lua_resp3);
-    let field = |name: &str| t.raw_get::<Value>(name).unwrap_or(Value::Nil);
-    if let Value::String(err) = field("err") {
-        out.error(&err.as_bytes());
-        return;
-    }
-    if let Value::String(ok) = field("ok") {
-        out.buf.push(b'+');
-        out.buf.extend(
-            ok.as_bytes()
-                .iter()
-                .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
-        );
-        out.buf.extend_from_slice(b"\r\n");
-        return;
-    }
-    if let Value::Number(d) = field("double") {
-        out.double(d);
-        return;
-    }
-    if let Value::String(big) = field("big_number") {
-        // Line breaks would break the protocol: Redis maps them to spaces.
-        let big: Vec<u8> = big
-            .as_bytes()
-            .iter()
-            .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
-            .collect();
-        if out.resp3 {
-            out.buf.push(b'(');
-            out.buf.extend_from_slice(&big);
-            out.buf.extend_from_slice(b"\r\n");
-        } else {
-            out.bulk(&big);
-        }
-        return;
-    }
-    if let Value::Table(verbatim) = field("verbatim_string") {
-        let part = |name: &str| match verbatim.raw_get::<Value>(name) {
-            Ok(Value::String(s)) => Some(s.as_bytes().to_vec()),
-            _ => None,
-        };
-        if let (Some(format), Some(text)) = (part("format"), part("string")) {
-            if out.resp3 {
-                // Redis writes the first three bytes of the format,
-                // padded with spaces.
-                let mut head = [b' '; 3];
-                for (slot, b) in head.iter_mut().zip(&format) {
-                    *slot = *b;
-                }
-                let len = (text.len() + 4).to_string();
-                out.buf.push(b'=');
-                out.buf.extend_from_slice(len.as_bytes());
-                out.buf.extend_from_slice(b"\r\n");
-                out.buf.extend_from_slice(&head);
-                out.buf.push(b':');
-                out.buf.extend_from_slice(&text);
-                out.buf.extend_from_slice(b"\r\n");
-            } else {
-                out.bulk(&text);
-            }
-            return;
-        }
-    }
-    if let Value::Table(map) = field("map") {
-        let pairs: Vec<(Value, Value)> =
-            map.pairs::<Value, Value>().filter_map(Result::ok).collect();
-        out.map(pairs.len());
-        for (k, v) in pairs {
-            lua_to_reply_nested(&k, out, inner);
-            lua_to_reply_nested(&v, out, inner);
-        }
-        return;
-    }
-    if let Value::Table(set) = field("set") {
-        let members: Vec<Value> = set
-            .pairs::<Value, Value>()
-            .filter_map(Result::ok)
-            .map(|(k, _)| k)
-            .collect();
-        out.set(members.len());
-        for m in members {
-            lua_to_reply_nested(&m, out, inner);
-        }
-        return;
-    }
-    // An array: elements 1..n up to the first nil.
-    let mut items = Vec::new();
-    for i in 1.. {
-        match t.raw_get::<Value>(i) {
-            Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push(v),
-        }
-    }
-    out.array(items.len());
-    for v in &items {
-        lua_to_reply_nested(v, out, inner);
-    }
 }

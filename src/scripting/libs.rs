@@ -12,7 +12,6 @@ use mlua::{LightUserData, Lua, LuaString, Table, Value, Variadic};
 
 use crate::float::strtod_prefix;
 use crate::protocol::reply::format_g;
-use crate::scripting::number_to_i64;
 
 /// The deepest nesting lua-cmsgpack decodes (lua-cjson's default depth).
 const MSGPACK_MAX_DEPTH: usize = 1000;
@@ -43,6 +42,17 @@ impl Rand48 {
     fn next(&mut self) -> i32 {
         self.0 = (self.0.wrapping_mul(0x5_DEEC_E66D).wrapping_add(0xB)) & ((1 << 48) - 1);
         (self.0 >> 17) as i32
+    }
+}
+
+/// C's `(long long)` of a Lua number as redis-server on x86-64 computes it.
+pub(crate) fn number_to_i64(n: f64) -> i64 {
+    // x86-64's conversion gives the "integer indefinite" value for NaN
+    // and anything out of range.
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&n) {
+        i64::MIN
+    } else {
+        n as i64
     }
 }
 
