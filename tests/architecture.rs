@@ -58,7 +58,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "cmdstats",
             "config",
             "connection",
-            "evict",
+            "evict/pool",
             "monitor",
             "multi",
             "notify",
@@ -75,6 +75,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "functions over the whole state",
         &[
             "info",
+            "evict",
             "persistence/save",
             "persistence/load",
             "persistence/aof",
@@ -88,11 +89,11 @@ const LAYERS: &[(&str, &[&str])] = &[
 
 /// Limits that only go down (lower them as the code improves; the goal
 /// is a largest circle of at most 3 files and at most 10 arrows up).
-const MAX_CIRCLE: usize = 6;
-const MAX_ARROWS_UP: usize = 3;
+const MAX_CIRCLE: usize = 3;
+const MAX_ARROWS_UP: usize = 0;
 /// Files over 1,500 lines, at most as long as now, until they are split;
 /// no other file may pass 1,500 (generated data aside).
-const LONG_FILES: &[(&str, usize)] = &[("db/mod.rs", 1560)];
+const LONG_FILES: &[(&str, usize)] = &[];
 const MAX_LINES: usize = 1500;
 const GENERATED: &[&str] = &["command_table/docs_data.rs"];
 
@@ -121,7 +122,8 @@ fn modules(src: &Path) -> BTreeMap<Module, String> {
             if parts.last().is_some_and(|p| p == "mod") {
                 parts.pop();
             }
-            if parts == ["lib"] || parts == ["main"] {
+            // A file of unit tests (`#[cfg(test)] mod tests;`) is no room.
+            if parts == ["lib"] || parts == ["main"] || parts.last().is_some_and(|p| p == "tests") {
                 continue;
             }
             found.insert(parts, rel);

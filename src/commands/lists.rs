@@ -276,7 +276,7 @@ fn ltrim(ctx: &mut Ctx, args: Args) -> CmdResult {
         let dropped = list.trim(index_range(list.len() as i64, start, stop));
         // Thousands of dropped chunks are freed off the loop.
         if let Some(dropped) = dropped.map(Value::List) {
-            if crate::lazyfree::is_big(&dropped) {
+            if crate::value::effort::is_big(&dropped) {
                 ctx.server.lazyfree.free_async(dropped);
             }
         }

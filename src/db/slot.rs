@@ -235,7 +235,7 @@ impl Slot {
     /// empty string in its place. `None` (and nothing changed) otherwise.
     pub fn take_big_value(&mut self) -> Option<Value> {
         match self.held_mut() {
-            Some(value) if crate::lazyfree::is_big(value) => {
+            Some(value) if crate::value::effort::is_big(value) => {
                 Some(std::mem::replace(value, Value::Str(Vec::new())))
             }
             _ => None,

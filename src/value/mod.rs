@@ -4,6 +4,7 @@
 //! Aggregates other than lists are boxed so a `Value` stays small: most
 //! values in a keyspace are strings.
 
+pub mod effort;
 pub mod elem;
 pub mod field_ttl;
 pub mod hash;
