@@ -367,6 +367,7 @@ pub fn return_free_memory() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::effort::{free_effort, is_big};
 
     #[test]
     fn effort_counts_big_strings_by_size() {
