@@ -3,11 +3,19 @@
 answer about each command beyond lapse's own table (summary, since,
 complexity, history, doc flags, arguments, key specs, tips), taken from
 redis-server 7.0's command reference files (src/commands/*.json of the
-redis repository at the tag given), spelled as redis-server's generated
-command table spells them (argument names in lowercase, tokens in
-capitals, groups with dashes).
+redis repository), spelled as redis-server's generated command table
+spells them (argument names in lowercase, tokens in capitals, groups
+with dashes).
 
-    tools/command_docs.py /path/to/redis 7.0.15 > src/command_table/docs_data.rs
+The fields it reads are kept in tools/redis-commands.json, so that the
+docs can be regenerated (and tests/command_docs.rs can check they are
+current) without a Redis checkout:
+
+    tools/command_docs.py tools/redis-commands.json > src/command_table/docs_data.rs
+
+To take them from another Redis tag (a clone of redis/redis at REPO):
+
+    tools/command_docs.py extract REPO 7.0.15 > tools/redis-commands.json
 """
 import json
 import subprocess
@@ -69,13 +77,29 @@ def key_spec(k):
     )
 
 
-def main():
-    repo, tag = sys.argv[1], sys.argv[2]
+ARG_FIELDS = ["name", "type", "key_spec_index", "token", "summary", "since",
+              "deprecated_since", "optional", "multiple", "multiple_token", "arguments"]
+COMMAND_FIELDS = ["container", "summary", "since", "group", "complexity", "doc_flags",
+                  "deprecated_since", "replaced_by", "history", "command_tips",
+                  "key_specs", "arguments"]
+KEY_SPEC_FIELDS = ["notes", "flags", "begin_search", "find_keys"]
+
+
+def kept_arg(a):
+    kept = {k: a[k] for k in ARG_FIELDS if k in a}
+    if "arguments" in kept:
+        kept["arguments"] = [kept_arg(x) for x in kept["arguments"]]
+    return kept
+
+
+def extract(repo, tag):
+    """The fields the generator reads, by full command name, from the
+    reference files of `repo` at `tag`."""
     names = subprocess.run(
         ["git", "-C", repo, "ls-tree", "--name-only", tag, "src/commands/"],
         capture_output=True, text=True, check=True,
     ).stdout.split()
-    entries = []
+    commands = {}
     for path in names:
         if not path.endswith(".json"):
             continue
@@ -87,7 +111,27 @@ def main():
             full = name.lower()
             if "container" in d:
                 full = d["container"].lower() + "|" + full
-            entries.append((full, d))
+            kept = {k: d[k] for k in COMMAND_FIELDS if k in d}
+            if "arguments" in kept:
+                kept["arguments"] = [kept_arg(a) for a in kept["arguments"]]
+            if "key_specs" in kept:
+                kept["key_specs"] = [
+                    {k: ks[k] for k in KEY_SPEC_FIELDS if k in ks} for ks in kept["key_specs"]
+                ]
+            commands[full] = kept
+    return {"tag": tag, "commands": commands}
+
+
+def main():
+    if sys.argv[1] == "extract":
+        json.dump(extract(sys.argv[2], sys.argv[3]), sys.stdout, indent=1,
+                  sort_keys=True, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return
+    with open(sys.argv[1], encoding="utf-8") as f:
+        extracted = json.load(f)
+    tag = extracted["tag"]
+    entries = list(extracted["commands"].items())
     entries.sort()
     out = sys.stdout
     out.write("//! What COMMAND DOCS and COMMAND INFO say about each command beyond the\n")
