@@ -10,8 +10,10 @@ use std::process::Command;
 
 #[test]
 fn generated_command_docs_are_current() {
-    if !common::tool_present("python3", "the check that the generated command docs are current")
-    {
+    if !common::tool_present(
+        "python3",
+        "the check that the generated command docs are current",
+    ) {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
