@@ -1,56 +1,57 @@
 //! lapse: a Redis-compatible in-memory key-value server built around key expiry.
 //!
-//! Rooms (see ARCHITECTURE.md): `server` (the loop and sockets),
-//! `connection` (one client's state), `protocol` (pure RESP), `db` (the
-//! keyspace and passive expiry), `expire` (the active cycle), `commands`
-//! (the table and handlers), `config`, `info`.
+//! Rooms, their layers and the direction of their imports:
+//! docs/ARCHITECTURE.md (tests/architecture.rs holds the code to it).
+//! Modules are private unless main, the tests or the benches use them.
+
+#![deny(unsafe_op_in_unsafe_fn)]
 
 /// The Redis version lapse reports to clients (they gate features on it).
 pub const REDIS_COMPAT_VERSION: &str = "7.0.15";
 pub const LAPSE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 pub mod acl;
-pub mod blocking;
-pub mod busy;
-pub mod clock;
-pub mod cmdstats;
+mod blocking;
+mod busy;
+mod clock;
+mod cmdstats;
 pub mod command_table;
-pub mod commands;
+mod commands;
 pub mod config;
 pub mod connection;
 pub mod db;
-pub mod deadlines;
-pub mod dict;
-pub mod digest;
+mod deadlines;
+mod dict;
+mod digest;
 pub mod dispatch;
-pub mod evict;
-pub mod expire;
-pub mod fdlimit;
-pub mod float;
-pub mod geohash;
-pub mod glob;
+mod evict;
+mod expire;
+mod fdlimit;
+mod float;
+mod geohash;
+mod glob;
 pub mod harness;
-pub mod histogram;
-pub mod hll;
-pub mod info;
-pub mod latency;
-pub mod lazyfree;
+mod histogram;
+mod hll;
+mod info;
+mod latency;
+mod lazyfree;
 pub mod log;
-pub mod lzf;
+mod lzf;
 pub mod memory;
-pub mod monitor;
-pub mod multi;
-pub mod net;
-pub mod notify;
-pub mod pause;
+mod monitor;
+mod multi;
+mod net;
+mod notify;
+mod pause;
 pub mod persistence;
-pub mod propagate;
+mod propagate;
 pub mod protocol;
-pub mod pubsub;
-pub mod replication;
+mod pubsub;
+mod replication;
 pub mod scripting;
 pub mod server;
-pub mod slowlog;
+mod slowlog;
 pub mod state;
-pub mod tracking;
-pub mod value;
+mod tracking;
+mod value;

@@ -113,7 +113,7 @@ fn load(ctx: &mut Ctx, key: &[u8]) -> Result<Source, CmdError> {
             let members = z.iter_from(0, false).map(|e| e.member.to_vec()).collect();
             if packed {
                 if let Some(Some(Value::ZSet(z))) = ctx.db().value_mut(key, now_ms) {
-                    z.to_tree();
+                    z.convert_to_tree();
                 }
             }
             Source::ZSet(members)

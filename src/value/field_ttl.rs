@@ -91,10 +91,6 @@ impl FieldTtls {
         self.heap.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
-    }
-
     /// The deadline of `entry` (unix ms), if it has one.
     pub fn get(&self, entry: u32) -> Option<i64> {
         match self.pos.get(entry as usize) {
@@ -162,7 +158,7 @@ impl FieldTtls {
 mod tests {
     use super::*;
     use crate::dict::Dict;
-    use crate::value::{Elem, Pair};
+    use crate::value::elem::{Elem, Pair};
     use rand::{Rng, SeedableRng};
     use std::collections::HashMap;
 
@@ -248,7 +244,7 @@ mod tests {
             let (_, moved) = table.remove_at(i);
             ttls.entry_removed(i, moved);
         }
-        assert!(ttls.is_empty());
+        assert_eq!(ttls.len(), 0);
         // What is left is the fields that never had a deadline set, or had
         // it cleared.
         let left: Vec<&[u8]> = (0..table.len() as u32)

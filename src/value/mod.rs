@@ -16,7 +16,6 @@ pub mod stream;
 pub mod zset;
 pub mod ztree;
 
-pub use elem::{Elem, Pair};
 pub use hash::{Hash, HashRef, OnSet, PackLimits};
 pub use list::{List, ListLimits};
 pub use packed::{canonical_int, Item};
@@ -126,7 +125,7 @@ impl ValueRef<'_> {
         }
     }
 
-    pub fn to_owned(&self) -> Value {
+    pub fn to_owned(self) -> Value {
         match self {
             ValueRef::Str(s) => Value::Str(s.to_vec()),
             ValueRef::List(l) => Value::List((*l).clone()),

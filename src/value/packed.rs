@@ -114,7 +114,7 @@ impl<'a> Item<'a> {
         }
     }
 
-    pub fn to_vec(&self) -> Vec<u8> {
+    pub fn to_vec(self) -> Vec<u8> {
         self.with_bytes(<[u8]>::to_vec)
     }
 

@@ -284,7 +284,7 @@ impl ZSet {
 
     /// Makes it a tree (a no-op if it is one), as Redis's SORT does to
     /// the sorted set it reads.
-    pub fn to_tree(&mut self) {
+    pub fn convert_to_tree(&mut self) {
         self.make_tree();
     }
 
