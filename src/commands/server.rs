@@ -929,7 +929,7 @@ fn save(ctx: &mut Ctx, _args: Args) -> CmdResult {
 }
 
 /// BGSAVE [SCHEDULE]: the same file, written while the server goes on
-/// serving (see `persist`). While an AOF rewrite runs, SCHEDULE starts
+/// serving (see `persistence::save`). While an AOF rewrite runs, SCHEDULE starts
 /// it when that ends.
 fn bgsave(ctx: &mut Ctx, args: Args) -> CmdResult {
     let schedule = match args.len() {

@@ -1,5 +1,5 @@
 //! A point-in-time save of one database without a fork: the keyspace's
-//! half of `persist`'s background save.
+//! half of `persistence::save`'s background save.
 //!
 //! The dict keeps its entries densely in positions `0..len`. When a save
 //! starts, every entry is below the boundary `unsaved` (= len); the saver

@@ -248,7 +248,7 @@ pub fn start_rewrite(state: &mut ServerState, now_ms: i64) -> Result<(), Rewrite
     Ok(())
 }
 
-/// A rewrite's end (`persist` calls this when its background job ends):
+/// A rewrite's end (`save` calls this when its background job ends):
 /// on success the manifest names the new base (and, if the AOF was
 /// waiting for it, the increment written meanwhile), and the files it
 /// replaces are deleted (Redis's `backgroundRewriteDoneHandler`).

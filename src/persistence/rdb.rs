@@ -4,7 +4,7 @@
 //! FUNCTION RESTORE exchange, and the pieces of an RDB file (header,
 //! database start, one key). Pure functions over bytes and values; the
 //! order they are called in (a whole file, a save in slices) is
-//! `persist`'s.
+//! `jobs`' and `save`'s.
 //!
 //! CRC-64 is Redis's (Jones polynomial, reflected), from the `crc` crate's
 //! catalogue (`CRC_64_REDIS`); LZF decompression from the `lzf` crate,
