@@ -43,7 +43,7 @@ pub struct ServerState {
     /// When the server started (uptime, CPU budgets).
     pub started: Instant,
     /// Saves: the last one's time and outcome, a background save under way.
-    pub persist: crate::persistence::jobs::Persistence,
+    pub persist: crate::persistence::jobs::Persistence<ServerState>,
     /// The active expire cycle's state and statistics.
     pub expire: ExpireCycle,
     /// Clients connected right now.

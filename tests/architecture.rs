@@ -80,6 +80,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "persistence/load",
             "persistence/aof",
             "persistence/aof_load",
+            "persistence/shutdown",
         ],
     ),
     ("the command families", &["commands"]),

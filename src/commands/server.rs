@@ -997,7 +997,8 @@ fn shutdown(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let explicit = (save || nosave).then_some(save);
     let now_ms = ctx.now_ms;
-    if let Err(e) = crate::persistence::save::save_for_shutdown(ctx.server, explicit, force, now_ms)
+    if let Err(e) =
+        crate::persistence::shutdown::save_for_shutdown(ctx.server, explicit, force, now_ms)
     {
         tracing::warn!("Error trying to save the DB, can't exit: {e}");
         if !force {

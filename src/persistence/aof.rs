@@ -18,7 +18,7 @@ use super::aof_files::{
     dir_path, file_len, open_for_append, temp_incr_path, write_fully, write_manifest, AofState,
     Syncer,
 };
-use super::jobs::{FileFormat, Job};
+use super::jobs::{FileFormat, Job, JobEnd};
 use crate::config::FsyncPolicy;
 use crate::state::ServerState;
 
@@ -233,7 +233,7 @@ pub fn start_rewrite(state: &mut ServerState, now_ms: i64) -> Result<(), Rewrite
     if let Err(e) = super::save::start_background(
         state,
         now_ms,
-        Job::AofRewrite,
+        (Job::AofRewrite, rewrite_done),
         &dir.join(&base),
         &temp,
         format,
@@ -248,11 +248,12 @@ pub fn start_rewrite(state: &mut ServerState, now_ms: i64) -> Result<(), Rewrite
     Ok(())
 }
 
-/// A rewrite's end (`save` calls this when its background job ends):
+/// A rewrite's end (its background job calls this when it ends):
 /// on success the manifest names the new base (and, if the AOF was
 /// waiting for it, the increment written meanwhile), and the files it
 /// replaces are deleted (Redis's `backgroundRewriteDoneHandler`).
-pub fn rewrite_done(state: &mut ServerState, outcome: io::Result<()>, elapsed_s: i64) {
+fn rewrite_done(state: &mut ServerState, end: JobEnd) {
+    let (outcome, elapsed_s) = (end.outcome, end.elapsed_s);
     let aof = &mut state.aof;
     aof.last_rewrite_time_s = elapsed_s;
     let base = aof.rewrite_base.take();

@@ -25,8 +25,9 @@ pub(super) const CHUNK_BYTES: usize = 256 * 1024;
 /// and waits for the disk (memory a save holds beyond the dataset).
 pub(super) const MAX_IN_FLIGHT_BYTES: usize = 16 * 1024 * 1024;
 
-/// What persistence keeps between saves.
-pub struct Persistence {
+/// What persistence keeps between saves. `S` is the server state, whose
+/// function a background job calls when it ends (see `JobDone`).
+pub struct Persistence<S> {
     /// Unix seconds of the last successful save (LASTSAVE); the start
     /// time until there is one, as in Redis.
     pub lastsave_s: i64,
@@ -42,7 +43,7 @@ pub struct Persistence {
     /// Saves started, foreground and background (`rdb_saves`).
     pub rdb_saves: u64,
     /// A background job under way (a save or an AOF rewrite).
-    pub(super) background: Option<Background>,
+    pub(super) background: Option<Background<S>>,
     /// BGSAVE SCHEDULE asked for a save while an AOF rewrite ran.
     pub bgsave_scheduled: bool,
     /// Background saves started and ended (abandoned ones included), and
@@ -56,8 +57,8 @@ pub struct Persistence {
     pub replica_output_behind: usize,
 }
 
-impl Persistence {
-    pub fn new(now_ms: i64) -> Persistence {
+impl<S> Persistence<S> {
+    pub fn new(now_ms: i64) -> Persistence<S> {
         Persistence {
             lastsave_s: now_ms / 1000,
             dirty_at_save: 0,
@@ -396,7 +397,7 @@ pub enum Job {
     AofRewrite,
 }
 
-impl Persistence {
+impl<S> Persistence<S> {
     /// The background job under way, if any.
     pub fn job(&self) -> Option<Job> {
         self.background.as_ref().map(|b| b.job)
@@ -405,8 +406,11 @@ impl Persistence {
 
 /// A background job: the encoder the loop feeds a slice at a time, and
 /// where its bytes go.
-pub(super) struct Background {
+pub(super) struct Background<S> {
     pub(super) job: Job,
+    /// Called with the server state when the job ends (its owner's
+    /// bookkeeping: the save's, or the AOF rewrite's).
+    pub(super) done: JobDone<S>,
     pub(super) encoder: Encoder,
     pub(super) started: Instant,
     /// `dirty()` at the start: the file holds the data as of then.
@@ -414,6 +418,20 @@ pub(super) struct Background {
     pub(super) output: Output,
     /// `rdb-key-save-delay`, as nanoseconds per key (0: no delay).
     pub(super) key_delay_ns: u64,
+}
+
+/// What a background job's owner is told when it ends.
+pub type JobDone<S> = fn(&mut S, JobEnd);
+
+/// How a background job ended.
+pub struct JobEnd {
+    pub outcome: io::Result<()>,
+    /// How long it ran, seconds.
+    pub elapsed_s: i64,
+    /// `dirty()` when it started: the file holds the data as of then.
+    pub dirty_at_start: u64,
+    /// It was a diskless sync's (no file).
+    pub to_replicas: bool,
 }
 
 /// Where a background job's bytes go.
@@ -485,7 +503,7 @@ pub enum Pace {
     Waiting,
 }
 
-impl Background {
+impl<S> Background<S> {
     /// Hands what was encoded to the output (the writer thread a chunk
     /// at a time, or the replicas' bytes), the end too when the encoder is
     /// done. True: encode no more now — all of it is out, or the output

@@ -7,8 +7,11 @@
 //! (`Aof`: the manifest, the open increment file, the fsync thread) and
 //! `aof_commands` (an AOF base as commands). Above it (functions over the
 //! whole state): `save` (SAVE, BGSAVE, save points, diskless syncs),
-//! `load` (an RDB file into the server), `aof` (flush, rewrite, on/off)
-//! and `aof_load` (replaying the AOF at startup and on DEBUG LOADAOF).
+//! `load` (an RDB file into the server), `aof` (flush, rewrite, on/off),
+//! `aof_load` (replaying the AOF at startup and on DEBUG LOADAOF) and
+//! `shutdown` (the AOF's last write, then the final save). A background
+//! job is handed its owner's function for its end (`jobs::JobDone`), so
+//! the save that runs an AOF rewrite does not import the AOF.
 
 pub mod aof;
 pub mod aof_commands;
@@ -19,3 +22,4 @@ pub mod load;
 pub mod rdb;
 pub mod rdb_load;
 pub mod save;
+pub mod shutdown;

@@ -164,7 +164,8 @@ pub fn bgsave(state: &mut ServerState, now_ms: i64, schedule: bool) -> Result<bo
     let (target, format) = (rdb_path(state), rdb_format(state));
     state.persist.rdb_saves += 1;
     state.persist.last_bgsave_try_s = now_ms / 1000;
-    start_background(state, now_ms, Job::Rdb, &target, &rdb_temp_name(), format)
+    let temp = rdb_temp_name();
+    start_background(state, now_ms, (Job::Rdb, rdb_done), &target, &temp, format)
         .map_err(SaveError::Io)?;
     state.persist.bgsaves_started += 1;
     tracing::info!("Background saving started");
@@ -172,11 +173,12 @@ pub fn bgsave(state: &mut ServerState, now_ms: i64, schedule: bool) -> Result<bo
 }
 
 /// Starts a background job writing the dataset as it is now into
-/// `target`, through `temp` (nothing else may be running).
+/// `target`, through `temp` (nothing else may be running); `done` is
+/// called when it ends.
 pub fn start_background(
     state: &mut ServerState,
     now_ms: i64,
-    job: Job,
+    job: (Job, JobDone<ServerState>),
     target: &Path,
     temp: &str,
     format: FileFormat,
@@ -215,7 +217,8 @@ pub fn bgsave_to_replicas(state: &mut ServerState, now_ms: i64) {
         checksum: state.config.rdbchecksum,
         complete: false,
     });
-    begin_background(state, now_ms, Job::Rdb, rdb_format(state), output);
+    let format = rdb_format(state);
+    begin_background(state, now_ms, (Job::Rdb, rdb_done), format, output);
     state.persist.bgsaves_started += 1;
 }
 
@@ -237,7 +240,7 @@ pub fn take_replica_bytes(state: &mut ServerState) -> Option<(Vec<u8>, bool)> {
 fn begin_background(
     state: &mut ServerState,
     now_ms: i64,
-    job: Job,
+    (job, done): (Job, JobDone<ServerState>),
     format: FileFormat,
     output: Output,
 ) {
@@ -251,6 +254,7 @@ fn begin_background(
     };
     state.persist.background = Some(Background {
         job,
+        done,
         encoder,
         started: Instant::now(),
         dirty_at_start,
@@ -314,34 +318,40 @@ fn tick_for(state: &mut ServerState, slice: Duration) -> Pace {
     }
 }
 
-/// Records a background job's outcome.
+/// Ends the background job: its owner is told how it went.
 fn finish_background(state: &mut ServerState, outcome: io::Result<()>) {
     let Some(bg) = state.persist.background.take() else {
         return;
     };
     bg.encoder.abandon(&mut state.dbs);
-    let elapsed_s = bg.started.elapsed().as_secs() as i64;
-    match bg.job {
-        Job::AofRewrite => super::aof::rewrite_done(state, outcome, elapsed_s),
-        // A diskless sync's save: no file, so no saved state.
-        Job::Rdb if matches!(bg.output, Output::Replicas(_)) => {
-            state.persist.bgsaves_ended = state.persist.bgsaves_started;
-            state.persist.last_bgsave_wrote_file = false;
-            tracing::info!("Background RDB transfer terminated with success");
+    let end = JobEnd {
+        outcome,
+        elapsed_s: bg.started.elapsed().as_secs() as i64,
+        dirty_at_start: bg.dirty_at_start,
+        to_replicas: matches!(bg.output, Output::Replicas(_)),
+    };
+    (bg.done)(state, end);
+}
+
+/// A background RDB save's end: LASTSAVE and the save's status (a
+/// diskless sync's save wrote no file, so it changes neither).
+fn rdb_done(state: &mut ServerState, end: JobEnd) {
+    let p = &mut state.persist;
+    p.bgsaves_ended = p.bgsaves_started;
+    if end.to_replicas {
+        p.last_bgsave_wrote_file = false;
+        tracing::info!("Background RDB transfer terminated with success");
+        return;
+    }
+    p.last_bgsave_time_s = end.elapsed_s;
+    p.last_bgsave_ok = end.outcome.is_ok();
+    p.last_bgsave_wrote_file = end.outcome.is_ok();
+    match end.outcome {
+        Ok(()) => {
+            saved(state, end.dirty_at_start);
+            tracing::info!("Background saving terminated with success");
         }
-        Job::Rdb => {
-            state.persist.last_bgsave_time_s = elapsed_s;
-            state.persist.last_bgsave_ok = outcome.is_ok();
-            state.persist.bgsaves_ended = state.persist.bgsaves_started;
-            state.persist.last_bgsave_wrote_file = outcome.is_ok();
-            match outcome {
-                Ok(()) => {
-                    saved(state, bg.dirty_at_start);
-                    tracing::info!("Background saving terminated with success");
-                }
-                Err(e) => tracing::warn!("Background saving error: {e}"),
-            }
-        }
+        Err(e) => tracing::warn!("Background saving error: {e}"),
     }
 }
 
@@ -404,27 +414,6 @@ pub fn writes_refused(state: &ServerState) -> bool {
     state.config.stop_writes_on_bgsave_error
         && !state.config.save_points.is_empty()
         && !state.persist.last_bgsave_ok
-}
-
-/// The save before the server stops (SHUTDOWN, SIGTERM): `explicit` is
-/// SHUTDOWN's SAVE (`Some(true)`) or NOSAVE (`Some(false)`); without one,
-/// the server saves if save points are set. A background save in
-/// progress is abandoned first, as Redis kills its child; the AOF is
-/// written and synced (`super::aof::before_shutdown`, which `force` overrides).
-pub fn save_for_shutdown(
-    state: &mut ServerState,
-    explicit: Option<bool>,
-    force: bool,
-    now_ms: i64,
-) -> Result<(), SaveError> {
-    super::aof::before_shutdown(state, force).map_err(SaveError::Io)?;
-    abandon(state, Job::Rdb);
-    let wanted = explicit.unwrap_or(!state.config.save_points.is_empty());
-    if !wanted {
-        return Ok(());
-    }
-    tracing::info!("Saving the final RDB snapshot before exiting.");
-    save(state, now_ms)
 }
 
 /// FLUSHALL's part (Redis's `flushAllDataAndResetRDB`; a background save

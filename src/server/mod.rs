@@ -426,7 +426,7 @@ impl Server {
                 "SIGTERM"
             };
             warn!("Received {name} scheduling shutdown...");
-            match crate::persistence::save::save_for_shutdown(
+            match crate::persistence::shutdown::save_for_shutdown(
                 &mut self.state,
                 None,
                 false,
