@@ -41,8 +41,6 @@ const READS_PER_EVENT: usize = 16;
 /// What a non-loopback client hears in protected mode (Redis's text).
 /// Cron time for moving dict resizes forward, across all databases.
 const DICT_REHASH_BUDGET: Duration = Duration::from_millis(1);
-/// How long the loop keeps polling without sleeping after serving clients.
-const SPIN_BEFORE_SLEEP: Duration = Duration::from_micros(50);
 /// A subscriber's messages are written at most this often while less than
 /// `PUBSUB_COALESCE_BYTES` wait: under a stream of PUBLISHes, one write
 /// (and one wake-up of the subscriber) then carries many messages instead
@@ -147,8 +145,6 @@ pub struct Server {
     /// Clients just unblocked whose pipelined input waits to be executed.
     resume: Vec<usize>,
     next_client_id: u64,
-    /// The last blocking poll returned events: spin before the next sleep.
-    busy: bool,
     clock: SystemClock,
     next_cron: Instant,
     /// A replica's link to its primary while connecting and syncing.
@@ -310,7 +306,6 @@ impl Server {
             read_again: Vec::new(),
             resume: Vec::new(),
             next_client_id: 1,
-            busy: false,
             clock: SystemClock::default(),
             next_cron: Instant::now(),
             master_link: None,
@@ -352,7 +347,7 @@ impl Server {
             } else {
                 self.sleep_budget()
             };
-            match self.poll_spinning(&mut events, timeout) {
+            match self.poll.poll(&mut events, Some(timeout)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
@@ -391,27 +386,6 @@ impl Server {
             }
         }
         self.shutdown();
-        Ok(())
-    }
-
-    /// Polls; while clients are busy, first spins briefly with zero-timeout
-    /// polls so that a request arriving within microseconds is served without
-    /// the cost of sleeping and being woken.
-    fn poll_spinning(&mut self, events: &mut Events, timeout: Duration) -> io::Result<()> {
-        if self.busy && !timeout.is_zero() {
-            let spin_until = Instant::now() + SPIN_BEFORE_SLEEP;
-            loop {
-                self.poll.poll(events, Some(Duration::ZERO))?;
-                if !events.is_empty() {
-                    return Ok(());
-                }
-                if Instant::now() >= spin_until {
-                    break;
-                }
-            }
-        }
-        self.poll.poll(events, Some(timeout))?;
-        self.busy = !events.is_empty();
         Ok(())
     }
 

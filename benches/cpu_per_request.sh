@@ -1,0 +1,63 @@
+#!/bin/bash
+# Server CPU per request, lapse beside redis-server (and, with
+# AGAINST_BIN, another lapse build or any server binary taking --port),
+# one command per round trip: `redis-benchmark -c 50 -P $PIPELINE`.
+# CPU is the server process's user+system time from /proc/<pid>/stat
+# over the run, divided by the requests. PAIRS rounds, interleaved.
+#
+#   benches/cpu_per_request.sh
+#   PAIRS=5 TESTS="set get" PIPELINE=16 benches/cpu_per_request.sh
+#   AGAINST_BIN=/path/to/older/lapse benches/cpu_per_request.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PAIRS=${PAIRS:-3}
+REQUESTS=${REQUESTS:-300000}
+TESTS=${TESTS:-"set get"}
+PIPELINE=${PIPELINE:-1}
+AGAINST_BIN=${AGAINST_BIN:-}
+command -v redis-benchmark >/dev/null || { echo "redis-benchmark is needed (apt-get install -y redis-tools)"; exit 1; }
+command -v redis-server >/dev/null || { echo "redis-server is needed (apt-get install -y redis-server)"; exit 1; }
+cargo build --release --bin lapse >/dev/null 2>&1
+LAPSE=target/release/lapse
+HZ=$(getconf CLK_TCK)
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# run NAME TEST: prints "rps cpu_us_per_request"
+run() {
+    local name=$1 test=$2 port pid t0 t1 rps
+    port=$(free_port)
+    case $name in
+        redis) redis-server --port "$port" --save "" --appendonly no >/dev/null 2>&1 & pid=$! ;;
+        other) "$AGAINST_BIN" --port "$port" --save "" >/dev/null 2>&1 & pid=$! ;;
+        *) "$LAPSE" --port "$port" --save "" >/dev/null 2>&1 & pid=$! ;;
+    esac
+    for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+    t0=$(awk '{print $14+$15}' /proc/$pid/stat)
+    rps=$(redis-benchmark -p "$port" -t "$test" -n "$REQUESTS" -c 50 -P "$PIPELINE" -q 2>/dev/null \
+        | tr '\r' '\n' | grep "requests per second" | tail -1 | awk '{print $2}')
+    t1=$(awk '{print $14+$15}' /proc/$pid/stat)
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+    python3 -c "print($rps, round(($t1-$t0)/$HZ*1e6/$REQUESTS, 2))"
+}
+
+servers="lapse redis"
+[ -n "$AGAINST_BIN" ] && servers="lapse other redis"
+echo "| test | -P | server | rps (median) | CPU µs/request (median) | CPU ratio to redis-server |"
+echo "|---|---|---|---|---|---|"
+for test in $TESTS; do
+    declare -A rps=() cpu=()
+    for _ in $(seq "$PAIRS"); do
+        for s in $servers; do
+            read -r r c < <(run "$s" "$test")
+            rps[$s]="${rps[$s]:-} $r"; cpu[$s]="${cpu[$s]:-} $c"
+        done
+    done
+    median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" $1; }
+    redis_cpu=$(median "${cpu[redis]}")
+    for s in $servers; do
+        c=$(median "${cpu[$s]}")
+        echo "| $test | $PIPELINE | $s | $(median "${rps[$s]}") | $c | $(python3 -c "print(round($c/$redis_cpu, 2))") |"
+    done
+    unset rps cpu
+done
