@@ -41,6 +41,8 @@ run() {
     python3 -c "print($rps, round(($t1-$t0)/$HZ*1e6/$REQUESTS, 2))"
 }
 
+median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" $1; }
+
 servers="lapse redis"
 [ -n "$AGAINST_BIN" ] && servers="lapse other redis"
 echo "| test | -P | server | rps (median) | CPU µs/request (median) | CPU ratio to redis-server |"
@@ -53,7 +55,6 @@ for test in $TESTS; do
             rps[$s]="${rps[$s]:-} $r"; cpu[$s]="${cpu[$s]:-} $c"
         done
     done
-    median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" $1; }
     redis_cpu=$(median "${cpu[redis]}")
     for s in $servers; do
         c=$(median "${cpu[$s]}")

@@ -43,18 +43,13 @@ pub fn replay(server: &mut ServerState, session: &mut Session, args: Args) {
         call: call_replayed,
         ..context(crate::clock::unix_time_ms(), session, server, &())
     };
-    let result = match find(&ctx, args) {
-        Ok((top, cmd)) => match &mut ctx.session.multi {
-            Some(t) if !RUN_IN_MULTI.contains(&top.name) => {
-                t.queue.push((cmd, OwnedArgs::from_args(args)));
-                Ok(())
+    match find(&ctx, args) {
+        Ok((top, cmd)) => {
+            if !queued(ctx.session, top, cmd, args) {
+                call_replayed(&mut ctx, cmd, args, false);
             }
-            _ => call(&mut ctx, cmd, args),
-        },
-        Err((_, err)) => Err(err),
-    };
-    if let Err(err) = result {
-        ctx.out().error(&err.message());
+        }
+        Err((_, err)) => ctx.out().error(&err.message()),
     }
 }
 
@@ -256,15 +251,25 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
             crate::tracking::encode(&own, resp3, false, subscribed, &mut ctx.session.reply);
         }
     }
-    // Outside MULTI (the hot path) this is one check of an Option.
-    if let Some(t) = &mut ctx.session.multi {
-        if !RUN_IN_MULTI.contains(&top.name) {
-            t.queue.push((cmd, OwnedArgs::from_args(args)));
-            ctx.out().simple("QUEUED");
-            return Ok(());
-        }
+    if queued(ctx.session, top, cmd, args) {
+        ctx.out().simple("QUEUED");
+        return Ok(());
     }
     call_logged(ctx, cmd, args)
+}
+
+/// Between MULTI and EXEC, queues the command unless it is one that runs
+/// at once (`RUN_IN_MULTI`); whether it was queued. Outside MULTI (the
+/// hot path) this is one check of an Option.
+#[inline]
+fn queued(session: &mut Session, top: &Command, cmd: &'static Command, args: Args) -> bool {
+    match &mut session.multi {
+        Some(t) if !RUN_IN_MULTI.contains(&top.name) => {
+            t.queue.push((cmd, OwnedArgs::from_args(args)));
+            true
+        }
+        _ => false,
+    }
 }
 
 /// A request refused before it ran: counted against its command, if it

@@ -123,7 +123,8 @@ impl ServerState {
         acl.set_default_password(&config.requirepass);
         for line in &config.user_directives {
             if let Some((name, rules)) = line.split_first() {
-                // Checked when the config was read.
+                // Checked when main read the config
+                // (`acl::check_user_directive`).
                 let _ = acl.set_user(name, rules, config.acl_pubsub_all);
             }
         }
