@@ -146,6 +146,10 @@ pub struct Session {
     pub last_top: Option<&'static crate::command_table::Command>,
     /// The transaction being queued, between MULTI and EXEC/DISCARD.
     pub multi: Option<Transaction>,
+    /// Cluster mode: ASKING was sent (for the next command, or the
+    /// transaction it opens), and READONLY (reads served by a replica).
+    pub asking: bool,
+    pub readonly: bool,
     /// The connection table slot this client lives in (where deliveries
     /// to it go).
     pub token: usize,
@@ -206,6 +210,8 @@ impl Session {
         self.reply_mode = ReplyMode::On;
         self.multi = None;
         self.pubsub_counts = (0, 0, 0);
+        self.asking = false;
+        self.readonly = false;
     }
 
     /// Gives back what one big request or reply grew (from the cron, as

@@ -98,9 +98,12 @@ pub fn render(
                 }
             }
             "cpu" => cpu_section(&mut out),
-            // No modules, no cluster: the sections say so, as Redis's do.
+            // No modules: the section says so, as Redis's does.
             "modules" => out.push_str("# Modules\r\n"),
-            "cluster" => out.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
+            "cluster" => {
+                let enabled = u8::from(state.cluster.is_some());
+                let _ = write!(out, "# Cluster\r\ncluster_enabled:{enabled}\r\n");
+            }
             _ => keyspace_section(state, &mut out),
         }
     }
@@ -158,7 +161,12 @@ fn server_section(state: &ServerState, now_ms: i64, out: &mut String) {
     field!(out, "redis_git_sha1", "00000000");
     field!(out, "redis_git_dirty", 0);
     field!(out, "redis_build_id", build_id());
-    field!(out, "redis_mode", "standalone");
+    let mode = if state.cluster.is_some() {
+        "cluster"
+    } else {
+        "standalone"
+    };
+    field!(out, "redis_mode", mode);
     field!(out, "os", os_name());
     field!(out, "arch_bits", usize::BITS);
     field!(out, "monotonic_clock", crate::clock::timer_name());
@@ -235,7 +243,12 @@ fn clients_section(state: &ServerState, peers: &dyn crate::connection::Sessions,
     });
     out.push_str("# Clients\r\n");
     field!(out, "connected_clients", state.connected_clients);
-    field!(out, "cluster_connections", 0);
+    // Redis counts two links per other node it knows.
+    let cluster_links = state
+        .cluster
+        .as_ref()
+        .map_or(0, |c| c.known_nodes().saturating_sub(1) * 2);
+    field!(out, "cluster_connections", cluster_links);
     field!(out, "maxclients", state.config.maxclients);
     field!(out, "client_recent_max_input_buffer", max_in);
     field!(out, "client_recent_max_output_buffer", max_out);

@@ -14,6 +14,7 @@ pub mod acl;
 mod blocking;
 mod busy;
 mod clock;
+mod cluster;
 mod cmdstats;
 pub mod command_table;
 mod commands;

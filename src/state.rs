@@ -81,6 +81,9 @@ pub struct ServerState {
     pub loading: bool,
     /// The replica's side of replication: role, link, offsets.
     pub repl: crate::replication::Replication,
+    /// Cluster mode's state (`cluster-enabled yes`), made when the loop
+    /// binds the bus port.
+    pub cluster: Option<crate::cluster::Cluster>,
     /// Clients CLIENT KILL named, closed by the loop after the command.
     pub kill_requests: Vec<u64>,
     /// The running command found the server over `maxmemory` with nothing
@@ -156,6 +159,7 @@ impl ServerState {
             aof: crate::persistence::aof_files::Aof::default(),
             loading: false,
             repl: Default::default(),
+            cluster: None,
             kill_requests: Vec::new(),
             run_id: crate::replication::random_replid(),
             evict: Default::default(),
@@ -297,6 +301,25 @@ impl ServerState {
     /// the command is then propagated like any write.
     pub fn mark_changed(&mut self) {
         self.changes_outside_keys += 1;
+    }
+
+    /// Deletes this node's keys in a hash slot another node now serves
+    /// (Redis's `delKeysInSlot`): each one's DEL propagated; how many.
+    pub fn delete_keys_in_slot(&mut self, slot: u16, now_ms: i64) -> usize {
+        let keys: Vec<Vec<u8>> = self.dbs[0]
+            .live_keys(now_ms)
+            .filter(|k| crate::cluster::slot::key_slot(k) == slot)
+            .map(<[u8]>::to_vec)
+            .collect();
+        let lazy = self.config.lazyfree.server_del;
+        for key in &keys {
+            if self.dbs[0].delete(key, now_ms, lazy) {
+                self.propagate.deleted_by_server(0, key, lazy);
+                self.dbs[0].signal(EventClass::GENERIC, "del", key);
+            }
+        }
+        self.process_key_events();
+        keys.len()
     }
 
     /// Hands every key-change event recorded since the last call to its

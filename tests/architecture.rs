@@ -16,6 +16,8 @@ const LAYERS: &[(&str, &[&str])] = &[
         "base: pure helpers, the wire protocol, clocks and memory",
         &[
             "clock",
+            "cluster/message",
+            "cluster/slot",
             "deadlines",
             "dict",
             "float",
@@ -55,6 +57,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "persistence/jobs",
             "blocking",
             "busy",
+            "cluster",
             "cmdstats",
             "config",
             "connection",

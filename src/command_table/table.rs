@@ -28,10 +28,11 @@ pub(super) static FAMILIES: &[&[Command]] = &[
     PUBSUB,
     SCRIPTING,
     REPLICATION,
+    CLUSTER,
 ];
 
 /// How many entries the table has (the next free id).
-pub const COUNT: usize = 359;
+pub const COUNT: usize = 390;
 
 #[rustfmt::skip]
 static CONNECTION: &[Command] = &[
@@ -526,4 +527,43 @@ static REPLICATION: &[Command] = &[
     cmd!(356, "sync", 1, ["admin", "noscript", "no_multi", "no_async_loading"], (0, 0, 0), "server", "An internal command used in replication."),
     cmd!(357, "wait", 3, ["noscript"], (0, 0, 0), "generic", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."),
     cmd!(358, "replconf", -1, ["admin", "noscript", "loading", "stale", "allow_busy"], (0, 0, 0), "server", "An internal command for configuring the replication stream."),
+];
+
+#[rustfmt::skip]
+static CLUSTER: &[Command] = &[
+    container!(359, "cluster", CLUSTER_SUBCOMMANDS, "cluster", "A container for cluster commands"),
+    cmd!(387, "asking", 1, ["fast"], (0, 0, 0), "cluster", "Sent by cluster clients after an -ASK redirect"),
+    cmd!(388, "readonly", 1, ["loading", "stale", "fast"], (0, 0, 0), "cluster", "Enables read queries for a connection to a cluster replica node"),
+    cmd!(389, "readwrite", 1, ["loading", "stale", "fast"], (0, 0, 0), "cluster", "Disables read queries for a connection to a cluster replica node"),
+];
+
+#[rustfmt::skip]
+static CLUSTER_SUBCOMMANDS: &[Command] = &[
+    cmd!(360, "addslots", -3, ["admin", "stale", "no_async_loading"], (0, 0, 0), "cluster", "Assign new hash slots to receiving node"),
+    cmd!(361, "addslotsrange", -4, ["admin", "stale", "no_async_loading"], (0, 0, 0), "cluster", "Assign new hash slots to receiving node"),
+    cmd!(362, "bumpepoch", 2, ["admin", "stale", "no_async_loading"], (0, 0, 0), "cluster", "Advance the cluster config epoch"),
+    cmd!(363, "count-failure-reports", 3, ["admin", "stale"], (0, 0, 0), "cluster", "Return the number of failure reports active for a given node"),
+    cmd!(364, "countkeysinslot", 3, ["stale"], (0, 0, 0), "cluster", "Return the number of local keys in the specified hash slot"),
+    cmd!(365, "delslots", -3, ["admin", "stale", "no_async_loading"], (0, 0, 0), "cluster", "Set hash slots as unbound in receiving node"),
+    cmd!(366, "delslotsrange", -4, ["admin", "stale", "no_async_loading"], (0, 0, 0), "cluster", "Set hash slots as unbound in receiving node"),
+    cmd!(367, "failover", -2, ["admin", "stale", "no_async_loading"], (0, 0, 0), "cluster", "Forces a replica to perform a manual failover of its master."),
+    cmd!(368, "flushslots", 2, ["admin", "stale", "no_async_loading"], (0, 0, 0), "cluster", "Delete a node's own slots information"),
+    cmd!(369, "forget", 3, ["admin", "stale", "no_async_loading"], (0, 0, 0), "cluster", "Remove a node from the nodes table"),
+    cmd!(370, "getkeysinslot", 4, ["stale"], (0, 0, 0), "cluster", "Return local key names in the specified hash slot"),
+    help!(371, "cluster"),
+    cmd!(372, "info", 2, ["stale"], (0, 0, 0), "cluster", "Provides info about Redis Cluster node state"),
+    cmd!(373, "keyslot", 3, ["stale"], (0, 0, 0), "cluster", "Returns the hash slot of the specified key"),
+    cmd!(374, "links", 2, ["stale"], (0, 0, 0), "cluster", "Returns a list of all TCP links to and from peer nodes in cluster"),
+    cmd!(375, "meet", -4, ["admin", "stale", "no_async_loading"], (0, 0, 0), "cluster", "Force a node cluster to handshake with another node"),
+    cmd!(376, "myid", 2, ["stale"], (0, 0, 0), "cluster", "Return the node id"),
+    cmd!(377, "nodes", 2, ["stale"], (0, 0, 0), "cluster", "Get Cluster config for the node"),
+    cmd!(378, "replicas", 3, ["admin", "stale"], (0, 0, 0), "cluster", "List replica nodes of the specified master node"),
+    cmd!(379, "replicate", 3, ["admin", "stale", "no_async_loading"], (0, 0, 0), "cluster", "Reconfigure a node as a replica of the specified master node"),
+    cmd!(380, "reset", -2, ["admin", "noscript", "stale"], (0, 0, 0), "cluster", "Reset a Redis Cluster node"),
+    cmd!(381, "saveconfig", 2, ["admin", "stale", "no_async_loading"], (0, 0, 0), "cluster", "Forces the node to save cluster state on disk"),
+    cmd!(382, "set-config-epoch", 3, ["admin", "stale", "no_async_loading"], (0, 0, 0), "cluster", "Set the configuration epoch in a new node"),
+    cmd!(383, "setslot", -4, ["admin", "stale", "no_async_loading"], (0, 0, 0), "cluster", "Bind a hash slot to a specific node"),
+    cmd!(384, "shards", 2, ["stale"], (0, 0, 0), "cluster", "Get array of cluster slots to node mappings"),
+    cmd!(385, "slaves", 3, ["admin", "stale"], (0, 0, 0), "cluster", "List replica nodes of the specified master node"),
+    cmd!(386, "slots", 2, ["stale"], (0, 0, 0), "cluster", "Get array of Cluster slot to node mappings"),
 ];

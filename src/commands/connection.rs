@@ -65,6 +65,21 @@ fn quit(ctx: &mut Ctx, _args: Args) -> CmdResult {
 }
 
 fn select(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if ctx.server.cluster.is_some() {
+        // Parsed first, as Redis's `getIntFromObjectOrReply`.
+        let index =
+            crate::protocol::request::parse_i64(&args[1]).filter(|n| i32::try_from(*n).is_ok());
+        let Some(index) = index else {
+            return Err(db_index_arg(&args[1], 0, None)
+                .err()
+                .unwrap_or(CmdError::NotInteger));
+        };
+        if index != 0 {
+            return Err(CmdError::Static(
+                "ERR SELECT is not allowed in cluster mode",
+            ));
+        }
+    }
     ctx.session.db = db_index_arg(&args[1], ctx.server.dbs.len(), None)?;
     ctx.out().ok();
     Ok(())
@@ -123,6 +138,11 @@ fn hello(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     ctx.session.reply.resp3 = resp3;
     let id = ctx.session.id as i64;
+    let mode: &[u8] = if ctx.server.cluster.is_some() {
+        b"cluster"
+    } else {
+        b"standalone"
+    };
     let out = ctx.out();
     out.map(7);
     out.bulk(b"server");
@@ -134,7 +154,7 @@ fn hello(ctx: &mut Ctx, args: Args) -> CmdResult {
     out.bulk(b"id");
     out.int(id);
     out.bulk(b"mode");
-    out.bulk(b"standalone");
+    out.bulk(mode);
     out.bulk(b"role");
     out.bulk(b"master");
     out.bulk(b"modules");

@@ -5,7 +5,7 @@
 use std::sync::OnceLock;
 
 use super::{
-    acl, bits, connection, debug, expire, geo, hashes, hll, keys, lists, migrate, pubsub,
+    acl, bits, cluster, connection, debug, expire, geo, hashes, hll, keys, lists, migrate, pubsub,
     replication, scripting, server, sets, sort, stream_groups, streams, strings, transactions,
     zsets, Handler,
 };
@@ -35,6 +35,7 @@ static FAMILIES: &[&[(&str, Handler)]] = &[
     pubsub::HANDLERS,
     scripting::HANDLERS,
     replication::HANDLERS,
+    cluster::HANDLERS,
 ];
 
 /// Every entry's handler, by id; `None` for a container (it runs its

@@ -11,6 +11,7 @@ pub mod acl;
 pub mod aggregate;
 pub mod bits;
 pub mod blocking;
+pub mod cluster;
 pub mod connection;
 pub mod debug;
 pub mod expire;

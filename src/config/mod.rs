@@ -25,8 +25,93 @@ pub use settings::{
 
 pub const DEFAULT_PORT: u16 = 7379;
 
+/// Where CLUSTER SLOTS and redirections point clients
+/// (`cluster-preferred-endpoint-type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    Ip,
+    Hostname,
+    Unknown,
+}
+
+impl Endpoint {
+    pub const NAMES: &'static [&'static str] = &["ip", "hostname", "unknown-endpoint"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Endpoint::Ip => "ip",
+            Endpoint::Hostname => "hostname",
+            Endpoint::Unknown => "unknown-endpoint",
+        }
+    }
+
+    /// One of `NAMES` (anything else reads as `ip`).
+    pub fn parse(name: &str) -> Endpoint {
+        match name {
+            "hostname" => Endpoint::Hostname,
+            "unknown-endpoint" => Endpoint::Unknown,
+            _ => Endpoint::Ip,
+        }
+    }
+}
+
+/// The `cluster-*` settings (Redis 7.0's names and defaults).
+#[derive(Clone, Debug)]
+pub struct ClusterConfig {
+    pub enabled: bool,
+    /// `nodes.conf`, in `dir`.
+    pub config_file: String,
+    /// The bus port; 0: the client port + 10000.
+    pub port: u16,
+    /// Milliseconds without an answer before a node is suspected.
+    pub node_timeout: i64,
+    pub announce_ip: String,
+    pub announce_hostname: String,
+    pub announce_port: u16,
+    pub announce_bus_port: u16,
+    pub require_full_coverage: bool,
+    pub replica_validity_factor: i64,
+    pub migration_barrier: i64,
+    pub allow_reads_when_down: bool,
+    pub allow_replica_migration: bool,
+    pub allow_pubsubshard_when_down: bool,
+    pub link_sendbuf_limit: u64,
+    pub replica_no_failover: bool,
+    pub preferred_endpoint: Endpoint,
+    /// The longest bus message read (2 × `proto-max-bulk-len` plus a
+    /// header: a PUBLISH of two values a client could send).
+    pub max_bus_frame: usize,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        ClusterConfig {
+            enabled: false,
+            config_file: "nodes.conf".into(),
+            port: 0,
+            node_timeout: 15000,
+            announce_ip: String::new(),
+            announce_hostname: String::new(),
+            announce_port: 0,
+            announce_bus_port: 0,
+            require_full_coverage: true,
+            replica_validity_factor: 10,
+            migration_barrier: 1,
+            allow_reads_when_down: false,
+            allow_replica_migration: true,
+            allow_pubsubshard_when_down: true,
+            link_sendbuf_limit: 0,
+            replica_no_failover: false,
+            preferred_endpoint: Endpoint::Ip,
+            max_bus_frame: 2 * 512 * 1024 * 1024 + 4352,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// Cluster mode's settings.
+    pub cluster: ClusterConfig,
     pub port: u16,
     /// Addresses to listen on (Redis's `bind`, space separated).
     pub bind: Vec<String>,
@@ -487,6 +572,7 @@ pub const DEFAULT_OUTPUT_LIMIT_NORMAL: OutputLimit =
 impl Default for Config {
     fn default() -> Self {
         Self {
+            cluster: ClusterConfig::default(),
             port: DEFAULT_PORT,
             bind: vec!["127.0.0.1".into(), "-::1".into()],
             hz: 10,

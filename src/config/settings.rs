@@ -187,15 +187,18 @@ macro_rules! yes_no_setting {
 
 /// A string setting fixed at startup, stored in `Config::$field`.
 macro_rules! text_setting {
-    ($name:literal, $field:ident) => {
+    ($name:literal, $($field:ident).+) => {
+        text_setting!($name, $($field).+, false)
+    };
+    ($name:literal, $($field:ident).+, $mutable:expr) => {
         Setting {
             name: $name,
-            get: |c| c.$field.clone(),
+            get: |c| c.$($field).+.clone(),
             set: |c, a| {
-                c.$field = kept_text(a)?;
+                c.$($field).+ = kept_text(a)?;
                 Ok(())
             },
-            mutable: false,
+            mutable: $mutable,
             ignored: None,
         }
     };
@@ -203,12 +206,12 @@ macro_rules! text_setting {
 
 /// An integer setting in `min..=max` stored in `Config::$field`.
 macro_rules! int_setting {
-    ($name:literal, $field:ident, $min:expr, $max:expr, $mutable:expr) => {
+    ($name:literal, $($field:ident).+, $min:expr, $max:expr, $mutable:expr) => {
         Setting {
             name: $name,
-            get: |c| c.$field.to_string(),
+            get: |c| c.$($field).+.to_string(),
             set: |c, a| {
-                c.$field = int_in(a, $min, $max)?;
+                c.$($field).+ = int_in(a, $min, $max)?;
                 Ok(())
             },
             mutable: $mutable,
@@ -900,28 +903,34 @@ pub static SETTINGS: &[Setting] = &[
     kept!("bgsave_cpulist", "", false, kept_text, "no CPU affinity: the OS schedules lapse's threads"),
     kept!("bind-source-addr", "", true, kept_text,
         "a replica connects to its primary from the address the OS picks"),
-    kept!("cluster-enabled", "no", false, kept_yes_no,
-        "no cluster mode: lapse runs standalone (use a proxy or Sentinel)"),
-    kept!("cluster-config-file", "nodes.conf", false, kept_text, "no cluster mode"),
-    kept!("cluster-port", "0", false, |a| kept_int(a, 0, 65535), "no cluster mode"),
-    kept!("cluster-node-timeout", "15000", true, |a| kept_int(a, 0, i64::MAX), "no cluster mode"),
-    kept!("cluster-announce-ip", "", true, kept_text, "no cluster mode"),
-    kept!("cluster-announce-hostname", "", true, kept_text, "no cluster mode"),
-    kept!("cluster-announce-port", "0", true, |a| kept_int(a, 0, 65535), "no cluster mode"),
-    kept!("cluster-announce-bus-port", "0", true, |a| kept_int(a, 0, 65535), "no cluster mode"),
-    kept!("cluster-announce-tls-port", "0", true, |a| kept_int(a, 0, 65535), "no cluster mode"),
-    kept!("cluster-allow-pubsubshard-when-down", "yes", true, kept_yes_no, "no cluster mode"),
-    kept!("cluster-allow-reads-when-down", "no", true, kept_yes_no, "no cluster mode"),
-    kept!("cluster-allow-replica-migration", "yes", true, kept_yes_no, "no cluster mode"),
-    kept!("cluster-link-sendbuf-limit", "0", true, |a| kept_int(a, 0, i64::MAX), "no cluster mode"),
-    kept!("cluster-migration-barrier", "1", true, |a| kept_int(a, 0, i64::from(i32::MAX)),
-        "no cluster mode"),
-    kept!("cluster-preferred-endpoint-type", "ip", true,
-        |a| one_of(a, &["ip", "hostname", "unknown-endpoint"]), "no cluster mode"),
-    kept!("cluster-replica-no-failover", "no", true, kept_yes_no, "no cluster mode"),
-    kept!("cluster-replica-validity-factor", "10", true, |a| kept_int(a, 0, i64::from(i32::MAX)),
-        "no cluster mode"),
-    kept!("cluster-require-full-coverage", "yes", true, kept_yes_no, "no cluster mode"),
+    yes_no_setting!("cluster-enabled", cluster.enabled).fixed(),
+    text_setting!("cluster-config-file", cluster.config_file),
+    int_setting!("cluster-port", cluster.port, 0, 65535, false),
+    int_setting!("cluster-node-timeout", cluster.node_timeout, 0, i64::MAX, true),
+    text_setting!("cluster-announce-ip", cluster.announce_ip, true),
+    text_setting!("cluster-announce-hostname", cluster.announce_hostname, true),
+    int_setting!("cluster-announce-port", cluster.announce_port, 0, 65535, true),
+    int_setting!("cluster-announce-bus-port", cluster.announce_bus_port, 0, 65535, true),
+    kept!("cluster-announce-tls-port", "0", true, |a| kept_int(a, 0, 65535), "no TLS yet"),
+    yes_no_setting!("cluster-allow-pubsubshard-when-down", cluster.allow_pubsubshard_when_down),
+    yes_no_setting!("cluster-allow-reads-when-down", cluster.allow_reads_when_down),
+    yes_no_setting!("cluster-allow-replica-migration", cluster.allow_replica_migration),
+    int_setting!("cluster-link-sendbuf-limit", cluster.link_sendbuf_limit, 0, i64::MAX, true),
+    int_setting!("cluster-migration-barrier", cluster.migration_barrier, 0, i64::from(i32::MAX), true),
+    Setting {
+        name: "cluster-preferred-endpoint-type",
+        get: |c| c.cluster.preferred_endpoint.name().into(),
+        set: |c, a| {
+            c.cluster.preferred_endpoint = Endpoint::parse(&one_of(a, Endpoint::NAMES)?);
+            Ok(())
+        },
+        mutable: true,
+        ignored: None,
+    },
+    yes_no_setting!("cluster-replica-no-failover", cluster.replica_no_failover),
+    int_setting!("cluster-replica-validity-factor", cluster.replica_validity_factor, 0,
+        i64::from(i32::MAX), true),
+    yes_no_setting!("cluster-require-full-coverage", cluster.require_full_coverage),
     kept!("crash-log-enabled", "yes", true, kept_yes_no,
         "a crash is Rust's panic message and backtrace on the log"),
     kept!("crash-memcheck-enabled", "yes", true, kept_yes_no, "no memory test after a crash"),
@@ -1105,6 +1114,14 @@ pub fn all_names() -> impl Iterator<Item = (&'static str, &'static Setting)> {
 }
 
 impl Setting {
+    /// The same setting, fixed at startup.
+    const fn fixed(self) -> Setting {
+        Setting {
+            mutable: false,
+            ..self
+        }
+    }
+
     pub fn get(&self, config: &Config) -> String {
         (self.get)(config)
     }

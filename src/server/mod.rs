@@ -17,6 +17,7 @@ use signal_hook_mio::v1_0::Signals;
 use slab::Slab;
 use tracing::{debug, info, warn};
 
+mod cluster;
 mod replication;
 
 use crate::blocking::{Unblock, Waiter};
@@ -165,6 +166,8 @@ pub struct Server {
     /// loop evicts again before it sleeps, and does not sleep long
     /// (Redis's `evictionTimeProc`).
     evicting: bool,
+    /// The cluster bus's sockets, in cluster mode.
+    bus: Option<cluster::Bus>,
 }
 
 /// Cuts off a client whose unsent output passed its class's limit
@@ -283,6 +286,7 @@ impl Server {
             state.acl.replace_users(users);
         }
         state.bound_port = port;
+        let bus = cluster::start(&mut state, &poll)?;
         info!("Server initialized");
         // With the AOF on, it alone holds the data (as in Redis).
         if state.config.appendonly {
@@ -316,6 +320,7 @@ impl Server {
             last_replica_ping: Instant::now(),
             last_newline: Instant::now(),
             evicting: false,
+            bus,
         })
     }
 
@@ -359,6 +364,7 @@ impl Server {
                 match event.token() {
                     SIGNAL_TOKEN => self.handle_signals(),
                     MASTER_TOKEN => self.master_link_event(event.is_writable()),
+                    Token(t) if self.is_bus_token(t) => self.bus_event(t, event.is_writable()),
                     Token(t) if t > LISTENER_BASE - self.listeners.len() && t <= LISTENER_BASE => {
                         self.accept_all(LISTENER_BASE - t)
                     }
@@ -980,6 +986,7 @@ impl Server {
         if self.state.repl.feed.is_some() {
             self.serve_replicas();
         }
+        self.cluster_before_sleep();
         if !self.state.repl.waits.is_empty() {
             self.answer_waits();
         }
@@ -1115,6 +1122,7 @@ impl Server {
         crate::persistence::aof::cron(&mut self.state, now_ms);
         crate::persistence::save::cron(&mut self.state, now_ms);
         self.replication_cron();
+        self.cluster_cron(now_ms);
         crate::log::set_replica(self.state.repl.is_replica());
         self.close_idle_clients();
         // One pass over the clients: idle buffers given back, and what

@@ -1,0 +1,283 @@
+//! The cluster as text: CLUSTER NODES's lines, which are also
+//! `nodes.conf`'s, with its `vars` line; the file written whole to a
+//! temporary name, synced and renamed over the old one (a crash leaves
+//! the old file or the new), and read back at startup.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use tracing::{info, warn};
+
+use super::slot::{self, SLOTS};
+use super::*;
+
+/// Flag names in Redis's order (`redisNodeFlagsTable`).
+const FLAG_NAMES: [(u16, &str); 8] = [
+    (MYSELF, "myself"),
+    (MASTER, "master"),
+    (SLAVE, "slave"),
+    (PFAIL, "fail?"),
+    (FAIL, "fail"),
+    (HANDSHAKE, "handshake"),
+    (NOADDR, "noaddr"),
+    (NOFAILOVER, "nofailover"),
+];
+
+/// `myself,master`, or `noflags`.
+pub fn flag_names(flags: u16) -> String {
+    let names: Vec<&str> = FLAG_NAMES
+        .iter()
+        .filter(|(f, _)| flags & f != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    if names.is_empty() {
+        "noflags".into()
+    } else {
+        names.join(",")
+    }
+}
+
+impl Cluster {
+    /// One node's line (Redis's `clusterGenNodeDescription`).
+    pub fn describe_node(&self, id: NodeId) -> String {
+        let n = &self.nodes[id];
+        let mut line = String::with_capacity(128);
+        let _ = write!(line, "{} {}:{}@{}", n.name_str(), n.ip, n.port, n.cport);
+        if !n.hostname.is_empty() {
+            let _ = write!(line, ",{}", n.hostname);
+        }
+        let master = n.slaveof.map(|m| &self.nodes[m]);
+        let epoch = match master {
+            Some(m) if n.is_replica() => m.config_epoch,
+            _ => n.config_epoch,
+        };
+        let _ = write!(
+            line,
+            " {} {} {} {} {} {}",
+            flag_names(n.flags),
+            master.map_or("-", |m| m.name_str()),
+            n.ping_sent,
+            n.pong_received,
+            epoch,
+            if n.link.is_some() || n.is(MYSELF) {
+                "connected"
+            } else {
+                "disconnected"
+            }
+        );
+        for (first, last) in slot::ranges(|s| self.slots[s] == Some(id)) {
+            if first == last {
+                let _ = write!(line, " {first}");
+            } else {
+                let _ = write!(line, " {first}-{last}");
+            }
+        }
+        if n.is(MYSELF) {
+            for slot in 0..SLOTS as u16 {
+                if let Some(to) = self.migrating.get(&slot) {
+                    let _ = write!(line, " [{slot}->-{}]", self.nodes[*to].name_str());
+                } else if let Some(from) = self.importing.get(&slot) {
+                    let _ = write!(line, " [{slot}-<-{}]", self.nodes[*from].name_str());
+                }
+            }
+        }
+        line
+    }
+
+    /// Every node's line but those with a flag in `skip`, each ending
+    /// with a newline (CLUSTER NODES; `nodes.conf` skips handshakes).
+    pub fn describe(&self, skip: u16) -> String {
+        let mut out = String::new();
+        for (id, n) in self.nodes.iter() {
+            if n.flags & skip == 0 {
+                out.push_str(&self.describe_node(id));
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    /// Writes `nodes.conf` (Redis's `clusterSaveConfig`).
+    pub fn save_config(&mut self, fsync: bool) -> std::io::Result<()> {
+        let mut text = self.describe(HANDSHAKE);
+        let _ = writeln!(
+            text,
+            "vars currentEpoch {} lastVoteEpoch {}",
+            self.current_epoch, self.last_vote_epoch
+        );
+        let path = &self.config_path;
+        let temp = path.with_file_name(format!(
+            "{}.tmp-{}",
+            path.file_name()
+                .map_or("nodes.conf".into(), |f| f.to_string_lossy()),
+            std::process::id()
+        ));
+        let result = (|| {
+            let mut file = std::fs::File::create(&temp)?;
+            file.write_all(text.as_bytes())?;
+            if fsync {
+                file.sync_all()?;
+            }
+            std::fs::rename(&temp, path)?;
+            if fsync {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::File::open(dir)?.sync_all()?;
+                }
+            }
+            Ok(())
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        result
+    }
+
+    /// Reads `nodes.conf` (Redis's `clusterLoadConfig`): false if there
+    /// is none (or it is empty); an error names what is wrong in it.
+    pub(super) fn load_config(&mut self, now: i64) -> Result<bool, String> {
+        let text = match std::fs::read_to_string(&self.config_path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => {
+                return Err(format!(
+                    "Loading the cluster node config from {}: {e}",
+                    self.config_path.display()
+                ))
+            }
+        };
+        if text.is_empty() {
+            return Ok(false);
+        }
+        let corrupt =
+            |why: &str| format!("Unrecoverable error: corrupted cluster config file ({why}).");
+        let mut myself = None;
+        for line in text.lines() {
+            let argv: Vec<&str> = line.split_whitespace().collect();
+            if argv.is_empty() {
+                continue;
+            }
+            if argv[0].eq_ignore_ascii_case("vars") {
+                if argv.len().is_multiple_of(2) {
+                    return Err(corrupt("vars"));
+                }
+                for pair in argv[1..].chunks(2) {
+                    let value = pair[1].parse().unwrap_or(0);
+                    match pair[0] {
+                        "currentEpoch" => self.current_epoch = value,
+                        "lastVoteEpoch" => self.last_vote_epoch = value,
+                        other => warn!("Skipping unknown cluster config variable '{other}'"),
+                    }
+                }
+                continue;
+            }
+            if argv.len() < 8 {
+                return Err(corrupt("a line with fewer than 8 fields"));
+            }
+            let id = self
+                .node_named(argv[0], now)
+                .ok_or_else(|| corrupt("node name"))?;
+            let (address, hostname) = argv[1].split_once(',').unwrap_or((argv[1], ""));
+            let (ip, ports) = address.rsplit_once(':').ok_or_else(|| corrupt("address"))?;
+            let (port, cport) = match ports.split_once('@') {
+                Some((p, c)) => (p.parse().unwrap_or(0), c.parse().unwrap_or(0)),
+                None => {
+                    let p: u16 = ports.parse().unwrap_or(0);
+                    (p, p.saturating_add(PORT_INCR))
+                }
+            };
+            let mut flags = 0;
+            for flag in argv[2].split(',') {
+                match FLAG_NAMES
+                    .iter()
+                    .find(|(_, n)| flag.eq_ignore_ascii_case(n))
+                {
+                    Some((f, _)) => flags |= f,
+                    None if flag.eq_ignore_ascii_case("noflags") => {}
+                    None => return Err(corrupt("unknown flag")),
+                }
+            }
+            if flags & MYSELF != 0 {
+                if myself.is_some() {
+                    return Err(corrupt("two nodes flagged myself"));
+                }
+                myself = Some(id);
+            }
+            let node = &mut self.nodes[id];
+            node.ip = ip.to_string();
+            node.hostname = hostname.to_string();
+            node.port = port;
+            node.cport = cport;
+            node.flags = flags;
+            if flags & FAIL != 0 {
+                node.fail_time = now;
+            }
+            if argv[4] != "0" {
+                node.ping_sent = now;
+            }
+            if argv[5] != "0" {
+                node.pong_received = now;
+            }
+            if argv[3] != "-" {
+                let master = self
+                    .node_named(argv[3], now)
+                    .ok_or_else(|| corrupt("master name"))?;
+                self.nodes[id].slaveof = Some(master);
+                self.add_replica(master, id);
+            }
+            let node = &mut self.nodes[id];
+            node.config_epoch = if node.is_replica() && node.slaveof.is_some() {
+                0
+            } else {
+                argv[6].parse().unwrap_or(0)
+            };
+            for arg in &argv[8..] {
+                if let Some(open) = arg.strip_prefix('[') {
+                    let (slot, rest) = open.split_once('-').ok_or_else(|| corrupt("open slot"))?;
+                    let slot: u16 = slot
+                        .parse()
+                        .ok()
+                        .filter(|s| usize::from(*s) < SLOTS)
+                        .ok_or_else(|| corrupt("slot"))?;
+                    let migrating = rest.starts_with('>');
+                    let name = rest
+                        .get(2..)
+                        .and_then(|r| r.strip_suffix(']'))
+                        .ok_or_else(|| corrupt("open slot"))?;
+                    let other = self
+                        .node_named(name, now)
+                        .ok_or_else(|| corrupt("node name"))?;
+                    if migrating {
+                        self.migrating.insert(slot, other);
+                    } else {
+                        self.importing.insert(slot, other);
+                    }
+                    continue;
+                }
+                let (first, last) = arg.split_once('-').unwrap_or((arg, arg));
+                let range = first.parse::<usize>().ok().zip(last.parse::<usize>().ok());
+                let Some((first, last)) = range.filter(|(f, l)| *f < SLOTS && *l < SLOTS) else {
+                    return Err(corrupt("slot range"));
+                };
+                for slot in first..=last {
+                    self.add_slot(id, slot);
+                }
+            }
+        }
+        let Some(me) = myself else {
+            return Err(corrupt("no node flagged myself"));
+        };
+        self.myself = me;
+        info!("Node configuration loaded, I'm {}", self.me().name_str());
+        self.current_epoch = self.current_epoch.max(self.max_epoch());
+        Ok(true)
+    }
+
+    /// The node of this name, added if new; None if it is no name.
+    fn node_named(&mut self, name: &str, now: i64) -> Option<NodeId> {
+        let name = parse_name(name.as_bytes())?;
+        Some(match self.by_name.get(&name) {
+            Some(id) => *id,
+            None => self.add_node(Node::new(name, 0, now)),
+        })
+    }
+}

@@ -1,0 +1,348 @@
+//! The cluster bus's sockets: the listener on the bus port, a socket for
+//! each of the cluster's links, and the cluster's cron and before-sleep
+//! work. The cluster state (`crate::cluster`) holds the links as
+//! buffers; this file connects, reads, writes and closes them.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+
+use mio::net::TcpStream;
+use mio::{Interest, Token};
+use tracing::{debug, warn};
+
+use super::Server;
+use crate::clock::unix_time_ms;
+use crate::cluster::{Cluster, Effect, LinkId};
+use crate::net::Listener;
+
+/// Bus listener `i` uses token `BUS_LISTENER_BASE - i`.
+pub(super) const BUS_LISTENER_BASE: usize = usize::MAX - 1024;
+/// Bus link `id` uses token `BUS_LINK_BASE + id`.
+pub(super) const BUS_LINK_BASE: usize = 1 << 48;
+/// The cluster's cron runs this often (Redis's 100 ms).
+pub(super) const CRON_PERIOD_MS: i64 = 100;
+
+/// The bus's sockets.
+#[derive(Default)]
+pub(super) struct Bus {
+    pub(super) listeners: Vec<Listener>,
+    sockets: HashMap<LinkId, BusSocket>,
+    pub(super) last_cron_ms: i64,
+}
+
+struct BusSocket {
+    stream: TcpStream,
+    /// An outbound connection not yet known to have succeeded.
+    connecting: bool,
+}
+
+/// Binds the bus port (`cluster-port`, else the client port + 10000; a
+/// free one when both are 0) on the `bind` addresses, and starts the
+/// cluster from `nodes.conf`.
+pub(super) fn start(
+    state: &mut crate::state::ServerState,
+    poll: &mio::Poll,
+) -> io::Result<Option<Bus>> {
+    let cfg = &state.config.cluster;
+    if !cfg.enabled {
+        return Ok(None);
+    }
+    let port = state.bound_port;
+    let wanted = if cfg.port != 0 {
+        cfg.port
+    } else if state.config.port == 0 {
+        0
+    } else {
+        port.checked_add(crate::cluster::PORT_INCR).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "Redis port number too high. Cluster communication port is 10,000 port numbers \
+                 higher than your Redis port. Your Redis port number must be 55535 or less.",
+            )
+        })?
+    };
+    let (mut listeners, cport) =
+        crate::net::tcp_listeners(&state.config.bind, wanted, state.config.tcp_backlog).map_err(
+            |e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("Failed listening on port {wanted} (cluster), aborting: {e}"),
+                )
+            },
+        )?;
+    for (n, listener) in listeners.iter_mut().enumerate() {
+        poll.registry()
+            .register(listener, Token(BUS_LISTENER_BASE - n), Interest::READABLE)?;
+    }
+    let cluster = Cluster::start(cfg, port, cport, unix_time_ms())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    state.cluster = Some(cluster);
+    Ok(Some(Bus {
+        listeners,
+        sockets: HashMap::new(),
+        last_cron_ms: 0,
+    }))
+}
+
+fn ip_of(addr: io::Result<SocketAddr>) -> String {
+    addr.map(|a| a.ip().to_string()).unwrap_or_default()
+}
+
+impl Server {
+    /// Whether an event's token is the bus's (a listener's or a link's).
+    pub(super) fn is_bus_token(&self, t: usize) -> bool {
+        self.bus.is_some() && (BUS_LINK_BASE..=BUS_LISTENER_BASE).contains(&t)
+    }
+
+    /// A readiness event on the bus.
+    pub(super) fn bus_event(&mut self, t: usize, writable: bool) {
+        let now = unix_time_ms();
+        if t <= BUS_LISTENER_BASE && t > BUS_LISTENER_BASE - 64 {
+            self.bus_accept(BUS_LISTENER_BASE - t, now);
+        } else {
+            let link = (t - BUS_LINK_BASE) as LinkId;
+            self.bus_link_event(link, writable, now);
+        }
+        self.sync_bus(now);
+    }
+
+    fn bus_accept(&mut self, listener: usize, now: i64) {
+        let (Some(bus), Some(cluster)) = (self.bus.as_mut(), self.state.cluster.as_mut()) else {
+            return;
+        };
+        let Some(Listener::Tcp(l)) = bus.listeners.get(listener) else {
+            return;
+        };
+        loop {
+            match l.accept() {
+                Ok((mut stream, peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    let link = cluster.accepted(now);
+                    let token = Token(BUS_LINK_BASE + link as usize);
+                    if self
+                        .poll
+                        .registry()
+                        .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
+                        .is_err()
+                    {
+                        cluster.free_link(link);
+                        continue;
+                    }
+                    cluster.set_link_addresses(
+                        link,
+                        peer.ip().to_string(),
+                        ip_of(stream.local_addr()),
+                    );
+                    bus.sockets.insert(
+                        link,
+                        BusSocket {
+                            stream,
+                            connecting: false,
+                        },
+                    );
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn bus_link_event(&mut self, link: LinkId, writable: bool, now: i64) {
+        let (Some(bus), Some(cluster)) = (self.bus.as_mut(), self.state.cluster.as_mut()) else {
+            return;
+        };
+        let Some(socket) = bus.sockets.get_mut(&link) else {
+            return;
+        };
+        if socket.connecting {
+            if !writable {
+                return;
+            }
+            match (socket.stream.take_error(), socket.stream.peer_addr()) {
+                (Ok(None), Ok(peer)) => {
+                    socket.connecting = false;
+                    let local = ip_of(socket.stream.local_addr());
+                    cluster.set_link_addresses(link, peer.ip().to_string(), local);
+                    cluster.connected(link, now);
+                }
+                (_, Err(e)) if e.kind() == io::ErrorKind::NotConnected => return,
+                _ => {
+                    debug!("Connection with a cluster node failed");
+                    cluster.free_link(link);
+                    return;
+                }
+            }
+        }
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            match (&socket.stream).read(&mut buf) {
+                Ok(0) => {
+                    cluster.free_link(link);
+                    return;
+                }
+                Ok(n) => {
+                    cluster.receive(link, &buf[..n], &self.state.config.cluster, now);
+                    if cluster.link(link).is_none() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    cluster.free_link(link);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Sockets made to match the cluster's links: new links connected,
+    /// dropped ones closed, queued output written; then what messages
+    /// asked of the server.
+    pub(super) fn sync_bus(&mut self, now: i64) {
+        let (Some(bus), Some(cluster)) = (self.bus.as_mut(), self.state.cluster.as_mut()) else {
+            return;
+        };
+        for link in std::mem::take(&mut cluster.to_close) {
+            if let Some(mut socket) = bus.sockets.remove(&link) {
+                let _ = self.poll.registry().deregister(&mut socket.stream);
+            }
+        }
+        for link in std::mem::take(&mut cluster.to_connect) {
+            let Some((ip, cport)) = cluster.connect_target(link) else {
+                continue;
+            };
+            let addr = ip.parse().map(|ip| SocketAddr::new(ip, cport));
+            let Ok(addr) = addr else {
+                cluster.free_link(link);
+                continue;
+            };
+            let mut stream = match TcpStream::connect(addr) {
+                Ok(stream) => stream,
+                Err(e) => {
+                    debug!("Unable to connect to Cluster Node [{ip}]:{cport} -> {e}");
+                    cluster.connect_failed(link, now);
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let token = Token(BUS_LINK_BASE + link as usize);
+            if self
+                .poll
+                .registry()
+                .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
+                .is_err()
+            {
+                cluster.free_link(link);
+                continue;
+            }
+            bus.sockets.insert(
+                link,
+                BusSocket {
+                    stream,
+                    connecting: true,
+                },
+            );
+        }
+        // Closing above may have dropped more links.
+        for link in std::mem::take(&mut cluster.to_close) {
+            if let Some(mut socket) = bus.sockets.remove(&link) {
+                let _ = self.poll.registry().deregister(&mut socket.stream);
+            }
+        }
+        let mut failed = Vec::new();
+        for (link, socket) in bus.sockets.iter() {
+            if socket.connecting {
+                continue;
+            }
+            let out = cluster.take_output(*link);
+            if out.is_empty() {
+                continue;
+            }
+            let mut written = 0;
+            while written < out.len() {
+                match (&socket.stream).write(&out[written..]) {
+                    Ok(0) => break,
+                    Ok(n) => written += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(_) => {
+                        failed.push(*link);
+                        break;
+                    }
+                }
+            }
+            cluster.unsent(*link, out[written..].to_vec());
+        }
+        for link in failed {
+            cluster.free_link(link);
+            if let Some(mut socket) = bus.sockets.remove(&link) {
+                let _ = self.poll.registry().deregister(&mut socket.stream);
+            }
+        }
+        let _ = std::mem::take(&mut cluster.to_close);
+        let effects = std::mem::take(&mut cluster.effects);
+        if !effects.is_empty() {
+            self.apply_cluster_effects(effects, now);
+        }
+    }
+
+    fn apply_cluster_effects(&mut self, effects: Vec<Effect>, now: i64) {
+        for effect in effects {
+            match effect {
+                Effect::Publish {
+                    channel,
+                    message,
+                    shard,
+                } => {
+                    self.state.pubsub.publish(&channel, &message, shard);
+                }
+                Effect::DropSlotKeys(slot) => {
+                    let deleted = self.state.delete_keys_in_slot(slot, now);
+                    if deleted > 0 {
+                        warn!("Deleted {deleted} keys of slot {slot}, now served by another node");
+                    }
+                }
+            }
+        }
+        self.deliver_messages(None, now);
+    }
+
+    /// The cluster's cron (every 100 ms) and its before-sleep work.
+    pub(super) fn cluster_cron(&mut self, now: i64) {
+        let Some(bus) = self.bus.as_mut() else {
+            return;
+        };
+        if now - bus.last_cron_ms < CRON_PERIOD_MS {
+            return;
+        }
+        bus.last_cron_ms = now;
+        self.refresh_repl_offset();
+        if let Some(cluster) = self.state.cluster.as_mut() {
+            cluster.cron(&self.state.config.cluster, now);
+        }
+        self.sync_bus(now);
+    }
+
+    pub(super) fn cluster_before_sleep(&mut self) {
+        if self.bus.is_none() {
+            return;
+        }
+        let now = unix_time_ms();
+        self.refresh_repl_offset();
+        if let Some(cluster) = self.state.cluster.as_mut() {
+            if let Err(e) = cluster.before_sleep(&self.state.config.cluster, now) {
+                warn!("{e}");
+            }
+        }
+        self.sync_bus(now);
+    }
+
+    fn refresh_repl_offset(&mut self) {
+        let offset = self.state.repl.offset;
+        if let Some(cluster) = self.state.cluster.as_mut() {
+            cluster.repl_offset = offset.max(0) as u64;
+        }
+    }
+}
