@@ -181,6 +181,31 @@ impl ServerState {
 
     /// Pushes settings that the databases keep a copy of into each of them
     /// (at startup and after CONFIG SET).
+    /// Makes this server a replica of `target`, or (None) a primary
+    /// (REPLICAOF, and a cluster node that follows or replaces its
+    /// master). Blocked clients are woken to be refused; the loop drops
+    /// the old link and makes the new one (`Replication::epoch`).
+    pub fn set_primary(&mut self, target: Option<(String, u16)>) {
+        let promote = target.is_none();
+        if target.is_some() {
+            self.blocking
+                .request_unblock_all(crate::blocking::Unblock::StateChanged);
+        }
+        let repl = &mut self.repl;
+        repl.master = target.clone();
+        repl.epoch += 1;
+        repl.link_down();
+        // Another primary's stream does not continue this data; a promoted
+        // replica serves its own history from here.
+        repl.resumable = false;
+        if promote {
+            repl.replid = crate::replication::random_replid();
+        }
+        // What CONFIG GET and CONFIG REWRITE show.
+        self.config.replicaof = target;
+        self.apply_config();
+    }
+
     pub fn apply_config(&mut self) {
         let policy = self.config.lazyfree;
         let side_events = crate::notify::side_events(self.config.notify_keyspace_events);
@@ -200,6 +225,9 @@ impl ServerState {
             }
         }
         self.refresh_event_recording();
+        if let Some(cluster) = &mut self.cluster {
+            cluster.refresh_myself(&self.config.cluster);
+        }
     }
 
     /// Tells the databases which events anything reads from their

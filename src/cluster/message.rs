@@ -38,7 +38,10 @@ pub const PUBLISHSHARD: u16 = 10;
 /// How many types there are (`CLUSTERMSG_TYPE_COUNT`).
 pub const TYPE_COUNT: usize = 11;
 
-/// `mflags[0]` bits.
+/// `mflags[0]` bits: a master paused for a manual failover, a vote
+/// asked for even though the master is up, extensions follow the gossip.
+pub const FLAG0_PAUSED: u8 = 1;
+pub const FLAG0_FORCEACK: u8 = 1 << 1;
 pub const FLAG0_EXT_DATA: u8 = 1 << 2;
 
 /// The one ping extension Redis 7.0 has.

@@ -7,6 +7,7 @@
 //! message asks of the rest of the server (a PUBLISH to deliver, keys
 //! of a lost slot to delete) waits in `effects` for the loop.
 
+mod failover;
 pub mod message;
 mod nodes_conf;
 pub mod slot;
@@ -18,6 +19,7 @@ use slab::Slab;
 use tracing::{debug, info, warn};
 
 use crate::config::ClusterConfig;
+pub use failover::{FailoverRefused, ReplicaView};
 pub use message::NodeName;
 use message::{Body, Gossip, Header, Message, NO_NAME, TYPE_COUNT};
 use slot::{BITMAP_BYTES, SLOTS};
@@ -68,6 +70,10 @@ pub struct Node {
     pub pong_received: i64,
     data_received: i64,
     fail_time: i64,
+    /// When we last voted for a replica of it, and since when it has had
+    /// no working replica.
+    voted_time: i64,
+    orphaned_time: i64,
     pub repl_offset: u64,
     pub ip: String,
     pub hostname: String,
@@ -97,6 +103,8 @@ impl Node {
             pong_received: 0,
             data_received: 0,
             fail_time: 0,
+            voted_time: 0,
+            orphaned_time: 0,
             repl_offset: 0,
             ip: String::new(),
             hostname: String::new(),
@@ -155,6 +163,23 @@ pub enum Effect {
     },
     /// Another node took this slot while we held keys in it.
     DropSlotKeys(u16),
+    /// Replicate this address, or (None) stop replicating: a master now.
+    SetPrimary(Option<(String, u16)>),
+    /// A master in a manual failover pauses writes until then (unix ms),
+    /// or ends that pause.
+    PauseWrites(i64),
+    Unpause,
+    /// CLUSTER RESET of a replica: its data goes.
+    FlushData,
+}
+
+/// What CLUSTER SETSLOT does to a slot.
+pub enum SlotChange {
+    Migrating(NodeId),
+    Importing(NodeId),
+    Stable,
+    /// Bound to a node; this node holds that many keys in the slot.
+    Node(NodeId, usize),
 }
 
 /// Work left for before the loop sleeps (`CLUSTER_TODO_*`).
@@ -163,6 +188,8 @@ struct Todo {
     save: bool,
     fsync: bool,
     update_state: bool,
+    handle_failover: bool,
+    handle_manual_failover: bool,
 }
 
 /// Cluster mode's state: `ServerState::cluster` when `cluster-enabled`.
@@ -208,6 +235,10 @@ pub struct Cluster {
     config_path: std::path::PathBuf,
     /// `cluster-announce-ip` (empty: peers see our address themselves).
     announced_ip: String,
+    /// A replica's election and a manual failover.
+    election: failover::Election,
+    /// The replication around us (the server keeps it current).
+    pub replica_view: ReplicaView,
 }
 
 /// A random node name: 40 hex digits.
@@ -231,6 +262,7 @@ impl Cluster {
     /// it, or a new one of this node alone, saved at once as Redis does.
     pub fn start(
         cfg: &ClusterConfig,
+        dir: &str,
         bound_port: u16,
         bound_cport: u16,
         now: i64,
@@ -265,8 +297,10 @@ impl Cluster {
             bound_port,
             bound_cport,
             repl_offset: 0,
-            config_path: std::path::PathBuf::from(&cfg.config_file),
+            config_path: std::path::Path::new(dir).join(&cfg.config_file),
             announced_ip: String::new(),
+            election: Default::default(),
+            replica_view: ReplicaView::default(),
         };
         if !cluster.load_config(now)? {
             let myself = cluster.add_node(Node::new(random_name(), MYSELF | MASTER, now));
@@ -767,7 +801,11 @@ impl Cluster {
             myip: self.announced_ip.clone(),
             flags: me.flags,
             state: u8::from(!self.state_ok),
-            mflags0: 0,
+            mflags0: if me.is_master() && self.election.mf_end != 0 {
+                message::FLAG0_PAUSED
+            } else {
+                0
+            },
         }
     }
 

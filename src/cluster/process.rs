@@ -85,8 +85,8 @@ impl Cluster {
                 self.todo.fsync = true;
             }
             self.nodes[s].repl_offset = h.offset;
+            self.master_offset_heard(s, h);
         }
-        let _ = sender_current_epoch;
         match (&msg.body, kind) {
             (Body::Ping { gossip, hostname }, message::PING | message::PONG | message::MEET) => {
                 self.process_ping(
@@ -159,6 +159,24 @@ impl Cluster {
                 self.todo.save = true;
                 self.todo.fsync = true;
                 self.update_slots_config_with(n, *config_epoch, slots, cfg);
+                true
+            }
+            (Body::Empty, message::FAILOVER_AUTH_REQUEST) => {
+                if let Some(s) = sender {
+                    self.vote_if_needed(s, h, cfg, now);
+                }
+                true
+            }
+            (Body::Empty, message::FAILOVER_AUTH_ACK) => {
+                if let Some(s) = sender {
+                    self.vote_received(s, sender_current_epoch);
+                }
+                true
+            }
+            (Body::Empty, message::MFSTART) => {
+                if let Some(s) = sender {
+                    self.manual_failover_requested(s, link, now);
+                }
                 true
             }
             _ => true,
@@ -529,13 +547,24 @@ impl Cluster {
             && cur_empty
             && (cfg.allow_replica_migration || sender_slots == migrated_our_slots)
         {
-            // Becoming a replica of the new owner comes with replication
-            // in the cluster; until then this node is a master without
-            // slots, and its keys in those slots are dropped.
             warn!(
-                "Configuration change detected: {} took all our slots",
+                "Configuration change detected. Reconfiguring myself as a replica of {}",
                 self.nodes[sender].name_str()
             );
+            self.set_master(sender);
+            return;
+        }
+        let grandmaster = self.nodes[me]
+            .slaveof
+            .and_then(|m| self.nodes[m].slaveof)
+            .filter(|g| *g != me);
+        if let Some(g) = grandmaster {
+            warn!(
+                "I'm a sub-replica! Reconfiguring myself as a replica of grandmaster {}",
+                self.nodes[g].name_str()
+            );
+            self.set_master(g);
+            return;
         }
         for slot in dirty {
             self.effects.push(Effect::DropSlotKeys(slot));
@@ -613,6 +642,10 @@ impl Cluster {
                     self.send_ping(link, message::PING, now);
                     continue;
                 }
+                if self.pinging_mf_replica(id) {
+                    self.send_ping(link, message::PING, now);
+                    continue;
+                }
             }
             let n = &mut self.nodes[id];
             if n.ping_sent == 0 {
@@ -624,6 +657,32 @@ impl Cluster {
                 update_state = true;
             }
         }
+        // A replica (from nodes.conf, say) not yet replicating its master.
+        let me = self.me();
+        if let Some(m) = me
+            .slaveof
+            .filter(|_| me.is_replica() && !self.replica_view.replicating)
+        {
+            let m = &self.nodes[m];
+            if !m.is(NOADDR) && !m.ip.is_empty() {
+                self.effects
+                    .push(Effect::SetPrimary(Some((m.ip.clone(), m.port))));
+                self.replica_view.replicating = true;
+            }
+        }
+        self.manual_failover_timed_out(now);
+        if self.me().is_replica() {
+            let (orphaned, max_replicas, mine) = self.replica_census();
+            self.handle_manual_failover();
+            self.handle_replica_failover(cfg, now);
+            if orphaned > 0
+                && max_replicas >= 2
+                && mine == max_replicas
+                && cfg.allow_replica_migration
+            {
+                self.handle_replica_migration(max_replicas, cfg, now);
+            }
+        }
         if update_state || !self.state_ok {
             self.update_state(cfg, now);
         }
@@ -631,6 +690,14 @@ impl Cluster {
 
     /// What messages and commands left to do: the state, the file.
     pub fn before_sleep(&mut self, cfg: &ClusterConfig, now: i64) -> Result<(), String> {
+        if self.todo.handle_manual_failover {
+            if self.me().is_replica() {
+                self.handle_manual_failover();
+                self.handle_replica_failover(cfg, now);
+            }
+        } else if self.todo.handle_failover {
+            self.handle_replica_failover(cfg, now);
+        }
         let todo = std::mem::take(&mut self.todo);
         if todo.update_state {
             self.update_state(cfg, now);
@@ -771,6 +838,13 @@ impl Cluster {
     /// CLUSTER RESET: every other node forgotten, no slots; HARD also
     /// takes a new name and zeroes the epochs.
     pub fn reset(&mut self, hard: bool) {
+        let me = self.myself;
+        if self.nodes[me].is_replica() {
+            self.set_node_as_master(me);
+            self.effects.push(Effect::SetPrimary(None));
+            self.effects.push(Effect::FlushData);
+        }
+        self.reset_manual_failover();
         self.migrating.clear();
         self.importing.clear();
         for slot in 0..SLOTS {
@@ -793,6 +867,57 @@ impl Cluster {
         self.todo.save = true;
         self.todo.update_state = true;
         self.todo.fsync = true;
+    }
+
+    /// CLUSTER SETSLOT once checked (Redis's `clusterCommand`).
+    pub fn set_slot(
+        &mut self,
+        slot: usize,
+        change: SlotChange,
+        allow_replica_migration: bool,
+        now: i64,
+    ) {
+        let key = slot as u16;
+        match change {
+            SlotChange::Migrating(to) => {
+                self.migrating.insert(key, to);
+            }
+            SlotChange::Importing(from) => {
+                self.importing.insert(key, from);
+            }
+            SlotChange::Stable => {
+                self.importing.remove(&key);
+                self.migrating.remove(&key);
+            }
+            SlotChange::Node(owner, keys) => {
+                let me = self.myself;
+                if keys == 0 {
+                    self.migrating.remove(&key);
+                }
+                let was_mine = self.slots[slot] == Some(me);
+                self.del_slot(slot);
+                self.add_slot(owner, slot);
+                if was_mine
+                    && owner != me
+                    && self.nodes[me].numslots == 0
+                    && allow_replica_migration
+                {
+                    warn!(
+                        "Configuration change detected. Reconfiguring myself as a replica of {}",
+                        self.nodes[owner].name_str()
+                    );
+                    self.set_master(owner);
+                }
+                if owner == me && self.importing.remove(&key).is_some() {
+                    if self.bump_epoch() {
+                        warn!("configEpoch updated after importing slot {slot}");
+                    }
+                    self.broadcast_pong(now);
+                }
+            }
+        }
+        self.todo.save = true;
+        self.todo.update_state = true;
     }
 
     /// Slots CLUSTER SETSLOT put in migration or import.

@@ -4,7 +4,9 @@
 
 use super::{int_arg, is, reply_help, CmdError, CmdResult, Ctx};
 use crate::cluster::slot::{self, SLOTS};
-use crate::cluster::{message, Cluster, Node, NodeId, FAIL, MYSELF, PFAIL, PORT_INCR};
+use crate::cluster::{
+    message, Cluster, FailoverRefused, Node, NodeId, FAIL, MYSELF, PFAIL, PORT_INCR,
+};
 use crate::config::Endpoint;
 use crate::protocol::{Args, Reply};
 
@@ -32,6 +34,9 @@ pub(super) static HANDLERS: &[(&str, super::Handler)] = &[
     ("cluster|saveconfig", saveconfig),
     ("cluster|links", links),
     ("cluster|replicas", replicas),
+    ("cluster|replicate", replicate),
+    ("cluster|failover", failover),
+    ("cluster|setslot", setslot),
     ("cluster|slaves", replicas),
     ("asking", asking),
     ("readonly", readonly),
@@ -664,6 +669,109 @@ fn readonly(ctx: &mut Ctx, _args: Args) -> CmdResult {
 fn readwrite(ctx: &mut Ctx, _args: Args) -> CmdResult {
     cluster(ctx)?;
     ctx.session.readonly = false;
+    ctx.out().ok();
+    Ok(())
+}
+
+fn replicate(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let has_keys = !ctx.server.dbs[0].is_empty();
+    let c = cluster(ctx)?;
+    let id = known_node(c, &args[2])?;
+    if id == c.myself {
+        return Err(CmdError::Static("ERR Can't replicate myself"));
+    }
+    if c.node(id).is_replica() {
+        return Err(CmdError::Static(
+            "ERR I can only replicate a master, not a replica.",
+        ));
+    }
+    if c.me().is_master() && (c.me().numslots != 0 || has_keys) {
+        return Err(CmdError::Static(
+            "ERR To set a master the node must be empty and without assigned slots.",
+        ));
+    }
+    c.set_master(id);
+    ctx.out().ok();
+    Ok(())
+}
+
+fn failover(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now = ctx.now_ms;
+    let c = cluster(ctx)?;
+    let (force, takeover) = match args.iter().nth(2) {
+        None => (false, false),
+        Some(a) if is(a, "force") => (true, false),
+        Some(a) if is(a, "takeover") => (true, true),
+        Some(_) => return Err(CmdError::Syntax),
+    };
+    c.start_manual_failover(force, takeover, now)
+        .map_err(|refused| {
+            CmdError::Static(match refused {
+                FailoverRefused::IsMaster => "ERR You should send CLUSTER FAILOVER to a replica",
+                FailoverRefused::MasterUnknown => {
+                    "ERR I'm a replica but my master is unknown to me"
+                }
+                FailoverRefused::MasterDown => {
+                    "ERR Master is down or failed, please use CLUSTER FAILOVER FORCE"
+                }
+            })
+        })?;
+    ctx.out().ok();
+    Ok(())
+}
+
+/// CLUSTER SETSLOT <slot> IMPORTING|MIGRATING <node> | STABLE | NODE <node>.
+fn setslot(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now = ctx.now_ms;
+    if cluster(ctx)?.me().is_replica() {
+        return Err(CmdError::Static(
+            "ERR Please use SETSLOT only with masters.",
+        ));
+    }
+    let slot = slot_arg(&args[2])?;
+    let keys = keys_in_slot(ctx, slot as u16).len();
+    let c = cluster(ctx)?;
+    let action = &args[3];
+    let target = |c: &Cluster, unknown: &str| -> Result<NodeId, CmdError> {
+        let id = c
+            .lookup(&args[4])
+            .ok_or_else(|| CmdError::with_arg(unknown, &args[4], ""))?;
+        if c.node(id).is_replica() {
+            return Err(CmdError::Static("ERR Target node is not a master"));
+        }
+        Ok(id)
+    };
+    let change = if is(action, "migrating") && args.len() == 5 {
+        if c.slot_owner(slot) != Some(c.myself) {
+            return Err(CmdError::owned(format!(
+                "ERR I'm not the owner of hash slot {slot}"
+            )));
+        }
+        crate::cluster::SlotChange::Migrating(target(c, "ERR I don't know about node ")?)
+    } else if is(action, "importing") && args.len() == 5 {
+        if c.slot_owner(slot) == Some(c.myself) {
+            return Err(CmdError::owned(format!(
+                "ERR I'm already the owner of hash slot {slot}"
+            )));
+        }
+        crate::cluster::SlotChange::Importing(target(c, "ERR I don't know about node ")?)
+    } else if is(action, "stable") && args.len() == 4 {
+        crate::cluster::SlotChange::Stable
+    } else if is(action, "node") && args.len() == 5 {
+        let id = target(c, "ERR Unknown node ")?;
+        if c.slot_owner(slot) == Some(c.myself) && id != c.myself && keys != 0 {
+            return Err(CmdError::owned(format!(
+                "ERR Can't assign hashslot {slot} to a different node while I still hold keys for this hash slot."
+            )));
+        }
+        crate::cluster::SlotChange::Node(id, keys)
+    } else {
+        return Err(CmdError::Static(
+            "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP",
+        ));
+    };
+    let allow_migration = ctx.server.config.cluster.allow_replica_migration;
+    cluster(ctx)?.set_slot(slot, change, allow_migration, now);
     ctx.out().ok();
     Ok(())
 }

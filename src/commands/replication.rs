@@ -20,6 +20,11 @@ pub(super) static HANDLERS: &[(&str, Handler)] = &[
 /// REPLICAOF host port | NO ONE, with Redis's replies. The loop notices
 /// the change (`Replication::epoch`) and drops or makes the link.
 fn replicaof(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if ctx.server.cluster.is_some() {
+        return Err(CmdError::Static(
+            "ERR REPLICAOF not allowed in cluster mode.",
+        ));
+    }
     let promote = super::is(&args[1], "NO") && super::is(&args[2], "ONE");
     let target = if promote {
         if ctx.server.repl.master.is_none() {
@@ -45,24 +50,7 @@ fn replicaof(ctx: &mut Ctx, args: Args) -> CmdResult {
         );
         Some((host, port))
     };
-    if target.is_some() {
-        ctx.server
-            .blocking
-            .request_unblock_all(crate::blocking::Unblock::StateChanged);
-    }
-    let repl = &mut ctx.server.repl;
-    repl.master = target.clone();
-    repl.epoch += 1;
-    repl.link_down();
-    // Another primary's stream does not continue this data; a promoted
-    // replica serves its own history from here.
-    repl.resumable = false;
-    if promote {
-        repl.replid = crate::replication::random_replid();
-    }
-    // What CONFIG GET and CONFIG REWRITE show.
-    ctx.server.config.replicaof = target;
-    ctx.server.apply_config();
+    ctx.server.set_primary(target);
     ctx.out().ok();
     Ok(())
 }

@@ -75,7 +75,7 @@ pub(super) fn start(
         poll.registry()
             .register(listener, Token(BUS_LISTENER_BASE - n), Interest::READABLE)?;
     }
-    let cluster = Cluster::start(cfg, port, cport, unix_time_ms())
+    let cluster = Cluster::start(cfg, &state.config.dir, port, cport, unix_time_ms())
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
     state.cluster = Some(cluster);
     Ok(Some(Bus {
@@ -298,6 +298,14 @@ impl Server {
                 } => {
                     self.state.pubsub.publish(&channel, &message, shard);
                 }
+                Effect::SetPrimary(target) => self.state.set_primary(target),
+                Effect::PauseWrites(until) => {
+                    self.state
+                        .pause
+                        .pause(crate::pause::PauseKind::Write, until);
+                }
+                Effect::Unpause => self.state.pause.unpause(),
+                Effect::FlushData => crate::persistence::load::empty_data(&mut self.state),
                 Effect::DropSlotKeys(slot) => {
                     let deleted = self.state.delete_keys_in_slot(slot, now);
                     if deleted > 0 {
@@ -339,10 +347,24 @@ impl Server {
         self.sync_bus(now);
     }
 
+    /// What the cluster sees of replication: the offset its messages
+    /// carry, whether this node replicates, how old its master's data is.
     fn refresh_repl_offset(&mut self) {
-        let offset = self.state.repl.offset;
+        let repl = &self.state.repl;
+        let since = if repl.link == crate::replication::Link::Connected {
+            repl.last_io
+        } else {
+            repl.down_since
+        };
+        let view = crate::cluster::ReplicaView {
+            replicating: repl.master.is_some(),
+            data_age_ms: since.elapsed().as_millis() as i64,
+            ping_period_ms: self.state.config.repl_ping_replica_period as i64 * 1000,
+        };
+        let offset = repl.offset.max(0) as u64;
         if let Some(cluster) = self.state.cluster.as_mut() {
-            cluster.repl_offset = offset.max(0) as u64;
+            cluster.repl_offset = offset;
+            cluster.replica_view = view;
         }
     }
 }

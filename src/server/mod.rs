@@ -364,7 +364,11 @@ impl Server {
                 match event.token() {
                     SIGNAL_TOKEN => self.handle_signals(),
                     MASTER_TOKEN => self.master_link_event(event.is_writable()),
-                    Token(t) if self.is_bus_token(t) => self.bus_event(t, event.is_writable()),
+                    // A refused connection may come as an error alone.
+                    Token(t) if self.is_bus_token(t) => self.bus_event(
+                        t,
+                        event.is_writable() || event.is_error() || event.is_write_closed(),
+                    ),
                     Token(t) if t > LISTENER_BASE - self.listeners.len() && t <= LISTENER_BASE => {
                         self.accept_all(LISTENER_BASE - t)
                     }

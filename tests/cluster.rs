@@ -1,0 +1,614 @@
+//! Redis Cluster over TCP with the real tools: `redis-cli --cluster
+//! create` and `check` on lapse nodes, a cluster of lapse and
+//! redis-server nodes side by side (the bus spoken both ways),
+//! redirections as Redis words them, failure detection, `nodes.conf`
+//! read back at restart, redis-py's RedisCluster, and CLUSTER's replies
+//! and errors beside a redis-server's.
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::{eventually, free_port, Raw, Server};
+
+/// A lapse node in cluster mode (its own directory, a free client port,
+/// a free bus port), a short node timeout so that failures show fast.
+fn lapse_node(extra: &[&str]) -> Server {
+    let mut args = vec!["--cluster-enabled", "yes", "--cluster-node-timeout", "1000"];
+    args.extend_from_slice(extra);
+    Server::lapse(&args)
+}
+
+/// A redis-server node in cluster mode, when one is installed.
+fn redis_node() -> Option<Server> {
+    let cport = free_port().to_string();
+    Server::redis_with(&[
+        "--cluster-enabled",
+        "yes",
+        "--cluster-node-timeout",
+        "1000",
+        "--cluster-port",
+        &cport,
+    ])
+}
+
+/// `redis-cli --cluster <args>`: its output, or None without redis-cli.
+fn cluster_tool(args: &[String]) -> Option<std::process::Output> {
+    if !common::tool_present("redis-cli", "the redis-cli --cluster tests") {
+        return None;
+    }
+    let out = Command::new("redis-cli")
+        .arg("--cluster")
+        .args(args)
+        .output()
+        .expect("run redis-cli");
+    Some(out)
+}
+
+/// Creates a cluster of masters from `nodes` with redis-cli, and waits
+/// until every node says it is ok.
+fn create(nodes: &[&Server]) -> bool {
+    create_with_replicas(nodes, 0)
+}
+
+/// `create`, with `replicas` replicas for each master.
+fn create_with_replicas(nodes: &[&Server], replicas: usize) -> bool {
+    let mut args = vec!["create".to_string()];
+    args.extend(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)));
+    args.extend(["--cluster-replicas".to_string(), replicas.to_string()]);
+    args.push("--cluster-yes".into());
+    let Some(out) = cluster_tool(&args) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("[OK] All 16384 slots covered."),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for node in nodes {
+        let mut r = node.raw();
+        assert!(
+            eventually(Duration::from_secs(20), || cluster_info(
+                &mut r,
+                "cluster_state"
+            ) == "ok"),
+            "node {} never reached cluster_state:ok: {}",
+            node.port,
+            r.cmd(&["CLUSTER", "NODES"])
+        );
+    }
+    true
+}
+
+/// A field of CLUSTER INFO.
+fn cluster_info(r: &mut Raw, field: &str) -> String {
+    let text = r.cmd(&["CLUSTER", "INFO"]);
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The lines of CLUSTER NODES (the verbatim reply's text).
+fn nodes_lines(r: &mut Raw) -> Vec<String> {
+    r.cmd(&["CLUSTER", "NODES"])
+        .lines()
+        .skip(1)
+        .filter(|l| l.len() > 40)
+        .map(|l| l.trim_start_matches("txt:").to_string())
+        .collect()
+}
+
+/// Each node's id, flags and slots as one node sees them, sorted: what
+/// every node must agree on (links and times aside).
+fn slot_view(r: &mut Raw) -> Vec<String> {
+    let mut view: Vec<String> = nodes_lines(r)
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let flags = f[2].replace("myself,", "");
+            format!("{} {} {}", f[0], flags, f[8..].join(" "))
+        })
+        .collect();
+    view.sort();
+    view
+}
+
+/// Runs a command the way a cluster client does: follows MOVED.
+fn cluster_cmd(ports: &[u16], args: &[&str]) -> String {
+    let mut port = ports[0];
+    for _ in 0..3 {
+        let reply = Raw::connect(port).cmd(args);
+        let Some(moved) = reply.strip_prefix("-MOVED ") else {
+            return reply;
+        };
+        let target = moved.trim().rsplit(':').next().unwrap();
+        port = target.parse().unwrap();
+    }
+    panic!("redirected too often: {args:?}");
+}
+
+#[test]
+fn three_lapse_masters_made_by_redis_cli_serve_and_redirect() {
+    let nodes = [lapse_node(&[]), lapse_node(&[]), lapse_node(&[])];
+    if !create(&nodes.iter().collect::<Vec<_>>()) {
+        return;
+    }
+    let ports: Vec<u16> = nodes.iter().map(|n| n.port).collect();
+    let mut r0 = nodes[0].raw();
+    assert_eq!(cluster_info(&mut r0, "cluster_known_nodes"), "3");
+    assert_eq!(cluster_info(&mut r0, "cluster_size"), "3");
+    assert_eq!(cluster_info(&mut r0, "cluster_slots_assigned"), "16384");
+    // Every node sees the same slots.
+    let views: Vec<Vec<String>> = nodes.iter().map(|n| slot_view(&mut n.raw())).collect();
+    assert!(views.iter().all(|v| v == &views[0]), "{views:?}");
+    // Keys land on the node serving their slot; a wrong node redirects.
+    let mut moved = 0;
+    for i in 0..60 {
+        let key = format!("key:{i}");
+        let direct = r0.cmd(&["SET", &key, &i.to_string()]);
+        if let Some(rest) = direct.strip_prefix("-MOVED ") {
+            moved += 1;
+            let slot: u16 = rest.split(' ').next().unwrap().parse().unwrap();
+            assert_eq!(
+                r0.cmd(&["CLUSTER", "KEYSLOT", &key]),
+                format!(":{slot}\r\n")
+            );
+            assert_eq!(
+                cluster_cmd(&ports, &["SET", &key, &i.to_string()]),
+                "+OK\r\n"
+            );
+        } else {
+            assert_eq!(direct, "+OK\r\n");
+        }
+        assert_eq!(
+            cluster_cmd(&ports, &["GET", &key]),
+            format!("${}\r\n{i}\r\n", i.to_string().len())
+        );
+    }
+    assert!(moved > 20, "only {moved} of 60 keys were elsewhere");
+    // Keys of several slots in one request; a hash tag keeps them together.
+    assert_eq!(
+        r0.cmd(&["MSET", "a", "1", "b", "2"]),
+        "-CROSSSLOT Keys in request don't hash to the same slot\r\n"
+    );
+    assert_eq!(
+        cluster_cmd(&ports, &["MSET", "{u}a", "1", "{u}b", "2"]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        cluster_cmd(&ports, &["MGET", "{u}a", "{u}b"]),
+        "*2\r\n$1\r\n1\r\n$1\r\n2\r\n"
+    );
+    assert_eq!(
+        r0.cmd(&["SELECT", "1"]),
+        "-ERR SELECT is not allowed in cluster mode\r\n"
+    );
+    assert!(common::info_field(&mut r0, "cluster", "cluster_enabled") == "1");
+    // redis-cli's own check agrees.
+    let out = cluster_tool(&["check".into(), format!("127.0.0.1:{}", ports[1])]).unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("[OK] All nodes agree"),
+        "{text}"
+    );
+}
+
+#[test]
+fn lapse_and_redis_server_nodes_form_one_cluster() {
+    let Some(redis) = redis_node() else {
+        return;
+    };
+    let lapse = [lapse_node(&[]), lapse_node(&[])];
+    if !create(&[&lapse[0], &redis, &lapse[1]]) {
+        return;
+    }
+    let all = [&lapse[0], &redis, &lapse[1]];
+    let views: Vec<Vec<String>> = all.iter().map(|n| slot_view(&mut n.raw())).collect();
+    assert!(views.iter().all(|v| v == &views[0]), "{views:?}");
+    // Every node routes every key: writes through one, reads through
+    // another, whichever serves it.
+    for i in 0..40 {
+        let key = format!("mixed:{i}");
+        let ports: Vec<u16> = all.iter().map(|n| n.port).collect();
+        let rotated: Vec<u16> = ports.iter().cycle().skip(i % 3).take(3).copied().collect();
+        assert_eq!(cluster_cmd(&rotated, &["SET", &key, "v"]), "+OK\r\n");
+        let other: Vec<u16> = ports
+            .iter()
+            .cycle()
+            .skip(i % 3 + 1)
+            .take(3)
+            .copied()
+            .collect();
+        assert_eq!(cluster_cmd(&other, &["GET", &key]), "$1\r\nv\r\n");
+    }
+    // The redis-server node counts lapse's messages as its own kind's.
+    let mut rr = redis.raw();
+    let received: u64 = cluster_info(&mut rr, "cluster_stats_messages_received")
+        .parse()
+        .unwrap();
+    assert!(received > 0);
+    assert_eq!(cluster_info(&mut rr, "cluster_known_nodes"), "3");
+}
+
+#[test]
+fn a_killed_master_is_marked_failing_by_the_others() {
+    let mut nodes = vec![lapse_node(&[]), lapse_node(&[]), lapse_node(&[])];
+    if let Some(redis) = redis_node() {
+        nodes.push(redis);
+    }
+    if !create(&nodes.iter().collect::<Vec<_>>()) {
+        return;
+    }
+    let victim = nodes.remove(1);
+    let victim_id = victim.raw().cmd(&["CLUSTER", "MYID"]);
+    let victim_id = victim_id.lines().nth(1).unwrap().to_string();
+    drop(victim);
+    for node in &nodes {
+        let mut r = node.raw();
+        let failed = eventually(Duration::from_secs(20), || {
+            nodes_lines(&mut r).iter().any(|l| {
+                l.starts_with(&victim_id)
+                    && l.split(' ').nth(2).unwrap().split(',').any(|f| f == "fail")
+            })
+        });
+        assert!(
+            failed,
+            "node {} never marked the killed master failing: {:?}",
+            node.port,
+            nodes_lines(&mut r)
+        );
+        // Its slots are served by no one: the cluster is down.
+        assert!(eventually(Duration::from_secs(10), || cluster_info(
+            &mut r,
+            "cluster_state"
+        ) == "fail"));
+        let reports = r.cmd(&["CLUSTER", "COUNT-FAILURE-REPORTS", &victim_id]);
+        assert!(reports.starts_with(':'), "{reports}");
+    }
+}
+
+#[test]
+fn nodes_conf_is_written_whole_and_read_back_at_restart() {
+    let dir = common::temp_dir("cluster-restart");
+    let dir_arg = dir.to_str().unwrap().to_string();
+    let port = free_port().to_string();
+    let cport = free_port().to_string();
+    let args = ["--dir", &dir_arg, "--port", &port, "--cluster-port", &cport];
+    let node = lapse_node(&args);
+    let mut r = node.raw();
+    assert_eq!(r.cmd(&["CLUSTER", "SET-CONFIG-EPOCH", "7"]), "+OK\r\n");
+    assert_eq!(
+        r.cmd(&["CLUSTER", "ADDSLOTSRANGE", "0", "100", "200", "16383"]),
+        "+OK\r\n"
+    );
+    assert_eq!(r.cmd(&["CLUSTER", "DELSLOTS", "5000"]), "+OK\r\n");
+    let id = r.cmd(&["CLUSTER", "MYID"]);
+    let before = nodes_lines(&mut r);
+    assert!(eventually(Duration::from_secs(10), || {
+        std::fs::read_to_string(dir.join("nodes.conf")).is_ok_and(|t| {
+            t.contains(" 0-100 200-4999 5001-16383")
+                && t.ends_with("vars currentEpoch 7 lastVoteEpoch 0\n")
+        })
+    }));
+    drop(r);
+    drop(node);
+    let node = lapse_node(&args);
+    let mut r = node.raw();
+    assert_eq!(r.cmd(&["CLUSTER", "MYID"]), id);
+    let after = nodes_lines(&mut r);
+    let fields = |l: &str| {
+        let f: Vec<&str> = l.split(' ').collect();
+        (
+            f[0].to_string(),
+            f[2].to_string(),
+            f[6].to_string(),
+            f[8..].join(" "),
+        )
+    };
+    assert_eq!(fields(&after[0]), fields(&before[0]));
+    assert_eq!(cluster_info(&mut r, "cluster_current_epoch"), "7");
+    // No temporary file is left beside it.
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["nodes.conf"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// CLUSTER's answers on one node in cluster mode, and its errors.
+fn cluster_replies(server: &Server) -> Vec<String> {
+    let mut r = server.raw();
+    let id = r
+        .cmd(&["CLUSTER", "MYID"])
+        .lines()
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let port = format!(":{}\r\n", server.port);
+    let mut seen = Vec::new();
+    for cmd in [
+        "CLUSTER KEYSLOT foo",
+        "CLUSTER KEYSLOT {user1000}.following",
+        "CLUSTER KEYSLOT foo{}{bar}",
+        "CLUSTER KEYSLOT foo{{bar}}zap",
+        "CLUSTER ADDSLOTS 16384",
+        "CLUSTER ADDSLOTS x",
+        "CLUSTER ADDSLOTS 1 2 1",
+        "CLUSTER ADDSLOTS 1 2",
+        "CLUSTER ADDSLOTS 2",
+        "CLUSTER ADDSLOTSRANGE 10 5",
+        "CLUSTER ADDSLOTSRANGE 10 20 15 30",
+        "CLUSTER ADDSLOTSRANGE 10",
+        "CLUSTER ADDSLOTSRANGE 10 20 30",
+        "CLUSTER ADDSLOTSRANGE 10 20",
+        "CLUSTER DELSLOTS 3",
+        "CLUSTER DELSLOTS 1",
+        "CLUSTER DELSLOTSRANGE 10 12",
+        "CLUSTER COUNTKEYSINSLOT 16384",
+        "CLUSTER COUNTKEYSINSLOT x",
+        "CLUSTER GETKEYSINSLOT 0 -1",
+        "CLUSTER GETKEYSINSLOT 0 x",
+        "CLUSTER SET-CONFIG-EPOCH -1",
+        "CLUSTER SET-CONFIG-EPOCH 3",
+        "CLUSTER SET-CONFIG-EPOCH 4",
+        "CLUSTER BUMPEPOCH",
+        "CLUSTER FORGET 0123456789012345678901234567890123456789",
+        "CLUSTER COUNT-FAILURE-REPORTS nope",
+        "CLUSTER REPLICAS nope",
+        "CLUSTER MEET 127.0.0.1 x",
+        "CLUSTER MEET 127.0.0.1 7000 x",
+        "CLUSTER MEET nohost 7000",
+        "CLUSTER MEET 127.0.0.1 7000 1 2",
+        "CLUSTER RESET MEDIUM",
+        "CLUSTER INFO extra",
+        "CLUSTER NOPE",
+        "CLUSTER SLOTS",
+        "SET foo 1",
+        "SET {user1000}x 1",
+        "GET {user1000}x",
+        "MSET a 1 b 2",
+        "SELECT 1",
+        "SELECT x",
+        "SELECT 0",
+        "ASKING",
+        "READONLY",
+        "READWRITE",
+        "CLUSTER FLUSHSLOTS",
+        "CLUSTER RESET SOFT",
+        "FLUSHALL",
+        "CLUSTER FLUSHSLOTS",
+        "CLUSTER INFO",
+    ] {
+        let args: Vec<&str> = cmd.split(' ').collect();
+        let reply = r.cmd(&args);
+        // The counters of bus messages and the epoch's line differ by
+        // timing; the rest is compared.
+        let kept: String = reply
+            .split("\r\n")
+            .filter(|l| !l.starts_with("cluster_stats_messages") && !l.starts_with("total_cluster"))
+            .collect::<Vec<_>>()
+            .join("\r\n");
+        // The node's id and port are its own.
+        let kept = kept.replace(&id, "<id>").replace(&port, ":<port>\r\n");
+        seen.push(format!("{cmd} -> {kept}"));
+    }
+    seen
+}
+
+#[test]
+fn cluster_replies_and_errors_match_redis_server() {
+    let lapse = lapse_node(&[]);
+    let ours = cluster_replies(&lapse);
+    let Some(redis) = redis_node() else {
+        return;
+    };
+    let theirs = cluster_replies(&redis);
+    for (a, b) in ours.iter().zip(&theirs) {
+        assert_eq!(a, b);
+    }
+    assert_eq!(ours.len(), theirs.len());
+    // Off cluster mode, CLUSTER says so.
+    let plain = common::same_on_lapse_and_redis(|s| {
+        let mut r = s.raw();
+        vec![
+            r.cmd(&["CLUSTER", "INFO"]),
+            r.cmd(&["CLUSTER", "KEYSLOT", "x"]),
+            r.cmd(&["ASKING"]),
+            r.cmd(&["READONLY"]),
+        ]
+    });
+    assert_eq!(
+        plain[0],
+        "-ERR This instance has cluster support disabled\r\n"
+    );
+}
+
+#[test]
+fn redis_py_cluster_client_runs_unchanged() {
+    let Some(deps) = common::python_deps() else {
+        return;
+    };
+    let nodes = [lapse_node(&[]), lapse_node(&[]), lapse_node(&[])];
+    if !create(&nodes.iter().collect::<Vec<_>>()) {
+        return;
+    }
+    let script = format!(
+        "{}/tests/clients/cluster_client.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let output = Command::new("python3")
+        .arg(script)
+        .arg(nodes[1].port.to_string())
+        .env("PYTHONPATH", deps)
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("cluster client: ok"),
+        "{}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// A lapse node that can be restarted: its own directory, fixed ports.
+struct Restartable {
+    dir: std::path::PathBuf,
+    port: String,
+    cport: String,
+}
+
+impl Restartable {
+    fn new(name: &str) -> Restartable {
+        Restartable {
+            dir: common::temp_dir(name),
+            port: free_port().to_string(),
+            cport: free_port().to_string(),
+        }
+    }
+
+    fn start(&self) -> Server {
+        let dir = self.dir.to_str().unwrap();
+        lapse_node(&[
+            "--dir",
+            dir,
+            "--port",
+            &self.port,
+            "--cluster-port",
+            &self.cport,
+        ])
+    }
+}
+
+impl Drop for Restartable {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// ROLE's first word.
+fn role(port: u16) -> String {
+    let reply = Raw::connect(port).cmd(&["ROLE"]);
+    reply.lines().nth(2).unwrap_or("").to_string()
+}
+
+fn my_id(port: u16) -> String {
+    let reply = Raw::connect(port).cmd(&["CLUSTER", "MYID"]);
+    reply.lines().nth(1).unwrap().to_string()
+}
+
+/// The master a replica follows, by CLUSTER NODES on itself.
+fn master_of(port: u16) -> Option<String> {
+    let lines = nodes_lines(&mut Raw::connect(port));
+    let me = lines
+        .iter()
+        .find(|l| l.split(' ').nth(2).unwrap().contains("myself"))?;
+    let f: Vec<&str> = me.split(' ').collect();
+    (f[3] != "-").then(|| f[3].to_string())
+}
+
+#[test]
+fn replicas_take_over_a_killed_master_which_rejoins_as_a_replica() {
+    let homes: Vec<Restartable> = (0..6)
+        .map(|i| Restartable::new(&format!("failover-{i}")))
+        .collect();
+    let mut nodes: Vec<Option<Server>> = homes.iter().map(|h| Some(h.start())).collect();
+    let all: Vec<&Server> = nodes.iter().map(|n| n.as_ref().unwrap()).collect();
+    if !create_with_replicas(&all, 1) {
+        return;
+    }
+    let ports: Vec<u16> = all.iter().map(|n| n.port).collect();
+    // Every replica syncs with its master.
+    for &port in &ports {
+        if role(port) == "slave" {
+            let mut r = Raw::connect(port);
+            assert!(eventually(Duration::from_secs(20), || {
+                common::info_field(&mut r, "replication", "master_link_status") == "up"
+            }));
+        }
+    }
+    for i in 0..30 {
+        let key = format!("k{i}");
+        assert_eq!(
+            cluster_cmd(&ports, &["SET", &key, "v", "EX", "1000"]),
+            "+OK\r\n"
+        );
+    }
+    // The master of k0 is killed; its replica takes over.
+    let slot = Raw::connect(ports[0]).cmd(&["CLUSTER", "KEYSLOT", "k0"]);
+    let owner_port = {
+        let moved = Raw::connect(ports[0]).cmd(&["GET", "k0"]);
+        match moved.strip_prefix("-MOVED ") {
+            Some(rest) => rest
+                .trim()
+                .rsplit(':')
+                .next()
+                .unwrap()
+                .parse::<u16>()
+                .unwrap(),
+            None => ports[0],
+        }
+    };
+    let victim = ports.iter().position(|p| *p == owner_port).unwrap();
+    let victim_id = my_id(owner_port);
+    let replica = ports
+        .iter()
+        .position(|p| *p != owner_port && master_of(*p).as_deref() == Some(&victim_id))
+        .expect("the master has a replica");
+    // Let the replica have everything before the kill.
+    std::thread::sleep(Duration::from_millis(300));
+    nodes[victim] = None;
+    let survivors: Vec<u16> = ports.iter().copied().filter(|p| *p != owner_port).collect();
+    let started = std::time::Instant::now();
+    assert!(
+        eventually(Duration::from_secs(30), || role(ports[replica]) == "master"),
+        "the replica never took over: {:?}",
+        nodes_lines(&mut Raw::connect(ports[replica]))
+    );
+    eprintln!("failover after {:?} (node timeout 1 s)", started.elapsed());
+    for &port in &survivors {
+        let mut r = Raw::connect(port);
+        assert!(eventually(Duration::from_secs(20), || cluster_info(
+            &mut r,
+            "cluster_state"
+        ) == "ok"));
+    }
+    // Acknowledged writes and their TTLs are there.
+    for i in 0..30 {
+        let key = format!("k{i}");
+        assert_eq!(
+            cluster_cmd(&survivors, &["GET", &key]),
+            "$1\r\nv\r\n",
+            "{key}"
+        );
+        let ttl = cluster_cmd(&survivors, &["TTL", &key]);
+        let ttl: i64 = ttl.trim().trim_start_matches(':').parse().unwrap();
+        assert!(ttl > 900, "{key} {ttl} (slot {slot})");
+    }
+    // The old master comes back from its nodes.conf and follows the new one.
+    nodes[victim] = Some(homes[victim].start());
+    let new_master = my_id(ports[replica]);
+    assert!(
+        eventually(Duration::from_secs(20), || master_of(owner_port).as_deref()
+            == Some(&new_master)),
+        "{:?}",
+        nodes_lines(&mut Raw::connect(owner_port))
+    );
+    let mut r = Raw::connect(owner_port);
+    assert!(eventually(Duration::from_secs(20), || {
+        common::info_field(&mut r, "replication", "master_link_status") == "up"
+    }));
+    // A manual failover gives it its slots back.
+    assert_eq!(r.cmd(&["CLUSTER", "FAILOVER"]), "+OK\r\n");
+    assert!(eventually(Duration::from_secs(20), || role(owner_port) == "master"));
+    assert!(eventually(Duration::from_secs(20), || role(ports[replica]) == "slave"));
+    assert_eq!(cluster_cmd(&[owner_port], &["GET", "k0"]), "$1\r\nv\r\n");
+    assert_eq!(
+        r.cmd(&["CLUSTER", "FAILOVER"]),
+        "-ERR You should send CLUSTER FAILOVER to a replica\r\n"
+    );
+}
