@@ -411,7 +411,7 @@ fn cluster_check(ctx: &Ctx, top: &'static Command, cmd: &'static Command, args: 
             return Err(redirect(ctx, "ASK", slot, target));
         }
     }
-    if importing && (ctx.session.asking || cmd.name == "restore-asking") {
+    if importing && (ctx.session.asking || cmd.flags.has(Flags::ASKING)) {
         if multiple && missing > 0 {
             return Err(CmdError::Static(
                 "TRYAGAIN Multiple keys request during rehashing of slot",

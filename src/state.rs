@@ -335,8 +335,8 @@ impl ServerState {
     /// (Redis's `delKeysInSlot`): each one's DEL propagated; how many.
     pub fn delete_keys_in_slot(&mut self, slot: u16, now_ms: i64) -> usize {
         let keys: Vec<Vec<u8>> = self.dbs[0]
-            .live_keys(now_ms)
-            .filter(|k| crate::cluster::slot::key_slot(k) == slot)
+            .slot_keys(slot, usize::MAX)
+            .into_iter()
             .map(<[u8]>::to_vec)
             .collect();
         let lazy = self.config.lazyfree.server_del;

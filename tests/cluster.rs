@@ -116,16 +116,28 @@ fn slot_view(r: &mut Raw) -> Vec<String> {
     view
 }
 
-/// Runs a command the way a cluster client does: follows MOVED.
+/// Runs a command the way a cluster client does: follows MOVED, asks
+/// the importing node after an ASK, tries again after TRYAGAIN.
 fn cluster_cmd(ports: &[u16], args: &[&str]) -> String {
     let mut port = ports[0];
-    for _ in 0..3 {
-        let reply = Raw::connect(port).cmd(args);
-        let Some(moved) = reply.strip_prefix("-MOVED ") else {
+    let mut asking = false;
+    for _ in 0..50 {
+        let mut r = Raw::connect(port);
+        if std::mem::take(&mut asking) {
+            assert_eq!(r.cmd(&["ASKING"]), "+OK\r\n");
+        }
+        let reply = r.cmd(args);
+        let target = |rest: &str| rest.trim().rsplit(':').next().unwrap().parse().unwrap();
+        if let Some(rest) = reply.strip_prefix("-MOVED ") {
+            port = target(rest);
+        } else if let Some(rest) = reply.strip_prefix("-ASK ") {
+            port = target(rest);
+            asking = true;
+        } else if reply.starts_with("-TRYAGAIN") {
+            std::thread::sleep(Duration::from_millis(10));
+        } else {
             return reply;
-        };
-        let target = moved.trim().rsplit(':').next().unwrap();
-        port = target.parse().unwrap();
+        }
     }
     panic!("redirected too often: {args:?}");
 }
@@ -611,4 +623,198 @@ fn replicas_take_over_a_killed_master_which_rejoins_as_a_replica() {
         r.cmd(&["CLUSTER", "FAILOVER"]),
         "-ERR You should send CLUSTER FAILOVER to a replica\r\n"
     );
+}
+
+/// Waits until every node knows every other and they see the same slots
+/// (what redis-cli checks before it changes anything).
+fn agree(ports: &[u16]) {
+    let agreed = eventually(Duration::from_secs(20), || {
+        let views: Vec<Vec<String>> = ports
+            .iter()
+            .map(|p| slot_view(&mut Raw::connect(*p)))
+            .collect();
+        views
+            .iter()
+            .all(|v| v == &views[0] && v.len() == ports.len())
+            && ports
+                .iter()
+                .all(|p| cluster_info(&mut Raw::connect(*p), "cluster_state") == "ok")
+    });
+    assert!(agreed, "the nodes never agreed");
+}
+
+/// `redis-cli --cluster <args>`, which must succeed.
+fn cluster_tool_ok(args: &[String]) -> String {
+    let out = cluster_tool(args).expect("redis-cli");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "redis-cli --cluster {args:?}: {text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// Increments counters through the cluster until told to stop; what each
+/// counter was acknowledged to reach.
+fn writer(ports: Vec<u16>, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Vec<i64> {
+    let mut acked = vec![0i64; 50];
+    let mut n = 0;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let i = n % acked.len();
+        let key = format!("counter:{i}");
+        let reply = cluster_cmd(&ports, &["INCR", &key]);
+        let value: i64 = reply
+            .trim()
+            .trim_start_matches(':')
+            .parse()
+            .expect("INCR's reply");
+        acked[i] += 1;
+        assert_eq!(value, acked[i], "{key}: a lost or doubled increment");
+        n += 1;
+    }
+    acked
+}
+
+#[test]
+fn resharding_under_a_writer_loses_nothing_and_keeps_ttls() {
+    if !common::tool_present("redis-cli", "the resharding test") {
+        return;
+    }
+    let mut nodes = vec![lapse_node(&[]), lapse_node(&[])];
+    let mixed = redis_node();
+    let third = mixed.unwrap_or_else(|| lapse_node(&[]));
+    nodes.push(third);
+    if !create(&nodes.iter().collect::<Vec<_>>()) {
+        return;
+    }
+    let ports: Vec<u16> = nodes.iter().map(|n| n.port).collect();
+    for i in 0..1000 {
+        let key = format!("ttl:{i}");
+        assert_eq!(
+            cluster_cmd(&ports, &["SET", &key, "v", "EX", "1000"]),
+            "+OK\r\n"
+        );
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writing = {
+        let (ports, stop) = (ports.clone(), stop.clone());
+        std::thread::spawn(move || writer(ports, stop))
+    };
+    let ids: Vec<String> = ports.iter().map(|p| my_id(*p)).collect();
+    // lapse -> redis-server (or lapse), back, and lapse -> lapse.
+    for (from, to, slots) in [(0, 2, 1500), (2, 0, 800), (1, 0, 1200), (2, 1, 700)] {
+        cluster_tool_ok(&[
+            "reshard".into(),
+            format!("127.0.0.1:{}", ports[0]),
+            "--cluster-from".into(),
+            ids[from].clone(),
+            "--cluster-to".into(),
+            ids[to].clone(),
+            "--cluster-slots".into(),
+            slots.to_string(),
+            "--cluster-yes".into(),
+        ]);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let acked = writing.join().expect("the writer");
+    assert!(acked.iter().sum::<i64>() > 100, "{acked:?}");
+    for (i, n) in acked.iter().enumerate() {
+        let key = format!("counter:{i}");
+        assert_eq!(
+            cluster_cmd(&ports, &["GET", &key]),
+            format!("${}\r\n{n}\r\n", n.to_string().len())
+        );
+    }
+    for i in 0..1000 {
+        let key = format!("ttl:{i}");
+        let ttl = cluster_cmd(&ports, &["TTL", &key]);
+        let ttl: i64 = ttl.trim().trim_start_matches(':').parse().unwrap();
+        assert!(ttl > 900, "{key}: {ttl}");
+    }
+    let check = cluster_tool_ok(&["check".into(), format!("127.0.0.1:{}", ports[1])]);
+    assert!(check.contains("[OK] All 16384 slots covered."), "{check}");
+    // Each node counts what it holds by slot, as the slots it serves say.
+    let mut total = 0;
+    for &port in &ports {
+        let mut r = Raw::connect(port);
+        total += common::info_field(&mut r, "keyspace", "db0")
+            .split(',')
+            .next()
+            .and_then(|k| k.strip_prefix("keys="))
+            .map_or(0, |k| k.parse::<i64>().unwrap());
+    }
+    assert_eq!(total, 1000 + 50);
+}
+
+#[test]
+fn add_node_rebalance_and_del_node() {
+    if !common::tool_present("redis-cli", "the add-node test") {
+        return;
+    }
+    let nodes = [lapse_node(&[]), lapse_node(&[]), lapse_node(&[])];
+    if !create(&nodes.iter().collect::<Vec<_>>()) {
+        return;
+    }
+    let ports: Vec<u16> = nodes.iter().map(|n| n.port).collect();
+    for i in 0..500 {
+        assert_eq!(
+            cluster_cmd(&ports, &["SET", &format!("k{i}"), "v"]),
+            "+OK\r\n"
+        );
+    }
+    let newcomer = lapse_node(&[]);
+    cluster_tool_ok(&[
+        "add-node".into(),
+        format!("127.0.0.1:{}", newcomer.port),
+        format!("127.0.0.1:{}", ports[0]),
+    ]);
+    let mut r = newcomer.raw();
+    assert!(eventually(Duration::from_secs(20), || cluster_info(
+        &mut r,
+        "cluster_known_nodes"
+    ) == "4"));
+    // It gets its share of the slots, and then gives them all away.
+    let mut r0 = nodes[0].raw();
+    let mut all = ports.clone();
+    all.push(newcomer.port);
+    agree(&all);
+    cluster_tool_ok(&[
+        "rebalance".into(),
+        format!("127.0.0.1:{}", ports[0]),
+        "--cluster-use-empty-masters".into(),
+    ]);
+    let newcomer_id = my_id(newcomer.port);
+    let owned = |r: &mut Raw| {
+        nodes_lines(r)
+            .iter()
+            .find(|l| l.starts_with(&newcomer_id))
+            .map_or(0, |l| l.split(' ').skip(8).count())
+    };
+    assert!(eventually(Duration::from_secs(10), || owned(&mut r0) > 0));
+    agree(&all);
+    assert!(common::info_field(&mut r, "keyspace", "db0").starts_with("keys="));
+    cluster_tool_ok(&[
+        "rebalance".into(),
+        format!("127.0.0.1:{}", ports[0]),
+        "--cluster-weight".into(),
+        format!("{newcomer_id}=0"),
+    ]);
+    assert!(eventually(Duration::from_secs(10), || owned(&mut r0) == 0));
+    agree(&all);
+    cluster_tool_ok(&[
+        "del-node".into(),
+        format!("127.0.0.1:{}", ports[0]),
+        newcomer_id.clone(),
+    ]);
+    assert!(eventually(Duration::from_secs(10), || cluster_info(
+        &mut r0,
+        "cluster_known_nodes"
+    ) == "3"));
+    for i in 0..500 {
+        assert_eq!(
+            cluster_cmd(&ports, &["GET", &format!("k{i}")]),
+            "$1\r\nv\r\n"
+        );
+    }
 }

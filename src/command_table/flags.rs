@@ -31,6 +31,7 @@ const NAMES: &[(&str, Flags)] = &[
     ("stale", Flags::STALE),
     ("skip_monitor", Flags::SKIP_MONITOR),
     ("skip_slowlog", Flags::SKIP_SLOWLOG),
+    ("asking", Flags::ASKING),
     ("fast", Flags::FAST),
     ("no_auth", Flags::NOAUTH),
     ("no_mandatory_keys", Flags::NO_MANDATORY_KEYS),
@@ -68,6 +69,9 @@ impl Flags {
     pub const SKIP_SLOWLOG: Flags = Flags(1 << 15);
     pub const NO_MANDATORY_KEYS: Flags = Flags(1 << 16);
     pub const NO_ASYNC_LOADING: Flags = Flags(1 << 17);
+    /// Served by a node importing the slot without ASKING first
+    /// (RESTORE-ASKING, as a slot's migration sends it).
+    pub const ASKING: Flags = Flags(1 << 18);
 
     /// The flags named in `names`, as the command table spells them
     /// (`"noauth"` and `"no-multi"` are accepted for Redis's source names).

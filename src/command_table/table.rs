@@ -32,7 +32,7 @@ pub(super) static FAMILIES: &[&[Command]] = &[
 ];
 
 /// How many entries the table has (the next free id).
-pub const COUNT: usize = 390;
+pub const COUNT: usize = 391;
 
 #[rustfmt::skip]
 static CONNECTION: &[Command] = &[
@@ -535,6 +535,7 @@ static CLUSTER: &[Command] = &[
     cmd!(387, "asking", 1, ["fast"], (0, 0, 0), "cluster", "Sent by cluster clients after an -ASK redirect"),
     cmd!(388, "readonly", 1, ["loading", "stale", "fast"], (0, 0, 0), "cluster", "Enables read queries for a connection to a cluster replica node"),
     cmd!(389, "readwrite", 1, ["loading", "stale", "fast"], (0, 0, 0), "cluster", "Disables read queries for a connection to a cluster replica node"),
+    cmd!(390, "restore-asking", -4, ["write", "denyoom", "asking"], (1, 1, 1), "server", "An internal command for migrating keys in a cluster"),
 ];
 
 #[rustfmt::skip]

@@ -464,16 +464,6 @@ fn keyslot(ctx: &mut Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
-/// The keys of db 0 in a slot (a scan of the keyspace until the slot
-/// index comes).
-fn keys_in_slot(ctx: &Ctx, slot: u16) -> Vec<Vec<u8>> {
-    ctx.server.dbs[0]
-        .live_keys(ctx.now_ms)
-        .filter(|k| slot::key_slot(k) == slot)
-        .map(<[u8]>::to_vec)
-        .collect()
-}
-
 fn countkeysinslot(ctx: &mut Ctx, args: Args) -> CmdResult {
     cluster(ctx)?;
     let slot = int_arg(&args[2])?;
@@ -481,7 +471,7 @@ fn countkeysinslot(ctx: &mut Ctx, args: Args) -> CmdResult {
         .ok()
         .filter(|s| usize::from(*s) < SLOTS)
         .ok_or(CmdError::Static("ERR Invalid slot"))?;
-    let n = keys_in_slot(ctx, slot).len();
+    let n = ctx.server.dbs[0].keys_in_slot(slot);
     ctx.out().int(n as i64);
     Ok(())
 }
@@ -493,11 +483,11 @@ fn getkeysinslot(ctx: &mut Ctx, args: Args) -> CmdResult {
     if !(0..SLOTS as i64).contains(&slot) || max < 0 {
         return Err(CmdError::Static("ERR Invalid slot or number of keys"));
     }
-    let keys = keys_in_slot(ctx, slot as u16);
-    let n = keys.len().min(usize::try_from(max).unwrap_or(usize::MAX));
-    let out = ctx.out();
-    out.array(n);
-    for key in keys.iter().take(n) {
+    let max = usize::try_from(max).unwrap_or(usize::MAX);
+    let keys = ctx.server.dbs[0].slot_keys(slot as u16, max);
+    let out = &mut ctx.session.reply;
+    out.array(keys.len());
+    for key in keys {
         out.bulk(key);
     }
     Ok(())
@@ -729,7 +719,7 @@ fn setslot(ctx: &mut Ctx, args: Args) -> CmdResult {
         ));
     }
     let slot = slot_arg(&args[2])?;
-    let keys = keys_in_slot(ctx, slot as u16).len();
+    let keys = ctx.server.dbs[0].keys_in_slot(slot as u16);
     let c = cluster(ctx)?;
     let action = &args[3];
     let target = |c: &Cluster, unknown: &str| -> Result<NodeId, CmdError> {

@@ -26,6 +26,7 @@ pub(super) static HANDLERS: &[(&str, Handler)] = &[
     ("move", move_cmd),
     ("dump", dump),
     ("restore", restore),
+    ("restore-asking", restore),
     ("swapdb", swapdb),
     ("keys", keys),
     ("scan", scan),

@@ -115,9 +115,16 @@ fn migrate(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let db_text = db_index.to_string();
     encode_request(&[&b"SELECT"[..], db_text.as_bytes()], &mut request);
+    // A cluster node's target imports the slot: RESTORE-ASKING is served
+    // there without ASKING (Redis's choice in cluster mode).
+    let restore_name: &[u8] = if ctx.server.cluster.is_some() {
+        b"RESTORE-ASKING"
+    } else {
+        b"RESTORE"
+    };
     for (key, payload, ttl) in &keys {
         let ttl = ttl.to_string();
-        let mut restore: Vec<&[u8]> = vec![b"RESTORE", key, ttl.as_bytes(), payload];
+        let mut restore: Vec<&[u8]> = vec![restore_name, key, ttl.as_bytes(), payload];
         if o.replace {
             restore.push(b"REPLACE");
         }

@@ -25,6 +25,7 @@ pub mod hash_deadlines;
 pub mod keylog;
 pub mod replica_ttls;
 pub mod slot;
+pub mod slot_index;
 pub mod snapshot;
 
 use crate::deadlines::Expires;
@@ -141,6 +142,8 @@ pub struct Db {
     /// This database's number (SELECT index), for events and propagation.
     pub index: usize,
     dict: Dict<Entry>,
+    /// Cluster mode: the keys by hash slot.
+    slot_index: Option<Box<slot_index::SlotIndex>>,
     expires: Expires,
     pub stats: DbStats,
     /// Running estimate of the TTL of sampled live keys, ms (INFO avg_ttl).
@@ -711,6 +714,9 @@ impl Db {
             access: access::Access::fresh(self.access_policy, self.clock_ms),
             slot,
         });
+        if let Some(index) = &mut self.slot_index {
+            index.added(idx, self.dict.key(idx));
+        }
         self.retrack_field_deadlines(idx, None);
         idx
     }
@@ -1150,6 +1156,10 @@ impl Db {
     fn remove_at(&mut self, idx: u32) -> Slot {
         let idx = self.preserve(idx);
         self.clear_deadline(idx);
+        if let Some(index) = &mut self.slot_index {
+            let last = self.dict.len() as u32 - 1;
+            index.removed(idx, self.dict.key(idx), last, self.dict.key(last));
+        }
         let (entry, moved) = self.dict.remove_at(idx);
         if !self.hash_deadlines.is_empty() {
             self.hash_deadlines.clear(idx);
@@ -1183,6 +1193,9 @@ impl Db {
         self.changed.clear();
         self.hash_deadlines.clear_all();
         self.replica_ttls.clear();
+        if let Some(index) = &mut self.slot_index {
+            index.clear();
+        }
         // A save still reading the table keeps it (and frees it after).
         if self.detach_into_snapshot() {
             return Dict::default();
@@ -1310,6 +1323,41 @@ impl Db {
     }
 
     /// Live keys, for KEYS. O(n), as in Redis.
+    /// Cluster mode: keeps the keys by hash slot from now on (an empty
+    /// database; the server turns it on before loading any data).
+    pub fn index_slots(&mut self) {
+        let mut index = Box::<slot_index::SlotIndex>::default();
+        for idx in 0..self.dict.len() as u32 {
+            index.added(idx, self.dict.key(idx));
+        }
+        self.slot_index = Some(index);
+    }
+
+    /// How many keys (live or not yet reclaimed) a hash slot holds; 0
+    /// outside cluster mode.
+    pub fn keys_in_slot(&self, slot: u16) -> usize {
+        self.slot_index.as_ref().map_or(0, |i| i.count(slot))
+    }
+
+    /// Up to `max` keys of a hash slot, expired ones not yet reclaimed
+    /// included, as Redis lists them (GETKEYSINSLOT, a slot's migration).
+    pub fn slot_keys(&self, slot: u16, max: usize) -> Vec<&[u8]> {
+        let Some(index) = &self.slot_index else {
+            return Vec::new();
+        };
+        index
+            .entries(slot)
+            .iter()
+            .take(max)
+            .map(|&idx| self.dict.key(idx))
+            .collect()
+    }
+
+    /// Bytes the slot index holds (MEMORY STATS, the cluster's overhead).
+    pub fn slot_index_bytes(&self) -> usize {
+        self.slot_index.as_ref().map_or(0, |i| i.heap_bytes())
+    }
+
     pub fn live_keys(&self, now_ms: i64) -> impl Iterator<Item = &[u8]> {
         self.dict
             .iter()

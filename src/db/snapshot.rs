@@ -308,6 +308,9 @@ impl Db {
         }
         // Only the saver reaches a detached table, always at the top.
         if idx != top && detached.is_none() {
+            if let Some(index) = &mut self.slot_index {
+                index.swapped(idx, self.dict.key(idx), top, self.dict.key(top));
+            }
             self.dict.swap(idx, top);
             self.hash_deadlines.entries_swapped(idx, top);
             for moved in [idx, top] {

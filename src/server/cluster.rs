@@ -78,6 +78,9 @@ pub(super) fn start(
     let cluster = Cluster::start(cfg, &state.config.dir, port, cport, unix_time_ms())
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
     state.cluster = Some(cluster);
+    for db in &mut state.dbs {
+        db.index_slots();
+    }
     Ok(Some(Bus {
         listeners,
         sockets: HashMap::new(),
