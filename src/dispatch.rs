@@ -9,7 +9,8 @@
 
 use crate::command_table::{full_name, Command, Flags};
 use crate::commands::refusals::{
-    disk_refusal, log_denial, too_few_replicas, NOREPLICAS, OOM, READONLY_REPLICA,
+    cluster_route, disk_refusal, log_denial, too_few_replicas, Request, NOREPLICAS, OOM,
+    READONLY_REPLICA,
 };
 use crate::commands::{self, c_str, debug_syntax_error, CmdError, CmdResult, Ctx};
 use crate::connection::Session;
@@ -307,18 +308,16 @@ fn rejected(ctx: &mut Ctx, cmd: Option<&Command>, err: CmdError) -> CmdError {
     err
 }
 
-/// Cluster mode: the node that serves the keys a request names (Redis's
-/// `getNodeByQuery`), for EXEC the keys of every queued command; a
-/// request for another node's slot is redirected (`MOVED`, `ASK`), one
-/// across slots refused (`CROSSSLOT`, `TRYAGAIN`), one while the
-/// cluster is down too (`CLUSTERDOWN`).
+/// Cluster mode: whether this node serves the keys the request names
+/// (for EXEC, those of every queued command); if not, the redirection or
+/// refusal Redis answers (`MOVED`, `ASK`, `CROSSSLOT`, `TRYAGAIN`,
+/// `CLUSTERDOWN`).
 fn cluster_check(ctx: &Ctx, top: &'static Command, cmd: &'static Command, args: Args) -> CmdResult {
-    use crate::cluster::slot::key_slot;
     let is_exec = cmd.name == "exec";
     if !is_exec && !cmd.has_keys() && !top.has_keys() {
         return Ok(());
     }
-    let requests: Vec<(&'static Command, Option<&'static Command>, Args)> = if is_exec {
+    let requests: Vec<Request> = if is_exec {
         let Some(t) = &ctx.session.multi else {
             return Ok(());
         };
@@ -335,116 +334,14 @@ fn cluster_check(ctx: &Ctx, top: &'static Command, cmd: &'static Command, args: 
         let parent = (!std::ptr::eq(top, cmd)).then_some(top);
         vec![(cmd, parent, args)]
     };
-    let Some(cluster) = ctx.server.cluster.as_ref() else {
-        return Ok(());
-    };
-    let shard_pubsub = ["ssubscribe", "sunsubscribe", "spublish"].contains(&cmd.name);
-    let db = &ctx.server.dbs[0];
-    let mut first: Option<(&[u8], u16, crate::cluster::NodeId)> = None;
-    let (mut migrating, mut importing, mut multiple) = (false, false, false);
-    let (mut missing, mut existing) = (0, 0);
-    for (queued, parent, queued_args) in &requests {
-        let keys =
-            crate::command_table::keys_with_flags(queued, *parent, queued_args).unwrap_or_default();
-        for key in keys.iter().map(|k| k.key) {
-            let slot = key_slot(key);
-            match first {
-                None => {
-                    let Some(owner) = cluster.slot_owner(usize::from(slot)) else {
-                        return Err(CmdError::Static("CLUSTERDOWN Hash slot not served"));
-                    };
-                    if owner == cluster.myself && cluster.migrating_to(slot).is_some() {
-                        migrating = true;
-                    } else if cluster.importing_from(slot).is_some() {
-                        importing = true;
-                    }
-                    first = Some((key, slot, owner));
-                }
-                Some((first_key, first_slot, _)) if first_key != key => {
-                    if slot != first_slot {
-                        return Err(CmdError::Static(
-                            "CROSSSLOT Keys in request don't hash to the same slot",
-                        ));
-                    }
-                    multiple = true;
-                }
-                Some(_) => {}
-            }
-            if (migrating || importing) && !shard_pubsub {
-                if db.exists_raw(key) && !db.is_logically_expired(key, ctx.now_ms) {
-                    existing += 1;
-                } else {
-                    missing += 1;
-                }
-            }
-        }
-    }
-    let Some((_, slot, owner)) = first else {
-        return Ok(());
-    };
     let flags = request_flags(ctx.server, ctx.session, cmd, args);
-    let writes = flags.has(Flags::WRITE);
-    let config = &ctx.server.config.cluster;
-    if !cluster.state_ok {
-        if shard_pubsub {
-            if !config.allow_pubsubshard_when_down {
-                return Err(CmdError::Static("CLUSTERDOWN The cluster is down"));
-            }
-        } else if !config.allow_reads_when_down {
-            return Err(CmdError::Static("CLUSTERDOWN The cluster is down"));
-        } else if writes {
-            return Err(CmdError::Static(
-                "CLUSTERDOWN The cluster is down and only accepts read commands",
-            ));
-        }
+    let (asking, readonly) = (ctx.session.asking, ctx.session.readonly);
+    match cluster_route(
+        ctx.server, cmd, &requests, flags, asking, readonly, ctx.now_ms,
+    ) {
+        Ok(_) => Ok(()),
+        Err(refusal) => Err(refusal.error(ctx.server)),
     }
-    if (migrating || importing) && cmd.name == "migrate" {
-        return Ok(());
-    }
-    if migrating && missing > 0 {
-        if existing > 0 {
-            return Err(CmdError::Static(
-                "TRYAGAIN Multiple keys request during rehashing of slot",
-            ));
-        }
-        if let Some(target) = cluster.migrating_to(slot) {
-            return Err(redirect(ctx, "ASK", slot, target));
-        }
-    }
-    if importing && (ctx.session.asking || cmd.flags.has(Flags::ASKING)) {
-        if multiple && missing > 0 {
-            return Err(CmdError::Static(
-                "TRYAGAIN Multiple keys request during rehashing of slot",
-            ));
-        }
-        return Ok(());
-    }
-    let me = cluster.me();
-    if (ctx.session.readonly || shard_pubsub)
-        && !writes
-        && me.is_replica()
-        && me.slaveof == Some(owner)
-    {
-        return Ok(());
-    }
-    if owner != cluster.myself {
-        return Err(redirect(ctx, "MOVED", slot, owner));
-    }
-    Ok(())
-}
-
-/// `MOVED <slot> <endpoint>:<port>` (or `ASK`).
-fn redirect(ctx: &Ctx, kind: &str, slot: u16, to: crate::cluster::NodeId) -> CmdError {
-    let endpoint = ctx.server.config.cluster.preferred_endpoint;
-    let Some(cluster) = ctx.server.cluster.as_ref() else {
-        return CmdError::Static("CLUSTERDOWN The cluster is down");
-    };
-    let node = cluster.node(to);
-    CmdError::owned(format!(
-        "{kind} {slot} {}:{}",
-        commands::cluster::preferred_endpoint(endpoint, node),
-        node.port
-    ))
 }
 
 /// A request the cluster check refused: counted against its command; a

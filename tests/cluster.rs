@@ -199,6 +199,42 @@ fn three_lapse_masters_made_by_redis_cli_serve_and_redirect() {
         "-ERR SELECT is not allowed in cluster mode\r\n"
     );
     assert!(common::info_field(&mut r0, "cluster", "cluster_enabled") == "1");
+    // A PUBLISH on one node reaches subscribers on the others.
+    let mut subscribers: Vec<Raw> = ports[1..].iter().map(|p| Raw::connect(*p)).collect();
+    for sub in &mut subscribers {
+        assert!(sub.cmd(&["SUBSCRIBE", "news"]).contains("subscribe"));
+    }
+    assert_eq!(r0.cmd(&["PUBLISH", "news", "hello"]), ":0\r\n");
+    for sub in &mut subscribers {
+        let message = String::from_utf8_lossy(&sub.reply()).into_owned();
+        assert!(
+            message.contains("news") && message.contains("hello"),
+            "{message}"
+        );
+    }
+    // Keys expire on every node without being read.
+    let before: Vec<String> = ports
+        .iter()
+        .map(|p| common::info_field(&mut Raw::connect(*p), "keyspace", "db0"))
+        .collect();
+    for i in 0..300 {
+        let key = format!("short:{i}");
+        assert_eq!(
+            cluster_cmd(&ports, &["SET", &key, "v", "PX", "200"]),
+            "+OK\r\n"
+        );
+    }
+    for (port, before) in ports.iter().zip(&before) {
+        let mut r = Raw::connect(*port);
+        let keys = |s: &str| s.split(',').next().unwrap_or("").to_string();
+        assert!(
+            eventually(Duration::from_secs(10), || keys(&common::info_field(
+                &mut r, "keyspace", "db0"
+            )) == keys(before)),
+            "node {port} kept expired keys: {}",
+            common::info_field(&mut r, "keyspace", "db0")
+        );
+    }
     // redis-cli's own check agrees.
     let out = cluster_tool(&["check".into(), format!("127.0.0.1:{}", ports[1])]).unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -389,13 +425,27 @@ fn cluster_replies(server: &Server) -> Vec<String> {
         "ASKING",
         "READONLY",
         "READWRITE",
+        "MOVE foo 1",
+        "SWAPDB 0 1",
+        "COPY {user1000}x {user1000}y DB 1",
+        "COPY {user1000}x {user1000}y",
+        "EVAL return~redis.call('get','{user1000}x') 1 {user1000}x",
+        "EVAL return~redis.call('get','{user1000}x') 0",
+        "EVAL return~redis.call('get','foo') 0",
+        "EVAL return~redis.call('get','foo') 1 {user1000}x",
+        "EVAL return~redis.call('cluster','keyslot','a') 0",
+        "EVAL return~redis.call('cluster','reset') 0",
+        "EVAL #!lua~flags=no-cluster\nreturn~1 0",
+        "PUBLISH ch hello",
+        "SPUBLISH ch hello",
         "CLUSTER FLUSHSLOTS",
         "CLUSTER RESET SOFT",
         "FLUSHALL",
         "CLUSTER FLUSHSLOTS",
         "CLUSTER INFO",
     ] {
-        let args: Vec<&str> = cmd.split(' ').collect();
+        let args: Vec<String> = cmd.split(' ').map(|a| a.replace('~', " ")).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let reply = r.cmd(&args);
         // The counters of bus messages and the epoch's line differ by
         // timing; the rest is compared.
@@ -550,6 +600,37 @@ fn replicas_take_over_a_killed_master_which_rejoins_as_a_replica() {
             "+OK\r\n"
         );
     }
+    // SPUBLISH on a shard's master reaches a subscriber on its replica,
+    // over the bus.
+    let channel_owner = {
+        let reply = Raw::connect(ports[0]).cmd(&["SPUBLISH", "orders", "x"]);
+        match reply.strip_prefix("-MOVED ") {
+            Some(rest) => rest
+                .trim()
+                .rsplit(':')
+                .next()
+                .unwrap()
+                .parse::<u16>()
+                .unwrap(),
+            None => ports[0],
+        }
+    };
+    let owner_id = my_id(channel_owner);
+    let shard_replica = *ports
+        .iter()
+        .find(|p| master_of(**p).as_deref() == Some(&owner_id))
+        .expect("a replica of the channel's master");
+    let mut sub = Raw::connect(shard_replica);
+    assert!(sub.cmd(&["SSUBSCRIBE", "orders"]).contains("ssubscribe"));
+    assert_eq!(
+        Raw::connect(channel_owner).cmd(&["SPUBLISH", "orders", "shipped"]),
+        ":0\r\n"
+    );
+    let message = String::from_utf8_lossy(&sub.reply()).into_owned();
+    assert!(
+        message.contains("smessage") && message.contains("shipped"),
+        "{message}"
+    );
     // The master of k0 is killed; its replica takes over.
     let slot = Raw::connect(ports[0]).cmd(&["CLUSTER", "KEYSLOT", "k0"]);
     let owner_port = {

@@ -934,9 +934,8 @@ impl Cluster {
         self.send(link, &bytes);
     }
 
-    /// A PUBLISH or SPUBLISH for every other node (Redis's
-    /// `clusterPropagatePublish`; shard messages go to the shard only in
-    /// later versions, 7.0 broadcasts both).
+    /// A PUBLISH for every other node, an SPUBLISH for the other nodes
+    /// of this shard (Redis's `clusterPropagatePublish`).
     pub fn propagate_publish(&mut self, channel: &[u8], payload: &[u8], shard: bool) {
         let kind = if shard {
             message::PUBLISHSHARD
@@ -948,7 +947,23 @@ impl Cluster {
             message: payload.to_vec(),
         };
         let bytes = self.message(kind, body);
-        self.broadcast(&bytes);
+        if !shard {
+            self.broadcast(&bytes);
+            return;
+        }
+        let me = self.me();
+        let master = match me.slaveof {
+            Some(m) if me.is_replica() => m,
+            _ => self.myself,
+        };
+        let shard_links: Vec<LinkId> = std::iter::once(master)
+            .chain(self.nodes[master].replicas.iter().copied())
+            .filter(|id| *id != self.myself && !self.nodes[*id].is(HANDSHAKE))
+            .filter_map(|id| self.nodes[id].link)
+            .collect();
+        for link in shard_links {
+            self.send(link, &bytes);
+        }
     }
 }
 

@@ -248,6 +248,11 @@ fn copy(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
         i += 1;
     }
+    if ctx.server.cluster.is_some() && (ctx.session.db != 0 || target_db != 0) {
+        return Err(CmdError::Static(
+            "ERR Copying to another database is not allowed in cluster mode",
+        ));
+    }
     let (src, dst) = (&args[1], &args[2]);
     if target_db == ctx.session.db && src == dst {
         return Err(CmdError::Static(
@@ -379,6 +384,9 @@ fn restore(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn move_cmd(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if ctx.server.cluster.is_some() {
+        return Err(CmdError::Static("ERR MOVE is not allowed in cluster mode"));
+    }
     let target_db = db_index_arg(&args[2], ctx.server.dbs.len(), None)?;
     let source_db = ctx.session.db;
     if target_db == source_db {
@@ -402,6 +410,11 @@ fn move_cmd(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn swapdb(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if ctx.server.cluster.is_some() {
+        return Err(CmdError::Static(
+            "ERR SWAPDB is not allowed in cluster mode",
+        ));
+    }
     let dbs = ctx.server.dbs.len();
     let a = db_index_arg(&args[1], dbs, Some("ERR invalid first DB index"))?;
     let b = db_index_arg(&args[2], dbs, Some("ERR invalid second DB index"))?;

@@ -115,9 +115,13 @@ fn sunsubscribe(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn publish_generic(ctx: &mut Ctx, args: Args, shard: bool) -> CmdResult {
     let receivers = ctx.server.pubsub.publish(&args[1], &args[2], shard);
-    // A replica's subscribers hear it too (Redis propagates PUBLISH to
-    // replicas, not to the AOF).
-    ctx.server.propagate.force_to_replicas();
+    match ctx.server.cluster.as_mut() {
+        // The other nodes hear it over the bus (SPUBLISH: the shard's).
+        Some(cluster) => cluster.propagate_publish(&args[1], &args[2], shard),
+        // A replica's subscribers hear it too (Redis propagates PUBLISH
+        // to replicas, not to the AOF).
+        None => ctx.server.propagate.force_to_replicas(),
+    }
     deliver_to_self(ctx);
     ctx.out().int(receivers as i64);
     Ok(())

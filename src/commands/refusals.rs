@@ -4,7 +4,8 @@
 //! entry of a refusal.
 
 use super::{CmdError, Ctx};
-use crate::command_table::Command;
+use crate::command_table::{Command, Flags};
+use crate::protocol::Args;
 use crate::state::ServerState;
 
 /// An ACL refusal to the ACL log.
@@ -53,3 +54,164 @@ pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 
 /// Redis's `shared.bgsaveerr`.
 pub const MISCONF_RDB: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
+
+/// A command, its parent when it is a subcommand, its arguments: one
+/// request for the cluster's routing.
+pub type Request<'a> = (&'static Command, Option<&'static Command>, Args<'a>);
+
+/// Why this cluster node does not serve a request (Redis's
+/// `CLUSTER_REDIR_*`).
+pub enum ClusterRefusal {
+    CrossSlot,
+    TryAgain,
+    Down,
+    DownReadOnly,
+    Unbound,
+    Moved(u16, crate::cluster::NodeId),
+    Ask(u16, crate::cluster::NodeId),
+}
+
+impl ClusterRefusal {
+    /// The error a client gets, Redis's words.
+    pub fn error(&self, server: &ServerState) -> CmdError {
+        match self {
+            Self::CrossSlot => {
+                CmdError::Static("CROSSSLOT Keys in request don't hash to the same slot")
+            }
+            Self::TryAgain => {
+                CmdError::Static("TRYAGAIN Multiple keys request during rehashing of slot")
+            }
+            Self::Down => CmdError::Static("CLUSTERDOWN The cluster is down"),
+            Self::DownReadOnly => {
+                CmdError::Static("CLUSTERDOWN The cluster is down and only accepts read commands")
+            }
+            Self::Unbound => CmdError::Static("CLUSTERDOWN Hash slot not served"),
+            Self::Moved(slot, to) | Self::Ask(slot, to) => {
+                let kind = if matches!(self, Self::Moved(..)) {
+                    "MOVED"
+                } else {
+                    "ASK"
+                };
+                let endpoint = server.config.cluster.preferred_endpoint;
+                let Some(node) = server.cluster.as_ref().map(|c| c.node(*to)) else {
+                    return CmdError::Static("CLUSTERDOWN The cluster is down");
+                };
+                CmdError::owned(format!(
+                    "{kind} {slot} {}:{}",
+                    super::cluster::preferred_endpoint(endpoint, node),
+                    node.port
+                ))
+            }
+        }
+    }
+
+    /// The error a script's command gets (Redis's `scriptVerifyClusterState`).
+    pub fn script_message(&self) -> &'static str {
+        match self {
+            Self::DownReadOnly => {
+                "ERR Script attempted to execute a write command while the cluster is down and readonly"
+            }
+            Self::Down => "ERR Script attempted to execute a command while the cluster is down",
+            _ => "ERR Script attempted to access a non local key in a cluster node",
+        }
+    }
+}
+
+/// The node that serves the keys `requests` name (Redis's
+/// `getNodeByQuery`): Ok with their slot (None: no key) when it is this
+/// one. `cmd` is the command the client sent (EXEC for a transaction),
+/// `flags` its request flags; `asking` and `readonly` the client's state.
+pub fn cluster_route(
+    server: &ServerState,
+    cmd: &Command,
+    requests: &[Request],
+    flags: Flags,
+    asking: bool,
+    readonly: bool,
+    now_ms: i64,
+) -> Result<Option<u16>, ClusterRefusal> {
+    use crate::cluster::slot::key_slot;
+    let Some(cluster) = server.cluster.as_ref() else {
+        return Ok(None);
+    };
+    let shard_pubsub = ["ssubscribe", "sunsubscribe", "spublish"].contains(&cmd.name);
+    let db = &server.dbs[0];
+    let mut first: Option<(&[u8], u16, crate::cluster::NodeId)> = None;
+    let (mut migrating, mut importing, mut multiple) = (false, false, false);
+    let (mut missing, mut existing) = (0, 0);
+    for (queued, parent, queued_args) in requests {
+        let keys =
+            crate::command_table::keys_with_flags(queued, *parent, queued_args).unwrap_or_default();
+        for key in keys.iter().map(|k| k.key) {
+            let slot = key_slot(key);
+            match first {
+                None => {
+                    let owner = cluster
+                        .slot_owner(usize::from(slot))
+                        .ok_or(ClusterRefusal::Unbound)?;
+                    if owner == cluster.myself && cluster.migrating_to(slot).is_some() {
+                        migrating = true;
+                    } else if cluster.importing_from(slot).is_some() {
+                        importing = true;
+                    }
+                    first = Some((key, slot, owner));
+                }
+                Some((first_key, first_slot, _)) if first_key != key => {
+                    if slot != first_slot {
+                        return Err(ClusterRefusal::CrossSlot);
+                    }
+                    multiple = true;
+                }
+                Some(_) => {}
+            }
+            if (migrating || importing) && !shard_pubsub {
+                if db.exists_raw(key) && !db.is_logically_expired(key, now_ms) {
+                    existing += 1;
+                } else {
+                    missing += 1;
+                }
+            }
+        }
+    }
+    let Some((_, slot, owner)) = first else {
+        return Ok(None);
+    };
+    let writes = flags.has(Flags::WRITE);
+    let config = &server.config.cluster;
+    if !cluster.state_ok {
+        if shard_pubsub {
+            if !config.allow_pubsubshard_when_down {
+                return Err(ClusterRefusal::Down);
+            }
+        } else if !config.allow_reads_when_down {
+            return Err(ClusterRefusal::Down);
+        } else if writes {
+            return Err(ClusterRefusal::DownReadOnly);
+        }
+    }
+    if (migrating || importing) && cmd.name == "migrate" {
+        return Ok(Some(slot));
+    }
+    if migrating && missing > 0 {
+        if existing > 0 {
+            return Err(ClusterRefusal::TryAgain);
+        }
+        if let Some(target) = cluster.migrating_to(slot) {
+            return Err(ClusterRefusal::Ask(slot, target));
+        }
+    }
+    if importing && (asking || cmd.flags.has(Flags::ASKING)) {
+        if multiple && missing > 0 {
+            return Err(ClusterRefusal::TryAgain);
+        }
+        return Ok(Some(slot));
+    }
+    let me = cluster.me();
+    if (readonly || shard_pubsub) && !writes && me.is_replica() && me.slaveof == Some(owner) {
+        return Ok(Some(slot));
+    }
+    if owner != cluster.myself {
+        return Err(ClusterRefusal::Moved(slot, owner));
+    }
+    Ok(Some(slot))
+}

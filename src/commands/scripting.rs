@@ -17,8 +17,8 @@ use crate::glob;
 use crate::protocol::request::parse_i64;
 use crate::protocol::{Args, OwnedArgs, Reply};
 use crate::scripting::{
-    CommandRunner, Library, Restore, RunningScript, Scripting, FLAG_ALLOW_OOM, FLAG_ALLOW_STALE,
-    FLAG_NO_WRITES, SCRIPT_FLAGS,
+    CommandRunner, Library, Restore, RunningScript, Scripting, FLAG_ALLOW_CROSS_SLOT,
+    FLAG_ALLOW_OOM, FLAG_ALLOW_STALE, FLAG_NO_CLUSTER, FLAG_NO_WRITES, SCRIPT_FLAGS,
 };
 use crate::state::ServerState;
 
@@ -139,6 +139,10 @@ struct ScriptClient<'c, 'a> {
     /// libraries and functions there are: FUNCTION STATS while it is busy.
     command: Args<'c>,
     function_counts: Option<(usize, usize)>,
+    /// Cluster mode: the slot the script's keys are in so far (its
+    /// declared keys' at first), unless `allow-cross-slot-keys`.
+    cluster_slot: Option<u16>,
+    allow_cross_slot: bool,
 }
 
 impl ScriptClient<'_, '_> {
@@ -176,6 +180,43 @@ impl ScriptClient<'_, '_> {
         }
         self.ctx.server.stats.error_replied(message.as_bytes());
         Err(message)
+    }
+
+    /// Cluster mode: the script's command must touch keys this node
+    /// serves, all in one slot unless the script allows several (Redis's
+    /// `scriptVerifyClusterState`).
+    fn cluster_check(
+        &mut self,
+        top: &'static Command,
+        cmd: &'static Command,
+        args: Args,
+    ) -> Result<(), &'static str> {
+        let parent = (!std::ptr::eq(top, cmd)).then_some(top);
+        let flags = script_call_flags(self.ctx.server, cmd, args);
+        let (asking, readonly) = (self.ctx.session.asking, self.ctx.session.readonly);
+        let route = refusals::cluster_route(
+            self.ctx.server,
+            cmd,
+            &[(cmd, parent, args)],
+            flags,
+            asking,
+            readonly,
+            self.ctx.now_ms,
+        );
+        match route {
+            Err(refusal) => Err(refusal.script_message()),
+            Ok(Some(slot)) if !self.allow_cross_slot => match self.cluster_slot {
+                None => {
+                    self.cluster_slot = Some(slot);
+                    Ok(())
+                }
+                Some(first) if first != slot => {
+                    Err("ERR Script attempted to access keys that do not hash to the same slot")
+                }
+                Some(_) => Ok(()),
+            },
+            Ok(_) => Ok(()),
+        }
     }
 
     /// Redis's `scriptVerifyWriteCommandAllow` past the read-only check:
@@ -290,6 +331,11 @@ impl CommandRunner for ScriptClient<'_, '_> {
                 Some(cmd),
                 "ERR Wrong number of args calling Redis command from script",
             );
+        }
+        if self.ctx.server.cluster.is_some() && !self.ctx.obeys_client() {
+            if let Err(refusal) = self.cluster_check(top, cmd, args) {
+                return self.refused(Some(cmd), refusal);
+            }
         }
         // May-replicate commands (PUBLISH) count as writes here, so a
         // read-only script may run during CLIENT PAUSE WRITE.
@@ -437,6 +483,10 @@ fn eval_generic(ctx: &mut Ctx, args: Args, by_sha: bool, read_only: bool) -> Cmd
 struct ScriptLimits {
     read_only: bool,
     allow_oom: bool,
+    /// `no-cluster`: refused on a cluster node; `allow-cross-slot-keys`:
+    /// its commands may touch keys of several slots (all local).
+    no_cluster: bool,
+    allow_cross_slot: bool,
 }
 
 impl ScriptLimits {
@@ -449,12 +499,16 @@ impl ScriptLimits {
             None => ScriptLimits {
                 read_only,
                 allow_oom: false,
+                no_cluster: false,
+                allow_cross_slot: false,
             },
             Some(flags) => {
                 let no_writes = flags & FLAG_NO_WRITES != 0;
                 ScriptLimits {
                     read_only: no_writes,
                     allow_oom: no_writes || flags & FLAG_ALLOW_OOM != 0,
+                    no_cluster: flags & FLAG_NO_CLUSTER != 0,
+                    allow_cross_slot: flags & FLAG_ALLOW_CROSS_SLOT != 0,
                 }
             }
         }
@@ -480,6 +534,11 @@ fn run_script(
     numkeys: usize,
     limits: ScriptLimits,
 ) -> CmdResult {
+    if limits.no_cluster && ctx.server.cluster.is_some() {
+        return Err(CmdError::Static(
+            "ERR Can not run script on cluster, 'no-cluster' flag is set.",
+        ));
+    }
     let (keys, argv) = all.split_at(numkeys);
     let session = Session {
         authenticated: true,
@@ -506,6 +565,8 @@ fn run_script(
             command,
             function_counts: matches!(target, Target::Function(_))
                 .then(|| (scripting.library_count(), scripting.function_count())),
+            cluster_slot: keys.first().map(|k| crate::cluster::slot::key_slot(k)),
+            allow_cross_slot: limits.allow_cross_slot,
         };
         outcome = match target {
             Target::Script(sha) => scripting.run(sha, keys, argv, &mut client, &mut out),

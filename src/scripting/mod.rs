@@ -445,6 +445,11 @@ pub const FLAG_ALLOW_OOM: u8 = 1 << 1;
 
 pub const FLAG_ALLOW_STALE: u8 = 1 << 2;
 
+/// `no-cluster` and `allow-cross-slot-keys`.
+pub const FLAG_NO_CLUSTER: u8 = 1 << 3;
+
+pub const FLAG_ALLOW_CROSS_SLOT: u8 = 1 << 4;
+
 /// How long a library's code may run while it loads (Redis: 500 ms).
 const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
 
