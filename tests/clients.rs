@@ -13,7 +13,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{python_deps, Server};
+use common::{node_deps, python_deps, Server};
 
 /// Runs `tests/clients/<script>` against `port`; it prints `done` last.
 fn run_script(deps: &Path, script: &str, done: &str, port: u16, who: &str) {
@@ -59,23 +59,6 @@ fn redis_py_client_side_cache_is_invalidated() {
     if let Some(redis) = Server::redis() {
         run(redis.port, "redis-server");
     }
-}
-
-/// The folder the node packages (node-redis, bullmq) are installed in,
-/// or `None` (loudly outside CI) when node or a package is missing.
-fn node_deps() -> Option<std::path::PathBuf> {
-    let deps = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/nodedeps"));
-    if common::tool_present("node", "the node client tests")
-        && deps.join("node_modules/redis").is_dir()
-        && deps.join("node_modules/bullmq").is_dir()
-    {
-        return Some(deps.to_path_buf());
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("node-redis and bullmq in .ci/nodedeps are required in CI (.ci/run installs them)");
-    }
-    eprintln!("\n!!! SKIPPED: node-redis or bullmq is not in .ci/nodedeps: npm install --prefix .ci/nodedeps redis@5.12.1 bullmq@5.81.5 !!!\n");
-    None
 }
 
 /// Runs `tests/clients/<script>` with node against `port`; its stdout.

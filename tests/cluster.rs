@@ -899,3 +899,70 @@ fn add_node_rebalance_and_del_node() {
         );
     }
 }
+
+#[test]
+fn cluster_clients_keep_working_while_slots_move() {
+    let Some(py) = common::python_deps() else {
+        return;
+    };
+    let Some(node) = common::node_deps() else {
+        return;
+    };
+    if !common::tool_present("redis-cli", "the resharding test") {
+        return;
+    }
+    let nodes = [lapse_node(&[]), lapse_node(&[]), lapse_node(&[])];
+    if !create(&nodes.iter().collect::<Vec<_>>()) {
+        return;
+    }
+    let ports: Vec<u16> = nodes.iter().map(|n| n.port).collect();
+    let dir = common::temp_dir("cluster-clients");
+    let stop = dir.join("stop");
+    let manifest = env!("CARGO_MANIFEST_DIR");
+    let python = Command::new("python3")
+        .arg(format!("{manifest}/tests/clients/cluster_client.py"))
+        .arg(ports[1].to_string())
+        .arg(&stop)
+        .env("PYTHONPATH", py)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run python3");
+    let node = Command::new("node")
+        .arg(format!("{manifest}/tests/clients/node_cluster.mjs"))
+        .arg(ports[2].to_string())
+        .arg(&stop)
+        .env("LAPSE_NODE_DEPS", &node)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run node");
+    // Let both clients write, then move a third of the slots twice.
+    std::thread::sleep(Duration::from_millis(500));
+    let ids: Vec<String> = ports.iter().map(|p| my_id(*p)).collect();
+    for (from, to) in [(0, 1), (1, 2)] {
+        cluster_tool_ok(&[
+            "reshard".into(),
+            format!("127.0.0.1:{}", ports[0]),
+            "--cluster-from".into(),
+            ids[from].clone(),
+            "--cluster-to".into(),
+            ids[to].clone(),
+            "--cluster-slots".into(),
+            "1500".into(),
+            "--cluster-yes".into(),
+        ]);
+    }
+    std::fs::write(&stop, b"").unwrap();
+    for (child, done) in [(python, "cluster client: ok"), (node, "node cluster: ok")] {
+        let out = child.wait_with_output().expect("client output");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains(done),
+            "{}\n{stdout}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -793,6 +793,23 @@ pub fn python_deps() -> Option<&'static std::path::Path> {
     None
 }
 
+/// The folder the node packages (node-redis, bullmq) are installed in,
+/// or `None` (loudly outside CI) when node or a package is missing.
+pub fn node_deps() -> Option<std::path::PathBuf> {
+    let deps = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/nodedeps"));
+    if tool_present("node", "the node client tests")
+        && deps.join("node_modules/redis").is_dir()
+        && deps.join("node_modules/bullmq").is_dir()
+    {
+        return Some(deps.to_path_buf());
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("node-redis and bullmq in .ci/nodedeps are required in CI (.ci/run installs them)");
+    }
+    eprintln!("\n!!! SKIPPED: node-redis or bullmq is not in .ci/nodedeps: npm install --prefix .ci/nodedeps redis@5.12.1 bullmq@5.81.5 !!!\n");
+    None
+}
+
 /// Whether `tool` runs (`<tool> --version`). Without it: in CI this fails
 /// the test; elsewhere it says loudly that `what` is skipped.
 pub fn tool_present(tool: &str, what: &str) -> bool {
