@@ -9,7 +9,7 @@
 
 use crate::command_table::{full_name, Command, Flags};
 use crate::commands::refusals::{
-    cluster_route, disk_refusal, log_denial, too_few_replicas, Request, NOREPLICAS, OOM,
+    cluster_route, disk_refusal, log_denial, request_keys, too_few_replicas, NOREPLICAS, OOM,
     READONLY_REPLICA,
 };
 use crate::commands::{self, c_str, debug_syntax_error, CmdError, CmdResult, Ctx};
@@ -313,34 +313,34 @@ fn rejected(ctx: &mut Ctx, cmd: Option<&Command>, err: CmdError) -> CmdError {
 /// refusal Redis answers (`MOVED`, `ASK`, `CROSSSLOT`, `TRYAGAIN`,
 /// `CLUSTERDOWN`).
 fn cluster_check(ctx: &Ctx, top: &'static Command, cmd: &'static Command, args: Args) -> CmdResult {
-    let is_exec = cmd.name == "exec";
-    if !is_exec && !cmd.has_keys() && !top.has_keys() {
-        return Ok(());
-    }
-    let requests: Vec<Request> = if is_exec {
+    use crate::command_table::{key_layout, KeyLayout};
+    let (asking, readonly) = (ctx.session.asking, ctx.session.readonly);
+    let route = |keys: &mut dyn Iterator<Item = &[u8]>| {
+        let flags = request_flags(ctx.server, ctx.session, cmd, args);
+        cluster_route(ctx.server, cmd, keys, flags, asking, readonly, ctx.now_ms)
+            .map(|_| ())
+            .map_err(|refusal| refusal.error(ctx.server))
+    };
+    if cmd.name == "exec" {
         let Some(t) = &ctx.session.multi else {
             return Ok(());
         };
-        t.queue
-            .iter()
-            .map(|(queued, queued_args)| {
-                let queued_args = queued_args.as_args();
-                let parent = crate::command_table::lookup(&queued_args[0])
-                    .filter(|p| !std::ptr::eq(*p, *queued));
-                (*queued, parent, queued_args)
-            })
-            .collect()
-    } else {
-        let parent = (!std::ptr::eq(top, cmd)).then_some(top);
-        vec![(cmd, parent, args)]
-    };
-    let flags = request_flags(ctx.server, ctx.session, cmd, args);
-    let (asking, readonly) = (ctx.session.asking, ctx.session.readonly);
-    match cluster_route(
-        ctx.server, cmd, &requests, flags, asking, readonly, ctx.now_ms,
-    ) {
-        Ok(_) => Ok(()),
-        Err(refusal) => Err(refusal.error(ctx.server)),
+        let mut keys = t.queue.iter().flat_map(|(queued, queued_args)| {
+            let queued_args = queued_args.as_args();
+            let parent = crate::command_table::lookup(&queued_args[0])
+                .filter(|p| !std::ptr::eq(*p, *queued));
+            request_keys(queued, parent, queued_args)
+        });
+        return route(&mut keys);
+    }
+    match key_layout(cmd) {
+        KeyLayout::None => Ok(()),
+        // The common case: keys by position, nothing allocated.
+        layout @ KeyLayout::Range { .. } => route(&mut layout.range_keys(args)),
+        KeyLayout::Specs => {
+            let parent = (!std::ptr::eq(top, cmd)).then_some(top);
+            route(&mut request_keys(cmd, parent, args).into_iter())
+        }
     }
 }
 

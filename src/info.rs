@@ -624,7 +624,8 @@ fn memory_section(state: &ServerState, peers: &dyn crate::connection::Sessions, 
     field!(out, "mem_total_replication_buffers", stats.clients_replicas);
     field!(out, "mem_clients_slaves", stats.clients_replicas);
     field!(out, "mem_clients_normal", state.stats.mem_clients_normal);
-    field!(out, "mem_cluster_links", 0);
+    let cluster_links = state.cluster.as_ref().map_or(0, |c| c.links_memory());
+    field!(out, "mem_cluster_links", cluster_links);
     field!(out, "mem_aof_buffer", stats.aof_buffer);
     field!(out, "mem_allocator", "libc");
     field!(out, "active_defrag_running", 0);

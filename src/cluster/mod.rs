@@ -660,8 +660,12 @@ impl Cluster {
         self.links.get(&id)
     }
 
-    pub fn link_ids(&self) -> Vec<LinkId> {
-        self.links.keys().copied().collect()
+    /// Bytes the links' buffers hold (INFO `mem_cluster_links`).
+    pub fn links_memory(&self) -> usize {
+        self.links
+            .values()
+            .map(|l| l.send.capacity() + l.recv.capacity() + std::mem::size_of::<Link>())
+            .sum()
     }
 
     /// Takes what is queued for a link (the loop writes it and gives the

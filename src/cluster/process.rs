@@ -578,6 +578,20 @@ impl Cluster {
     pub fn cron(&mut self, cfg: &ClusterConfig, now: i64) {
         self.iteration += 1;
         let handshake_timeout = cfg.node_timeout.max(1000);
+        // A link whose peer does not read is cut (`cluster-link-sendbuf-limit`).
+        if cfg.link_sendbuf_limit > 0 {
+            let over: Vec<LinkId> = self
+                .links
+                .iter()
+                .filter(|(_, l)| l.send.len() as u64 > cfg.link_sendbuf_limit)
+                .map(|(id, _)| *id)
+                .collect();
+            for link in over {
+                self.links_buffer_limit_exceeded += 1;
+                warn!("Freeing cluster link: its send buffer passed cluster-link-sendbuf-limit");
+                self.free_link(link);
+            }
+        }
         self.stats_pfail_nodes = 0;
         for id in self.node_ids() {
             let Some(node) = self.nodes.get(id) else {

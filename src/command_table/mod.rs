@@ -122,6 +122,109 @@ pub fn all_with_subcommands() -> impl Iterator<Item = (&'static Command, Option<
     })
 }
 
+/// Where a command's keys are, for the cluster's routing of every
+/// request: none, one range of positions (most commands: no allocation,
+/// no search), or only by its key specs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyLayout {
+    None,
+    /// From `first` to `lastkey` (relative to `first`, or from the end if
+    /// negative), every `step`.
+    Range {
+        first: i64,
+        lastkey: i64,
+        step: i64,
+    },
+    Specs,
+}
+
+impl KeyLayout {
+    /// The keys of `args` laid out as a range (none when they do not fit,
+    /// as a bad request's keys are none to Redis).
+    pub fn range_keys<'a>(self, args: Args<'a>) -> impl Iterator<Item = &'a [u8]> {
+        let argc = args.len() as i64;
+        let (first, last, step) = match self {
+            KeyLayout::Range {
+                first,
+                lastkey,
+                step,
+            } => {
+                let last = if lastkey >= 0 {
+                    first + lastkey
+                } else {
+                    argc + lastkey
+                };
+                if last >= argc || last < first || first >= argc {
+                    (1, 0, 1)
+                } else {
+                    (first, last, step.max(1))
+                }
+            }
+            _ => (1, 0, 1),
+        };
+        (first..=last)
+            .step_by(step as usize)
+            .map(move |i| args.get(i as usize))
+    }
+}
+
+/// The key layout of a table entry (computed once for the whole table).
+pub fn key_layout(cmd: &Command) -> KeyLayout {
+    static BY_ID: OnceLock<Vec<KeyLayout>> = OnceLock::new();
+    let table = BY_ID.get_or_init(|| {
+        let mut by_id = vec![KeyLayout::Specs; COUNT];
+        for (c, parent) in all_with_subcommands() {
+            if let Some(slot) = by_id.get_mut(usize::from(c.id)) {
+                *slot = layout_of(c, parent);
+            }
+        }
+        by_id
+    });
+    table
+        .get(usize::from(cmd.id))
+        .copied()
+        .unwrap_or(KeyLayout::Specs)
+}
+
+fn layout_of(cmd: &Command, parent: Option<&Command>) -> KeyLayout {
+    let full = full_name(cmd, parent);
+    // Their keys are found by code, not by position.
+    if ["sort", "sort_ro", "migrate"].contains(&full.as_str()) {
+        return KeyLayout::Specs;
+    }
+    let Some(doc) = docs::lookup(&full) else {
+        return match (cmd.keys, cmd.numkeys_at) {
+            ((0, _, _), None) => KeyLayout::None,
+            ((first, last, step), None) => KeyLayout::Range {
+                first: i64::from(first),
+                lastkey: if last < 0 {
+                    i64::from(last)
+                } else {
+                    i64::from(last - first)
+                },
+                step: i64::from(step),
+            },
+            _ => KeyLayout::Specs,
+        };
+    };
+    match doc.key_specs {
+        [] => KeyLayout::None,
+        [spec] if !spec.flags.contains(&"VARIABLE_FLAGS") => {
+            match (&spec.begin_search, &spec.find_keys) {
+                (docs::BeginSearch::Index(first), docs::FindKeys::Range(lastkey, step, 0)) => {
+                    KeyLayout::Range {
+                        first: *first,
+                        lastkey: *lastkey,
+                        step: *step,
+                    }
+                }
+                _ => KeyLayout::Specs,
+            }
+        }
+        _ => KeyLayout::Specs,
+    }
+}
+
 /// `name`, or `parent|sub` for a subcommand: how COMMAND, ACL and the
 /// statistics name a command.
 pub fn full_name(cmd: &Command, parent: Option<&Command>) -> String {

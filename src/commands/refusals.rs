@@ -55,9 +55,26 @@ pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 /// Redis's `shared.bgsaveerr`.
 pub const MISCONF_RDB: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
 
-/// A command, its parent when it is a subcommand, its arguments: one
-/// request for the cluster's routing.
-pub type Request<'a> = (&'static Command, Option<&'static Command>, Args<'a>);
+/// The keys a request names, for the cluster's routing: by position
+/// when the command's keys are a range (no allocation), else by its key
+/// specs.
+pub fn request_keys<'a>(
+    cmd: &'static Command,
+    parent: Option<&'static Command>,
+    args: Args<'a>,
+) -> Vec<&'a [u8]> {
+    match crate::command_table::key_layout(cmd) {
+        crate::command_table::KeyLayout::None => Vec::new(),
+        layout @ crate::command_table::KeyLayout::Range { .. } => layout.range_keys(args).collect(),
+        crate::command_table::KeyLayout::Specs => {
+            crate::command_table::keys_with_flags(cmd, parent, &args)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|k| k.key)
+                .collect()
+        }
+    }
+}
 
 /// Why this cluster node does not serve a request (Redis's
 /// `CLUSTER_REDIR_*`).
@@ -117,14 +134,13 @@ impl ClusterRefusal {
     }
 }
 
-/// The node that serves the keys `requests` name (Redis's
-/// `getNodeByQuery`): Ok with their slot (None: no key) when it is this
-/// one. `cmd` is the command the client sent (EXEC for a transaction),
+/// The node that serves `keys` (Redis's `getNodeByQuery`): Ok with
+/// their slot (None: no key) when it is this one. `cmd` is the command the client sent (EXEC for a transaction),
 /// `flags` its request flags; `asking` and `readonly` the client's state.
-pub fn cluster_route(
+pub fn cluster_route<'k>(
     server: &ServerState,
     cmd: &Command,
-    requests: &[Request],
+    keys: impl Iterator<Item = &'k [u8]>,
     flags: Flags,
     asking: bool,
     readonly: bool,
@@ -139,37 +155,33 @@ pub fn cluster_route(
     let mut first: Option<(&[u8], u16, crate::cluster::NodeId)> = None;
     let (mut migrating, mut importing, mut multiple) = (false, false, false);
     let (mut missing, mut existing) = (0, 0);
-    for (queued, parent, queued_args) in requests {
-        let keys =
-            crate::command_table::keys_with_flags(queued, *parent, queued_args).unwrap_or_default();
-        for key in keys.iter().map(|k| k.key) {
-            let slot = key_slot(key);
-            match first {
-                None => {
-                    let owner = cluster
-                        .slot_owner(usize::from(slot))
-                        .ok_or(ClusterRefusal::Unbound)?;
-                    if owner == cluster.myself && cluster.migrating_to(slot).is_some() {
-                        migrating = true;
-                    } else if cluster.importing_from(slot).is_some() {
-                        importing = true;
-                    }
-                    first = Some((key, slot, owner));
+    for key in keys {
+        let slot = key_slot(key);
+        match first {
+            None => {
+                let owner = cluster
+                    .slot_owner(usize::from(slot))
+                    .ok_or(ClusterRefusal::Unbound)?;
+                if owner == cluster.myself && cluster.migrating_to(slot).is_some() {
+                    migrating = true;
+                } else if cluster.importing_from(slot).is_some() {
+                    importing = true;
                 }
-                Some((first_key, first_slot, _)) if first_key != key => {
-                    if slot != first_slot {
-                        return Err(ClusterRefusal::CrossSlot);
-                    }
-                    multiple = true;
-                }
-                Some(_) => {}
+                first = Some((key, slot, owner));
             }
-            if (migrating || importing) && !shard_pubsub {
-                if db.exists_raw(key) && !db.is_logically_expired(key, now_ms) {
-                    existing += 1;
-                } else {
-                    missing += 1;
+            Some((first_key, first_slot, _)) if first_key != key => {
+                if slot != first_slot {
+                    return Err(ClusterRefusal::CrossSlot);
                 }
+                multiple = true;
+            }
+            Some(_) => {}
+        }
+        if (migrating || importing) && !shard_pubsub {
+            if db.exists_raw(key) && !db.is_logically_expired(key, now_ms) {
+                existing += 1;
+            } else {
+                missing += 1;
             }
         }
     }
