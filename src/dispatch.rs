@@ -316,7 +316,7 @@ fn cluster_check(ctx: &Ctx, top: &'static Command, cmd: &'static Command, args: 
     use crate::command_table::{key_layout, KeyLayout};
     let (asking, readonly) = (ctx.session.asking, ctx.session.readonly);
     let route = |keys: &mut dyn Iterator<Item = &[u8]>| {
-        let flags = request_flags(ctx.server, ctx.session, cmd, args);
+        let flags = || request_flags(ctx.server, ctx.session, cmd, args);
         cluster_route(ctx.server, cmd, keys, flags, asking, readonly, ctx.now_ms)
             .map(|_| ())
             .map_err(|refusal| refusal.error(ctx.server))

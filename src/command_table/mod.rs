@@ -209,18 +209,17 @@ fn layout_of(cmd: &Command, parent: Option<&Command>) -> KeyLayout {
     };
     match doc.key_specs {
         [] => KeyLayout::None,
-        [spec] if !spec.flags.contains(&"VARIABLE_FLAGS") => {
-            match (&spec.begin_search, &spec.find_keys) {
-                (docs::BeginSearch::Index(first), docs::FindKeys::Range(lastkey, step, 0)) => {
-                    KeyLayout::Range {
-                        first: *first,
-                        lastkey: *lastkey,
-                        step: *step,
-                    }
+        // (VARIABLE_FLAGS changes how a key is used, not where it is.)
+        [spec] => match (&spec.begin_search, &spec.find_keys) {
+            (docs::BeginSearch::Index(first), docs::FindKeys::Range(lastkey, step, 0)) => {
+                KeyLayout::Range {
+                    first: *first,
+                    lastkey: *lastkey,
+                    step: *step,
                 }
-                _ => KeyLayout::Specs,
             }
-        }
+            _ => KeyLayout::Specs,
+        },
         _ => KeyLayout::Specs,
     }
 }

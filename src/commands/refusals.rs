@@ -141,7 +141,7 @@ pub fn cluster_route<'k>(
     server: &ServerState,
     cmd: &Command,
     keys: impl Iterator<Item = &'k [u8]>,
-    flags: Flags,
+    flags: impl Fn() -> Flags,
     asking: bool,
     readonly: bool,
     now_ms: i64,
@@ -188,7 +188,8 @@ pub fn cluster_route<'k>(
     let Some((_, slot, owner)) = first else {
         return Ok(None);
     };
-    let writes = flags.has(Flags::WRITE);
+    // The request's flags matter only off the common path (asked lazily).
+    let writes = || flags().has(Flags::WRITE);
     let config = &server.config.cluster;
     if !cluster.state_ok {
         if shard_pubsub {
@@ -197,7 +198,7 @@ pub fn cluster_route<'k>(
             }
         } else if !config.allow_reads_when_down {
             return Err(ClusterRefusal::Down);
-        } else if writes {
+        } else if writes() {
             return Err(ClusterRefusal::DownReadOnly);
         }
     }
@@ -219,7 +220,7 @@ pub fn cluster_route<'k>(
         return Ok(Some(slot));
     }
     let me = cluster.me();
-    if (readonly || shard_pubsub) && !writes && me.is_replica() && me.slaveof == Some(owner) {
+    if (readonly || shard_pubsub) && me.is_replica() && me.slaveof == Some(owner) && !writes() {
         return Ok(Some(slot));
     }
     if owner != cluster.myself {

@@ -192,7 +192,7 @@ impl ScriptClient<'_, '_> {
         args: Args,
     ) -> Result<(), &'static str> {
         let parent = (!std::ptr::eq(top, cmd)).then_some(top);
-        let flags = script_call_flags(self.ctx.server, cmd, args);
+        let flags = || script_call_flags(self.ctx.server, cmd, args);
         let (asking, readonly) = (self.ctx.session.asking, self.ctx.session.readonly);
         let keys = refusals::request_keys(cmd, parent, args);
         let route = refusals::cluster_route(
