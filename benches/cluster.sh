@@ -122,7 +122,7 @@ fi
 # ping_watch PORT... : PINGs every node in turn until killed; prints the
 # longest round trip in ms when it gets SIGTERM.
 ping_watch() {
-    python3 - "$@" <<'EOF'
+    exec python3 - "$@" <<'EOF'
 import signal, socket, sys, time
 socks = []
 for p in sys.argv[1:]:

@@ -303,3 +303,56 @@ pub fn tcp_listeners(bind: &[String], port: u16, backlog: u32) -> io::Result<(Ve
     }
     Ok((listeners, port))
 }
+
+/// A connection to a MIGRATE target, kept between calls with the
+/// database it has selected (Redis keeps them 10 s).
+pub struct KeptConn {
+    pub stream: std::net::TcpStream,
+    pub db: Option<i64>,
+    last_use: std::time::Instant,
+}
+
+impl KeptConn {
+    pub fn new(stream: std::net::TcpStream) -> KeptConn {
+        KeptConn {
+            stream,
+            db: None,
+            last_use: std::time::Instant::now(),
+        }
+    }
+}
+
+/// The kept connections, by `host:port`.
+#[derive(Default)]
+pub struct KeptConns(std::collections::HashMap<String, KeptConn>);
+
+impl KeptConns {
+    /// Redis's `MIGRATE_SOCKET_CACHE_ITEMS` and `_TTL`.
+    const MAX: usize = 64;
+    const IDLE: std::time::Duration = std::time::Duration::from_secs(10);
+
+    pub fn take(&mut self, target: &str) -> Option<KeptConn> {
+        self.0.remove(target)
+    }
+
+    /// Keeps a connection (the least recently used goes past 64).
+    pub fn put(&mut self, target: String, mut conn: KeptConn) {
+        if self.0.len() >= Self::MAX {
+            let oldest = self
+                .0
+                .iter()
+                .min_by_key(|(_, c)| c.last_use)
+                .map(|(k, _)| k.clone());
+            if let Some(oldest) = oldest {
+                self.0.remove(&oldest);
+            }
+        }
+        conn.last_use = std::time::Instant::now();
+        self.0.insert(target, conn);
+    }
+
+    /// Closes the connections idle for 10 s (from the cron).
+    pub fn close_idle(&mut self) {
+        self.0.retain(|_, c| c.last_use.elapsed() < Self::IDLE);
+    }
+}

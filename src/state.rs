@@ -84,6 +84,8 @@ pub struct ServerState {
     /// Cluster mode's state (`cluster-enabled yes`), made when the loop
     /// binds the bus port.
     pub cluster: Option<crate::cluster::Cluster>,
+    /// MIGRATE's connections to its targets, kept 10 s for the next call.
+    pub migrate_conns: crate::net::KeptConns,
     /// Clients CLIENT KILL named, closed by the loop after the command.
     pub kill_requests: Vec<u64>,
     /// The running command found the server over `maxmemory` with nothing
@@ -160,6 +162,7 @@ impl ServerState {
             loading: false,
             repl: Default::default(),
             cluster: None,
+            migrate_conns: Default::default(),
             kill_requests: Vec::new(),
             run_id: crate::replication::random_replid(),
             evict: Default::default(),

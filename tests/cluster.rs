@@ -535,20 +535,35 @@ impl Restartable {
 
     fn start(&self) -> Server {
         let dir = self.dir.to_str().unwrap();
-        lapse_node(&[
+        let args = [
+            "--cluster-enabled",
+            "yes",
+            "--cluster-node-timeout",
+            "1000",
             "--dir",
             dir,
             "--port",
             &self.port,
             "--cluster-port",
             &self.cport,
-        ])
+        ];
+        Server::lapse_logging_to(&self.log(), &args)
+    }
+
+    /// Its log so far (shown when a test fails).
+    fn log(&self) -> std::path::PathBuf {
+        self.dir.with_extension("log")
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(self.log()).unwrap_or_default()
     }
 }
 
 impl Drop for Restartable {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = std::fs::remove_file(self.log());
     }
 }
 
@@ -697,7 +712,12 @@ fn replicas_take_over_a_killed_master_which_rejoins_as_a_replica() {
     }));
     // A manual failover gives it its slots back.
     assert_eq!(r.cmd(&["CLUSTER", "FAILOVER"]), "+OK\r\n");
-    assert!(eventually(Duration::from_secs(20), || role(owner_port) == "master"));
+    assert!(
+        eventually(Duration::from_secs(20), || role(owner_port) == "master"),
+        "the manual failover never ended: {}\n--- its master:\n{}",
+        homes[victim].log_text(),
+        homes[replica].log_text()
+    );
     assert!(eventually(Duration::from_secs(20), || role(ports[replica]) == "slave"));
     assert_eq!(cluster_cmd(&[owner_port], &["GET", "k0"]), "$1\r\nv\r\n");
     assert_eq!(

@@ -3,8 +3,8 @@
 //! key DUMPed here and RESTOREd there, pipelined over a connection of its
 //! own, then (without COPY) deleted here and propagated as one DEL. As in
 //! Redis the server waits for the target meanwhile, each step bounded by
-//! the timeout. (Redis keeps the connection for 10 s to reuse it; lapse
-//! opens one per MIGRATE, so SELECT is always sent.)
+//! the timeout, and keeps the connection for 10 s to reuse it (SELECT is
+//! sent when the database changes).
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use super::{int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::EventClass;
+use crate::net::KeptConn;
 use crate::protocol::{encode_request, Args};
 
 /// The handlers of this family's commands, by full name (see
@@ -66,6 +67,122 @@ fn parse<'a>(args: &Args<'a>) -> Result<Options<'a>, CmdError> {
     Ok(o)
 }
 
+fn connect(host: &str, port: u16, timeout: Duration) -> Result<KeptConn, CmdError> {
+    let address = (host, port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next());
+    let stream = match address.map(|addr| TcpStream::connect_timeout(&addr, timeout)) {
+        Some(Ok(stream)) => stream,
+        // Redis connects without waiting for the outcome: a refused
+        // connection shows as the write that follows failing.
+        Some(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            return Err(io_error(true))
+        }
+        _ => {
+            return Err(CmdError::Static(
+                "IOERR error or timeout connecting to the client",
+            ))
+        }
+    };
+    let _ = stream.set_read_timeout(Some(timeout));
+    let _ = stream.set_write_timeout(Some(timeout));
+    let _ = stream.set_nodelay(true);
+    Ok(KeptConn::new(stream))
+}
+
+/// AUTH (if asked), SELECT (if the connection has another database
+/// selected), then a RESTORE for each key.
+fn migrate_request(
+    o: &Options,
+    db_index: i64,
+    select: bool,
+    restore_name: &[u8],
+    keys: &[(&[u8], Vec<u8>, i64)],
+) -> Vec<u8> {
+    let mut request = Vec::new();
+    if let Some((user, password)) = o.auth {
+        let mut auth: Vec<&[u8]> = vec![b"AUTH"];
+        auth.extend(user);
+        auth.push(password);
+        encode_request(&auth, &mut request);
+    }
+    if select {
+        let db_text = db_index.to_string();
+        encode_request(&[&b"SELECT"[..], db_text.as_bytes()], &mut request);
+    }
+    for (key, payload, ttl) in keys {
+        let ttl = ttl.to_string();
+        let mut restore: Vec<&[u8]> = vec![restore_name, key, ttl.as_bytes(), payload];
+        if o.replace {
+            restore.push(b"REPLACE");
+        }
+        encode_request(&restore, &mut request);
+    }
+    request
+}
+
+/// The target's reply lines: AUTH's and SELECT's (when sent), then one
+/// per RESTORE; `complete` unless the connection failed part way.
+struct Replies {
+    auth: Option<Vec<u8>>,
+    select: Option<Vec<u8>>,
+    restores: Vec<Vec<u8>>,
+    complete: bool,
+}
+
+/// Sends the request and reads its replies. An error: nothing was read
+/// back (the write or the first reply failed).
+fn exchange(
+    stream: &TcpStream,
+    request: &[u8],
+    auth: bool,
+    select: bool,
+    restores: usize,
+) -> Result<Replies, CmdError> {
+    let mut writer = stream;
+    if writer.write_all(request).is_err() {
+        return Err(io_error(true));
+    }
+    let mut reader = BufReader::new(stream);
+    let mut read_line = || {
+        let mut line = Vec::new();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(n) if n > 0 => Some(line),
+            _ => None,
+        }
+    };
+    let auth = match auth {
+        true => Some(read_line().ok_or_else(|| io_error(false))?),
+        false => None,
+    };
+    let select = match select {
+        true => Some(read_line().ok_or_else(|| io_error(false))?),
+        false => None,
+    };
+    let mut replies = Replies {
+        auth,
+        select,
+        restores: Vec::with_capacity(restores),
+        complete: true,
+    };
+    for _ in 0..restores {
+        match read_line() {
+            Some(line) => replies.restores.push(line),
+            None => {
+                // Nothing read at all: the request may be retried whole.
+                if replies.restores.is_empty() && replies.auth.is_none() && replies.select.is_none()
+                {
+                    return Err(io_error(false));
+                }
+                replies.complete = false;
+                break;
+            }
+        }
+    }
+    Ok(replies)
+}
+
 /// A failed exchange with the target: Redis's IOERR, for what failed.
 fn io_error(writing: bool) -> CmdError {
     let step = if writing { "writing" } else { "reading" };
@@ -106,15 +223,9 @@ fn migrate(ctx: &mut Ctx, args: Args) -> CmdResult {
         ctx.out().simple("NOKEY");
         return Ok(());
     }
-    let mut request = Vec::new();
-    if let Some((user, password)) = o.auth {
-        let mut auth: Vec<&[u8]> = vec![b"AUTH"];
-        auth.extend(user);
-        auth.push(password);
-        encode_request(&auth, &mut request);
-    }
-    let db_text = db_index.to_string();
-    encode_request(&[&b"SELECT"[..], db_text.as_bytes()], &mut request);
+    let host = String::from_utf8_lossy(&args[1]).into_owned();
+    let port = u16::try_from(int_arg(&args[2])?).map_err(|_| CmdError::NotInteger)?;
+    let target = format!("{host}:{port}");
     // A cluster node's target imports the slot: RESTORE-ASKING is served
     // there without ASKING (Redis's choice in cluster mode).
     let restore_name: &[u8] = if ctx.server.cluster.is_some() {
@@ -122,66 +233,46 @@ fn migrate(ctx: &mut Ctx, args: Args) -> CmdResult {
     } else {
         b"RESTORE"
     };
-    for (key, payload, ttl) in &keys {
-        let ttl = ttl.to_string();
-        let mut restore: Vec<&[u8]> = vec![restore_name, key, ttl.as_bytes(), payload];
-        if o.replace {
-            restore.push(b"REPLACE");
+    // A connection kept from an earlier MIGRATE to this target is tried
+    // first; if it turns out broken, once more on a new one (Redis's
+    // retry), which cannot have applied anything yet.
+    let mut conn = ctx.server.migrate_conns.take(&target);
+    let replies = loop {
+        let fresh = conn.is_none();
+        let mut c = match conn.take() {
+            Some(c) => c,
+            None => connect(&host, port, timeout)?,
+        };
+        let select = c.db != Some(db_index);
+        let request = migrate_request(&o, db_index, select, restore_name, &keys);
+        match exchange(&c.stream, &request, o.auth.is_some(), select, keys.len()) {
+            Ok(replies) => {
+                if replies.select.as_ref().is_some_and(|r| r.starts_with(b"+")) {
+                    c.db = Some(db_index);
+                }
+                break Ok((replies, c));
+            }
+            Err(_) if !fresh => conn = None,
+            Err(e) => break Err(e),
         }
-        encode_request(&restore, &mut request);
+    };
+    let (replies, c) = replies?;
+    let Replies {
+        auth: auth_reply,
+        select: select_reply,
+        restores,
+        complete,
+    } = replies;
+    if complete {
+        ctx.server.migrate_conns.put(target, c);
     }
-    let host = String::from_utf8_lossy(&args[1]).into_owned();
-    let port = u16::try_from(int_arg(&args[2])?).map_err(|_| CmdError::NotInteger)?;
-    let address = (host.as_str(), port)
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut addrs| addrs.next());
-    let connected = address.map(|addr| TcpStream::connect_timeout(&addr, timeout));
-    let stream = match connected {
-        Some(Ok(stream)) => stream,
-        // Redis connects without waiting for the outcome: a refused
-        // connection shows as the write that follows failing.
-        Some(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-            return Err(io_error(true))
-        }
-        _ => {
-            return Err(CmdError::Static(
-                "IOERR error or timeout connecting to the client",
-            ))
-        }
-    };
-    let _ = stream.set_read_timeout(Some(timeout));
-    let _ = stream.set_write_timeout(Some(timeout));
-    let _ = stream.set_nodelay(true);
-    let mut writer = &stream;
-    if writer.write_all(&request).is_err() {
-        return Err(io_error(true));
-    }
-    let mut reader = BufReader::new(&stream);
-    let mut read_line = || {
-        let mut line = Vec::new();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(n) if n > 0 => Some(line),
-            _ => None,
-        }
-    };
-    // AUTH's and SELECT's replies first, then one per RESTORE.
-    let auth_reply = match o.auth {
-        Some(_) => Some(read_line().ok_or_else(|| io_error(false))?),
-        None => None,
-    };
-    let select_reply = read_line().ok_or_else(|| io_error(false))?;
     let mut target_error: Option<Vec<u8>> = None;
     let mut deleted: Vec<&[u8]> = Vec::new();
-    let mut socket_error = false;
-    for (key, _, _) in &keys {
-        let Some(reply) = read_line() else {
-            socket_error = true;
-            break;
-        };
+    let socket_error = !complete;
+    for ((key, _, _), reply) in keys.iter().zip(&restores) {
         let failed = [
             auth_reply.as_deref(),
-            Some(&select_reply[..]),
+            select_reply.as_deref(),
             Some(&reply[..]),
         ]
         .into_iter()

@@ -35,6 +35,8 @@ struct BusSocket {
     stream: TcpStream,
     /// An outbound connection not yet known to have succeeded.
     connecting: bool,
+    /// When it was opened.
+    opened_ms: i64,
 }
 
 /// Binds the bus port (`cluster-port`, else the client port + 10000; a
@@ -101,6 +103,8 @@ impl Server {
     /// A readiness event on the bus.
     pub(super) fn bus_event(&mut self, t: usize, writable: bool) {
         let now = unix_time_ms();
+        // The offset a reply (a paused master's, say) carries is today's.
+        self.refresh_repl_offset();
         if t <= BUS_LISTENER_BASE && t > BUS_LISTENER_BASE - 64 {
             self.bus_accept(BUS_LISTENER_BASE - t, now);
         } else {
@@ -142,6 +146,7 @@ impl Server {
                         BusSocket {
                             stream,
                             connecting: false,
+                            opened_ms: now,
                         },
                     );
                 }
@@ -162,14 +167,17 @@ impl Server {
             if !writable {
                 return;
             }
-            match (socket.stream.take_error(), socket.stream.peer_addr()) {
-                (Ok(None), Ok(peer)) => {
+            // A failed connection reports its error first; one still under
+            // way has no peer yet.
+            let failed = !matches!(socket.stream.take_error(), Ok(None));
+            match socket.stream.peer_addr() {
+                Ok(peer) if !failed => {
                     socket.connecting = false;
                     let local = ip_of(socket.stream.local_addr());
                     cluster.set_link_addresses(link, peer.ip().to_string(), local);
                     cluster.connected(link, now);
                 }
-                (_, Err(e)) if e.kind() == io::ErrorKind::NotConnected => return,
+                Err(e) if !failed && e.kind() == io::ErrorKind::NotConnected => return,
                 _ => {
                     debug!("Connection with a cluster node failed");
                     cluster.free_link(link);
@@ -245,6 +253,7 @@ impl Server {
                 BusSocket {
                     stream,
                     connecting: true,
+                    opened_ms: now,
                 },
             );
         }
@@ -329,6 +338,20 @@ impl Server {
             return;
         }
         bus.last_cron_ms = now;
+        // A connection attempt left unanswered for a node timeout is given
+        // up; the cluster's cron makes a new one.
+        let timeout = self.state.config.cluster.node_timeout.max(1000);
+        let stuck: Vec<LinkId> = bus
+            .sockets
+            .iter()
+            .filter(|(_, s)| s.connecting && now - s.opened_ms > timeout)
+            .map(|(id, _)| *id)
+            .collect();
+        if let Some(cluster) = self.state.cluster.as_mut() {
+            for link in stuck {
+                cluster.free_link(link);
+            }
+        }
         self.refresh_repl_offset();
         if let Some(cluster) = self.state.cluster.as_mut() {
             cluster.cron(&self.state.config.cluster, now);

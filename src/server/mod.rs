@@ -1127,6 +1127,7 @@ impl Server {
         crate::persistence::save::cron(&mut self.state, now_ms);
         self.replication_cron();
         self.cluster_cron(now_ms);
+        self.state.migrate_conns.close_idle();
         crate::log::set_replica(self.state.repl.is_replica());
         self.close_idle_clients();
         // One pass over the clients: idle buffers given back, and what

@@ -341,7 +341,9 @@ impl Server {
             }
             self.state.repl.good_replicas = good;
             let ping_period = Duration::from_secs(self.state.config.repl_ping_replica_period);
-            if self.last_replica_ping.elapsed() >= ping_period {
+            // Not while clients are paused: a failover compares offsets
+            // that must not move (Redis skips them during a manual one).
+            if self.last_replica_ping.elapsed() >= ping_period && !self.state.pause.is_on() {
                 self.last_replica_ping = Instant::now();
                 if replicas > 0 {
                     feed.buffer.borrow_mut().ping();
