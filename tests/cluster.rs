@@ -567,6 +567,16 @@ impl Drop for Restartable {
     }
 }
 
+/// The port of the node that serves a request sent to `port`: `port`
+/// itself, or where it redirects.
+fn serving(port: u16, args: &[&str]) -> u16 {
+    let reply = Raw::connect(port).cmd(args);
+    match reply.strip_prefix("-MOVED ") {
+        Some(rest) => rest.trim().rsplit(':').next().unwrap().parse().unwrap(),
+        None => port,
+    }
+}
+
 /// ROLE's first word.
 fn role(port: u16) -> String {
     let reply = Raw::connect(port).cmd(&["ROLE"]);
@@ -617,19 +627,7 @@ fn replicas_take_over_a_killed_master_which_rejoins_as_a_replica() {
     }
     // SPUBLISH on a shard's master reaches a subscriber on its replica,
     // over the bus.
-    let channel_owner = {
-        let reply = Raw::connect(ports[0]).cmd(&["SPUBLISH", "orders", "x"]);
-        match reply.strip_prefix("-MOVED ") {
-            Some(rest) => rest
-                .trim()
-                .rsplit(':')
-                .next()
-                .unwrap()
-                .parse::<u16>()
-                .unwrap(),
-            None => ports[0],
-        }
-    };
+    let channel_owner = serving(ports[0], &["SPUBLISH", "orders", "x"]);
     let owner_id = my_id(channel_owner);
     let shard_replica = *ports
         .iter()
@@ -648,19 +646,7 @@ fn replicas_take_over_a_killed_master_which_rejoins_as_a_replica() {
     );
     // The master of k0 is killed; its replica takes over.
     let slot = Raw::connect(ports[0]).cmd(&["CLUSTER", "KEYSLOT", "k0"]);
-    let owner_port = {
-        let moved = Raw::connect(ports[0]).cmd(&["GET", "k0"]);
-        match moved.strip_prefix("-MOVED ") {
-            Some(rest) => rest
-                .trim()
-                .rsplit(':')
-                .next()
-                .unwrap()
-                .parse::<u16>()
-                .unwrap(),
-            None => ports[0],
-        }
-    };
+    let owner_port = serving(ports[0], &["GET", "k0"]);
     let victim = ports.iter().position(|p| *p == owner_port).unwrap();
     let victim_id = my_id(owner_port);
     let replica = ports
@@ -724,6 +710,22 @@ fn replicas_take_over_a_killed_master_which_rejoins_as_a_replica() {
         r.cmd(&["CLUSTER", "FAILOVER"]),
         "-ERR You should send CLUSTER FAILOVER to a replica\r\n"
     );
+}
+
+/// `redis-cli --cluster reshard` of `slots` slots from one node (by id) to
+/// another, through the node at `port`.
+fn reshard(port: u16, from: &str, to: &str, slots: usize) {
+    cluster_tool_ok(&[
+        "reshard".into(),
+        format!("127.0.0.1:{port}"),
+        "--cluster-from".into(),
+        from.into(),
+        "--cluster-to".into(),
+        to.into(),
+        "--cluster-slots".into(),
+        slots.to_string(),
+        "--cluster-yes".into(),
+    ]);
 }
 
 /// Waits until every node knows every other and they see the same slots
@@ -805,17 +807,7 @@ fn resharding_under_a_writer_loses_nothing_and_keeps_ttls() {
     let ids: Vec<String> = ports.iter().map(|p| my_id(*p)).collect();
     // lapse -> redis-server (or lapse), back, and lapse -> lapse.
     for (from, to, slots) in [(0, 2, 1500), (2, 0, 800), (1, 0, 1200), (2, 1, 700)] {
-        cluster_tool_ok(&[
-            "reshard".into(),
-            format!("127.0.0.1:{}", ports[0]),
-            "--cluster-from".into(),
-            ids[from].clone(),
-            "--cluster-to".into(),
-            ids[to].clone(),
-            "--cluster-slots".into(),
-            slots.to_string(),
-            "--cluster-yes".into(),
-        ]);
+        reshard(ports[0], &ids[from], &ids[to], slots);
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let acked = writing.join().expect("the writer");
@@ -961,17 +953,7 @@ fn cluster_clients_keep_working_while_slots_move() {
     std::thread::sleep(Duration::from_millis(500));
     let ids: Vec<String> = ports.iter().map(|p| my_id(*p)).collect();
     for (from, to) in [(0, 1), (1, 2)] {
-        cluster_tool_ok(&[
-            "reshard".into(),
-            format!("127.0.0.1:{}", ports[0]),
-            "--cluster-from".into(),
-            ids[from].clone(),
-            "--cluster-to".into(),
-            ids[to].clone(),
-            "--cluster-slots".into(),
-            "1500".into(),
-            "--cluster-yes".into(),
-        ]);
+        reshard(ports[0], &ids[from], &ids[to], 1500);
     }
     std::fs::write(&stop, b"").unwrap();
     for (child, done) in [(python, "cluster client: ok"), (node, "node cluster: ok")] {

@@ -9,6 +9,7 @@ use crate::cluster::{
 };
 use crate::config::Endpoint;
 use crate::protocol::{Args, Reply};
+use crate::state::ServerState;
 
 pub(super) static HANDLERS: &[(&str, super::Handler)] = &[
     ("cluster|help", help),
@@ -40,7 +41,7 @@ pub(super) static HANDLERS: &[(&str, super::Handler)] = &[
     ("cluster|slaves", replicas),
     ("asking", asking),
     ("readonly", readonly),
-    ("readwrite", readwrite),
+    ("readwrite", readonly),
 ];
 
 const DISABLED: &str = "ERR This instance has cluster support disabled";
@@ -179,6 +180,13 @@ fn nodes(ctx: &mut Ctx, _args: Args) -> CmdResult {
     Ok(())
 }
 
+/// `cluster-preferred-endpoint-type` and the cluster, to read.
+fn endpoint_and_cluster(server: &ServerState) -> Result<(Endpoint, &Cluster), CmdError> {
+    let endpoint = server.config.cluster.preferred_endpoint;
+    let c = server.cluster.as_ref().ok_or(CmdError::Static(DISABLED))?;
+    Ok((endpoint, c))
+}
+
 /// The address clients are pointed to (`cluster-preferred-endpoint-type`).
 pub fn preferred_endpoint(endpoint: Endpoint, node: &Node) -> &str {
     match endpoint {
@@ -225,12 +233,7 @@ fn replica_available(c: &Cluster, id: NodeId) -> bool {
 }
 
 fn slots(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let endpoint = ctx.server.config.cluster.preferred_endpoint;
-    let c = ctx
-        .server
-        .cluster
-        .as_ref()
-        .ok_or(CmdError::Static(DISABLED))?;
+    let (endpoint, c) = endpoint_and_cluster(ctx.server)?;
     let mut runs: Vec<(usize, usize, NodeId)> = Vec::new();
     for s in 0..SLOTS {
         let Some(owner) = c.slot_owner(s) else {
@@ -263,12 +266,7 @@ fn slots(ctx: &mut Ctx, _args: Args) -> CmdResult {
 }
 
 fn shards(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let endpoint = ctx.server.config.cluster.preferred_endpoint;
-    let c = ctx
-        .server
-        .cluster
-        .as_ref()
-        .ok_or(CmdError::Static(DISABLED))?;
+    let (endpoint, c) = endpoint_and_cluster(ctx.server)?;
     let masters: Vec<NodeId> = c
         .node_ids()
         .into_iter()
@@ -649,16 +647,11 @@ fn asking(ctx: &mut Ctx, _args: Args) -> CmdResult {
     Ok(())
 }
 
-fn readonly(ctx: &mut Ctx, _args: Args) -> CmdResult {
+/// READONLY / READWRITE: whether this client's reads may be served by a
+/// replica.
+fn readonly(ctx: &mut Ctx, args: Args) -> CmdResult {
     cluster(ctx)?;
-    ctx.session.readonly = true;
-    ctx.out().ok();
-    Ok(())
-}
-
-fn readwrite(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    cluster(ctx)?;
-    ctx.session.readonly = false;
+    ctx.session.readonly = is(&args[0], "readonly");
     ctx.out().ok();
     Ok(())
 }

@@ -114,6 +114,37 @@ impl Server {
         self.sync_bus(now);
     }
 
+    /// Registers a link's socket with the loop and keeps it; false (the
+    /// link dropped) if it cannot be registered.
+    fn add_socket(
+        poll: &mio::Poll,
+        sockets: &mut HashMap<LinkId, BusSocket>,
+        cluster: &mut Cluster,
+        link: LinkId,
+        mut stream: TcpStream,
+        connecting: bool,
+        now: i64,
+    ) -> bool {
+        let _ = stream.set_nodelay(true);
+        let token = Token(BUS_LINK_BASE + link as usize);
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if poll
+            .registry()
+            .register(&mut stream, token, interest)
+            .is_err()
+        {
+            cluster.free_link(link);
+            return false;
+        }
+        let socket = BusSocket {
+            stream,
+            connecting,
+            opened_ms: now,
+        };
+        sockets.insert(link, socket);
+        true
+    }
+
     fn bus_accept(&mut self, listener: usize, now: i64) {
         let (Some(bus), Some(cluster)) = (self.bus.as_mut(), self.state.cluster.as_mut()) else {
             return;
@@ -123,32 +154,20 @@ impl Server {
         };
         loop {
             match l.accept() {
-                Ok((mut stream, peer)) => {
-                    let _ = stream.set_nodelay(true);
+                Ok((stream, peer)) => {
                     let link = cluster.accepted(now);
-                    let token = Token(BUS_LINK_BASE + link as usize);
-                    if self
-                        .poll
-                        .registry()
-                        .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
-                        .is_err()
-                    {
-                        cluster.free_link(link);
-                        continue;
+                    let local = ip_of(stream.local_addr());
+                    if Self::add_socket(
+                        &self.poll,
+                        &mut bus.sockets,
+                        cluster,
+                        link,
+                        stream,
+                        false,
+                        now,
+                    ) {
+                        cluster.set_link_addresses(link, peer.ip().to_string(), local);
                     }
-                    cluster.set_link_addresses(
-                        link,
-                        peer.ip().to_string(),
-                        ip_of(stream.local_addr()),
-                    );
-                    bus.sockets.insert(
-                        link,
-                        BusSocket {
-                            stream,
-                            connecting: false,
-                            opened_ms: now,
-                        },
-                    );
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => return,
@@ -229,7 +248,7 @@ impl Server {
                 cluster.free_link(link);
                 continue;
             };
-            let mut stream = match TcpStream::connect(addr) {
+            let stream = match TcpStream::connect(addr) {
                 Ok(stream) => stream,
                 Err(e) => {
                     debug!("Unable to connect to Cluster Node [{ip}]:{cport} -> {e}");
@@ -237,24 +256,14 @@ impl Server {
                     continue;
                 }
             };
-            let _ = stream.set_nodelay(true);
-            let token = Token(BUS_LINK_BASE + link as usize);
-            if self
-                .poll
-                .registry()
-                .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
-                .is_err()
-            {
-                cluster.free_link(link);
-                continue;
-            }
-            bus.sockets.insert(
+            Self::add_socket(
+                &self.poll,
+                &mut bus.sockets,
+                cluster,
                 link,
-                BusSocket {
-                    stream,
-                    connecting: true,
-                    opened_ms: now,
-                },
+                stream,
+                true,
+                now,
             );
         }
         // Closing above may have dropped more links.
