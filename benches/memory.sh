@@ -4,12 +4,14 @@
 # per key for each, and the ratio.
 #
 #   benches/memory.sh            # KEYS=1000000 by default
+#   CLUSTER=1 benches/memory.sh  # both in cluster mode, serving every slot
 #
 # Needs redis-server and redis-cli (apt-get install -y redis-server redis-tools).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KEYS=${KEYS:-1000000}
 LAPSE_ARGS=${LAPSE_ARGS:-}
+CLUSTER=${CLUSTER:-}
 
 cargo build --release --quiet
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -33,9 +35,18 @@ awk -v n="$KEYS" 'BEGIN {
 # Sets RESULT to "before_kb after_kb keys" for the server started by "$@".
 measure() {
     local port; port=$(free_port)
-    "$@" --port "$port" --dir "$RUN_DIR" >/dev/null &
+    local cluster=()
+    if [ -n "$CLUSTER" ]; then
+        rm -f "$RUN_DIR/nodes.conf"
+        cluster=(--cluster-enabled yes --cluster-port "$(free_port)")
+    fi
+    "$@" --port "$port" --dir "$RUN_DIR" "${cluster[@]}" >/dev/null &
     local pid=$!
     until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
+    if [ -n "$CLUSTER" ]; then
+        redis-cli -p "$port" cluster addslotsrange 0 16383 >/dev/null
+        until redis-cli -p "$port" cluster info | grep -q cluster_state:ok; do sleep 0.1; done
+    fi
     sleep 0.5
     local before; before=$(rss_kb "$pid")
     redis-cli -p "$port" --pipe < "$LOAD" >/dev/null
