@@ -235,6 +235,76 @@ fn three_lapse_masters_made_by_redis_cli_serve_and_redirect() {
             common::info_field(&mut r, "keyspace", "db0")
         );
     }
+    // One slot moved by hand, as redis-cli does it: a hash keeps its
+    // field's deadline and the key its TTL; while the slot is open a
+    // missing key is asked for on the importing node.
+    let owner = serving(ports[0], &["GET", "{moved}h"]);
+    let target = *ports.iter().find(|p| **p != owner).unwrap();
+    assert_eq!(
+        cluster_cmd(&ports, &["HSET", "{moved}h", "f", "v", "g", "w"]),
+        ":2\r\n"
+    );
+    assert_eq!(
+        cluster_cmd(&ports, &["HEXPIRE", "{moved}h", "1000", "FIELDS", "1", "f"]),
+        "*1\r\n:1\r\n"
+    );
+    assert_eq!(
+        cluster_cmd(&ports, &["SET", "{moved}s", "v", "EX", "1000"]),
+        "+OK\r\n"
+    );
+    let slot = Raw::connect(owner).cmd(&["CLUSTER", "KEYSLOT", "{moved}h"]);
+    let slot = slot.trim().trim_start_matches(':').to_string();
+    let (owner_id, target_id) = (my_id(owner), my_id(target));
+    let mut src = Raw::connect(owner);
+    let mut dst = Raw::connect(target);
+    assert_eq!(
+        dst.cmd(&["CLUSTER", "SETSLOT", &slot, "IMPORTING", &owner_id]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        src.cmd(&["CLUSTER", "SETSLOT", &slot, "MIGRATING", &target_id]),
+        "+OK\r\n"
+    );
+    assert_eq!(src.cmd(&["CLUSTER", "COUNTKEYSINSLOT", &slot]), ":2\r\n");
+    let ask = src.cmd(&["GET", "{moved}missing"]);
+    assert_eq!(ask, format!("-ASK {slot} 127.0.0.1:{target}\r\n"));
+    let keys = src.cmd(&["CLUSTER", "GETKEYSINSLOT", &slot, "10"]);
+    assert!(keys.starts_with("*2\r\n"), "{keys}");
+    let target_port = target.to_string();
+    assert_eq!(
+        src.cmd(&[
+            "MIGRATE",
+            "127.0.0.1",
+            &target_port,
+            "",
+            "0",
+            "5000",
+            "KEYS",
+            "{moved}h",
+            "{moved}s"
+        ]),
+        "+OK\r\n"
+    );
+    for port in &ports {
+        let reply = Raw::connect(*port).cmd(&["CLUSTER", "SETSLOT", &slot, "NODE", &target_id]);
+        assert_eq!(reply, "+OK\r\n");
+    }
+    assert_eq!(src.cmd(&["CLUSTER", "COUNTKEYSINSLOT", &slot]), ":0\r\n");
+    assert_eq!(dst.cmd(&["CLUSTER", "COUNTKEYSINSLOT", &slot]), ":2\r\n");
+    let httl = cluster_cmd(&ports, &["HTTL", "{moved}h", "FIELDS", "2", "f", "g"]);
+    let field_ttl: i64 = httl
+        .lines()
+        .nth(1)
+        .unwrap()
+        .trim_start_matches(':')
+        .parse()
+        .unwrap();
+    assert!(field_ttl > 900 && httl.ends_with(":-1\r\n"), "{httl}");
+    let ttl = cluster_cmd(&ports, &["TTL", "{moved}s"]);
+    assert!(
+        ttl.trim().trim_start_matches(':').parse::<i64>().unwrap() > 900,
+        "{ttl}"
+    );
     // redis-cli's own check agrees.
     let out = cluster_tool(&["check".into(), format!("127.0.0.1:{}", ports[1])]).unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -967,4 +1037,104 @@ fn cluster_clients_keep_working_while_slots_move() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn lapse_and_redis_server_replicate_each_other_inside_a_cluster() {
+    let Some(redis_master) = redis_node() else {
+        return;
+    };
+    let Some(redis_replica) = redis_node() else {
+        return;
+    };
+    let lapse = [lapse_node(&[]), lapse_node(&[])];
+    let lapse_replica = lapse_node(&[]);
+    if !create(&[&lapse[0], &lapse[1], &redis_master]) {
+        return;
+    }
+    let masters = [lapse[0].port, lapse[1].port, redis_master.port];
+    // A redis-server replica for a lapse master, a lapse replica for the
+    // redis-server master, added as an operator adds them.
+    for (replica, master) in [
+        (&redis_replica, lapse[0].port),
+        (&lapse_replica, redis_master.port),
+    ] {
+        cluster_tool_ok(&[
+            "add-node".into(),
+            format!("127.0.0.1:{}", replica.port),
+            format!("127.0.0.1:{}", masters[0]),
+            "--cluster-slave".into(),
+            "--cluster-master-id".into(),
+            my_id(master),
+        ]);
+    }
+    for (replica, master) in [
+        (redis_replica.port, lapse[0].port),
+        (lapse_replica.port, redis_master.port),
+    ] {
+        let master_id = my_id(master);
+        assert!(
+            eventually(Duration::from_secs(20), || master_of(replica).as_deref()
+                == Some(&master_id)),
+            "{:?}",
+            nodes_lines(&mut Raw::connect(replica))
+        );
+        let mut r = Raw::connect(replica);
+        assert!(eventually(Duration::from_secs(30), || {
+            common::info_field(&mut r, "replication", "master_link_status") == "up"
+        }));
+    }
+    // Writes reach each kind of replica; READONLY reads them there.
+    let mut written = Vec::new();
+    for i in 0..200 {
+        let key = format!("x:{i}");
+        assert_eq!(
+            cluster_cmd(&masters, &["SET", &key, &i.to_string()]),
+            "+OK\r\n"
+        );
+        written.push(key);
+    }
+    for (replica, master) in [
+        (redis_replica.port, lapse[0].port),
+        (lapse_replica.port, redis_master.port),
+    ] {
+        let mine: Vec<&String> = written
+            .iter()
+            .filter(|k| serving(master, &["GET", k]) == master)
+            .collect();
+        assert!(!mine.is_empty());
+        let mut r = Raw::connect(replica);
+        assert_eq!(r.cmd(&["READONLY"]), "+OK\r\n");
+        for key in mine {
+            let value = key.trim_start_matches("x:");
+            let want = format!("${}\r\n{value}\r\n", value.len());
+            assert!(
+                eventually(Duration::from_secs(10), || r.cmd(&["GET", key]) == want),
+                "{key} on replica {replica}"
+            );
+        }
+    }
+    // The lapse master dies: its redis-server replica takes over, elected
+    // by lapse and redis-server masters.
+    let [first, second] = lapse;
+    drop(first);
+    assert!(
+        eventually(Duration::from_secs(30), || role(redis_replica.port)
+            == "master"),
+        "{:?}",
+        nodes_lines(&mut Raw::connect(second.port))
+    );
+    let survivors = [second.port, redis_master.port, redis_replica.port];
+    for port in survivors {
+        let mut r = Raw::connect(port);
+        assert!(eventually(Duration::from_secs(20), || cluster_info(
+            &mut r,
+            "cluster_state"
+        ) == "ok"));
+    }
+    for key in &written {
+        let value = key.trim_start_matches("x:");
+        let want = format!("${}\r\n{value}\r\n", value.len());
+        assert_eq!(cluster_cmd(&survivors, &["GET", key]), want, "{key}");
+    }
 }
