@@ -40,6 +40,30 @@ pub fn flag_names(flags: u16) -> String {
 impl Cluster {
     /// One node's line (Redis's `clusterGenNodeDescription`).
     pub fn describe_node(&self, id: NodeId) -> String {
+        let ranges = slot::ranges(|s| self.slots[s] == Some(id));
+        self.describe_with(id, &ranges)
+    }
+
+    /// Every node's runs of slots, in one pass over the slot table
+    /// (Redis's `clusterGenNodesSlotsInfo`).
+    fn all_ranges(&self) -> std::collections::HashMap<NodeId, Vec<(usize, usize)>> {
+        let mut ranges: std::collections::HashMap<NodeId, Vec<(usize, usize)>> = Default::default();
+        let mut run: Option<(NodeId, usize)> = None;
+        for slot in 0..=SLOTS {
+            let owner = self.slots.get(slot).copied().flatten();
+            match (run, owner) {
+                (Some((n, _)), Some(o)) if n == o => continue,
+                _ => {}
+            }
+            if let Some((n, first)) = run.take() {
+                ranges.entry(n).or_default().push((first, slot - 1));
+            }
+            run = owner.map(|o| (o, slot));
+        }
+        ranges
+    }
+
+    fn describe_with(&self, id: NodeId, ranges: &[(usize, usize)]) -> String {
         let n = &self.nodes[id];
         let mut line = String::with_capacity(128);
         let _ = write!(line, "{} {}:{}@{}", n.name_str(), n.ip, n.port, n.cport);
@@ -65,7 +89,7 @@ impl Cluster {
                 "disconnected"
             }
         );
-        for (first, last) in slot::ranges(|s| self.slots[s] == Some(id)) {
+        for &(first, last) in ranges {
             if first == last {
                 let _ = write!(line, " {first}");
             } else {
@@ -73,12 +97,23 @@ impl Cluster {
             }
         }
         if n.is(MYSELF) {
-            for slot in 0..SLOTS as u16 {
-                if let Some(to) = self.migrating.get(&slot) {
-                    let _ = write!(line, " [{slot}->-{}]", self.nodes[*to].name_str());
-                } else if let Some(from) = self.importing.get(&slot) {
-                    let _ = write!(line, " [{slot}-<-{}]", self.nodes[*from].name_str());
-                }
+            // In slot order, a slot both migrating and importing shown as
+            // migrating (as Redis lists them).
+            let mut open: Vec<(u16, bool, NodeId)> = self
+                .migrating
+                .iter()
+                .map(|(s, n)| (*s, true, *n))
+                .chain(
+                    self.importing
+                        .iter()
+                        .filter(|(s, _)| !self.migrating.contains_key(s))
+                        .map(|(s, n)| (*s, false, *n)),
+                )
+                .collect();
+            open.sort_unstable_by_key(|(s, _, _)| *s);
+            for (slot, migrating, other) in open {
+                let arrow = if migrating { "->-" } else { "-<-" };
+                let _ = write!(line, " [{slot}{arrow}{}]", self.nodes[other].name_str());
             }
         }
         line
@@ -88,9 +123,11 @@ impl Cluster {
     /// with a newline (CLUSTER NODES; `nodes.conf` skips handshakes).
     pub fn describe(&self, skip: u16) -> String {
         let mut out = String::new();
+        let ranges = self.all_ranges();
         for (id, n) in self.nodes.iter() {
             if n.flags & skip == 0 {
-                out.push_str(&self.describe_node(id));
+                let mine = ranges.get(&id).map_or(&[][..], Vec::as_slice);
+                out.push_str(&self.describe_with(id, mine));
                 out.push('\n');
             }
         }

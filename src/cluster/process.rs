@@ -892,25 +892,28 @@ impl Cluster {
         now: i64,
     ) {
         let key = slot as u16;
-        match change {
-            SlotChange::Migrating(to) => {
-                self.migrating.insert(key, to);
-            }
-            SlotChange::Importing(from) => {
-                self.importing.insert(key, from);
-            }
+        // What changed is saved; a SETSLOT that changes nothing (a node
+        // told again what gossip told it) writes no file.
+        let changed = match change {
+            SlotChange::Migrating(to) => self.migrating.insert(key, to) != Some(to),
+            SlotChange::Importing(from) => self.importing.insert(key, from) != Some(from),
             SlotChange::Stable => {
-                self.importing.remove(&key);
-                self.migrating.remove(&key);
+                let importing = self.importing.remove(&key).is_some();
+                let migrating = self.migrating.remove(&key).is_some();
+                importing || migrating
             }
             SlotChange::Node(owner, keys) => {
                 let me = self.myself;
+                let mut changed = false;
                 if keys == 0 {
-                    self.migrating.remove(&key);
+                    changed |= self.migrating.remove(&key).is_some();
                 }
                 let was_mine = self.slots[slot] == Some(me);
-                self.del_slot(slot);
-                self.add_slot(owner, slot);
+                if self.slots[slot] != Some(owner) {
+                    self.del_slot(slot);
+                    self.add_slot(owner, slot);
+                    changed = true;
+                }
                 if was_mine
                     && owner != me
                     && self.nodes[me].numslots == 0
@@ -923,15 +926,19 @@ impl Cluster {
                     self.set_master(owner);
                 }
                 if owner == me && self.importing.remove(&key).is_some() {
+                    changed = true;
                     if self.bump_epoch() {
                         warn!("configEpoch updated after importing slot {slot}");
                     }
                     self.broadcast_pong(now);
                 }
+                changed
             }
+        };
+        if changed {
+            self.todo.save = true;
+            self.todo.update_state = true;
         }
-        self.todo.save = true;
-        self.todo.update_state = true;
     }
 
     /// Slots CLUSTER SETSLOT put in migration or import.
