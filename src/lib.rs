@@ -28,6 +28,7 @@ pub mod dispatch;
 mod evict;
 mod expire;
 mod fdlimit;
+mod files;
 mod float;
 mod geohash;
 mod glob;

@@ -27,6 +27,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "geohash",
             "lzf",
             "fdlimit",
+            "files",
             "latency",
             "net",
             "log",

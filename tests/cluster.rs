@@ -300,11 +300,8 @@ fn three_lapse_masters_made_by_redis_cli_serve_and_redirect() {
         .parse()
         .unwrap();
     assert!(field_ttl > 900 && httl.ends_with(":-1\r\n"), "{httl}");
-    let ttl = cluster_cmd(&ports, &["TTL", "{moved}s"]);
-    assert!(
-        ttl.trim().trim_start_matches(':').parse::<i64>().unwrap() > 900,
-        "{ttl}"
-    );
+    let ttl = ttl_of(&ports, "{moved}s");
+    assert!(ttl > 900, "{ttl}");
     // redis-cli's own check agrees.
     let out = cluster_tool(&["check".into(), format!("127.0.0.1:{}", ports[1])]).unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -428,12 +425,20 @@ fn nodes_conf_is_written_whole_and_read_back_at_restart() {
     };
     assert_eq!(fields(&after[0]), fields(&before[0]));
     assert_eq!(cluster_info(&mut r, "cluster_current_epoch"), "7");
-    // No temporary file is left beside it.
-    let names: Vec<String> = std::fs::read_dir(&dir)
+    // Beside it only the version before the last save, whole, which the
+    // next save is written over before it swaps names with nodes.conf.
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, ["nodes.conf"]);
+    names.sort();
+    assert_eq!(names, ["nodes.conf", "nodes.conf.previous"]);
+    let previous = std::fs::read_to_string(dir.join("nodes.conf.previous")).unwrap();
+    let id = id.trim_start_matches('$').split("\r\n").nth(1).unwrap();
+    assert!(
+        previous.starts_with(id) && previous.ends_with("lastVoteEpoch 0\n"),
+        "{previous}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -749,8 +754,7 @@ fn replicas_take_over_a_killed_master_which_rejoins_as_a_replica() {
             "$1\r\nv\r\n",
             "{key}"
         );
-        let ttl = cluster_cmd(&survivors, &["TTL", &key]);
-        let ttl: i64 = ttl.trim().trim_start_matches(':').parse().unwrap();
+        let ttl = ttl_of(&survivors, &key);
         assert!(ttl > 900, "{key} {ttl} (slot {slot})");
     }
     // The old master comes back from its nodes.conf and follows the new one.
@@ -849,6 +853,27 @@ fn writer(ports: Vec<u16>, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) 
     acked
 }
 
+/// Every counter the writer incremented holds what it was acknowledged
+/// to reach.
+fn counters_hold(ports: &[u16], acked: &[i64]) {
+    assert!(acked.iter().sum::<i64>() > 100, "{acked:?}");
+    for (i, n) in acked.iter().enumerate() {
+        let key = format!("counter:{i}");
+        assert_eq!(
+            cluster_cmd(ports, &["GET", &key]),
+            format!("${}\r\n{n}\r\n", n.to_string().len())
+        );
+    }
+}
+
+fn ttl_of(ports: &[u16], key: &str) -> i64 {
+    let ttl = cluster_cmd(ports, &["TTL", key]);
+    ttl.trim()
+        .trim_start_matches(':')
+        .parse()
+        .expect("TTL's reply")
+}
+
 #[test]
 fn resharding_under_a_writer_loses_nothing_and_keeps_ttls() {
     if !common::tool_present("redis-cli", "the resharding test") {
@@ -881,18 +906,10 @@ fn resharding_under_a_writer_loses_nothing_and_keeps_ttls() {
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let acked = writing.join().expect("the writer");
-    assert!(acked.iter().sum::<i64>() > 100, "{acked:?}");
-    for (i, n) in acked.iter().enumerate() {
-        let key = format!("counter:{i}");
-        assert_eq!(
-            cluster_cmd(&ports, &["GET", &key]),
-            format!("${}\r\n{n}\r\n", n.to_string().len())
-        );
-    }
+    counters_hold(&ports, &acked);
     for i in 0..1000 {
         let key = format!("ttl:{i}");
-        let ttl = cluster_cmd(&ports, &["TTL", &key]);
-        let ttl: i64 = ttl.trim().trim_start_matches(':').parse().unwrap();
+        let ttl = ttl_of(&ports, &key);
         assert!(ttl > 900, "{key}: {ttl}");
     }
     let check = cluster_tool_ok(&["check".into(), format!("127.0.0.1:{}", ports[1])]);
@@ -911,7 +928,7 @@ fn resharding_under_a_writer_loses_nothing_and_keeps_ttls() {
 }
 
 #[test]
-fn add_node_rebalance_and_del_node() {
+fn add_node_rebalance_under_a_writer_and_del_node() {
     if !common::tool_present("redis-cli", "the add-node test") {
         return;
     }
@@ -922,7 +939,7 @@ fn add_node_rebalance_and_del_node() {
     let ports: Vec<u16> = nodes.iter().map(|n| n.port).collect();
     for i in 0..500 {
         assert_eq!(
-            cluster_cmd(&ports, &["SET", &format!("k{i}"), "v"]),
+            cluster_cmd(&ports, &["SET", &format!("k{i}"), "v", "EX", "1000"]),
             "+OK\r\n"
         );
     }
@@ -942,6 +959,11 @@ fn add_node_rebalance_and_del_node() {
     let mut all = ports.clone();
     all.push(newcomer.port);
     agree(&all);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writing = {
+        let (ports, stop) = (ports.clone(), stop.clone());
+        std::thread::spawn(move || writer(ports, stop))
+    };
     cluster_tool_ok(&[
         "rebalance".into(),
         format!("127.0.0.1:{}", ports[0]),
@@ -965,6 +987,9 @@ fn add_node_rebalance_and_del_node() {
     ]);
     assert!(eventually(Duration::from_secs(10), || owned(&mut r0) == 0));
     agree(&all);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let acked = writing.join().expect("the writer");
+    counters_hold(&ports, &acked);
     cluster_tool_ok(&[
         "del-node".into(),
         format!("127.0.0.1:{}", ports[0]),
@@ -975,10 +1000,10 @@ fn add_node_rebalance_and_del_node() {
         "cluster_known_nodes"
     ) == "3"));
     for i in 0..500 {
-        assert_eq!(
-            cluster_cmd(&ports, &["GET", &format!("k{i}")]),
-            "$1\r\nv\r\n"
-        );
+        let key = format!("k{i}");
+        assert_eq!(cluster_cmd(&ports, &["GET", &key]), "$1\r\nv\r\n");
+        let ttl = ttl_of(&ports, &key);
+        assert!(ttl > 900, "{key}: {ttl}");
     }
 }
 

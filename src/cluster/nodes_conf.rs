@@ -1,10 +1,10 @@
 //! The cluster as text: CLUSTER NODES's lines, which are also
-//! `nodes.conf`'s, with its `vars` line; the file written whole to a
-//! temporary name, synced and renamed over the old one (a crash leaves
-//! the old file or the new), and read back at startup.
+//! `nodes.conf`'s, with its `vars` line; the file replaced whole (a crash
+//! leaves the old file or the new; the one before stays beside it as
+//! `nodes.conf.previous`), synced when Redis syncs it, and read back at
+//! startup.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 
 use tracing::{info, warn};
 
@@ -134,7 +134,8 @@ impl Cluster {
         out
     }
 
-    /// Writes `nodes.conf` (Redis's `clusterSaveConfig`).
+    /// Writes `nodes.conf` (Redis's `clusterSaveConfig`), keeping the
+    /// file it replaces as `<name>.previous`.
     pub fn save_config(&mut self, fsync: bool) -> std::io::Result<()> {
         let mut text = self.describe(HANDSHAKE);
         let _ = writeln!(
@@ -142,31 +143,12 @@ impl Cluster {
             "vars currentEpoch {} lastVoteEpoch {}",
             self.current_epoch, self.last_vote_epoch
         );
-        let path = &self.config_path;
-        let temp = path.with_file_name(format!(
-            "{}.tmp-{}",
-            path.file_name()
-                .map_or("nodes.conf".into(), |f| f.to_string_lossy()),
-            std::process::id()
-        ));
-        let result = (|| {
-            let mut file = std::fs::File::create(&temp)?;
-            file.write_all(text.as_bytes())?;
-            if fsync {
-                file.sync_all()?;
-            }
-            std::fs::rename(&temp, path)?;
-            if fsync {
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::File::open(dir)?.sync_all()?;
-                }
-            }
-            Ok(())
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
-        result
+        crate::files::replace_keeping_previous(
+            &self.config_path,
+            &previous_path(&self.config_path),
+            text.as_bytes(),
+            fsync,
+        )
     }
 
     /// Reads `nodes.conf` (Redis's `clusterLoadConfig`): false if there
@@ -317,4 +299,12 @@ impl Cluster {
             None => self.add_node(Node::new(name, 0, now)),
         })
     }
+}
+
+/// Where the `nodes.conf` a save replaces is kept (and the next save is
+/// written before it takes the name).
+fn previous_path(path: &std::path::Path) -> std::path::PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".previous");
+    path.with_file_name(name)
 }

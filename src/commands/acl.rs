@@ -301,8 +301,7 @@ fn acl_save(ctx: &mut Ctx, _args: Args) -> CmdResult {
         .collect();
     let mut temp = path.clone().into_os_string();
     temp.push(format!(".tmp-{}", std::process::id()));
-    if let Err(e) =
-        crate::persistence::jobs::replace_file(&path, std::path::Path::new(&temp), text.as_bytes())
+    if let Err(e) = crate::files::replace_file(&path, std::path::Path::new(&temp), text.as_bytes())
     {
         tracing::warn!("Opening temp ACL file for ACL SAVE: {e}");
         return Err(CmdError::Static(

@@ -879,7 +879,7 @@ fn config_rewrite(ctx: &mut Ctx, _args: Args) -> CmdResult {
     let text = ctx.server.config.rewrite_file_text(&old, &users);
     let mut temp = path.clone().into_os_string();
     temp.push(format!(".tmp-{}", std::process::id()));
-    crate::persistence::jobs::replace_file(&path, std::path::Path::new(&temp), text.as_bytes())
+    crate::files::replace_file(&path, std::path::Path::new(&temp), text.as_bytes())
         .map_err(failed)?;
     tracing::info!("CONFIG REWRITE executed with success.");
     ctx.out().ok();

@@ -523,7 +523,7 @@ pub(super) fn read_manifest(config: &Config) -> io::Result<Manifest> {
 pub(super) fn write_manifest(config: &Config, manifest: &Manifest) -> io::Result<()> {
     let path = manifest_path(config);
     let temp = dir_path(config).join(format!("temp-{}.manifest", config.appendfilename));
-    super::jobs::replace_file(&path, &temp, manifest.format().as_bytes()).inspect_err(|e| {
+    crate::files::replace_file(&path, &temp, manifest.format().as_bytes()).inspect_err(|e| {
         tracing::warn!("Can't write the AOF manifest {}: {e}", path.display());
     })
 }

@@ -318,28 +318,9 @@ impl SaveFile {
         self.file.get_ref().sync_all()?;
         std::fs::rename(&self.temp, &self.target)?;
         self.committed = true;
-        sync_dir_of(&self.target);
+        crate::files::sync_dir_of(&self.target);
         Ok(())
     }
-}
-
-/// Replaces the file at `path` with `bytes` so that a crash leaves the
-/// old file or the new one, never a mix: written to `temp` (beside it),
-/// synced, renamed over it, the directory synced. `temp` is removed on
-/// failure.
-pub fn replace_file(path: &Path, temp: &Path, bytes: &[u8]) -> io::Result<()> {
-    let written = (|| {
-        let mut file = File::create(temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(temp, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(temp);
-    }
-    written?;
-    sync_dir_of(path);
-    Ok(())
 }
 
 /// An I/O error as `strerror` words it (without Rust's "(os error N)"),
@@ -349,16 +330,6 @@ pub fn error_text(e: &io::Error) -> String {
     match text.find(" (os error") {
         Some(at) => text[..at].to_string(),
         None => text,
-    }
-}
-
-/// Syncs the directory holding `path`, so that a rename into it survives
-/// a crash (best effort: some file systems refuse).
-pub fn sync_dir_of(path: &Path) {
-    if let Some(dir) = path.parent() {
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
     }
 }
 

@@ -368,6 +368,15 @@ impl Server {
         self.sync_bus(now);
     }
 
+    /// What the cluster does before the loop sleeps (Redis's
+    /// `clusterBeforeSleep`): state, failover steps, `nodes.conf` saved
+    /// before any reply acknowledges what it holds. The messages this
+    /// queued leave after the replies (`sync_bus` at the end of the
+    /// loop's `before_sleep`), as Redis writes them on the next
+    /// iteration: a SETSLOT's client hears OK before the bus hears of it,
+    /// so a resharding tool's next SETSLOT usually reaches the old owner
+    /// before the new owner's PONG, and the old owner learns the change
+    /// once, not from gossip with a synced save.
     pub(super) fn cluster_before_sleep(&mut self) {
         if self.bus.is_none() {
             return;
@@ -379,7 +388,6 @@ impl Server {
                 warn!("{e}");
             }
         }
-        self.sync_bus(now);
     }
 
     /// What the cluster sees of replication: the offset its messages

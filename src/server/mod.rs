@@ -1031,6 +1031,9 @@ impl Server {
             self.flush(token);
         }
         self.pending_writes = deferred;
+        if self.bus.is_some() {
+            self.sync_bus(unix_time_ms());
+        }
     }
 
     /// Writes queued output until done or `WouldBlock`; keeps the rest and
