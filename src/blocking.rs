@@ -32,7 +32,7 @@ pub struct Waiter {
 }
 
 /// How a wait ends without data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unblock {
     /// As if the timeout had passed (a null reply).
     Timeout,
@@ -42,6 +42,10 @@ pub enum Unblock {
     /// (Redis's `disconnectAllBlockedClients`), so that no blocked write
     /// runs on a replica.
     StateChanged,
+    /// With this error: in cluster mode, the keys' slot moved away or
+    /// the cluster went down (Redis's
+    /// `clusterRedirectBlockedClientIfNeeded`).
+    Refused(Vec<u8>),
 }
 
 /// A key in a database.
@@ -242,7 +246,7 @@ impl Blocking {
     /// Ends every wait (the server became a replica).
     pub fn request_unblock_all(&mut self, how: Unblock) {
         self.unblocks
-            .extend(self.clients.values().map(|wait| (wait.who, how)));
+            .extend(self.clients.values().map(|wait| (wait.who, how.clone())));
     }
 
     pub fn take_unblock_requests(&mut self) -> Vec<(Waiter, Unblock)> {

@@ -45,7 +45,7 @@ mod monitor;
 mod multi;
 mod net;
 mod notify;
-mod pause;
+pub mod pause;
 pub mod persistence;
 mod propagate;
 pub mod protocol;

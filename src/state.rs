@@ -17,6 +17,7 @@ use crate::expire::ExpireCycle;
 use crate::lazyfree::LazyFree;
 use crate::multi::WatchTable;
 use crate::notify;
+use crate::pause::{PauseKind, PausePurpose};
 use crate::propagate::Propagator;
 use crate::pubsub::PubSub;
 
@@ -288,24 +289,27 @@ impl ServerState {
         }
     }
 
-    /// CLIENT PAUSE: commands of `kind` wait until `end_ms` (or UNPAUSE),
-    /// and meanwhile no key expires or is evicted.
-    pub fn pause_clients(&mut self, kind: crate::pause::PauseKind, end_ms: i64) {
-        self.pause.pause(kind, end_ms);
+    /// CLIENT PAUSE (or a manual failover's): commands of `kind` wait
+    /// until `end_ms` (or the purpose's unpause), and meanwhile no key
+    /// expires or is evicted.
+    pub fn pause_clients(&mut self, purpose: PausePurpose, kind: PauseKind, end_ms: i64) {
+        self.pause.pause(purpose, kind, end_ms);
         self.set_expiry_paused(true);
     }
 
-    /// CLIENT UNPAUSE, or the pause's end: the server reads the waiting
-    /// clients' requests again.
-    pub fn unpause_clients(&mut self) {
-        self.pause.unpause();
-        self.set_expiry_paused(false);
+    /// CLIENT UNPAUSE, or the end of a manual failover: once no purpose
+    /// pauses, the server reads the waiting clients' requests again.
+    pub fn unpause_clients(&mut self, purpose: PausePurpose) {
+        self.pause.unpause(purpose);
+        if !self.pause.is_on() {
+            self.set_expiry_paused(false);
+        }
     }
 
-    /// Ends a pause whose time has come; true while one is on.
+    /// Ends the pauses whose time has come; true while one is on.
     pub fn check_pause(&mut self, now_ms: i64) -> bool {
         if self.pause.is_on() && !self.pause.check(now_ms) {
-            self.unpause_clients();
+            self.set_expiry_paused(false);
         }
         self.pause.is_on()
     }

@@ -1163,3 +1163,59 @@ fn lapse_and_redis_server_replicate_each_other_inside_a_cluster() {
         assert_eq!(cluster_cmd(&survivors, &["GET", key]), want, "{key}");
     }
 }
+
+/// A client blocked on a key whose slot moves away, and one blocked where
+/// the cluster goes down: what each hears (ports named by role).
+fn blocked_clients_when_the_slot_moves(nodes: &[Server]) -> Vec<String> {
+    let mut out = Vec::new();
+    if !create(&nodes.iter().collect::<Vec<_>>()) {
+        return out;
+    }
+    let ports: Vec<u16> = nodes.iter().map(|n| n.port).collect();
+    let owner = match Raw::connect(ports[0]).cmd(&["LLEN", "blk"]) {
+        moved if moved.starts_with("-MOVED ") => {
+            moved.trim().rsplit(':').next().unwrap().parse().unwrap()
+        }
+        _ => ports[0],
+    };
+    let other = *ports.iter().find(|p| **p != owner).unwrap();
+    let named = |reply: String| {
+        reply
+            .replace(&format!(":{owner}"), ":<old owner>")
+            .replace(&format!(":{other}"), ":<new owner>")
+    };
+    let slot = Raw::connect(owner).cmd(&["CLUSTER", "KEYSLOT", "blk"]);
+    let slot = slot.trim().trim_start_matches(':').to_string();
+    let mut waiter = Raw::connect(owner);
+    waiter.send_cmd(&[b"BLPOP", b"blk", b"0"]);
+    assert!(common::blocked_clients_reach(&mut Raw::connect(owner), 1));
+    // The slot (empty) given to another master, as redis-cli does it.
+    let other_id = my_id(other);
+    for port in [other, owner] {
+        out.push(Raw::connect(port).cmd(&["CLUSTER", "SETSLOT", &slot, "NODE", &other_id]));
+    }
+    out.push(named(String::from_utf8_lossy(&waiter.reply()).into_owned()));
+    assert!(common::blocked_clients_reach(&mut Raw::connect(owner), 0));
+    // Blocked on the new owner, which then stops serving the slot.
+    let mut waiter = Raw::connect(other);
+    waiter.send_cmd(&[b"BRPOP", b"blk", b"0"]);
+    assert!(common::blocked_clients_reach(&mut Raw::connect(other), 1));
+    out.push(Raw::connect(other).cmd(&["CLUSTER", "DELSLOTS", &slot]));
+    out.push(named(String::from_utf8_lossy(&waiter.reply()).into_owned()));
+    out
+}
+
+#[test]
+fn blocked_clients_are_redirected_when_their_slot_moves_as_redis_does() {
+    let lapse = [lapse_node(&[]), lapse_node(&[]), lapse_node(&[])];
+    let on_lapse = blocked_clients_when_the_slot_moves(&lapse);
+    if on_lapse.is_empty() {
+        return;
+    }
+    assert!(on_lapse[2].starts_with("-MOVED "), "{on_lapse:?}");
+    assert_eq!(on_lapse[4], "-CLUSTERDOWN The cluster is down\r\n");
+    let redis: Option<Vec<Server>> = (0..3).map(|_| redis_node()).collect();
+    if let Some(redis) = redis {
+        assert_eq!(on_lapse, blocked_clients_when_the_slot_moves(&redis));
+    }
+}

@@ -313,7 +313,7 @@ fn fuzz_command_table() {
             // Held by a CLIENT PAUSE the fuzz ran: the loop would run it
             // after the pause; here the pause ends and it is let go.
             session.postponed = false;
-            server.unpause_clients();
+            server.unpause_clients(lapse::pause::PausePurpose::ClientCommand);
         } else if session.replica.take().is_some() {
             // SYNC/PSYNC: the loop answers a replica when its save starts.
         } else if session.close_after_reply {

@@ -482,7 +482,7 @@ fn client_no_evict(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// CLIENT PAUSE timeout-ms [WRITE|ALL] (see `pause`), with Redis's
 /// checks in its order: the mode, then the timeout.
 fn client_pause(ctx: &mut Ctx, args: Args) -> CmdResult {
-    use crate::pause::PauseKind;
+    use crate::pause::{PauseKind, PausePurpose};
     if args.len() > 4 {
         return Err(CmdError::subcommand_syntax(&args, "CLIENT"));
     }
@@ -507,13 +507,15 @@ fn client_pause(ctx: &mut Ctx, args: Args) -> CmdResult {
         0 => 0,
         ms => ms.wrapping_add(ctx.now_ms),
     };
-    ctx.server.pause_clients(kind, end_ms);
+    ctx.server
+        .pause_clients(PausePurpose::ClientCommand, kind, end_ms);
     ctx.out().ok();
     Ok(())
 }
 
 fn client_unpause(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    ctx.server.unpause_clients();
+    ctx.server
+        .unpause_clients(crate::pause::PausePurpose::ClientCommand);
     ctx.out().ok();
     Ok(())
 }

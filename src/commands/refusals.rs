@@ -134,6 +134,39 @@ impl ClusterRefusal {
     }
 }
 
+/// Why a client blocked by `cmd` on `key` should stop waiting on this
+/// node (Redis's `clusterRedirectBlockedClientIfNeeded`): the cluster is
+/// down (a write that would wake it may never come), or the key's slot is
+/// served elsewhere and not being imported here. A READONLY client's read
+/// may wait on its master's keys on a replica.
+pub fn blocked_refusal(
+    server: &ServerState,
+    cmd: &Command,
+    key: &[u8],
+    readonly: bool,
+) -> Option<ClusterRefusal> {
+    let cluster = server.cluster.as_ref()?;
+    if !cluster.state_ok {
+        return Some(ClusterRefusal::Down);
+    }
+    let slot = crate::cluster::slot::key_slot(key);
+    let me = cluster.myself;
+    let owner = cluster.slot_owner(usize::from(slot));
+    let served_here = owner == Some(me)
+        || (readonly
+            && !cmd.flags.has(Flags::WRITE)
+            && cluster.me().is_replica()
+            && owner.is_some()
+            && cluster.me().slaveof == owner);
+    if served_here || cluster.importing_from(slot).is_some() {
+        return None;
+    }
+    Some(match owner {
+        Some(node) => ClusterRefusal::Moved(slot, node),
+        None => ClusterRefusal::Unbound,
+    })
+}
+
 /// The node that serves `keys` (Redis's `getNodeByQuery`): Ok with
 /// their slot (None: no key) when it is this one. `cmd` is the command the client sent (EXEC for a transaction),
 /// `flags` its request flags; `asking` and `readonly` the client's state.

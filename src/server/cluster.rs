@@ -12,9 +12,11 @@ use mio::{Interest, Token};
 use tracing::{debug, warn};
 
 use super::Server;
+use crate::blocking::Unblock;
 use crate::clock::unix_time_ms;
 use crate::cluster::{Cluster, Effect, LinkId};
 use crate::net::Listener;
+use crate::pause::{PauseKind, PausePurpose};
 
 /// Bus listener `i` uses token `BUS_LISTENER_BASE - i`.
 pub(super) const BUS_LISTENER_BASE: usize = usize::MAX - 1024;
@@ -322,10 +324,9 @@ impl Server {
                 Effect::SetPrimary(target) => self.state.set_primary(target),
                 Effect::PauseWrites(until) => {
                     self.state
-                        .pause
-                        .pause(crate::pause::PauseKind::Write, until);
+                        .pause_clients(PausePurpose::Failover, PauseKind::Write, until);
                 }
-                Effect::Unpause => self.state.pause.unpause(),
+                Effect::Unpause => self.state.unpause_clients(PausePurpose::Failover),
                 Effect::FlushData => crate::persistence::load::empty_data(&mut self.state),
                 Effect::DropSlotKeys(slot) => {
                     let deleted = self.state.delete_keys_in_slot(slot, now);
@@ -366,6 +367,39 @@ impl Server {
             cluster.cron(&self.state.config.cluster, now);
         }
         self.sync_bus(now);
+        self.redirect_blocked_clients();
+    }
+
+    /// Ends, with the redirection Redis sends, the waits of clients
+    /// blocked on keys this node no longer serves (their slot moved
+    /// away, or the cluster is down): the write that would wake them
+    /// will not come here.
+    fn redirect_blocked_clients(&mut self) {
+        if !self.state.blocking.any() {
+            return;
+        }
+        for (_, conn) in self.conns.iter() {
+            let session = &conn.session;
+            let Some(blocked) = &session.blocked else {
+                continue;
+            };
+            let Some(key) = blocked.keys.first() else {
+                continue;
+            };
+            let refusal = crate::commands::refusals::blocked_refusal(
+                &self.state,
+                blocked.cmd,
+                key,
+                session.readonly,
+            );
+            if let Some(refusal) = refusal {
+                let error = refusal.error(&self.state).message().into_owned();
+                self.state
+                    .blocking
+                    .request_unblock(session.id, Unblock::Refused(error));
+            }
+        }
+        self.apply_unblock_requests();
     }
 
     /// What the cluster does before the loop sleeps (Redis's

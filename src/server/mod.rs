@@ -854,6 +854,7 @@ impl Server {
                 );
                 session.close_after_reply = true;
             }
+            Unblock::Refused(error) => session.reply.error(&error),
         }
         conn.queue_write(waiter.token, &mut self.pending_writes);
         self.resume.push(waiter.token);
@@ -965,8 +966,12 @@ impl Server {
     /// client with queued output.
     /// The pause ended (its time, or CLIENT UNPAUSE): the clients it held
     /// run their requests now, in the order they were held.
+    /// Reads the held clients' requests again once the pause ends or
+    /// becomes less restrictive (those that must still wait are held
+    /// again).
     fn resume_postponed(&mut self) {
-        if self.state.check_pause(unix_time_ms()) {
+        let on = self.state.check_pause(unix_time_ms());
+        if !self.state.pause.take_relaxed() && on {
             return;
         }
         for token in self.state.pause.take_held() {
