@@ -55,5 +55,6 @@ pub mod scripting;
 pub mod server;
 mod slowlog;
 pub mod state;
+mod tls;
 mod tracking;
 mod value;

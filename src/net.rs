@@ -1,5 +1,5 @@
-//! Sockets as the server holds them: a client over TCP or a Unix domain
-//! socket behind one type, the listeners of both kinds, and the socket
+//! Sockets as the server holds them: a client over TCP, TLS or a Unix
+//! domain socket behind one type, the listeners of each kind, and the socket
 //! options redis.conf sets (`tcp-backlog`, `tcp-keepalive`,
 //! `unixsocketperm`). Used by `server`, and by `busy`, which serves the
 //! clients (and accepts new ones) while a script runs; no other room sees
@@ -18,6 +18,91 @@ use mio::{Interest, Registry, Token};
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<TlsStream>),
+}
+
+/// A client over TLS: the socket and the connection's TLS state, which
+/// reads and writes through a shared reference borrow (the loop is one
+/// thread). Non-blocking: the handshake advances as bytes come, never
+/// waiting; what TLS has to send and the socket will not take yet stays
+/// in rustls until the socket is writable again.
+pub struct TlsStream {
+    socket: TcpStream,
+    tls: std::cell::RefCell<rustls::ServerConnection>,
+}
+
+impl TlsStream {
+    /// Reads plaintext into `buf`, reading and decrypting records until it
+    /// is full or the socket has nothing more: a short read means the
+    /// socket is drained, as for plain TCP. Handshake replies are sent on
+    /// the way. `Ok(0)`: the peer closed (with close_notify or not).
+    fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut tls = self.tls.borrow_mut();
+        let mut filled = 0;
+        loop {
+            while filled < buf.len() {
+                match tls.reader().read(&mut buf[filled..]) {
+                    Ok(0) => return Ok(filled),
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(filled),
+                    Err(e) if filled > 0 => {
+                        tracing::debug!("TLS read: {e}");
+                        return Ok(filled);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            if filled == buf.len() {
+                return Ok(filled);
+            }
+            match tls.read_tls(&mut &self.socket) {
+                Ok(0) => return Ok(filled),
+                Ok(_) => {}
+                Err(e) if filled > 0 && e.kind() == io::ErrorKind::WouldBlock => return Ok(filled),
+                Err(e) => return Err(e),
+            }
+            if let Err(e) = tls.process_new_packets() {
+                // The alert rustls queued tells the peer why.
+                let _ = tls.write_tls(&mut &self.socket);
+                return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+            }
+            match send_records(&mut tls, &self.socket) {
+                Err(e) if e.kind() != io::ErrorKind::WouldBlock => return Err(e),
+                _ => {}
+            }
+        }
+    }
+
+    /// Takes plaintext to send: `WouldBlock` while earlier records wait
+    /// for the socket, else what rustls took (encrypted and sent as far as
+    /// the socket allows; the rest waits, see `pending_output`).
+    fn write(&self, buf: &[u8]) -> io::Result<usize> {
+        let mut tls = self.tls.borrow_mut();
+        send_records(&mut tls, &self.socket)?;
+        let n = tls.writer().write(buf)?;
+        if n == 0 && !buf.is_empty() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        match send_records(&mut tls, &self.socket) {
+            Err(e) if e.kind() != io::ErrorKind::WouldBlock => Err(e),
+            _ => Ok(n),
+        }
+    }
+}
+
+/// Writes the records rustls has queued until none is left (Ok) or the
+/// socket is full (`WouldBlock`).
+fn send_records(tls: &mut rustls::ServerConnection, socket: &TcpStream) -> io::Result<()> {
+    while tls.wants_write() {
+        match tls.write_tls(&mut &*socket) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Who connected, as CLIENT LIST and protected mode see it.
@@ -35,6 +120,7 @@ impl Read for &Stream {
         match self {
             Stream::Tcp(s) => (&*s).read(buf),
             Stream::Unix(s) => (&*s).read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -44,6 +130,7 @@ impl Write for &Stream {
         match self {
             Stream::Tcp(s) => (&*s).write(buf),
             Stream::Unix(s) => (&*s).write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
 
@@ -76,6 +163,7 @@ impl AsRawFd for Stream {
         match self {
             Stream::Tcp(s) => s.as_raw_fd(),
             Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.socket.as_raw_fd(),
         }
     }
 }
@@ -85,6 +173,7 @@ impl Source for Stream {
         match self {
             Stream::Tcp(s) => s.register(r, t, i),
             Stream::Unix(s) => s.register(r, t, i),
+            Stream::Tls(s) => s.socket.register(r, t, i),
         }
     }
 
@@ -92,6 +181,7 @@ impl Source for Stream {
         match self {
             Stream::Tcp(s) => s.reregister(r, t, i),
             Stream::Unix(s) => s.reregister(r, t, i),
+            Stream::Tls(s) => s.socket.reregister(r, t, i),
         }
     }
 
@@ -99,6 +189,7 @@ impl Source for Stream {
         match self {
             Stream::Tcp(s) => s.deregister(r),
             Stream::Unix(s) => s.deregister(r),
+            Stream::Tls(s) => s.socket.deregister(r),
         }
     }
 }
@@ -108,17 +199,12 @@ pub enum Listener {
     Tcp(TcpListener),
     /// With its path, removed when the server stops.
     Unix(UnixListener, PathBuf),
+    /// `tls-port`: TCP, each connection with the TLS configuration the
+    /// context holds when it is accepted.
+    Tls(TcpListener, crate::tls::TlsContext),
 }
 
 impl Listener {
-    /// Listens on `addr` with a queue of `backlog` connections, warning as
-    /// Redis does when the kernel's `somaxconn` caps it lower.
-    pub fn tcp(addr: SocketAddr, backlog: u32) -> io::Result<Listener> {
-        let listener = TcpListener::bind(addr)?;
-        set_backlog(listener.as_raw_fd(), backlog)?;
-        Ok(Listener::Tcp(listener))
-    }
-
     /// Listens on the Unix socket `path` (a stale socket file there is
     /// replaced, as Redis does) with permissions `perm` (0: the umask's).
     pub fn unix(path: &Path, perm: u32, backlog: u32) -> io::Result<Listener> {
@@ -136,17 +222,13 @@ impl Listener {
     pub fn accept(&self) -> io::Result<(Stream, Peer)> {
         match self {
             Listener::Tcp(l) => {
-                let (socket, addr) = l.accept()?;
-                let laddr = socket
-                    .local_addr()
-                    .map_or_else(|_| String::new(), |a| a.to_string());
-                let peer = Peer {
-                    addr: addr.to_string(),
-                    laddr,
-                    local: addr.ip().is_loopback(),
-                    unix: false,
-                };
+                let (socket, peer) = accept_tcp(l)?;
                 Ok((Stream::Tcp(socket), peer))
+            }
+            Listener::Tls(l, context) => {
+                let (socket, peer) = accept_tcp(l)?;
+                let tls = std::cell::RefCell::new(context.accept()?);
+                Ok((Stream::Tls(Box::new(TlsStream { socket, tls })), peer))
             }
             Listener::Unix(l, path) => {
                 let (socket, _) = l.accept()?;
@@ -168,29 +250,47 @@ impl Listener {
             Listener::Tcp(l) => l
                 .local_addr()
                 .map_or_else(|e| e.to_string(), |a| a.to_string()),
+            Listener::Tls(l, _) => l
+                .local_addr()
+                .map_or_else(|e| e.to_string(), |a| format!("TLS {a}")),
             Listener::Unix(_, path) => format!("unix socket {}", path.display()),
         }
     }
 }
 
+/// A TCP connection accepted, and who it is from.
+fn accept_tcp(l: &TcpListener) -> io::Result<(TcpStream, Peer)> {
+    let (socket, addr) = l.accept()?;
+    let laddr = socket
+        .local_addr()
+        .map_or_else(|_| String::new(), |a| a.to_string());
+    let peer = Peer {
+        addr: addr.to_string(),
+        laddr,
+        local: addr.ip().is_loopback(),
+        unix: false,
+    };
+    Ok((socket, peer))
+}
+
 impl Source for Listener {
     fn register(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
         match self {
-            Listener::Tcp(l) => l.register(r, t, i),
+            Listener::Tcp(l) | Listener::Tls(l, _) => l.register(r, t, i),
             Listener::Unix(l, _) => l.register(r, t, i),
         }
     }
 
     fn reregister(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
         match self {
-            Listener::Tcp(l) => l.reregister(r, t, i),
+            Listener::Tcp(l) | Listener::Tls(l, _) => l.reregister(r, t, i),
             Listener::Unix(l, _) => l.reregister(r, t, i),
         }
     }
 
     fn deregister(&mut self, r: &Registry) -> io::Result<()> {
         match self {
-            Listener::Tcp(l) => l.deregister(r),
+            Listener::Tcp(l) | Listener::Tls(l, _) => l.deregister(r),
             Listener::Unix(l, _) => l.deregister(r),
         }
     }
@@ -227,8 +327,10 @@ fn set_backlog(fd: RawFd, backlog: u32) -> io::Result<()> {
 /// Turns on TCP keepalive probes after `interval_s` idle seconds, as
 /// Redis's anetKeepAlive: then every third of that, 3 unanswered close.
 pub fn set_keepalive(stream: &Stream, interval_s: u64) -> io::Result<()> {
-    let Stream::Tcp(socket) = stream else {
-        return Ok(());
+    let socket = match stream {
+        Stream::Tcp(socket) => socket,
+        Stream::Tls(tls) => &tls.socket,
+        Stream::Unix(_) => return Ok(()),
     };
     let fd = socket.as_raw_fd();
     let idle = i32::try_from(interval_s).unwrap_or(i32::MAX);
@@ -258,15 +360,71 @@ pub fn set_keepalive(stream: &Stream, interval_s: u64) -> io::Result<()> {
 
 impl Stream {
     pub fn set_nodelay(&self) {
-        if let Stream::Tcp(s) = self {
-            let _ = s.set_nodelay(true);
+        match self {
+            Stream::Tcp(s) => {
+                let _ = s.set_nodelay(true);
+            }
+            Stream::Tls(s) => {
+                let _ = s.socket.set_nodelay(true);
+            }
+            Stream::Unix(_) => {}
         }
     }
+
+    /// Whether encrypted bytes wait for the socket (a TLS connection's
+    /// records the socket would not take): the connection stays
+    /// registered for writable readiness until they leave.
+    pub fn pending_output(&self) -> bool {
+        match self {
+            Stream::Tls(s) => s.tls.borrow().wants_write(),
+            _ => false,
+        }
+    }
+
+    /// Sends what waits (see `pending_output`): Ok once nothing does.
+    pub fn send_pending(&self) -> io::Result<()> {
+        match self {
+            Stream::Tls(s) => send_records(&mut s.tls.borrow_mut(), &s.socket),
+            _ => Ok(()),
+        }
+    }
+
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Stream::Tls(_))
+    }
+}
+
+/// Listens on `addr` with a queue of `backlog` connections, warning as
+/// Redis does when the kernel's `somaxconn` caps it lower.
+fn bind_tcp(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
+    let listener = TcpListener::bind(addr)?;
+    set_backlog(listener.as_raw_fd(), backlog)?;
+    Ok(listener)
 }
 
 /// The TCP listeners for the addresses of `bind` on `port` (0: a free
 /// port), and the port they got: at startup, and for CONFIG SET port/bind.
 pub fn tcp_listeners(bind: &[String], port: u16, backlog: u32) -> io::Result<(Vec<Listener>, u16)> {
+    let (bound, port) = bind_all(bind, port, backlog)?;
+    Ok((bound.into_iter().map(Listener::Tcp).collect(), port))
+}
+
+/// `tcp_listeners` for `tls-port`: each connection they accept speaks
+/// TLS with the configuration `context` holds then.
+pub fn tls_listeners(
+    bind: &[String],
+    port: u16,
+    backlog: u32,
+    context: &crate::tls::TlsContext,
+) -> io::Result<Vec<Listener>> {
+    let (bound, _) = bind_all(bind, port, backlog)?;
+    Ok(bound
+        .into_iter()
+        .map(|l| Listener::Tls(l, context.clone()))
+        .collect())
+}
+
+fn bind_all(bind: &[String], port: u16, backlog: u32) -> io::Result<(Vec<TcpListener>, u16)> {
     let mut listeners = Vec::new();
     let mut port = port;
     for host in bind {
@@ -280,7 +438,7 @@ pub fn tcp_listeners(bind: &[String], port: u16, backlog: u32) -> io::Result<(Ve
                 format!("bad bind address '{host}'"),
             )
         })?;
-        let listener = match Listener::tcp(SocketAddr::new(ip, port), backlog) {
+        let listener = match bind_tcp(SocketAddr::new(ip, port), backlog) {
             Ok(l) => l,
             Err(e) if optional => {
                 tracing::info!("not listening on optional address {host}: {e}");
@@ -296,9 +454,7 @@ pub fn tcp_listeners(bind: &[String], port: u16, backlog: u32) -> io::Result<(Ve
                 ))
             }
         };
-        if let Listener::Tcp(l) = &listener {
-            port = l.local_addr()?.port();
-        }
+        port = listener.local_addr()?.port();
         listeners.push(listener);
     }
     Ok((listeners, port))

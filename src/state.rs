@@ -74,6 +74,9 @@ pub struct ServerState {
     /// CONFIG SET port/bind bound these: the loop listens on them (and
     /// closes the old TCP listeners) once the command is done.
     pub new_listeners: Option<(Vec<crate::net::Listener>, u16)>,
+    /// The TLS listeners' configuration, when `tls-port` is set: CONFIG
+    /// SET of a `tls-*` setting puts a new one here for new connections.
+    pub tls: Option<crate::tls::TlsContext>,
     /// The append-only file: its files, the writes not yet on disk, the
     /// rewrite's bookkeeping.
     pub aof: crate::persistence::aof_files::Aof,
@@ -159,6 +162,7 @@ impl ServerState {
             scripting: None,
             busy: Default::default(),
             new_listeners: None,
+            tls: None,
             aof: crate::persistence::aof_files::Aof::default(),
             loading: false,
             repl: Default::default(),

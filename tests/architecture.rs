@@ -34,6 +34,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "protocol",
             "memory",
             "slowlog",
+            "tls",
         ],
     ),
     ("values and the command table", &["value", "command_table"]),

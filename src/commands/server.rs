@@ -705,6 +705,7 @@ fn config_get(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// format): CONFIG SET takes only their current value (README).
 const FIXED_UNTIL_RESTART: &[&str] = &[
     "port",
+    "tls-port",
     "bind",
     "loglevel",
     "log-format",
@@ -809,6 +810,25 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
                 return Err(CmdError::owned(format!(
                     "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
                 )));
+            }
+        }
+    }
+    // New certificates (or any TLS setting) serve the connections made
+    // from now on; one that does not load refuses the whole CONFIG SET.
+    if next.tls != ctx.server.config.tls {
+        if let Some(context) = &ctx.server.tls {
+            match crate::tls::server_config(&next.tls) {
+                Ok(config) => context.replace(config),
+                Err(e) => {
+                    tracing::warn!("Failed to update TLS configuration: {e}");
+                    let name = seen
+                        .iter()
+                        .find(|n| n.starts_with("tls-"))
+                        .map_or("tls-cert-file", String::as_str);
+                    return Err(CmdError::owned(format!(
+                        "ERR CONFIG SET failed (possibly related to argument '{name}') - Unable to update TLS configuration. Check server logs."
+                    )));
+                }
             }
         }
     }

@@ -112,6 +112,8 @@ impl Default for ClusterConfig {
 pub struct Config {
     /// Cluster mode's settings.
     pub cluster: ClusterConfig,
+    /// The `tls-*` settings.
+    pub tls: crate::tls::TlsSettings,
     pub port: u16,
     /// Addresses to listen on (Redis's `bind`, space separated).
     pub bind: Vec<String>,
@@ -573,6 +575,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             cluster: ClusterConfig::default(),
+            tls: crate::tls::TlsSettings::default(),
             port: DEFAULT_PORT,
             bind: vec!["127.0.0.1".into(), "-::1".into()],
             hz: 10,

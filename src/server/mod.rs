@@ -262,8 +262,34 @@ impl Server {
         crate::lazyfree::tune_allocator();
         config.maxclients = crate::fdlimit::fit_maxclients(config.maxclients);
         let poll = Poll::new()?;
-        let (mut listeners, port) =
-            net::tcp_listeners(&config.bind, config.port, config.tcp_backlog)?;
+        // `port 0` with a TLS port: no plain text (Redis's meaning); without
+        // one, a free port (tests' and tools' convenience).
+        let plain = config.port != 0 || config.tls.port == 0;
+        let (mut listeners, port) = match plain {
+            true => net::tcp_listeners(&config.bind, config.port, config.tcp_backlog)?,
+            false => (Vec::new(), 0),
+        };
+        let tls = match config.tls.port {
+            0 => None,
+            tls_port => {
+                let context = crate::tls::server_config(&config.tls)
+                    .map(crate::tls::TlsContext::new)
+                    .map_err(|e| {
+                        io::Error::new(
+                            io::ErrorKind::InvalidInput,
+                            format!("Failed to configure TLS. Check logs for more info. ({e})"),
+                        )
+                    })?;
+                let backlog = config.tcp_backlog;
+                listeners.extend(net::tls_listeners(
+                    &config.bind,
+                    tls_port,
+                    backlog,
+                    &context,
+                )?);
+                Some(context)
+            }
+        };
         if !config.unixsocket.is_empty() {
             let path = std::path::Path::new(&config.unixsocket);
             let listener = Listener::unix(path, config.unixsocketperm, config.tcp_backlog)
@@ -286,6 +312,7 @@ impl Server {
             state.acl.replace_users(users);
         }
         state.bound_port = port;
+        state.tls = tls;
         let bus = cluster::start(&mut state, &poll)?;
         info!("Server initialized");
         // With the AOF on, it alone holds the data (as in Redis).
@@ -514,10 +541,12 @@ impl Server {
                     // arrival raises a new edge, so skip the read that would
                     // only say WouldBlock (one syscall less per request).
                     if short_read_drains && n < room {
-                        return;
+                        return self.queue_tls_records(token);
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return self.queue_tls_records(token)
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     debug!("read error on client: {e}");
@@ -527,6 +556,16 @@ impl Server {
         }
         // Still more to read: come back after others had their turn.
         self.read_again.push(token);
+    }
+
+    /// A TLS connection whose handshake records the socket would not take
+    /// yet is flushed (and so watched for writable readiness).
+    fn queue_tls_records(&mut self, token: usize) {
+        if let Some(conn) = self.conns.get_mut(token) {
+            if conn.socket.pending_output() {
+                conn.queue_write(token, &mut self.pending_writes);
+            }
+        }
     }
 
     /// Parses and executes every complete request in the query buffer.
@@ -700,7 +739,8 @@ impl Server {
 
     /// Listens on the TCP listeners CONFIG SET port/bind made (see
     /// `ServerState::new_listeners`) instead of the old ones, which close;
-    /// a Unix socket stays. Connected clients stay connected.
+    /// a Unix socket and the TLS listeners stay. Connected clients stay
+    /// connected.
     fn switch_listeners(&mut self) {
         let Some((fresh, port)) = self.state.new_listeners.take() else {
             return;
@@ -711,7 +751,7 @@ impl Server {
         }
         let unix = std::mem::take(&mut self.listeners)
             .into_iter()
-            .filter(|l| matches!(l, Listener::Unix(..)));
+            .filter(|l| !matches!(l, Listener::Tcp(_)));
         self.listeners = fresh.into_iter().chain(unix).collect();
         for (n, listener) in self.listeners.iter_mut().enumerate() {
             if let Err(e) =
@@ -1070,7 +1110,17 @@ impl Server {
             }
         }
         reply.compact();
-        let done = reply.pending() == 0;
+        let mut done = reply.pending() == 0;
+        if done && conn.socket.pending_output() {
+            match conn.socket.send_pending() {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => done = false,
+                Err(e) => {
+                    debug!("write error on client: {e}");
+                    return self.close(token);
+                }
+            }
+        }
         if done && conn.session.close_after_reply {
             return self.close(token);
         }

@@ -813,8 +813,14 @@ pub fn node_deps() -> Option<std::path::PathBuf> {
 /// Whether `tool` runs (`<tool> --version`). Without it: in CI this fails
 /// the test; elsewhere it says loudly that `what` is skipped.
 pub fn tool_present(tool: &str, what: &str) -> bool {
+    tool_answers(tool, "--version", what)
+}
+
+/// `tool_present` for a tool asked for its version another way
+/// (`openssl version`).
+pub fn tool_answers(tool: &str, probe: &str, what: &str) -> bool {
     let found = Command::new(tool)
-        .arg("--version")
+        .arg(probe)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()

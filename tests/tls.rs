@@ -1,0 +1,476 @@
+//! TLS as redis-server serves it: certificates made here with `openssl`
+//! (a CA, a server certificate for 127.0.0.1 and localhost, a client
+//! certificate), and real TLS clients: redis-cli, redis-benchmark,
+//! redis-py, and a rustls client for what the tools cannot do (keep a
+//! connection open across a certificate change).
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{free_port, Server};
+
+/// A folder of test certificates: `ca`, `server` (signed by `ca`, for
+/// 127.0.0.1 and localhost), `client` (signed by `ca`), each `.crt` and
+/// `.key`. None (loudly) without openssl.
+fn certificates(name: &str) -> Option<PathBuf> {
+    if !common::tool_answers("openssl", "version", "the TLS tests") {
+        return None;
+    }
+    let dir = common::temp_dir(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    make_ca(&dir, "ca");
+    sign(&dir, "ca", "server", "serverAuth", true);
+    sign(&dir, "ca", "client", "clientAuth", false);
+    Some(dir)
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run openssl");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn make_ca(dir: &Path, ca: &str) {
+    let key = format!("{ca}.key");
+    openssl(dir, &["genrsa", "-out", &key, "2048"]);
+    let subject = format!("/O=lapse test/CN={ca}");
+    let crt = format!("{ca}.crt");
+    openssl(
+        dir,
+        &[
+            "req", "-x509", "-new", "-nodes", "-sha256", "-key", &key, "-days", "30", "-subj",
+            &subject, "-out", &crt,
+        ],
+    );
+}
+
+/// `name.crt` / `name.key` signed by the CA `ca`, for `usage`.
+fn sign(dir: &Path, ca: &str, name: &str, usage: &str, server: bool) {
+    let key = format!("{name}.key");
+    openssl(dir, &["genrsa", "-out", &key, "2048"]);
+    let csr = format!("{name}.csr");
+    let subject = format!("/O=lapse test/CN={name}");
+    openssl(
+        dir,
+        &[
+            "req", "-new", "-sha256", "-subj", &subject, "-key", &key, "-out", &csr,
+        ],
+    );
+    let ext = format!("{name}.ext");
+    let mut text = format!("keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage={usage}\n");
+    if server {
+        text.push_str("subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+    }
+    std::fs::write(dir.join(&ext), text).unwrap();
+    let (ca_crt, ca_key) = (format!("{ca}.crt"), format!("{ca}.key"));
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-sha256",
+            "-in",
+            &csr,
+            "-CA",
+            &ca_crt,
+            "-CAkey",
+            &ca_key,
+            "-CAcreateserial",
+            "-days",
+            "30",
+            "-extfile",
+            &ext,
+            "-out",
+            &format!("{name}.crt"),
+        ],
+    );
+}
+
+fn path(dir: &Path, file: &str) -> String {
+    dir.join(file).to_string_lossy().into_owned()
+}
+
+/// lapse with a TLS port (returned) beside its plain port, `extra` after.
+fn tls_lapse(dir: &Path, extra: &[&str]) -> (Server, u16) {
+    let tls_port = free_port();
+    // A plain port of its own: `--port 0` beside a TLS port means none.
+    let plain = free_port().to_string();
+    let (port, cert, key, ca) = (
+        tls_port.to_string(),
+        path(dir, "server.crt"),
+        path(dir, "server.key"),
+        path(dir, "ca.crt"),
+    );
+    let mut args = vec![
+        "--port",
+        &plain,
+        "--tls-port",
+        &port,
+        "--tls-cert-file",
+        &cert,
+        "--tls-key-file",
+        &key,
+        "--tls-ca-cert-file",
+        &ca,
+    ];
+    args.extend_from_slice(extra);
+    (Server::lapse(&args), tls_port)
+}
+
+/// `redis-cli --tls` with the CA `ca` and, if given, a client
+/// certificate: its output, or an error.
+fn tls_cli(dir: &Path, port: u16, ca: &str, client: Option<&str>, args: &[&str]) -> String {
+    let mut command = Command::new("redis-cli");
+    command
+        .args(["-p", &port.to_string(), "--tls", "--cacert", &path(dir, ca)])
+        .current_dir(dir);
+    if let Some(client) = client {
+        command.args([
+            "--cert",
+            &path(dir, &format!("{client}.crt")),
+            "--key",
+            &path(dir, &format!("{client}.key")),
+        ]);
+    }
+    let out = command.args(args).output().expect("run redis-cli");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+    .trim()
+    .to_string()
+}
+
+/// A TLS client that stays connected (rustls, trusting `ca`).
+struct TlsClient(rustls::StreamOwned<rustls::ClientConnection, TcpStream>);
+
+impl TlsClient {
+    fn connect(
+        dir: &Path,
+        port: u16,
+        ca: &str,
+        client: Option<&str>,
+    ) -> std::io::Result<TlsClient> {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_file_iter(dir.join(ca)).unwrap() {
+            roots.add(cert.unwrap()).unwrap();
+        }
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots);
+        let config = match client {
+            Some(name) => {
+                let chain = CertificateDer::pem_file_iter(dir.join(format!("{name}.crt")))
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect();
+                let key = PrivateKeyDer::from_pem_file(dir.join(format!("{name}.key"))).unwrap();
+                builder.with_client_auth_cert(chain, key).unwrap()
+            }
+            None => builder.with_no_client_auth(),
+        };
+        let name = "localhost".try_into().unwrap();
+        let conn = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+        let socket = TcpStream::connect(("127.0.0.1", port))?;
+        socket.set_read_timeout(Some(Duration::from_secs(10)))?;
+        let mut stream = rustls::StreamOwned::new(conn, socket);
+        // The handshake completes (or fails) here.
+        stream.flush()?;
+        while stream.conn.is_handshaking() {
+            stream.conn.complete_io(&mut stream.sock)?;
+        }
+        Ok(TlsClient(stream))
+    }
+
+    /// Sends an inline command and reads one reply line.
+    fn cmd(&mut self, line: &str) -> std::io::Result<String> {
+        self.0.write_all(format!("{line}\r\n").as_bytes())?;
+        let mut reply = Vec::new();
+        let mut byte = [0u8; 1];
+        while !reply.ends_with(b"\r\n") {
+            if self.0.read(&mut byte)? == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            reply.push(byte[0]);
+        }
+        Ok(String::from_utf8_lossy(&reply).trim().to_string())
+    }
+}
+
+#[test]
+fn mutual_tls_by_default_beside_the_plain_port() {
+    let Some(dir) = certificates("tls-mutual") else {
+        return;
+    };
+    if !common::tool_present("redis-cli", "the TLS tests") {
+        return;
+    }
+    let (server, tls) = tls_lapse(&dir, &[]);
+    assert_eq!(
+        tls_cli(
+            &dir,
+            tls,
+            "ca.crt",
+            Some("client"),
+            &["SET", "k", "over tls"]
+        ),
+        "OK"
+    );
+    // Without a client certificate the handshake fails.
+    let refused = tls_cli(&dir, tls, "ca.crt", None, &["PING"]);
+    assert!(!refused.contains("PONG"), "{refused}");
+    assert!(TlsClient::connect(&dir, tls, "ca.crt", None)
+        .and_then(|mut c| c.cmd("PING"))
+        .is_err());
+    // The plain port serves the same data.
+    assert_eq!(server.raw().cmd(&["GET", "k"]), "$8\r\nover tls\r\n");
+    // A TLS client is an ordinary client in CLIENT LIST and INFO.
+    let mut client = TlsClient::connect(&dir, tls, "ca.crt", Some("client")).unwrap();
+    assert_eq!(client.cmd("CLIENT SETNAME tlsclient").unwrap(), "+OK");
+    let list = server.raw().cmd(&["CLIENT", "LIST"]);
+    let line = list.lines().find(|l| l.contains("name=tlsclient")).unwrap();
+    assert!(line.contains(&format!("laddr=127.0.0.1:{tls}")), "{line}");
+    assert_eq!(
+        common::info_field(&mut server.raw(), "clients", "connected_clients"),
+        "2"
+    );
+}
+
+#[test]
+fn tls_auth_clients_no_and_optional() {
+    let Some(dir) = certificates("tls-auth") else {
+        return;
+    };
+    // Another CA's client, which no setting lets in while it shows its
+    // certificate.
+    make_ca(&dir, "other-ca");
+    sign(&dir, "other-ca", "stranger", "clientAuth", false);
+    let (server, tls) = tls_lapse(&dir, &["--tls-auth-clients", "no"]);
+    let ping = |client: Option<&str>| {
+        TlsClient::connect(&dir, tls, "ca.crt", client)
+            .and_then(|mut c| c.cmd("PING"))
+            .unwrap_or_else(|e| format!("refused: {e}"))
+    };
+    assert_eq!(ping(None), "+PONG");
+    let mut r = server.raw();
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "tls-auth-clients", "optional"]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "tls-auth-clients"]).lines().last(),
+        Some("optional")
+    );
+    assert_eq!(ping(None), "+PONG");
+    assert_eq!(ping(Some("client")), "+PONG");
+    assert!(ping(Some("stranger")).starts_with("refused"));
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "tls-auth-clients", "yes"]),
+        "+OK\r\n"
+    );
+    assert!(ping(None).starts_with("refused"));
+    assert_eq!(ping(Some("client")), "+PONG");
+}
+
+#[test]
+fn port_0_serves_tls_alone() {
+    let Some(dir) = certificates("tls-only") else {
+        return;
+    };
+    let log = dir.join("lapse.log");
+    let tls = free_port();
+    let (port, cert, key, ca) = (
+        tls.to_string(),
+        path(&dir, "server.crt"),
+        path(&dir, "server.key"),
+        path(&dir, "ca.crt"),
+    );
+    let server = Server::lapse_logging_to(
+        &log,
+        &[
+            "--port",
+            "0",
+            "--tls-port",
+            &port,
+            "--tls-cert-file",
+            &cert,
+            "--tls-key-file",
+            &key,
+            "--tls-ca-cert-file",
+            &ca,
+        ],
+    );
+    assert_eq!(server.port, tls);
+    let mut client = TlsClient::connect(&dir, tls, "ca.crt", Some("client")).unwrap();
+    assert_eq!(client.cmd("PING").unwrap(), "+PONG");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let listening: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("listening on"))
+        .collect();
+    assert!(
+        !listening.is_empty() && listening.iter().all(|l| l.contains("listening on TLS")),
+        "{listening:?}"
+    );
+}
+
+#[test]
+fn certificates_rotate_by_config_set_for_new_connections() {
+    let Some(dir) = certificates("tls-rotate") else {
+        return;
+    };
+    make_ca(&dir, "ca2");
+    sign(&dir, "ca2", "server2", "serverAuth", true);
+    sign(&dir, "ca2", "client2", "clientAuth", false);
+    let (server, tls) = tls_lapse(&dir, &[]);
+    let mut before = TlsClient::connect(&dir, tls, "ca.crt", Some("client")).unwrap();
+    assert_eq!(before.cmd("PING").unwrap(), "+PONG");
+    let mut r = server.raw();
+    // A key file that does not exist: refused whole, nothing changes.
+    let refused = r.cmd(&["CONFIG", "SET", "tls-key-file", &path(&dir, "missing.key")]);
+    assert_eq!(
+        refused,
+        "-ERR CONFIG SET failed (possibly related to argument 'tls-key-file') - Unable to update TLS configuration. Check server logs.\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "tls-key-file"]).lines().last(),
+        Some(path(&dir, "server.key").as_str())
+    );
+    assert_eq!(
+        r.cmd(&[
+            "CONFIG",
+            "SET",
+            "tls-cert-file",
+            &path(&dir, "server2.crt"),
+            "tls-key-file",
+            &path(&dir, "server2.key"),
+            "tls-ca-cert-file",
+            &path(&dir, "ca2.crt"),
+        ]),
+        "+OK\r\n"
+    );
+    // New connections see the new certificate and CA...
+    let mut after = TlsClient::connect(&dir, tls, "ca2.crt", Some("client2")).unwrap();
+    assert_eq!(after.cmd("PING").unwrap(), "+PONG");
+    assert!(TlsClient::connect(&dir, tls, "ca.crt", Some("client"))
+        .and_then(|mut c| c.cmd("PING"))
+        .is_err());
+    // ...and the one made before keeps its own.
+    assert_eq!(before.cmd("PING").unwrap(), "+PONG");
+}
+
+#[test]
+fn garbage_and_stalled_handshakes_disturb_no_one() {
+    let Some(dir) = certificates("tls-garbage") else {
+        return;
+    };
+    let (server, tls) = tls_lapse(&dir, &[]);
+    let mut good = TlsClient::connect(&dir, tls, "ca.crt", Some("client")).unwrap();
+    // Plain text on the TLS port: the server answers with an alert (or
+    // nothing) and closes.
+    let mut plain = TcpStream::connect(("127.0.0.1", tls)).unwrap();
+    plain
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    plain.write_all(b"PING\r\nGET k\r\n").unwrap();
+    let mut sink = Vec::new();
+    let _ = plain.read_to_end(&mut sink);
+    assert!(!String::from_utf8_lossy(&sink).contains("PONG"));
+    // Random bytes after a record header that promises more.
+    let mut junk = TcpStream::connect(("127.0.0.1", tls)).unwrap();
+    junk.write_all(&[0x16, 0x03, 0x01, 0x40, 0x00, 1, 2, 3, 4, 5])
+        .unwrap();
+    // Half a ClientHello, then silence: the handshake never completes.
+    let mut half = TcpStream::connect(("127.0.0.1", tls)).unwrap();
+    half.write_all(&[0x16, 0x03, 0x01, 0x00, 0xc8, 0x01, 0x00, 0x00])
+        .unwrap();
+    for i in 0..50 {
+        assert_eq!(good.cmd(&format!("SET g{i} v")).unwrap(), "+OK");
+    }
+    let mut another = TlsClient::connect(&dir, tls, "ca.crt", Some("client")).unwrap();
+    assert_eq!(another.cmd("DBSIZE").unwrap(), ":50");
+    assert_eq!(server.raw().cmd(&["PING"]), "+PONG\r\n");
+    drop((junk, half));
+}
+
+#[test]
+fn redis_benchmark_runs_over_tls() {
+    let Some(dir) = certificates("tls-benchmark") else {
+        return;
+    };
+    if !common::tool_present("redis-benchmark", "the TLS benchmark test") {
+        return;
+    }
+    let (server, tls) = tls_lapse(&dir, &[]);
+    let out = Command::new("redis-benchmark")
+        .args([
+            "-p",
+            &tls.to_string(),
+            "--tls",
+            "--cacert",
+            &path(&dir, "ca.crt"),
+        ])
+        .args([
+            "--cert",
+            &path(&dir, "client.crt"),
+            "--key",
+            &path(&dir, "client.key"),
+        ])
+        .args([
+            "-t", "set,get", "-n", "20000", "-P", "16", "-q", "-r", "1000",
+        ])
+        .output()
+        .expect("run redis-benchmark");
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "\n");
+    let done: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("requests per second") && !l.contains("rps="))
+        .collect();
+    assert_eq!(done.len(), 2, "{text}");
+    let keys = common::info_field(&mut server.raw(), "keyspace", "db0");
+    assert!(keys.starts_with("keys="), "{keys}");
+}
+
+#[test]
+fn redis_py_over_tls() {
+    let Some(dir) = certificates("tls-redis-py") else {
+        return;
+    };
+    let Some(deps) = common::python_deps() else {
+        return;
+    };
+    let (_server, tls) = tls_lapse(&dir, &[]);
+    let script = format!("{}/tests/clients/tls_client.py", env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new("python3")
+        .arg(script)
+        .arg(tls.to_string())
+        .arg(&dir)
+        .env("PYTHONPATH", deps)
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("tls client: ok"),
+        "{}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
