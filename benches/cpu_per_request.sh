@@ -8,6 +8,7 @@
 #   benches/cpu_per_request.sh
 #   PAIRS=5 TESTS="set get" PIPELINE=16 benches/cpu_per_request.sh
 #   AGAINST_BIN=/path/to/older/lapse benches/cpu_per_request.sh
+#   TLS=1 PIPELINE=16 benches/cpu_per_request.sh   # both over TLS (mutual)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PAIRS=${PAIRS:-3}
@@ -15,6 +16,7 @@ REQUESTS=${REQUESTS:-300000}
 TESTS=${TESTS:-"set get"}
 PIPELINE=${PIPELINE:-1}
 AGAINST_BIN=${AGAINST_BIN:-}
+TLS=${TLS:-}
 command -v redis-benchmark >/dev/null || { echo "redis-benchmark is needed (apt-get install -y redis-tools)"; exit 1; }
 command -v redis-server >/dev/null || { echo "redis-server is needed (apt-get install -y redis-server)"; exit 1; }
 cargo build --release --bin lapse >/dev/null 2>&1
@@ -23,18 +25,47 @@ HZ=$(getconf CLK_TCK)
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
+# With TLS: a CA, a server and a client certificate (as Redis's
+# utils/gen-test-certs.sh makes them); the servers listen on TLS only.
+server_tls=() client_tls=()
+if [ -n "$TLS" ]; then
+    CERTS=$(mktemp -d)
+    trap 'rm -rf "$CERTS"' EXIT
+    (
+        cd "$CERTS"
+        openssl genrsa -out ca.key 2048 2>/dev/null
+        openssl req -x509 -new -nodes -sha256 -key ca.key -days 30 -subj "/O=bench/CN=ca" -out ca.crt
+        for name in server client; do
+            openssl genrsa -out $name.key 2048 2>/dev/null
+            openssl req -new -sha256 -subj "/O=bench/CN=$name" -key $name.key -out $name.csr
+            printf "subjectAltName=DNS:localhost,IP:127.0.0.1\n" > $name.ext
+            openssl x509 -req -sha256 -in $name.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+                -days 30 -extfile $name.ext -out $name.crt 2>/dev/null
+        done
+    )
+    server_tls=(--tls-cert-file "$CERTS/server.crt" --tls-key-file "$CERTS/server.key"
+        --tls-ca-cert-file "$CERTS/ca.crt")
+    client_tls=(--tls --cacert "$CERTS/ca.crt" --cert "$CERTS/client.crt" --key "$CERTS/client.key")
+fi
+
+# listen PORT: the server's arguments to serve on PORT (TLS alone with TLS).
+listen() {
+    if [ -n "$TLS" ]; then echo "--port 0 --tls-port $1"; else echo "--port $1"; fi
+}
+
 # run NAME TEST: prints "rps cpu_us_per_request"
 run() {
     local name=$1 test=$2 port pid t0 t1 rps
     port=$(free_port)
+    # shellcheck disable=SC2046
     case $name in
-        redis) redis-server --port "$port" --save "" --appendonly no >/dev/null 2>&1 & pid=$! ;;
-        other) "$AGAINST_BIN" --port "$port" --save "" >/dev/null 2>&1 & pid=$! ;;
-        *) "$LAPSE" --port "$port" --save "" >/dev/null 2>&1 & pid=$! ;;
+        redis) redis-server $(listen "$port") "${server_tls[@]}" --save "" --appendonly no >/dev/null 2>&1 & pid=$! ;;
+        other) "$AGAINST_BIN" $(listen "$port") "${server_tls[@]}" --save "" >/dev/null 2>&1 & pid=$! ;;
+        *) "$LAPSE" $(listen "$port") "${server_tls[@]}" --save "" >/dev/null 2>&1 & pid=$! ;;
     esac
-    for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+    for _ in $(seq 50); do redis-cli -p "$port" "${client_tls[@]}" ping >/dev/null 2>&1 && break; sleep 0.05; done
     t0=$(awk '{print $14+$15}' /proc/$pid/stat)
-    rps=$(redis-benchmark -p "$port" -t "$test" -n "$REQUESTS" -c 50 -P "$PIPELINE" -q 2>/dev/null \
+    rps=$(redis-benchmark -p "$port" "${client_tls[@]}" -t "$test" -n "$REQUESTS" -c 50 -P "$PIPELINE" -q 2>/dev/null \
         | tr '\r' '\n' | grep "requests per second" | tail -1 | awk '{print $2}')
     t1=$(awk '{print $14+$15}' /proc/$pid/stat)
     kill "$pid"; wait "$pid" 2>/dev/null || true

@@ -56,7 +56,11 @@ impl TlsStream {
             if filled == buf.len() {
                 return Ok(filled);
             }
-            match tls.read_tls(&mut &self.socket) {
+            let mut socket = ShortReads {
+                socket: &self.socket,
+                short: false,
+            };
+            match tls.read_tls(&mut socket) {
                 Ok(0) => return Ok(filled),
                 Ok(_) => {}
                 Err(e) if filled > 0 && e.kind() == io::ErrorKind::WouldBlock => return Ok(filled),
@@ -70,6 +74,21 @@ impl TlsStream {
             match send_records(&mut tls, &self.socket) {
                 Err(e) if e.kind() != io::ErrorKind::WouldBlock => return Err(e),
                 _ => {}
+            }
+            // A short read drained the socket: what it decrypted is all
+            // there is until the next edge (no read that would only say
+            // WouldBlock, as for plain TCP).
+            if socket.short {
+                while filled < buf.len() {
+                    match tls.reader().read(&mut buf[filled..]) {
+                        Ok(n) if n > 0 => filled += n,
+                        _ => break,
+                    }
+                }
+                return match filled {
+                    0 => Err(io::ErrorKind::WouldBlock.into()),
+                    n => Ok(n),
+                };
             }
         }
     }
@@ -88,6 +107,21 @@ impl TlsStream {
             Err(e) if e.kind() != io::ErrorKind::WouldBlock => Err(e),
             _ => Ok(n),
         }
+    }
+}
+
+/// The socket as rustls reads it, noting a read that came back short of
+/// what was asked (the socket is drained).
+struct ShortReads<'a> {
+    socket: &'a TcpStream,
+    short: bool,
+}
+
+impl Read for ShortReads<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = (&*self.socket).read(buf)?;
+        self.short = n < buf.len();
+        Ok(n)
     }
 }
 
