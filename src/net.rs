@@ -28,10 +28,17 @@ pub enum Stream {
 /// in rustls until the socket is writable again.
 pub struct TlsStream {
     socket: TcpStream,
-    tls: std::cell::RefCell<rustls::ServerConnection>,
+    tls: std::cell::RefCell<rustls::Connection>,
 }
 
 impl TlsStream {
+    /// A TLS client over `socket` (connecting, or connected): its
+    /// ClientHello leaves with the first write.
+    pub fn client(socket: TcpStream, tls: rustls::ClientConnection) -> Stream {
+        let tls = std::cell::RefCell::new(rustls::Connection::Client(tls));
+        Stream::Tls(Box::new(TlsStream { socket, tls }))
+    }
+
     /// Reads plaintext into `buf`, reading and decrypting records until it
     /// is full or the socket has nothing more: a short read means the
     /// socket is drained, as for plain TCP. Handshake replies are sent on
@@ -127,7 +134,7 @@ impl Read for ShortReads<'_> {
 
 /// Writes the records rustls has queued until none is left (Ok) or the
 /// socket is full (`WouldBlock`).
-fn send_records(tls: &mut rustls::ServerConnection, socket: &TcpStream) -> io::Result<()> {
+fn send_records(tls: &mut rustls::Connection, socket: &TcpStream) -> io::Result<()> {
     while tls.wants_write() {
         match tls.write_tls(&mut &*socket) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
@@ -261,7 +268,7 @@ impl Listener {
             }
             Listener::Tls(l, context) => {
                 let (socket, peer) = accept_tcp(l)?;
-                let tls = std::cell::RefCell::new(context.accept()?);
+                let tls = std::cell::RefCell::new(rustls::Connection::Server(context.accept()?));
                 Ok((Stream::Tls(Box::new(TlsStream { socket, tls })), peer))
             }
             Listener::Unix(l, path) => {
@@ -425,6 +432,15 @@ impl Stream {
 
     pub fn is_tls(&self) -> bool {
         matches!(self, Stream::Tls(_))
+    }
+
+    /// The TCP socket under it (none for a Unix socket).
+    pub fn tcp(&self) -> Option<&TcpStream> {
+        match self {
+            Stream::Tcp(s) => Some(s),
+            Stream::Tls(s) => Some(&s.socket),
+            Stream::Unix(_) => None,
+        }
     }
 }
 

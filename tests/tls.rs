@@ -16,8 +16,10 @@ use std::time::Duration;
 use common::{free_port, Server};
 
 /// A folder of test certificates: `ca`, `server` (signed by `ca`, for
-/// 127.0.0.1 and localhost), `client` (signed by `ca`), each `.crt` and
-/// `.key`. None (loudly) without openssl.
+/// 127.0.0.1 and localhost, with no extended key usage: as Redis's
+/// `redis.crt`, a server's and, on the links it opens, a client's),
+/// `client` (signed by `ca`), each `.crt` and `.key`. None (loudly)
+/// without openssl.
 fn certificates(name: &str) -> Option<PathBuf> {
     if !common::tool_answers("openssl", "version", "the TLS tests") {
         return None;
@@ -25,8 +27,8 @@ fn certificates(name: &str) -> Option<PathBuf> {
     let dir = common::temp_dir(name);
     std::fs::create_dir_all(&dir).unwrap();
     make_ca(&dir, "ca");
-    sign(&dir, "ca", "server", "serverAuth", true);
-    sign(&dir, "ca", "client", "clientAuth", false);
+    sign(&dir, "ca", "server", None, true);
+    sign(&dir, "ca", "client", Some("clientAuth"), false);
     Some(dir)
 }
 
@@ -57,8 +59,8 @@ fn make_ca(dir: &Path, ca: &str) {
     );
 }
 
-/// `name.crt` / `name.key` signed by the CA `ca`, for `usage`.
-fn sign(dir: &Path, ca: &str, name: &str, usage: &str, server: bool) {
+/// `name.crt` / `name.key` signed by the CA `ca`, for `usage` (none: any).
+fn sign(dir: &Path, ca: &str, name: &str, usage: Option<&str>, server: bool) {
     let key = format!("{name}.key");
     openssl(dir, &["genrsa", "-out", &key, "2048"]);
     let csr = format!("{name}.csr");
@@ -70,7 +72,10 @@ fn sign(dir: &Path, ca: &str, name: &str, usage: &str, server: bool) {
         ],
     );
     let ext = format!("{name}.ext");
-    let mut text = format!("keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage={usage}\n");
+    let mut text = "keyUsage=digitalSignature,keyEncipherment\n".to_string();
+    if let Some(usage) = usage {
+        text.push_str(&format!("extendedKeyUsage={usage}\n"));
+    }
     if server {
         text.push_str("subjectAltName=DNS:localhost,IP:127.0.0.1\n");
     }
@@ -262,7 +267,7 @@ fn tls_auth_clients_no_and_optional() {
     // Another CA's client, which no setting lets in while it shows its
     // certificate.
     make_ca(&dir, "other-ca");
-    sign(&dir, "other-ca", "stranger", "clientAuth", false);
+    sign(&dir, "other-ca", "stranger", Some("clientAuth"), false);
     let (server, tls) = tls_lapse(&dir, &["--tls-auth-clients", "no"]);
     let ping = |client: Option<&str>| {
         TlsClient::connect(&dir, tls, "ca.crt", client)
@@ -338,8 +343,8 @@ fn certificates_rotate_by_config_set_for_new_connections() {
         return;
     };
     make_ca(&dir, "ca2");
-    sign(&dir, "ca2", "server2", "serverAuth", true);
-    sign(&dir, "ca2", "client2", "clientAuth", false);
+    sign(&dir, "ca2", "server2", None, true);
+    sign(&dir, "ca2", "client2", Some("clientAuth"), false);
     let (server, tls) = tls_lapse(&dir, &[]);
     let mut before = TlsClient::connect(&dir, tls, "ca.crt", Some("client")).unwrap();
     assert_eq!(before.cmd("PING").unwrap(), "+PONG");
@@ -472,5 +477,91 @@ fn redis_py_over_tls() {
         "{}\n{stdout}\n{}",
         output.status,
         String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The TLS arguments of a server (lapse or redis-server) on `tls_port`.
+fn server_tls_args(dir: &Path, tls_port: u16) -> Vec<String> {
+    vec![
+        "--tls-port".into(),
+        tls_port.to_string(),
+        "--tls-cert-file".into(),
+        path(dir, "server.crt"),
+        "--tls-key-file".into(),
+        path(dir, "server.key"),
+        "--tls-ca-cert-file".into(),
+        path(dir, "ca.crt"),
+        "--tls-replication".into(),
+        "yes".into(),
+        "--repl-diskless-sync-delay".into(),
+        "0".into(),
+    ]
+}
+
+fn synced(replica: &Server, keys: &str) -> bool {
+    common::eventually(Duration::from_secs(20), || {
+        let mut r = replica.raw();
+        common::info_field(&mut r, "replication", "master_link_status") == "up"
+            && r.cmd(&["DBSIZE"]) == format!(":{keys}\r\n")
+    })
+}
+
+fn write_some(server: &Server, tag: &str) {
+    let mut r = server.raw();
+    for i in 0..500 {
+        let key = format!("{tag}:{i}");
+        assert_eq!(r.cmd(&["SET", &key, &"v".repeat(i)]), "+OK\r\n");
+    }
+    assert_eq!(r.cmd(&["EXPIRE", &format!("{tag}:7"), "1000"]), ":1\r\n");
+    assert_eq!(r.cmd(&["HSET", &format!("{tag}:h"), "f", "1"]), ":1\r\n");
+}
+
+#[test]
+fn replication_over_tls_with_redis_server_in_both_roles() {
+    let Some(dir) = certificates("tls-replication") else {
+        return;
+    };
+    // A redis-server primary over TLS, a lapse replica of it.
+    let redis_tls = free_port();
+    let args = server_tls_args(&dir, redis_tls);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let Some(primary) = Server::redis_with(&args) else {
+        return;
+    };
+    write_some(&primary, "from-redis");
+    let lapse_tls = free_port();
+    let tls_port = redis_tls.to_string();
+    let mut lapse_args = server_tls_args(&dir, lapse_tls);
+    lapse_args.extend(["--replicaof".into(), "127.0.0.1".into(), tls_port]);
+    let lapse_args: Vec<&str> = lapse_args.iter().map(String::as_str).collect();
+    let plain = free_port().to_string();
+    let mut with_plain = vec!["--port", &plain];
+    with_plain.extend(lapse_args);
+    let replica = Server::lapse(&with_plain);
+    assert!(synced(&replica, "501"), "lapse never synced over TLS");
+    // The stream goes on over the same link.
+    assert_eq!(primary.raw().cmd(&["SET", "later", "x"]), "+OK\r\n");
+    assert!(synced(&replica, "502"));
+    assert_eq!(
+        replica.raw().cmd(&["DEBUG", "DIGEST"]),
+        primary.raw().cmd(&["DEBUG", "DIGEST"])
+    );
+    // A redis-server replica of a lapse primary, over TLS.
+    let (lapse_primary, tls) = tls_lapse(&dir, &["--repl-diskless-sync-delay", "0"]);
+    write_some(&lapse_primary, "from-lapse");
+    let tls = tls.to_string();
+    let mut args = server_tls_args(&dir, free_port());
+    args.extend(["--replicaof".into(), "127.0.0.1".into(), tls]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let redis_replica = Server::redis_with(&args).unwrap();
+    assert!(
+        synced(&redis_replica, "501"),
+        "redis-server never synced over TLS"
+    );
+    assert_eq!(lapse_primary.raw().cmd(&["DEL", "from-lapse:1"]), ":1\r\n");
+    assert!(synced(&redis_replica, "500"));
+    assert_eq!(
+        redis_replica.raw().cmd(&["DEBUG", "DIGEST"]),
+        lapse_primary.raw().cmd(&["DEBUG", "DIGEST"])
     );
 }

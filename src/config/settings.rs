@@ -1029,7 +1029,7 @@ pub static SETTINGS: &[Setting] = &[
     int_setting!("tls-session-cache-size", tls.session_cache_size, 0, i64::from(i32::MAX), true),
     int_setting!("tls-session-cache-timeout", tls.session_cache_timeout, 0, i64::from(i32::MAX), true),
     kept!("tls-cluster", "no", true, kept_yes_no, "the cluster bus is not TLS yet"),
-    kept!("tls-replication", "no", true, kept_yes_no, "replication is not TLS yet"),
+    yes_no_setting!("tls-replication", tls.replication),
     Setting {
         name: "tls-auth-clients",
         get: |c| c.tls.auth_clients.name().into(),

@@ -21,7 +21,8 @@ pub(super) const REPLICA_ACK_PERIOD: Duration = Duration::from_secs(1);
 
 /// The link to the primary before it carries the command stream.
 pub(super) struct MasterLink {
-    socket: TcpStream,
+    /// TCP, or TLS with `tls-replication`.
+    socket: Stream,
     /// `None` until the connection is made.
     handshake: Option<crate::replication::Handshake>,
     /// The REPLICAOF it was made for (`Replication::epoch`).
@@ -426,12 +427,26 @@ impl Server {
             }
         };
         info!("Connecting to MASTER {host}:{port}");
-        let mut socket = match TcpStream::connect(addr) {
+        let socket = match TcpStream::connect(addr) {
             Ok(socket) => socket,
             Err(e) => {
                 warn!("Unable to connect to MASTER: {e}");
                 return;
             }
+        };
+        let tls = &self.state.config.tls;
+        let mut socket = match tls.replication {
+            false => Stream::Tcp(socket),
+            true => match crate::tls::client_config(tls)
+                .map_err(io::Error::other)
+                .and_then(|config| crate::tls::connect(config, &host))
+            {
+                Ok(client) => crate::net::TlsStream::client(socket, client),
+                Err(e) => {
+                    warn!("Unable to connect to MASTER over TLS: {e}");
+                    return;
+                }
+            },
         };
         let interest = Interest::READABLE | Interest::WRITABLE;
         if let Err(e) = self
@@ -462,8 +477,8 @@ impl Server {
             if !writable {
                 return;
             }
-            let connected = match link.socket.take_error() {
-                Ok(None) => link.socket.peer_addr().is_ok(),
+            let connected = match link.socket.tcp().map(|s| s.take_error()) {
+                Some(Ok(None)) => link.socket.tcp().is_some_and(|s| s.peer_addr().is_ok()),
                 _ => false,
             };
             if !connected {
@@ -484,7 +499,7 @@ impl Server {
                 self.poll
                     .registry()
                     .reregister(&mut link.socket, MASTER_TOKEN, Interest::READABLE);
-            if registered.is_err() || link.socket.write_all(&first).is_err() {
+            if registered.is_err() || (&link.socket).write_all(&first).is_err() {
                 return self.master_link_failed("Unable to send PING to MASTER");
             }
         }
@@ -493,7 +508,7 @@ impl Server {
             let Some(link) = self.master_link.as_mut() else {
                 return;
             };
-            let n = match link.socket.read(&mut buf) {
+            let n = match (&link.socket).read(&mut buf) {
                 Ok(0) => {
                     return self.master_link_failed("MASTER aborted replication: connection closed")
                 }
@@ -516,7 +531,7 @@ impl Server {
             match progress {
                 Ok(crate::replication::Progress::More) => {}
                 Ok(crate::replication::Progress::Send(bytes)) => {
-                    if link.socket.write_all(&bytes).is_err() {
+                    if (&link.socket).write_all(&bytes).is_err() {
                         return self.master_link_failed("Unable to write to MASTER");
                     }
                 }
@@ -617,8 +632,9 @@ impl Server {
         }
         let laddr = link
             .socket
-            .local_addr()
-            .map_or_else(|_| String::new(), |a| a.to_string());
+            .tcp()
+            .and_then(|s| s.local_addr().ok())
+            .map_or_else(String::new, |a| a.to_string());
         let mut session = Session::new(
             self.next_client_id,
             link.addr.clone(),
@@ -632,7 +648,7 @@ impl Server {
         session.token = token;
         session.query.extend(rest);
         entry.insert(Connection {
-            socket: Stream::Tcp(link.socket),
+            socket: link.socket,
             session,
             wants_write: false,
             queued: false,
