@@ -84,7 +84,9 @@ impl TlsStream {
             }
             // A short read drained the socket: what it decrypted is all
             // there is until the next edge (no read that would only say
-            // WouldBlock, as for plain TCP).
+            // WouldBlock, as for plain TCP). With nothing decrypted (a
+            // handshake message, part of a record) the socket is read
+            // again, for the end of stream that may have come with it.
             if socket.short {
                 while filled < buf.len() {
                     match tls.reader().read(&mut buf[filled..]) {
@@ -92,10 +94,9 @@ impl TlsStream {
                         _ => break,
                     }
                 }
-                return match filled {
-                    0 => Err(io::ErrorKind::WouldBlock.into()),
-                    n => Ok(n),
-                };
+                if filled > 0 {
+                    return Ok(filled);
+                }
             }
         }
     }

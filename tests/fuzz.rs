@@ -2,10 +2,10 @@
 //! argument vectors executed against the command table in process,
 //! damaged AOF directories loaded at startup, and clients trying to hang
 //! a running server (scripts that never end, timeouts under a
-//! millisecond).
+//! millisecond), and broken TLS peers on a TLS port.
 //!
 //! Each pass runs for `FUZZ_SECONDS` (default 10; CI sets 60 for the
-//! four together) from a seed (`FUZZ_SEED`, default: the clock, printed so a
+//! five together) from a seed (`FUZZ_SEED`, default: the clock, printed so a
 //! failure can be replayed). Any panic fails the test with the input that
 //! caused it; each crash found becomes a regression test below.
 
@@ -25,7 +25,7 @@ fn budget() -> Duration {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(10.0);
-    Duration::from_secs_f64(secs / 4.0)
+    Duration::from_secs_f64(secs / 5.0)
 }
 
 fn seed() -> u64 {
@@ -542,4 +542,108 @@ fn fuzz_no_client_hangs_the_server() {
         scripts += 1;
     }
     eprintln!("hang fuzz: {scripts} endless scripts killed, {waits} tiny timeouts ended");
+}
+
+/// A ClientHello as rustls sends it, for the TLS pass to damage.
+fn client_hello() -> Vec<u8> {
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    let name = "localhost".try_into().unwrap();
+    let mut conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+    let mut hello = Vec::new();
+    conn.write_tls(&mut hello).unwrap();
+    hello
+}
+
+/// Bytes a broken or hostile TLS peer sends: random bytes, records with
+/// random types, versions and lengths (some longer than what follows),
+/// or a real ClientHello with bytes flipped or cut short.
+fn hostile_tls(rng: &mut SmallRng, hello: &[u8]) -> Vec<u8> {
+    match rng.gen_range(0..3) {
+        0 => (0..rng.gen_range(1..600)).map(|_| rng.gen()).collect(),
+        1 => {
+            let mut out = Vec::new();
+            for _ in 0..rng.gen_range(1..5) {
+                let kind = *[20u8, 21, 22, 23, rng.gen()]
+                    .get(rng.gen_range(0..5))
+                    .unwrap();
+                let len: u16 = rng.gen_range(0..20_000);
+                out.extend_from_slice(&[kind, 3, rng.gen_range(0..5)]);
+                out.extend_from_slice(&len.to_be_bytes());
+                let body = usize::from(len).min(rng.gen_range(0..2000));
+                out.extend((0..body).map(|_| rng.gen::<u8>()));
+            }
+            out
+        }
+        _ => {
+            let mut out = hello.to_vec();
+            for _ in 0..rng.gen_range(0..8) {
+                let at = rng.gen_range(0..out.len());
+                out[at] ^= 1 << rng.gen_range(0..8);
+            }
+            out.truncate(rng.gen_range(1..=out.len()));
+            out
+        }
+    }
+}
+
+#[test]
+fn fuzz_tls_port() {
+    let Some(dir) = common::certs::certificates("fuzz-tls") else {
+        return;
+    };
+    let mut rng = SmallRng::seed_from_u64(seed());
+    let tls = common::free_port();
+    let plain = common::free_port().to_string();
+    let (port, cert, key, ca) = (
+        tls.to_string(),
+        common::certs::path(&dir, "server.crt"),
+        common::certs::path(&dir, "server.key"),
+        common::certs::path(&dir, "ca.crt"),
+    );
+    let lapse = common::Server::lapse(&[
+        "--port",
+        &plain,
+        "--tls-port",
+        &port,
+        "--tls-cert-file",
+        &cert,
+        "--tls-key-file",
+        &key,
+        "--tls-ca-cert-file",
+        &ca,
+    ]);
+    let hello = client_hello();
+    let deadline = Instant::now() + budget();
+    let mut good = common::certs::TlsClient::connect(&dir, tls, "ca.crt", Some("client")).unwrap();
+    let (mut peers, mut kept) = (0u64, Vec::new());
+    while Instant::now() < deadline {
+        let mut socket = std::net::TcpStream::connect(("127.0.0.1", tls)).unwrap();
+        use std::io::Write;
+        let _ = socket.write_all(&hostile_tls(&mut rng, &hello));
+        // Some stay open mid-handshake; most go away.
+        if rng.gen_bool(0.1) && kept.len() < 50 {
+            kept.push(socket);
+        }
+        peers += 1;
+        if peers % 20 == 0 {
+            assert_eq!(good.cmd(&format!("SET fuzz {peers}")).unwrap(), "+OK");
+            assert_eq!(lapse.raw().cmd(&["PING"]), "+PONG\r\n");
+        }
+    }
+    let mut fresh = common::certs::TlsClient::connect(&dir, tls, "ca.crt", Some("client")).unwrap();
+    assert_eq!(fresh.cmd("PING").unwrap(), "+PONG");
+    assert_eq!(good.cmd("PING").unwrap(), "+PONG");
+    drop(kept);
+    // Every hostile peer that went away was closed: only the two TLS
+    // clients (and the one asking) are left.
+    let closed = common::eventually(Duration::from_secs(10), || {
+        common::info_field(&mut lapse.raw(), "clients", "connected_clients") == "3"
+    });
+    assert!(closed, "hostile peers left connected");
+    eprintln!("TLS fuzz: {peers} hostile peers");
 }

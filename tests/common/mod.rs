@@ -2,6 +2,8 @@
 //! on a free port, talk to it with raw sockets or the `redis` crate.
 #![allow(dead_code)]
 
+pub mod certs;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
