@@ -745,8 +745,16 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
         // their current value (Redis's suite sets every setting to itself),
         // and refuse a change.
         let unchanged = || setting.get(&ctx.server.config).as_bytes() == &args[i + 1][..];
-        let takes_current = FIXED_UNTIL_RESTART.contains(&setting.name) && unchanged();
-        if !setting.mutable && !takes_current {
+        let fixed_here = FIXED_UNTIL_RESTART.contains(&setting.name);
+        if !setting.mutable && !(fixed_here && unchanged()) {
+            // Redis changes these at run time: a bad value gets its own
+            // error first, as there.
+            let words = [String::from_utf8_lossy(&args[i + 1]).into_owned()];
+            if let (true, Err(BadValue(reason))) =
+                (fixed_here, setting.set(&mut next.clone(), &words))
+            {
+                return Err(failed(&reason));
+            }
             return Err(failed("can't set immutable config"));
         }
         if crate::config::PROTECTED_SETTINGS.contains(&setting.name)
