@@ -746,7 +746,8 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
         // and refuse a change.
         let unchanged = || setting.get(&ctx.server.config).as_bytes() == &args[i + 1][..];
         let fixed_here = FIXED_UNTIL_RESTART.contains(&setting.name);
-        if !setting.mutable && !(fixed_here && unchanged()) {
+        let takes_current = fixed_here && unchanged();
+        if !setting.mutable && !takes_current {
             // Redis changes these at run time: a bad value gets its own
             // error first, as there.
             let words = [String::from_utf8_lossy(&args[i + 1]).into_owned()];
