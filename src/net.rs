@@ -431,8 +431,12 @@ impl Stream {
         }
     }
 
-    pub fn is_tls(&self) -> bool {
-        matches!(self, Stream::Tls(_))
+    /// A TLS connection whose handshake is not over.
+    pub fn is_handshaking(&self) -> bool {
+        match self {
+            Stream::Tls(s) => s.tls.borrow().is_handshaking(),
+            _ => false,
+        }
     }
 
     /// The TCP socket under it (none for a Unix socket).

@@ -39,6 +39,10 @@ const MASTER_TOKEN: Token = Token(usize::MAX - 2);
 const LISTENER_BASE: usize = usize::MAX - 3;
 /// Reads of one client per readiness event before others get a turn.
 const READS_PER_EVENT: usize = 16;
+/// CPU one loop iteration spends on TLS handshakes (a server's signature
+/// is about a millisecond); the handshakes past it wait for the next
+/// iteration, after the other clients had their turn.
+const HANDSHAKE_BUDGET: Duration = Duration::from_millis(2);
 /// What a non-loopback client hears in protected mode (Redis's text).
 /// Cron time for moving dict resizes forward, across all databases.
 const DICT_REHASH_BUDGET: Duration = Duration::from_millis(1);
@@ -65,6 +69,8 @@ struct Connection {
     wants_write: bool,
     /// Already in `pending_writes`.
     queued: bool,
+    /// Already in `read_again`.
+    read_again: bool,
     /// When its output was last written (subscribers' writes are
     /// coalesced, see `PUBSUB_COALESCE`).
     last_flush: Instant,
@@ -143,6 +149,8 @@ pub struct Server {
     paused: Vec<usize>,
     /// Connections whose input was not drained (fairness cap); read next iteration.
     read_again: Vec<usize>,
+    /// Time spent this iteration on TLS handshakes (`HANDSHAKE_BUDGET`).
+    handshake_spent: Duration,
     /// Clients just unblocked whose pipelined input waits to be executed.
     resume: Vec<usize>,
     next_client_id: u64,
@@ -335,6 +343,7 @@ impl Server {
             accept_retry: false,
             paused: Vec::new(),
             read_again: Vec::new(),
+            handshake_spent: Duration::ZERO,
             resume: Vec::new(),
             next_client_id: 1,
             clock: SystemClock::default(),
@@ -384,7 +393,11 @@ impl Server {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
+            self.handshake_spent = Duration::ZERO;
             for token in std::mem::take(&mut self.read_again) {
+                if let Some(conn) = self.conns.get_mut(token) {
+                    conn.read_again = false;
+                }
                 self.handle_readable(token, false);
             }
             for event in events.iter() {
@@ -504,6 +517,7 @@ impl Server {
             session,
             wants_write: false,
             queued: false,
+            read_again: false,
             last_flush: Instant::now(),
         });
         debug!("accepted client {}", self.next_client_id - 1);
@@ -522,9 +536,18 @@ impl Server {
             if conn.session.close_after_reply {
                 return;
             }
+            // A handshake past this iteration's budget waits its turn
+            // (its readiness is not lost: it is read again next time).
+            let handshaking = conn.socket.is_handshaking().then(Instant::now);
+            if handshaking.is_some() && self.handshake_spent >= HANDSHAKE_BUDGET {
+                return self.read_later(token);
+            }
             let spare = conn.session.query.spare();
             let room = spare.len();
             let result = (&conn.socket).read(spare);
+            if let Some(started) = handshaking {
+                self.handshake_spent += started.elapsed();
+            }
             match result {
                 Ok(0) => {
                     // The peer finished sending; it may still read what we
@@ -555,7 +578,16 @@ impl Server {
             }
         }
         // Still more to read: come back after others had their turn.
-        self.read_again.push(token);
+        self.read_later(token);
+    }
+
+    /// Reads the client at `token` again on the next iteration, once.
+    fn read_later(&mut self, token: usize) {
+        if let Some(conn) = self.conns.get_mut(token) {
+            if !std::mem::replace(&mut conn.read_again, true) {
+                self.read_again.push(token);
+            }
+        }
     }
 
     /// A TLS connection whose handshake records the socket would not take

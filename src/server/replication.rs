@@ -652,6 +652,7 @@ impl Server {
             session,
             wants_write: false,
             queued: false,
+            read_again: false,
             last_flush: Instant::now(),
         });
         self.state.connected_clients += 1;
