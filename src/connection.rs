@@ -123,6 +123,9 @@ pub struct Session {
     /// Connected through the Unix socket (`unixsocket`): flag `U`, and
     /// local for protected mode and the protected commands.
     pub unix_socket: bool,
+    /// What a TLS connection's state and buffers hold (0 over plain TCP),
+    /// as the loop last saw them: part of `memory`.
+    pub transport_memory: usize,
     pub no_touch: bool,
     /// CLIENT REPLY: what becomes of this client's replies.
     pub reply_mode: ReplyMode,
@@ -229,7 +232,7 @@ impl Session {
 
     /// Bytes its buffers hold (CLIENT LIST `tot-mem`, `maxmemory-clients`).
     pub fn memory(&self) -> usize {
-        self.query.capacity() + self.reply.buf.capacity()
+        self.query.capacity() + self.reply.buf.capacity() + self.transport_memory
     }
 
     /// Which class of client this is (CLIENT LIST TYPE, output limits).

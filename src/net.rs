@@ -29,14 +29,27 @@ pub enum Stream {
 pub struct TlsStream {
     socket: TcpStream,
     tls: std::cell::RefCell<rustls::Connection>,
+    /// Bytes rustls held undelivered after the last records it read
+    /// (records to send, plaintext not yet read).
+    buffered: std::cell::Cell<usize>,
 }
+
+/// What a TLS connection's state costs beyond its buffered bytes: the
+/// connection itself and the buffer a whole record is read into (16 KiB
+/// of plaintext, its header and tag).
+const TLS_STATE_BYTES: usize = std::mem::size_of::<rustls::Connection>() + 16 * 1024 + 5 + 256;
 
 impl TlsStream {
     /// A TLS client over `socket` (connecting, or connected): its
     /// ClientHello leaves with the first write.
     pub fn client(socket: TcpStream, tls: rustls::ClientConnection) -> Stream {
         let tls = std::cell::RefCell::new(rustls::Connection::Client(tls));
-        Stream::Tls(Box::new(TlsStream { socket, tls }))
+        let buffered = std::cell::Cell::new(0);
+        Stream::Tls(Box::new(TlsStream {
+            socket,
+            tls,
+            buffered,
+        }))
     }
 
     /// Reads plaintext into `buf`, reading and decrypting records until it
@@ -73,10 +86,15 @@ impl TlsStream {
                 Err(e) if filled > 0 && e.kind() == io::ErrorKind::WouldBlock => return Ok(filled),
                 Err(e) => return Err(e),
             }
-            if let Err(e) = tls.process_new_packets() {
-                // The alert rustls queued tells the peer why.
-                let _ = tls.write_tls(&mut &self.socket);
-                return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+            match tls.process_new_packets() {
+                Ok(state) => self
+                    .buffered
+                    .set(state.tls_bytes_to_write() + state.plaintext_bytes_to_read()),
+                Err(e) => {
+                    // The alert rustls queued tells the peer why.
+                    let _ = tls.write_tls(&mut &self.socket);
+                    return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+                }
             }
             match send_records(&mut tls, &self.socket) {
                 Err(e) if e.kind() != io::ErrorKind::WouldBlock => return Err(e),
@@ -270,7 +288,15 @@ impl Listener {
             Listener::Tls(l, context) => {
                 let (socket, peer) = accept_tcp(l)?;
                 let tls = std::cell::RefCell::new(rustls::Connection::Server(context.accept()?));
-                Ok((Stream::Tls(Box::new(TlsStream { socket, tls })), peer))
+                let buffered = std::cell::Cell::new(0);
+                Ok((
+                    Stream::Tls(Box::new(TlsStream {
+                        socket,
+                        tls,
+                        buffered,
+                    })),
+                    peer,
+                ))
             }
             Listener::Unix(l, path) => {
                 let (socket, _) = l.accept()?;
@@ -428,6 +454,15 @@ impl Stream {
         match self {
             Stream::Tls(s) => send_records(&mut s.tls.borrow_mut(), &s.socket),
             _ => Ok(()),
+        }
+    }
+
+    /// What a TLS connection's state and buffers hold (0 for others),
+    /// counted in its client's memory.
+    pub fn transport_memory(&self) -> usize {
+        match self {
+            Stream::Tls(s) => TLS_STATE_BYTES + s.buffered.get(),
+            _ => 0,
         }
     }
 

@@ -100,6 +100,20 @@ fn mutual_tls_by_default_beside_the_plain_port() {
     let list = server.raw().cmd(&["CLIENT", "LIST"]);
     let line = list.lines().find(|l| l.contains("name=tlsclient")).unwrap();
     assert!(line.contains(&format!("laddr=127.0.0.1:{tls}")), "{line}");
+    // Its TLS state counts in its memory (CLIENT LIST tot-mem, and so
+    // maxmemory-clients).
+    let tot_mem = |line: &str| -> usize {
+        let field = line.split(' ').find(|f| f.starts_with("tot-mem=")).unwrap();
+        field["tot-mem=".len()..].parse().unwrap()
+    };
+    let plain = list
+        .lines()
+        .find(|l| l.contains("cmd=client|list"))
+        .unwrap();
+    assert!(
+        tot_mem(line) >= tot_mem(plain) + 16 * 1024,
+        "{line}\n{plain}"
+    );
     assert_eq!(
         common::info_field(&mut server.raw(), "clients", "connected_clients"),
         "2"

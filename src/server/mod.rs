@@ -509,6 +509,7 @@ impl Server {
             unix_time_ms(),
         );
         session.unix_socket = peer.unix;
+        session.transport_memory = socket.transport_memory();
         session.authenticated = self.state.acl.default_is_open();
         session.token = token.0;
         self.next_client_id += 1;
@@ -547,6 +548,9 @@ impl Server {
             let result = (&conn.socket).read(spare);
             if let Some(started) = handshaking {
                 self.handshake_spent += started.elapsed();
+            }
+            if conn.session.transport_memory > 0 {
+                conn.session.transport_memory = conn.socket.transport_memory();
             }
             match result {
                 Ok(0) => {

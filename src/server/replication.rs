@@ -645,6 +645,7 @@ impl Server {
         self.next_client_id += 1;
         session.master = true;
         session.authenticated = true;
+        session.transport_memory = link.socket.transport_memory();
         session.token = token;
         session.query.extend(rest);
         entry.insert(Connection {
