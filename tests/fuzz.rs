@@ -597,26 +597,7 @@ fn fuzz_tls_port() {
         return;
     };
     let mut rng = SmallRng::seed_from_u64(seed());
-    let tls = common::free_port();
-    let plain = common::free_port().to_string();
-    let (port, cert, key, ca) = (
-        tls.to_string(),
-        common::certs::path(&dir, "server.crt"),
-        common::certs::path(&dir, "server.key"),
-        common::certs::path(&dir, "ca.crt"),
-    );
-    let lapse = common::Server::lapse(&[
-        "--port",
-        &plain,
-        "--tls-port",
-        &port,
-        "--tls-cert-file",
-        &cert,
-        "--tls-key-file",
-        &key,
-        "--tls-ca-cert-file",
-        &ca,
-    ]);
+    let (lapse, tls) = common::certs::lapse_with_tls(&dir, &[]);
     let hello = client_hello();
     let deadline = Instant::now() + budget();
     let mut good = common::certs::TlsClient::connect(&dir, tls, "ca.crt", Some("client")).unwrap();

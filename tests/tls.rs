@@ -12,35 +12,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::certs::{certificates, make_ca, path, sign, TlsClient};
+use common::certs::{certificates, lapse_with_tls, make_ca, path, server_args, sign, TlsClient};
 use common::{free_port, Server};
-
-/// lapse with a TLS port (returned) beside its plain port, `extra` after.
-fn tls_lapse(dir: &Path, extra: &[&str]) -> (Server, u16) {
-    let tls_port = free_port();
-    // A plain port of its own: `--port 0` beside a TLS port means none.
-    let plain = free_port().to_string();
-    let (port, cert, key, ca) = (
-        tls_port.to_string(),
-        path(dir, "server.crt"),
-        path(dir, "server.key"),
-        path(dir, "ca.crt"),
-    );
-    let mut args = vec![
-        "--port",
-        &plain,
-        "--tls-port",
-        &port,
-        "--tls-cert-file",
-        &cert,
-        "--tls-key-file",
-        &key,
-        "--tls-ca-cert-file",
-        &ca,
-    ];
-    args.extend_from_slice(extra);
-    (Server::lapse(&args), tls_port)
-}
 
 /// `redis-cli --tls` with the CA `ca` and, if given, a client
 /// certificate: its output, or an error.
@@ -75,7 +48,7 @@ fn mutual_tls_by_default_beside_the_plain_port() {
     if !common::tool_present("redis-cli", "the TLS tests") {
         return;
     }
-    let (server, tls) = tls_lapse(&dir, &[]);
+    let (server, tls) = lapse_with_tls(&dir, &[]);
     assert_eq!(
         tls_cli(
             &dir,
@@ -129,7 +102,7 @@ fn tls_auth_clients_no_and_optional() {
     // certificate.
     make_ca(&dir, "other-ca");
     sign(&dir, "other-ca", "stranger", Some("clientAuth"), false);
-    let (server, tls) = tls_lapse(&dir, &["--tls-auth-clients", "no"]);
+    let (server, tls) = lapse_with_tls(&dir, &["--tls-auth-clients", "no"]);
     let ping = |client: Option<&str>| {
         TlsClient::connect(&dir, tls, "ca.crt", client)
             .and_then(|mut c| c.cmd("PING"))
@@ -163,27 +136,10 @@ fn port_0_serves_tls_alone() {
     };
     let log = dir.join("lapse.log");
     let tls = free_port();
-    let (port, cert, key, ca) = (
-        tls.to_string(),
-        path(&dir, "server.crt"),
-        path(&dir, "server.key"),
-        path(&dir, "ca.crt"),
-    );
-    let server = Server::lapse_logging_to(
-        &log,
-        &[
-            "--port",
-            "0",
-            "--tls-port",
-            &port,
-            "--tls-cert-file",
-            &cert,
-            "--tls-key-file",
-            &key,
-            "--tls-ca-cert-file",
-            &ca,
-        ],
-    );
+    let mut args = vec!["--port".to_string(), "0".into()];
+    args.extend(server_args(&dir, tls));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let server = Server::lapse_logging_to(&log, &args);
     assert_eq!(server.port, tls);
     let mut client = TlsClient::connect(&dir, tls, "ca.crt", Some("client")).unwrap();
     assert_eq!(client.cmd("PING").unwrap(), "+PONG");
@@ -206,7 +162,7 @@ fn certificates_rotate_by_config_set_for_new_connections() {
     make_ca(&dir, "ca2");
     sign(&dir, "ca2", "server2", None, true);
     sign(&dir, "ca2", "client2", Some("clientAuth"), false);
-    let (server, tls) = tls_lapse(&dir, &[]);
+    let (server, tls) = lapse_with_tls(&dir, &[]);
     let mut before = TlsClient::connect(&dir, tls, "ca.crt", Some("client")).unwrap();
     assert_eq!(before.cmd("PING").unwrap(), "+PONG");
     let mut r = server.raw();
@@ -248,7 +204,7 @@ fn garbage_and_stalled_handshakes_disturb_no_one() {
     let Some(dir) = certificates("tls-garbage") else {
         return;
     };
-    let (server, tls) = tls_lapse(&dir, &[]);
+    let (server, tls) = lapse_with_tls(&dir, &[]);
     let mut good = TlsClient::connect(&dir, tls, "ca.crt", Some("client")).unwrap();
     // Plain text on the TLS port: the server answers with an alert (or
     // nothing) and closes.
@@ -285,7 +241,7 @@ fn redis_benchmark_runs_over_tls() {
     if !common::tool_present("redis-benchmark", "the TLS benchmark test") {
         return;
     }
-    let (server, tls) = tls_lapse(&dir, &[]);
+    let (server, tls) = lapse_with_tls(&dir, &[]);
     let out = Command::new("redis-benchmark")
         .args([
             "-p",
@@ -323,7 +279,7 @@ fn redis_py_over_tls() {
     let Some(deps) = common::python_deps() else {
         return;
     };
-    let (_server, tls) = tls_lapse(&dir, &[]);
+    let (_server, tls) = lapse_with_tls(&dir, &[]);
     let script = format!("{}/tests/clients/tls_client.py", env!("CARGO_MANIFEST_DIR"));
     let output = Command::new("python3")
         .arg(script)
@@ -341,22 +297,20 @@ fn redis_py_over_tls() {
     );
 }
 
-/// The TLS arguments of a server (lapse or redis-server) on `tls_port`.
+/// A server's TLS arguments on `tls_port` (lapse or redis-server), with
+/// replication over TLS and no delay before a diskless sync.
 fn server_tls_args(dir: &Path, tls_port: u16) -> Vec<String> {
-    vec![
-        "--tls-port".into(),
-        tls_port.to_string(),
-        "--tls-cert-file".into(),
-        path(dir, "server.crt"),
-        "--tls-key-file".into(),
-        path(dir, "server.key"),
-        "--tls-ca-cert-file".into(),
-        path(dir, "ca.crt"),
-        "--tls-replication".into(),
-        "yes".into(),
-        "--repl-diskless-sync-delay".into(),
-        "0".into(),
-    ]
+    let mut args = server_args(dir, tls_port);
+    args.extend(
+        [
+            "--tls-replication",
+            "yes",
+            "--repl-diskless-sync-delay",
+            "0",
+        ]
+        .map(String::from),
+    );
+    args
 }
 
 fn synced(replica: &Server, keys: &str) -> bool {
@@ -408,7 +362,7 @@ fn replication_over_tls_with_redis_server_in_both_roles() {
         primary.raw().cmd(&["DEBUG", "DIGEST"])
     );
     // A redis-server replica of a lapse primary, over TLS.
-    let (lapse_primary, tls) = tls_lapse(&dir, &["--repl-diskless-sync-delay", "0"]);
+    let (lapse_primary, tls) = lapse_with_tls(&dir, &["--repl-diskless-sync-delay", "0"]);
     write_some(&lapse_primary, "from-lapse");
     let tls = tls.to_string();
     let mut args = server_tls_args(&dir, free_port());

@@ -42,7 +42,7 @@ const READS_PER_EVENT: usize = 16;
 /// CPU one loop iteration spends on TLS handshakes (a server's signature
 /// is about a millisecond); the handshakes past it wait for the next
 /// iteration, after the other clients had their turn.
-const HANDSHAKE_BUDGET: Duration = Duration::from_millis(2);
+const HANDSHAKE_BUDGET: Duration = Duration::from_millis(1);
 /// What a non-loopback client hears in protected mode (Redis's text).
 /// Cron time for moving dict resizes forward, across all databases.
 const DICT_REHASH_BUDGET: Duration = Duration::from_millis(1);

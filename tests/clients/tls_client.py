@@ -14,14 +14,20 @@ import time
 import redis
 
 port, certs = int(sys.argv[1]), sys.argv[2]
-r = redis.Redis(
-    host="localhost",
-    port=port,
-    ssl=True,
-    ssl_ca_certs=os.path.join(certs, "ca.crt"),
-    ssl_certfile=os.path.join(certs, "client.crt"),
-    ssl_keyfile=os.path.join(certs, "client.key"),
-)
+
+
+def connect():
+    return redis.Redis(
+        host="localhost",
+        port=port,
+        ssl=True,
+        ssl_ca_certs=os.path.join(certs, "ca.crt"),
+        ssl_certfile=os.path.join(certs, "client.crt"),
+        ssl_keyfile=os.path.join(certs, "client.key"),
+    )
+
+
+r = connect()
 assert r.ping()
 
 pipe = r.pipeline(transaction=False)
@@ -46,14 +52,7 @@ while time.time() < deadline:
 
 
 def publish():
-    other = redis.Redis(
-        host="localhost",
-        port=port,
-        ssl=True,
-        ssl_ca_certs=os.path.join(certs, "ca.crt"),
-        ssl_certfile=os.path.join(certs, "client.crt"),
-        ssl_keyfile=os.path.join(certs, "client.key"),
-    )
+    other = connect()
     for i in range(3):
         other.publish("news", f"m{i}")
 

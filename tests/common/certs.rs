@@ -102,6 +102,32 @@ pub fn path(dir: &Path, file: &str) -> String {
     dir.join(file).to_string_lossy().into_owned()
 }
 
+/// A server's TLS arguments: `tls_port` with the test server certificate,
+/// its key and the CA.
+pub fn server_args(dir: &Path, tls_port: u16) -> Vec<String> {
+    vec![
+        "--tls-port".into(),
+        tls_port.to_string(),
+        "--tls-cert-file".into(),
+        path(dir, "server.crt"),
+        "--tls-key-file".into(),
+        path(dir, "server.key"),
+        "--tls-ca-cert-file".into(),
+        path(dir, "ca.crt"),
+    ]
+}
+
+/// lapse with a TLS port (returned) beside a plain port of its own
+/// (`--port 0` beside a TLS port would mean none), `extra` after.
+pub fn lapse_with_tls(dir: &Path, extra: &[&str]) -> (super::Server, u16) {
+    let tls_port = super::free_port();
+    let mut args = vec!["--port".to_string(), super::free_port().to_string()];
+    args.extend(server_args(dir, tls_port));
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    (super::Server::lapse(&args), tls_port)
+}
+
 /// A TLS client that stays connected (rustls, trusting `ca`).
 pub struct TlsClient(rustls::StreamOwned<rustls::ClientConnection, TcpStream>);
 
