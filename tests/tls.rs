@@ -271,30 +271,59 @@ fn redis_benchmark_runs_over_tls() {
     assert!(keys.starts_with("keys="), "{keys}");
 }
 
-#[test]
-fn redis_py_over_tls() {
-    let Some(dir) = certificates("tls-redis-py") else {
-        return;
-    };
-    let Some(deps) = common::python_deps() else {
-        return;
-    };
+/// Runs a client script (`program tests/clients/<script> TLS_PORT
+/// CERT_DIR`, with its packages found through `deps_var`) against a
+/// lapse with a TLS port; it prints `done` last.
+fn run_tls_client(program: &str, script: &str, deps_var: &str, deps: &Path, done: &str) {
+    let dir = certificates(&format!("tls-{script}")).expect("certificates");
     let (_server, tls) = lapse_with_tls(&dir, &[]);
-    let script = format!("{}/tests/clients/tls_client.py", env!("CARGO_MANIFEST_DIR"));
-    let output = Command::new("python3")
+    let script = format!("{}/tests/clients/{script}", env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new(program)
         .arg(script)
         .arg(tls.to_string())
         .arg(&dir)
-        .env("PYTHONPATH", deps)
+        .env(deps_var, deps)
         .output()
-        .expect("run python3");
+        .expect("run the client");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        output.status.success() && stdout.contains("tls client: ok"),
+        output.status.success() && stdout.contains(done),
         "{}\n{stdout}\n{}",
         output.status,
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+#[test]
+fn redis_py_over_tls() {
+    if !common::tool_answers("openssl", "version", "the TLS tests") {
+        return;
+    }
+    if let Some(deps) = common::python_deps() {
+        run_tls_client(
+            "python3",
+            "tls_client.py",
+            "PYTHONPATH",
+            deps,
+            "tls client: ok",
+        );
+    }
+}
+
+#[test]
+fn node_redis_over_tls() {
+    if !common::tool_answers("openssl", "version", "the TLS tests") {
+        return;
+    }
+    if let Some(deps) = common::node_deps() {
+        run_tls_client(
+            "node",
+            "node_tls.mjs",
+            "LAPSE_NODE_DEPS",
+            &deps,
+            "node tls: ok",
+        );
+    }
 }
 
 /// A server's TLS arguments on `tls_port` (lapse or redis-server), with
