@@ -416,17 +416,30 @@ fn certificates(file: &str) -> Result<Vec<CertificateDer<'static>>, String> {
     Ok(chain)
 }
 
+/// A PEM private key, decrypted with `pass` when it is an encrypted
+/// PKCS#8 key (`ENCRYPTED PRIVATE KEY`, as OpenSSL 3 writes them: PBES2
+/// with PBKDF2 or scrypt).
 fn private_key(file: &str, pass: &str) -> Result<PrivateKeyDer<'static>, String> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| format!("Failed to load private key: {file}: {e}"))?;
-    if text.contains("ENCRYPTED") {
-        let why = if pass.is_empty() {
-            "it is encrypted and tls-key-file-pass is empty"
-        } else {
-            "encrypted keys are not read yet: decrypt it (openssl pkey -in key -out plain.key)"
-        };
-        return Err(format!("Failed to load private key: {file}: {why}"));
+    let failed = |why: String| format!("Failed to load private key: {file}: {why}");
+    let text = std::fs::read_to_string(file).map_err(|e| failed(e.to_string()))?;
+    if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") {
+        use pkcs8::der::Decode;
+        if pass.is_empty() {
+            return Err(failed("it is encrypted and no password is set".into()));
+        }
+        let (_, document) = pkcs8::Document::from_pem(&text).map_err(|e| failed(e.to_string()))?;
+        let encrypted = pkcs8::EncryptedPrivateKeyInfo::from_der(document.as_bytes())
+            .map_err(|e| failed(e.to_string()))?;
+        let plain = encrypted
+            .decrypt(pass)
+            .map_err(|_| failed("bad password or unsupported encryption".into()))?;
+        return Ok(PrivateKeyDer::Pkcs8(plain.as_bytes().to_vec().into()));
     }
-    PrivateKeyDer::from_pem_slice(text.as_bytes())
-        .map_err(|e| format!("Failed to load private key: {file}: {e}"))
+    if text.contains("Proc-Type: 4,ENCRYPTED") {
+        return Err(failed(
+            "an OpenSSL \"traditional\" encrypted key: convert it to PKCS#8 (openssl pkcs8 -topk8)"
+                .into(),
+        ));
+    }
+    PrivateKeyDer::from_pem_slice(text.as_bytes()).map_err(|e| failed(e.to_string()))
 }

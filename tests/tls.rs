@@ -12,7 +12,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::certs::{certificates, lapse_with_tls, make_ca, path, server_args, sign, TlsClient};
+use common::certs::{
+    certificates, lapse_with_tls, make_ca, openssl, path, server_args, sign, TlsClient,
+};
 use common::{free_port, Server};
 
 /// `redis-cli --tls` with the CA `ca` and, if given, a client
@@ -407,5 +409,46 @@ fn replication_over_tls_with_redis_server_in_both_roles() {
     assert_eq!(
         redis_replica.raw().cmd(&["DEBUG", "DIGEST"]),
         lapse_primary.raw().cmd(&["DEBUG", "DIGEST"])
+    );
+}
+
+#[test]
+fn an_encrypted_key_is_read_with_tls_key_file_pass() {
+    let Some(dir) = certificates("tls-encrypted-key") else {
+        return;
+    };
+    // The server's key as OpenSSL 3 encrypts it (PKCS#8, PBES2).
+    openssl(
+        &dir,
+        &[
+            "pkcs8",
+            "-topk8",
+            "-in",
+            "server.key",
+            "-out",
+            "locked.key",
+            "-passout",
+            "pass:s3cret",
+            "-v2",
+            "aes-256-cbc",
+        ],
+    );
+    let locked = path(&dir, "locked.key");
+    let (server, tls) = lapse_with_tls(
+        &dir,
+        &["--tls-key-file", &locked, "--tls-key-file-pass", "s3cret"],
+    );
+    let mut client = TlsClient::connect(&dir, tls, "ca.crt", Some("client")).unwrap();
+    assert_eq!(client.cmd("PING").unwrap(), "+PONG");
+    let mut r = server.raw();
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "tls-key-file-pass", "wrong"]),
+        "-ERR CONFIG SET failed (possibly related to argument 'tls-key-file-pass') - Unable to update TLS configuration. Check server logs.\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "tls-key-file-pass"])
+            .lines()
+            .last(),
+        Some("s3cret")
     );
 }
