@@ -452,3 +452,81 @@ fn an_encrypted_key_is_read_with_tls_key_file_pass() {
         Some("s3cret")
     );
 }
+
+#[test]
+fn sentinel_monitors_and_fails_over_lapse_over_tls() {
+    let Some(dir) = certificates("tls-sentinel") else {
+        return;
+    };
+    if !common::tool_present("redis-sentinel", "the Sentinel over TLS test") {
+        return;
+    }
+    let over_tls = [
+        "--tls-replication",
+        "yes",
+        "--repl-diskless-sync-delay",
+        "0",
+    ];
+    let (primary, primary_tls) = lapse_with_tls(&dir, &over_tls);
+    let primary_tls_port = primary_tls.to_string();
+    let mut replica_args = over_tls.to_vec();
+    replica_args.extend(["--replicaof", "127.0.0.1", &primary_tls_port]);
+    let (replica, replica_tls) = lapse_with_tls(&dir, &replica_args);
+    assert!(common::eventually(Duration::from_secs(20), || {
+        common::info_field(&mut replica.raw(), "replication", "master_link_status") == "up"
+    }));
+    // The replica announces its TLS port, where Sentinel will reach it.
+    let slave0 = common::info_field(&mut primary.raw(), "replication", "slave0");
+    assert!(slave0.contains(&format!("port={replica_tls}")), "{slave0}");
+    let sentinel_tls = free_port();
+    let conf = dir.join("sentinel.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "port 0\ntls-port {sentinel_tls}\nbind 127.0.0.1\ndir {dir}\n\
+             tls-cert-file {cert}\ntls-key-file {key}\ntls-ca-cert-file {ca}\n\
+             tls-replication yes\n\
+             sentinel monitor mymaster 127.0.0.1 {primary_tls} 1\n\
+             sentinel down-after-milliseconds mymaster 3000\n\
+             sentinel failover-timeout mymaster 10000\n",
+            dir = dir.display(),
+            cert = path(&dir, "server.crt"),
+            key = path(&dir, "server.key"),
+            ca = path(&dir, "ca.crt"),
+        ),
+    )
+    .unwrap();
+    let child = Command::new("redis-sentinel")
+        .arg(&conf)
+        .arg("--logfile")
+        .arg(dir.join("sentinel.log"))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn redis-sentinel");
+    let _sentinel = Server::started(child, sentinel_tls);
+    let ask = |command: &str| {
+        TlsClient::connect(&dir, sentinel_tls, "ca.crt", Some("client"))
+            .and_then(|mut c| c.cmd(command))
+            .unwrap_or_default()
+    };
+    // Sentinel found the replica (through the primary's INFO, over TLS).
+    assert!(
+        common::eventually(Duration::from_secs(20), || {
+            ask("SENTINEL REPLICAS mymaster") == "*1" && ask("SENTINEL FAILOVER mymaster") == "+OK"
+        }),
+        "{}",
+        std::fs::read_to_string(dir.join("sentinel.log")).unwrap_or_default()
+    );
+    // The replica is promoted over TLS, and the old primary follows it.
+    let promoted = common::eventually(Duration::from_secs(30), || {
+        common::info_field(&mut replica.raw(), "replication", "role") == "master"
+            && common::info_field(&mut primary.raw(), "replication", "role") == "slave"
+            && common::info_field(&mut primary.raw(), "replication", "master_port")
+                == replica_tls.to_string()
+    });
+    assert!(
+        promoted,
+        "{}",
+        std::fs::read_to_string(dir.join("sentinel.log")).unwrap_or_default()
+    );
+}

@@ -492,8 +492,15 @@ impl Server {
                 (user, config.masterauth.clone())
             });
             let resume = self.state.repl.resume_point();
-            let (handshake, first) =
-                crate::replication::Handshake::start(self.state.bound_port, auth, resume);
+            // The port the primary (and Sentinel) should reach this
+            // replica on: its TLS port when replication is over TLS, as
+            // Redis announces it.
+            let tls = &config.tls;
+            let port = match tls.replication && tls.port != 0 {
+                true => tls.port,
+                false => self.state.bound_port,
+            };
+            let (handshake, first) = crate::replication::Handshake::start(port, auth, resume);
             link.handshake = Some(handshake);
             let registered =
                 self.poll
