@@ -16,7 +16,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{conf_in, eventually, free_port, python_deps, temp_dir, Raw, Server};
+use common::{
+    conf_in, eventually, free_port, python_deps, replication_field, temp_dir, Raw, Server,
+};
 
 /// Starts `redis-sentinel` on a free port, monitoring `mymaster` at
 /// `primary_port` with quorum 2 and short timeouts.
@@ -75,20 +77,6 @@ fn lapse(dir: &Path, port: u16, extra: &str) -> Server {
         &dir.join("lapse.log"),
         &[conf.to_str().unwrap(), "--port", &port.to_string()],
     )
-}
-
-/// A field of INFO replication, or `None` where the connection failed:
-/// Sentinel's `CLIENT KILL TYPE normal` may close it at any time.
-fn replication_field(port: u16, field: &str) -> Option<String> {
-    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).ok()?;
-    let mut conn = client.get_connection().ok()?;
-    let text: String = redis::cmd("INFO")
-        .arg("replication")
-        .query(&mut conn)
-        .ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .map(|v| v.trim().to_string())
 }
 
 /// What the three Sentinels did (their events, in time order) and what

@@ -847,3 +847,17 @@ pub fn tool_answers(tool: &str, probe: &str, what: &str) -> bool {
 pub fn get_int(r: &mut Raw, key: &str) -> Option<i64> {
     r.cmd(&["GET", key]).lines().nth(1)?.parse().ok()
 }
+
+/// A field of INFO replication, or `None` where the connection failed:
+/// Sentinel's `CLIENT KILL TYPE normal` may close it at any time.
+pub fn replication_field(port: u16, field: &str) -> Option<String> {
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).ok()?;
+    let mut conn = client.get_connection().ok()?;
+    let text: String = redis::cmd("INFO")
+        .arg("replication")
+        .query(&mut conn)
+        .ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .map(|v| v.trim().to_string())
+}
