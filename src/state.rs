@@ -74,6 +74,9 @@ pub struct ServerState {
     /// CONFIG SET port/bind bound these: the loop listens on them (and
     /// closes the old TCP listeners) once the command is done.
     pub new_listeners: Option<(Vec<crate::net::Listener>, u16)>,
+    /// The TLS listeners CONFIG SET tls-port made (none for port 0), for
+    /// the loop to switch to.
+    pub new_tls_listeners: Option<Vec<crate::net::Listener>>,
     /// The TLS listeners' configuration, when `tls-port` is set: CONFIG
     /// SET of a `tls-*` setting puts a new one here for new connections.
     pub tls: Option<crate::tls::TlsContext>,
@@ -162,6 +165,7 @@ impl ServerState {
             scripting: None,
             busy: Default::default(),
             new_listeners: None,
+            new_tls_listeners: None,
             tls: None,
             aof: crate::persistence::aof_files::Aof::default(),
             loading: false,

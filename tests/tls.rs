@@ -530,3 +530,36 @@ fn sentinel_monitors_and_fails_over_lapse_over_tls() {
         std::fs::read_to_string(dir.join("sentinel.log")).unwrap_or_default()
     );
 }
+
+#[test]
+fn tls_port_moves_and_opens_by_config_set() {
+    let Some(dir) = certificates("tls-port-set") else {
+        return;
+    };
+    let (server, old) = lapse_with_tls(&dir, &[]);
+    let mut before = TlsClient::connect(&dir, old, "ca.crt", Some("client")).unwrap();
+    let mut r = server.raw();
+    let new = free_port();
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "tls-port", &new.to_string()]),
+        "+OK\r\n"
+    );
+    let mut moved = TlsClient::connect(&dir, new, "ca.crt", Some("client")).unwrap();
+    assert_eq!(moved.cmd("PING").unwrap(), "+PONG");
+    assert!(TlsClient::connect(&dir, old, "ca.crt", Some("client")).is_err());
+    assert_eq!(before.cmd("PING").unwrap(), "+PONG");
+    assert_eq!(r.cmd(&["CONFIG", "SET", "tls-port", "0"]), "+OK\r\n");
+    assert!(TlsClient::connect(&dir, new, "ca.crt", Some("client")).is_err());
+    // A server started without TLS gets it in one CONFIG SET.
+    let plain = Server::lapse(&[]);
+    let port = free_port();
+    let args: Vec<String> = ["CONFIG".to_string(), "SET".into()]
+        .into_iter()
+        .chain(server_args(&dir, port))
+        .map(|a| a.trim_start_matches("--").to_string())
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_eq!(plain.raw().cmd(&args), "+OK\r\n");
+    let mut client = TlsClient::connect(&dir, port, "ca.crt", Some("client")).unwrap();
+    assert_eq!(client.cmd("PING").unwrap(), "+PONG");
+}

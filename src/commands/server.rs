@@ -705,7 +705,6 @@ fn config_get(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// format): CONFIG SET takes only their current value (README).
 const FIXED_UNTIL_RESTART: &[&str] = &[
     "port",
-    "tls-port",
     "bind",
     "loglevel",
     "log-format",
@@ -821,6 +820,28 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
                 )));
             }
         }
+    }
+    // A new TLS port is bound now, with the TLS configuration it will
+    // serve (made now if there was none): a failure refuses the whole
+    // CONFIG SET; the loop switches to it.
+    if next.tls.port != ctx.server.config.tls.port {
+        let why = |e: String| {
+            tracing::warn!("CONFIG SET tls-port: {e}");
+            CmdError::Static("ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to listen on this port. Check server logs.")
+        };
+        let context = match &ctx.server.tls {
+            Some(context) => context.clone(),
+            None => crate::tls::server_config(&next.tls)
+                .map(crate::tls::TlsContext::new)
+                .map_err(why)?,
+        };
+        let listeners = match next.tls.port {
+            0 => Vec::new(),
+            port => crate::net::tls_listeners(&next.bind, port, next.tcp_backlog, &context)
+                .map_err(|e| why(e.to_string()))?,
+        };
+        ctx.server.new_tls_listeners = Some(listeners);
+        ctx.server.tls = (next.tls.port != 0).then_some(context);
     }
     // New certificates (or any TLS setting) serve the connections made
     // from now on; one that does not load refuses the whole CONFIG SET.

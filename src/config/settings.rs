@@ -1010,7 +1010,7 @@ pub static SETTINGS: &[Setting] = &[
     kept!("syslog-facility", "local0", false,
         |a| one_of(a, &["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]),
         "no syslog"),
-    int_setting!("tls-port", tls.port, 0, 65535, false),
+    int_setting!("tls-port", tls.port, 0, 65535, true),
     text_setting!("tls-cert-file", tls.cert_file, true),
     text_setting!("tls-key-file", tls.key_file, true),
     text_setting!("tls-key-file-pass", tls.key_file_pass, true),

@@ -660,7 +660,9 @@ impl Server {
                         if self.state.busy.has_leftovers() {
                             self.take_back_busy_clients();
                         }
-                        if self.state.new_listeners.is_some() {
+                        if self.state.new_listeners.is_some()
+                            || self.state.new_tls_listeners.is_some()
+                        {
                             self.switch_listeners();
                         }
                     } else if session.master {
@@ -773,22 +775,36 @@ impl Server {
         });
     }
 
-    /// Listens on the TCP listeners CONFIG SET port/bind made (see
-    /// `ServerState::new_listeners`) instead of the old ones, which close;
-    /// a Unix socket and the TLS listeners stay. Connected clients stay
-    /// connected.
+    /// Listens on the listeners CONFIG SET port/bind (TCP) or tls-port
+    /// (TLS) made (see `ServerState::new_listeners`) instead of the old
+    /// ones of that kind, which close; the others and a Unix socket stay.
+    /// Connected clients stay connected.
     fn switch_listeners(&mut self) {
-        let Some((fresh, port)) = self.state.new_listeners.take() else {
+        let tcp = self.state.new_listeners.take();
+        let tls = self.state.new_tls_listeners.take();
+        if tcp.is_none() && tls.is_none() {
             return;
-        };
+        }
         let registry = self.poll.registry();
         for listener in &mut self.listeners {
             let _ = registry.deregister(listener);
         }
-        let unix = std::mem::take(&mut self.listeners)
+        let (keep_tcp, keep_tls) = (tcp.is_none(), tls.is_none());
+        let kept: Vec<Listener> = std::mem::take(&mut self.listeners)
             .into_iter()
-            .filter(|l| !matches!(l, Listener::Tcp(_)));
-        self.listeners = fresh.into_iter().chain(unix).collect();
+            .filter(|l| match l {
+                Listener::Tcp(_) => keep_tcp,
+                Listener::Tls(..) => keep_tls,
+                Listener::Unix(..) => true,
+            })
+            .collect();
+        let port = tcp.as_ref().map(|(_, port)| *port);
+        let fresh_tcp = tcp.map(|(listeners, _)| listeners).unwrap_or_default();
+        self.listeners = fresh_tcp
+            .into_iter()
+            .chain(tls.unwrap_or_default())
+            .chain(kept)
+            .collect();
         for (n, listener) in self.listeners.iter_mut().enumerate() {
             if let Err(e) =
                 registry.register(listener, Token(LISTENER_BASE - n), Interest::READABLE)
@@ -798,7 +814,9 @@ impl Server {
                 info!("listening on {}", listener.describe());
             }
         }
-        self.state.bound_port = port;
+        if let Some(port) = port {
+            self.state.bound_port = port;
+        }
     }
 
     /// Hands back the clients served while a script was busy: answers not
