@@ -40,15 +40,14 @@ pub struct TlsStream {
 const TLS_STATE_BYTES: usize = std::mem::size_of::<rustls::Connection>() + 16 * 1024 + 5 + 256;
 
 impl TlsStream {
-    /// A TLS client over `socket` (connecting, or connected): its
-    /// ClientHello leaves with the first write.
-    pub fn client(socket: TcpStream, tls: rustls::ClientConnection) -> Stream {
-        let tls = std::cell::RefCell::new(rustls::Connection::Client(tls));
-        let buffered = std::cell::Cell::new(0);
+    /// A TLS connection over `socket`: a server's accepted, or a client's
+    /// (connecting, or connected: its ClientHello leaves with the first
+    /// write).
+    pub fn stream(socket: TcpStream, tls: impl Into<rustls::Connection>) -> Stream {
         Stream::Tls(Box::new(TlsStream {
             socket,
-            tls,
-            buffered,
+            tls: std::cell::RefCell::new(tls.into()),
+            buffered: std::cell::Cell::new(0),
         }))
     }
 
@@ -287,16 +286,7 @@ impl Listener {
             }
             Listener::Tls(l, context) => {
                 let (socket, peer) = accept_tcp(l)?;
-                let tls = std::cell::RefCell::new(rustls::Connection::Server(context.accept()?));
-                let buffered = std::cell::Cell::new(0);
-                Ok((
-                    Stream::Tls(Box::new(TlsStream {
-                        socket,
-                        tls,
-                        buffered,
-                    })),
-                    peer,
-                ))
+                Ok((TlsStream::stream(socket, context.accept()?), peer))
             }
             Listener::Unix(l, path) => {
                 let (socket, _) = l.accept()?;

@@ -821,46 +821,54 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
             }
         }
     }
-    // A new TLS port is bound now, with the TLS configuration it will
-    // serve (made now if there was none): a failure refuses the whole
-    // CONFIG SET; the loop switches to it.
-    if next.tls.port != ctx.server.config.tls.port {
-        let why = |e: String| {
-            tracing::warn!("CONFIG SET tls-port: {e}");
-            CmdError::Static("ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to listen on this port. Check server logs.")
-        };
-        let context = match &ctx.server.tls {
-            Some(context) => context.clone(),
-            None => crate::tls::server_config(&next.tls)
-                .map(crate::tls::TlsContext::new)
-                .map_err(why)?,
-        };
-        let listeners = match next.tls.port {
-            0 => Vec::new(),
-            port => crate::net::tls_listeners(&next.bind, port, next.tcp_backlog, &context)
-                .map_err(|e| why(e.to_string()))?,
-        };
-        ctx.server.new_tls_listeners = Some(listeners);
-        ctx.server.tls = (next.tls.port != 0).then_some(context);
-    }
-    // New certificates (or any TLS setting) serve the connections made
-    // from now on; one that does not load refuses the whole CONFIG SET.
+    // TLS: the configuration new connections get (existing ones keep
+    // theirs) is built once, where TLS serves and a setting changed, and a
+    // new tls-port is bound with it, both before anything changes: a
+    // failure refuses the whole CONFIG SET. The loop switches listeners.
     if next.tls != ctx.server.config.tls {
-        if let Some(context) = &ctx.server.tls {
-            match crate::tls::server_config(&next.tls) {
-                Ok(config) => context.replace(config),
-                Err(e) => {
-                    tracing::warn!("Failed to update TLS configuration: {e}");
-                    let name = seen
-                        .iter()
+        let had_tls = ctx.server.tls.is_some();
+        let refused = |e: String, listening: bool| {
+            tracing::warn!("Failed to update TLS configuration: {e}");
+            let (name, why) = match listening {
+                true => ("tls-port", "Unable to listen on this port"),
+                false => (
+                    seen.iter()
                         .find(|n| n.starts_with("tls-"))
-                        .map_or("tls-cert-file", String::as_str);
-                    return Err(CmdError::owned(format!(
-                        "ERR CONFIG SET failed (possibly related to argument '{name}') - Unable to update TLS configuration. Check server logs."
-                    )));
-                }
+                        .map_or("tls-cert-file", String::as_str),
+                    "Unable to update TLS configuration",
+                ),
+            };
+            CmdError::owned(format!(
+                "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}. Check server logs."
+            ))
+        };
+        // The handle the TLS listeners share, and what it is to hold.
+        let serving = match next.tls.port {
+            0 => None,
+            _ => {
+                let config =
+                    crate::tls::server_config(&next.tls).map_err(|e| refused(e, !had_tls))?;
+                let handle = ctx.server.tls.clone();
+                Some((
+                    handle.unwrap_or_else(|| crate::tls::TlsContext::new(config.clone())),
+                    config,
+                ))
             }
+        };
+        if next.tls.port != ctx.server.config.tls.port {
+            let listeners = match &serving {
+                None => Vec::new(),
+                Some((handle, _)) => {
+                    crate::net::tls_listeners(&next.bind, next.tls.port, next.tcp_backlog, handle)
+                        .map_err(|e| refused(e.to_string(), true))?
+                }
+            };
+            ctx.server.new_tls_listeners = Some(listeners);
         }
+        ctx.server.tls = serving.map(|(handle, config)| {
+            handle.replace(config);
+            handle
+        });
     }
     if next.loglevel != ctx.server.config.loglevel {
         crate::log::set_level(&next.loglevel);

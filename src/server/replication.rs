@@ -441,7 +441,7 @@ impl Server {
                 .map_err(io::Error::other)
                 .and_then(|config| crate::tls::connect(config, &host))
             {
-                Ok(client) => crate::net::TlsStream::client(socket, client),
+                Ok(client) => crate::net::TlsStream::stream(socket, client),
                 Err(e) => {
                     warn!("Unable to connect to MASTER over TLS: {e}");
                     return;
