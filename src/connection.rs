@@ -123,6 +123,9 @@ pub struct Session {
     /// Connected through the Unix socket (`unixsocket`): flag `U`, and
     /// local for protected mode and the protected commands.
     pub unix_socket: bool,
+    /// Connected over TLS (`tls-port`): in a TLS cluster, redirections
+    /// and CLUSTER's replies give it the TLS ports, others the plain ones.
+    pub tls: bool,
     /// What a TLS connection's state and buffers hold (0 over plain TCP),
     /// as the loop last saw them: part of `memory`.
     pub transport_memory: usize,

@@ -319,7 +319,7 @@ fn cluster_check(ctx: &Ctx, top: &'static Command, cmd: &'static Command, args: 
         let flags = || request_flags(ctx.server, ctx.session, cmd, args);
         cluster_route(ctx.server, cmd, keys, flags, asking, readonly, ctx.now_ms)
             .map(|_| ())
-            .map_err(|refusal| refusal.error(ctx.server))
+            .map_err(|refusal| refusal.error(ctx.server, ctx.session.tls))
     };
     if cmd.name == "exec" {
         let Some(t) = &ctx.session.multi else {

@@ -456,6 +456,10 @@ impl Stream {
         }
     }
 
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Stream::Tls(_))
+    }
+
     /// A TLS connection whose handshake is not over.
     pub fn is_handshaking(&self) -> bool {
         match self {
@@ -540,16 +544,49 @@ fn bind_all(bind: &[String], port: u16, backlog: u32) -> io::Result<(Vec<TcpList
     Ok((listeners, port))
 }
 
+/// A blocking connection to a peer (a MIGRATE target): TCP, or TLS with
+/// `tls-cluster` (the handshake runs with the first write, bounded by the
+/// socket's timeouts).
+pub enum KeptStream {
+    Tcp(std::net::TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>>),
+}
+
+impl Read for KeptStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            KeptStream::Tcp(s) => s.read(buf),
+            KeptStream::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for KeptStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            KeptStream::Tcp(s) => s.write(buf),
+            KeptStream::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            KeptStream::Tcp(s) => s.flush(),
+            KeptStream::Tls(s) => s.flush(),
+        }
+    }
+}
+
 /// A connection to a MIGRATE target, kept between calls with the
 /// database it has selected (Redis keeps them 10 s).
 pub struct KeptConn {
-    pub stream: std::net::TcpStream,
+    pub stream: KeptStream,
     pub db: Option<i64>,
     last_use: std::time::Instant,
 }
 
 impl KeptConn {
-    pub fn new(stream: std::net::TcpStream) -> KeptConn {
+    pub fn new(stream: KeptStream) -> KeptConn {
         KeptConn {
             stream,
             db: None,

@@ -238,7 +238,7 @@ impl ServerState {
         }
         self.refresh_event_recording();
         if let Some(cluster) = &mut self.cluster {
-            cluster.refresh_myself(&self.config.cluster);
+            cluster.refresh_myself(&self.config.cluster, self.config.tls.cluster);
         }
     }
 

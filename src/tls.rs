@@ -76,6 +76,13 @@ pub struct TlsSettings {
     pub groups: String,
 }
 
+impl TlsSettings {
+    /// Whether TLS serves: a TLS port, or a cluster bus over TLS.
+    pub fn in_use(&self) -> bool {
+        self.port != 0 || self.cluster
+    }
+}
+
 impl Default for TlsSettings {
     fn default() -> Self {
         TlsSettings {
@@ -104,38 +111,78 @@ impl Default for TlsSettings {
     }
 }
 
-/// The server side's TLS configuration as the TLS listeners use it: one
-/// handle shared by every listener and by CONFIG SET, which swaps what it
-/// holds (connections made before keep theirs).
+/// What new TLS connections get: the clients' configuration and, with
+/// `tls-cluster`, the cluster bus's (its listener asks every peer for a
+/// certificate, as Redis's bus does whatever `tls-auth-clients` says)
+/// and the one for connections this node opens to its peers (bus links,
+/// MIGRATE).
+pub struct TlsConfigs {
+    clients: Arc<ServerConfig>,
+    peers: Option<(Arc<ServerConfig>, Arc<ClientConfig>)>,
+}
+
+/// The configurations from the settings (Redis's `tlsConfigure`): an
+/// error names what is wrong, for the log.
+pub fn configs(s: &TlsSettings) -> Result<TlsConfigs, String> {
+    let clients = server_config(s, s.auth_clients)?;
+    let peers = match s.cluster {
+        false => None,
+        true => Some((server_config(s, AuthClients::Yes)?, client_config(s)?)),
+    };
+    Ok(TlsConfigs { clients, peers })
+}
+
+/// The TLS configurations as the TLS listeners, the cluster bus and
+/// MIGRATE use them: one handle shared by all and by CONFIG SET, which
+/// swaps what it holds (connections made before keep theirs).
 #[derive(Clone)]
-pub struct TlsContext(Arc<RwLock<Arc<ServerConfig>>>);
+pub struct TlsContext(Arc<RwLock<Arc<TlsConfigs>>>);
 
 impl TlsContext {
-    pub fn new(config: Arc<ServerConfig>) -> TlsContext {
-        TlsContext(Arc::new(RwLock::new(config)))
+    pub fn new(configs: TlsConfigs) -> TlsContext {
+        TlsContext(Arc::new(RwLock::new(Arc::new(configs))))
     }
 
-    /// New connections from now on use `config`.
-    pub fn replace(&self, config: Arc<ServerConfig>) {
+    /// New connections from now on use `configs`.
+    pub fn replace(&self, configs: TlsConfigs) {
         if let Ok(mut current) = self.0.write() {
-            *current = config;
+            *current = Arc::new(configs);
         }
     }
 
-    /// A new connection's TLS state, before its handshake.
-    pub fn accept(&self) -> io::Result<ServerConnection> {
-        let config = self
-            .0
+    fn current(&self) -> io::Result<Arc<TlsConfigs>> {
+        self.0
             .read()
-            .map_err(|_| io::Error::other("TLS configuration unavailable"))?
-            .clone();
-        ServerConnection::new(config).map_err(io::Error::other)
+            .map(|c| c.clone())
+            .map_err(|_| io::Error::other("TLS configuration unavailable"))
+    }
+
+    /// A new client connection's TLS state, before its handshake.
+    pub fn accept(&self) -> io::Result<ServerConnection> {
+        ServerConnection::new(self.current()?.clients.clone()).map_err(io::Error::other)
+    }
+
+    fn peers(&self) -> io::Result<(Arc<ServerConfig>, Arc<ClientConfig>)> {
+        self.current()?
+            .peers
+            .clone()
+            .ok_or_else(|| io::Error::other("tls-cluster is off"))
+    }
+
+    /// A connection accepted on the cluster bus (`tls-cluster`).
+    pub fn accept_peer(&self) -> io::Result<ServerConnection> {
+        ServerConnection::new(self.peers()?.0).map_err(io::Error::other)
+    }
+
+    /// A connection this node opens to a peer at `host` (`tls-cluster`).
+    pub fn connect_peer(&self, host: &str) -> io::Result<ClientConnection> {
+        connect(self.peers()?.1, host)
     }
 }
 
-/// The server side's configuration from the settings (Redis's
-/// `tlsConfigure`): an error names what is wrong, for the log.
-pub fn server_config(s: &TlsSettings) -> Result<Arc<ServerConfig>, String> {
+/// The server side's configuration, asking the peer for a certificate
+/// as `auth` says.
+fn server_config(s: &TlsSettings, auth: AuthClients) -> Result<Arc<ServerConfig>, String> {
     if s.cert_file.is_empty() || s.key_file.is_empty() {
         return Err("No tls-cert-file or tls-key-file configured!".into());
     }
@@ -147,7 +194,7 @@ pub fn server_config(s: &TlsSettings) -> Result<Arc<ServerConfig>, String> {
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| format!("Failed to configure TLS protocols: {e}"))?;
-    let builder = match s.auth_clients {
+    let builder = match auth {
         AuthClients::No => builder.with_no_client_auth(),
         auth => {
             let roots = Arc::new(ca_roots(s)?);

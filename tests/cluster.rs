@@ -1219,3 +1219,174 @@ fn blocked_clients_are_redirected_when_their_slot_moves_as_redis_does() {
         assert_eq!(on_lapse, blocked_clients_when_the_slot_moves(&redis));
     }
 }
+
+/// `redis-cli`'s TLS options with the test certificates in `dir`.
+fn tls_tool_args(dir: &std::path::Path) -> Vec<String> {
+    use common::certs::path;
+    vec![
+        "--tls".into(),
+        "--cacert".into(),
+        path(dir, "ca.crt"),
+        "--cert".into(),
+        path(dir, "client.crt"),
+        "--key".into(),
+        path(dir, "client.key"),
+    ]
+}
+
+/// Each node's `ip:port@cport` as one node lists it (CLUSTER NODES, by
+/// node id), through the connection `r`.
+fn addresses(nodes_text: &str) -> Vec<String> {
+    let mut seen: Vec<String> = nodes_text
+        .lines()
+        .filter(|l| l.len() > 40)
+        .map(|l| {
+            let f: Vec<&str> = l.trim_start_matches("txt:").split(' ').collect();
+            format!("{} {}", f[0], f[1])
+        })
+        .collect();
+    seen.sort();
+    seen
+}
+
+/// A cluster whose bus speaks TLS (`tls-cluster yes`), of two lapse nodes
+/// and a redis-server: made by `redis-cli --cluster create --tls`, so the
+/// bus links between lapse and redis-server are TLS both ways (redis-server
+/// speaks nothing else there). Plain clients are pointed to plain ports,
+/// TLS clients to TLS ports, as redis-server does; CLUSTER SHARDS lists
+/// both; a resharding over TLS (MIGRATE over TLS, both ways) keeps keys.
+#[test]
+fn tls_cluster_of_lapse_and_redis_server_nodes() {
+    let Some(dir) = common::certs::certificates("tls-cluster") else {
+        return;
+    };
+    let node_args = |tls_port: u16| -> Vec<String> {
+        let mut args = common::certs::server_args(&dir, tls_port);
+        args.extend(
+            [
+                "--cluster-enabled",
+                "yes",
+                "--cluster-node-timeout",
+                "1000",
+                "--tls-cluster",
+                "yes",
+                "--tls-replication",
+                "yes",
+                "--cluster-port",
+            ]
+            .map(String::from),
+        );
+        args.push(free_port().to_string());
+        args
+    };
+    let tls_ports = [free_port(), free_port(), free_port()];
+    let redis_args = node_args(tls_ports[1]);
+    let redis_args: Vec<&str> = redis_args.iter().map(String::as_str).collect();
+    let Some(redis) = Server::redis_with(&redis_args) else {
+        return;
+    };
+    let lapse: Vec<Server> = [tls_ports[0], tls_ports[2]]
+        .iter()
+        .map(|&tls_port| {
+            let mut args = vec!["--port".to_string(), free_port().to_string()];
+            args.extend(node_args(tls_port));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            Server::lapse(&args)
+        })
+        .collect();
+    let nodes = [&lapse[0], &redis, &lapse[1]];
+    let plain: Vec<u16> = nodes.iter().map(|n| n.port).collect();
+    let mut create = vec!["create".to_string()];
+    create.extend(tls_ports.iter().map(|p| format!("127.0.0.1:{p}")));
+    create.push("--cluster-yes".into());
+    create.extend(tls_tool_args(&dir));
+    if !common::tool_present("redis-cli", "the TLS cluster test") {
+        return;
+    }
+    let out = cluster_tool_ok(&create);
+    assert!(out.contains("[OK] All 16384 slots covered."), "{out}");
+    agree(&plain);
+    // Every node's address as every node lists it to a plain client: its
+    // plain port; to a TLS client: its TLS port (the one it announces).
+    let ids: Vec<String> = plain
+        .iter()
+        .map(|p| {
+            let reply = Raw::connect(*p).cmd(&["CLUSTER", "MYID"]);
+            reply.lines().nth(1).unwrap().to_string()
+        })
+        .collect();
+    let mut want_plain: Vec<String> = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        let text = Raw::connect(plain[i]).cmd(&["CLUSTER", "NODES"]);
+        let line = text.lines().find(|l| l.contains(id.as_str())).unwrap();
+        let cport = line.split(' ').nth(1).unwrap().split('@').nth(1).unwrap();
+        want_plain.push(format!("{id} 127.0.0.1:{}@{cport}", plain[i]));
+    }
+    want_plain.sort();
+    for p in &plain {
+        let listed = addresses(&Raw::connect(*p).cmd(&["CLUSTER", "NODES"]));
+        assert_eq!(listed, want_plain, "CLUSTER NODES of the node at {p}");
+    }
+    for (i, &tls_port) in tls_ports.iter().enumerate() {
+        let mut c =
+            common::certs::TlsClient::connect(&dir, tls_port, "ca.crt", Some("client")).unwrap();
+        // A key each node does not serve: the redirection names the port
+        // the client's kind connects to.
+        let key = (0..)
+            .map(|n| format!("tls:{n}"))
+            .find(|k| {
+                Raw::connect(plain[i])
+                    .cmd(&["GET", k])
+                    .starts_with("-MOVED")
+            })
+            .unwrap();
+        let over_plain = Raw::connect(plain[i]).cmd(&["GET", &key]);
+        let over_tls = c.cmd(&format!("GET {key}")).unwrap();
+        let to = |reply: &str| -> u16 { reply.trim().rsplit(':').next().unwrap().parse().unwrap() };
+        let (p, t) = (to(&over_plain), to(&over_tls));
+        let j = plain.iter().position(|x| *x == p).expect("a plain port");
+        assert_eq!(t, tls_ports[j], "{over_plain} / {over_tls}");
+    }
+    // CLUSTER SHARDS names both ports, as redis-server's does.
+    for p in &plain {
+        let shards = Raw::connect(*p).cmd(&["CLUSTER", "SHARDS"]);
+        for (plain_port, tls_port) in plain.iter().zip(&tls_ports) {
+            let both = format!("$4\r\nport\r\n:{plain_port}\r\n$8\r\ntls-port\r\n:{tls_port}\r\n");
+            assert!(shards.contains(&both), "node {p}: {shards}");
+        }
+    }
+    // Keys through every node, then slots moved over TLS both ways
+    // (MIGRATE between lapse and redis-server over TLS) keep them.
+    for i in 0..200 {
+        let key = format!("k:{i}");
+        assert_eq!(
+            cluster_cmd(&plain, &["SET", &key, &i.to_string()]),
+            "+OK\r\n"
+        );
+    }
+    for (from, to) in [(0, 1), (1, 2), (2, 0)] {
+        let mut args = vec![
+            "reshard".to_string(),
+            format!("127.0.0.1:{}", tls_ports[0]),
+            "--cluster-from".into(),
+            ids[from].clone(),
+            "--cluster-to".into(),
+            ids[to].clone(),
+            "--cluster-slots".into(),
+            "300".into(),
+            "--cluster-yes".into(),
+        ];
+        args.extend(tls_tool_args(&dir));
+        cluster_tool_ok(&args);
+    }
+    agree(&plain);
+    for i in 0..200 {
+        let key = format!("k:{i}");
+        let want = format!("${}\r\n{i}\r\n", i.to_string().len());
+        assert_eq!(cluster_cmd(&plain, &["GET", &key]), want);
+    }
+    let mut check = vec!["check".to_string(), format!("127.0.0.1:{}", tls_ports[2])];
+    check.extend(tls_tool_args(&dir));
+    let out = cluster_tool_ok(&check);
+    assert!(out.contains("[OK] All 16384 slots covered."), "{out}");
+}

@@ -225,9 +225,11 @@ pub struct Cluster {
     pings_sent: u64,
     first_state_update: i64,
     among_minority_time: i64,
-    /// The client and bus ports this node listens on.
-    bound_port: u16,
-    bound_cport: u16,
+    /// The ports this node listens on.
+    listening: ListenPorts,
+    /// `tls-cluster`: the bus speaks TLS, and the port nodes announce is
+    /// their TLS port (their plain one, if any, beside it as `pport`).
+    tls: bool,
     /// The replication offset the headers carry (the server keeps it
     /// current).
     pub repl_offset: u64,
@@ -239,6 +241,15 @@ pub struct Cluster {
     election: failover::Election,
     /// The replication around us (the server keeps it current).
     pub replica_view: ReplicaView,
+}
+
+/// The ports a node listens on: clients' in plain text and over TLS (0:
+/// none), and the bus's.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListenPorts {
+    pub plain: u16,
+    pub tls: u16,
+    pub bus: u16,
 }
 
 /// A random node name: 40 hex digits.
@@ -263,8 +274,8 @@ impl Cluster {
     pub fn start(
         cfg: &ClusterConfig,
         dir: &str,
-        bound_port: u16,
-        bound_cport: u16,
+        listening: ListenPorts,
+        tls: bool,
         now: i64,
     ) -> Result<Cluster, String> {
         let mut cluster = Cluster {
@@ -294,8 +305,8 @@ impl Cluster {
             pings_sent: 0,
             first_state_update: 0,
             among_minority_time: 0,
-            bound_port,
-            bound_cport,
+            listening,
+            tls,
             repl_offset: 0,
             config_path: std::path::Path::new(dir).join(&cfg.config_file),
             announced_ip: String::new(),
@@ -313,19 +324,20 @@ impl Cluster {
                 .save_config(true)
                 .map_err(|e| format!("Fatal: can't update cluster config file: {e}"))?;
         }
-        cluster.refresh_myself(cfg);
+        cluster.refresh_myself(cfg, tls);
         Ok(cluster)
     }
 
     /// What this node announces of itself, from the settings (Redis's
     /// `clusterUpdateMyself*` and `deriveAnnouncedPorts`).
-    pub fn refresh_myself(&mut self, cfg: &ClusterConfig) {
-        let (port, cport) = self.announced_ports(cfg);
+    pub fn refresh_myself(&mut self, cfg: &ClusterConfig, tls: bool) {
+        self.tls = tls;
+        let (port, pport, cport) = self.announced_ports(cfg);
         self.announced_ip = cfg.announce_ip.clone();
         let me = &mut self.nodes[self.myself];
         me.port = port;
+        me.pport = pport;
         me.cport = cport;
-        me.pport = 0;
         if !cfg.announce_ip.is_empty() {
             me.ip = cfg.announce_ip.clone();
         }
@@ -342,18 +354,40 @@ impl Cluster {
         }
     }
 
-    fn announced_ports(&self, cfg: &ClusterConfig) -> (u16, u16) {
-        let port = if cfg.announce_port != 0 {
-            cfg.announce_port
-        } else {
-            self.bound_port
+    /// The client port, the plain one beside it in a TLS cluster (else
+    /// 0) and the bus port this node announces.
+    fn announced_ports(&self, cfg: &ClusterConfig) -> (u16, u16, u16) {
+        let l = &self.listening;
+        let (mut port, mut pport) = match self.tls {
+            true => (l.tls, l.plain),
+            false => (l.plain, 0),
         };
-        let cport = if cfg.announce_bus_port != 0 {
-            cfg.announce_bus_port
-        } else {
-            self.bound_cport
+        if self.tls && cfg.announce_tls_port != 0 {
+            port = cfg.announce_tls_port;
+            pport = cfg.announce_port;
+        } else if cfg.announce_port != 0 {
+            port = cfg.announce_port;
+        }
+        let cport = match cfg.announce_bus_port {
+            0 => l.bus,
+            announced => announced,
         };
-        (port, cport)
+        (port, pport, cport)
+    }
+
+    /// The port a client is sent to for `node`: in a TLS cluster a plain
+    /// client gets the node's plain port where it has one (Redis's
+    /// `use_pport`).
+    pub fn client_port(&self, node: &Node, tls_client: bool) -> u16 {
+        match self.tls && !tls_client && node.pport != 0 {
+            true => node.pport,
+            false => node.port,
+        }
+    }
+
+    /// Whether the bus speaks TLS.
+    pub fn tls(&self) -> bool {
+        self.tls
     }
 
     // ---- the node table ----

@@ -38,10 +38,11 @@ pub fn flag_names(flags: u16) -> String {
 }
 
 impl Cluster {
-    /// One node's line (Redis's `clusterGenNodeDescription`).
-    pub fn describe_node(&self, id: NodeId) -> String {
+    /// One node's line (Redis's `clusterGenNodeDescription`), with the
+    /// port a client over TLS or not is given (`client_port`).
+    pub fn describe_node(&self, id: NodeId, tls_client: bool) -> String {
         let ranges = slot::ranges(|s| self.slots[s] == Some(id));
-        self.describe_with(id, &ranges)
+        self.describe_with(id, &ranges, tls_client)
     }
 
     /// Every node's runs of slots, in one pass over the slot table
@@ -63,10 +64,11 @@ impl Cluster {
         ranges
     }
 
-    fn describe_with(&self, id: NodeId, ranges: &[(usize, usize)]) -> String {
+    fn describe_with(&self, id: NodeId, ranges: &[(usize, usize)], tls_client: bool) -> String {
         let n = &self.nodes[id];
+        let port = self.client_port(n, tls_client);
         let mut line = String::with_capacity(128);
-        let _ = write!(line, "{} {}:{}@{}", n.name_str(), n.ip, n.port, n.cport);
+        let _ = write!(line, "{} {}:{port}@{}", n.name_str(), n.ip, n.cport);
         if !n.hostname.is_empty() {
             let _ = write!(line, ",{}", n.hostname);
         }
@@ -120,14 +122,15 @@ impl Cluster {
     }
 
     /// Every node's line but those with a flag in `skip`, each ending
-    /// with a newline (CLUSTER NODES; `nodes.conf` skips handshakes).
-    pub fn describe(&self, skip: u16) -> String {
+    /// with a newline (CLUSTER NODES; `nodes.conf` skips handshakes and
+    /// holds the ports a TLS client is given).
+    pub fn describe(&self, skip: u16, tls_client: bool) -> String {
         let mut out = String::new();
         let ranges = self.all_ranges();
         for (id, n) in self.nodes.iter() {
             if n.flags & skip == 0 {
                 let mine = ranges.get(&id).map_or(&[][..], Vec::as_slice);
-                out.push_str(&self.describe_with(id, mine));
+                out.push_str(&self.describe_with(id, mine, tls_client));
                 out.push('\n');
             }
         }
@@ -137,7 +140,7 @@ impl Cluster {
     /// Writes `nodes.conf` (Redis's `clusterSaveConfig`), keeping the
     /// file it replaces as `<name>.previous`.
     pub fn save_config(&mut self, fsync: bool) -> std::io::Result<()> {
-        let mut text = self.describe(HANDSHAKE);
+        let mut text = self.describe(HANDSHAKE, true);
         let _ = writeln!(
             text,
             "vars currentEpoch {} lastVoteEpoch {}",

@@ -175,7 +175,8 @@ fn myid(ctx: &mut Ctx, _args: Args) -> CmdResult {
 }
 
 fn nodes(ctx: &mut Ctx, _args: Args) -> CmdResult {
-    let text = cluster(ctx)?.describe(0);
+    let tls = ctx.session.tls;
+    let text = cluster(ctx)?.describe(0, tls);
     ctx.out().verbatim(text.as_bytes());
     Ok(())
 }
@@ -197,15 +198,15 @@ pub fn preferred_endpoint(endpoint: Endpoint, node: &Node) -> &str {
     }
 }
 
-/// A node as CLUSTER SLOTS lists it: endpoint, port, id, and the other
-/// endpoints it has.
-fn slots_node(out: &mut Reply, endpoint: Endpoint, node: &Node) {
+/// A node as CLUSTER SLOTS lists it: endpoint, port (the one `port`
+/// gives the client), id, and the other endpoints it has.
+fn slots_node(out: &mut Reply, endpoint: Endpoint, node: &Node, port: u16) {
     out.array(4);
     match endpoint {
         Endpoint::Unknown => out.null(),
         _ => out.bulk(preferred_endpoint(endpoint, node).as_bytes()),
     }
-    out.int(i64::from(node.port));
+    out.int(i64::from(port));
     out.bulk(&node.name);
     let ip = endpoint != Endpoint::Ip;
     let hostname = endpoint != Endpoint::Hostname && !node.hostname.is_empty();
@@ -233,6 +234,7 @@ fn replica_available(c: &Cluster, id: NodeId) -> bool {
 }
 
 fn slots(ctx: &mut Ctx, _args: Args) -> CmdResult {
+    let tls = ctx.session.tls;
     let (endpoint, c) = endpoint_and_cluster(ctx.server)?;
     let mut runs: Vec<(usize, usize, NodeId)> = Vec::new();
     for s in 0..SLOTS {
@@ -257,9 +259,10 @@ fn slots(ctx: &mut Ctx, _args: Args) -> CmdResult {
         out.array(3 + replicas.len());
         out.int(start as i64);
         out.int(end as i64);
-        slots_node(out, endpoint, master);
+        slots_node(out, endpoint, master, c.client_port(master, tls));
         for r in replicas {
-            slots_node(out, endpoint, c.node(r));
+            let replica = c.node(r);
+            slots_node(out, endpoint, replica, c.client_port(replica, tls));
         }
     }
     Ok(())
@@ -303,13 +306,21 @@ fn shard_node(out: &mut Reply, endpoint: Endpoint, c: &Cluster, id: NodeId) {
         node.repl_offset
     };
     let hostname = !node.hostname.is_empty();
-    let plain_port = node.port != 0;
-    out.map(6 + usize::from(plain_port) + usize::from(hostname));
+    // In a TLS cluster `port` is the TLS one and `pport` the plain one.
+    let (plain_port, tls_port) = match c.tls() {
+        true => (node.pport, node.port),
+        false => (node.port, 0),
+    };
+    out.map(6 + usize::from(plain_port != 0) + usize::from(tls_port != 0) + usize::from(hostname));
     out.bulk(b"id");
     out.bulk(&node.name);
-    if plain_port {
+    if plain_port != 0 {
         out.bulk(b"port");
-        out.int(i64::from(node.port));
+        out.int(i64::from(plain_port));
+    }
+    if tls_port != 0 {
+        out.bulk(b"tls-port");
+        out.int(i64::from(tls_port));
     }
     out.bulk(b"ip");
     out.bulk(node.ip.as_bytes());
@@ -621,6 +632,7 @@ fn links(ctx: &mut Ctx, _args: Args) -> CmdResult {
 }
 
 fn replicas(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let tls = ctx.session.tls;
     let c = cluster(ctx)?;
     let id = known_node(c, &args[2])?;
     if c.node(id).is_replica() {
@@ -630,7 +642,7 @@ fn replicas(ctx: &mut Ctx, args: Args) -> CmdResult {
         .node(id)
         .replicas
         .iter()
-        .map(|r| c.describe_node(*r))
+        .map(|r| c.describe_node(*r, tls))
         .collect();
     let out = ctx.out();
     out.array(lines.len());

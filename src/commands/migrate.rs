@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::{int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::EventClass;
-use crate::net::KeptConn;
+use crate::net::{KeptConn, KeptStream};
 use crate::protocol::{encode_request, Args};
 
 /// The handlers of this family's commands, by full name (see
@@ -67,7 +67,14 @@ fn parse<'a>(args: &Args<'a>) -> Result<Options<'a>, CmdError> {
     Ok(o)
 }
 
-fn connect(host: &str, port: u16, timeout: Duration) -> Result<KeptConn, CmdError> {
+/// A connection to the target: TLS when `tls` holds the configuration
+/// for peers (`tls-cluster`, as Redis's MIGRATE).
+fn connect(
+    host: &str,
+    port: u16,
+    timeout: Duration,
+    tls: Option<&crate::tls::TlsContext>,
+) -> Result<KeptConn, CmdError> {
     let address = (host, port)
         .to_socket_addrs()
         .ok()
@@ -88,6 +95,17 @@ fn connect(host: &str, port: u16, timeout: Duration) -> Result<KeptConn, CmdErro
     let _ = stream.set_read_timeout(Some(timeout));
     let _ = stream.set_write_timeout(Some(timeout));
     let _ = stream.set_nodelay(true);
+    let stream = match tls {
+        None => KeptStream::Tcp(stream),
+        Some(context) => match context.connect_peer(host) {
+            Ok(client) => KeptStream::Tls(Box::new(rustls::StreamOwned::new(client, stream))),
+            Err(_) => {
+                return Err(CmdError::Static(
+                    "IOERR error or timeout connecting to the client",
+                ))
+            }
+        },
+    };
     Ok(KeptConn::new(stream))
 }
 
@@ -134,14 +152,17 @@ struct Replies {
 /// Sends the request and reads its replies. An error: nothing was read
 /// back (the write or the first reply failed).
 fn exchange(
-    stream: &TcpStream,
+    stream: &mut KeptStream,
     request: &[u8],
     auth: bool,
     select: bool,
     restores: usize,
 ) -> Result<Replies, CmdError> {
-    let mut writer = stream;
-    if writer.write_all(request).is_err() {
+    if stream
+        .write_all(request)
+        .and_then(|_| stream.flush())
+        .is_err()
+    {
         return Err(io_error(true));
     }
     let mut reader = BufReader::new(stream);
@@ -241,11 +262,23 @@ fn migrate(ctx: &mut Ctx, args: Args) -> CmdResult {
         let fresh = conn.is_none();
         let mut c = match conn.take() {
             Some(c) => c,
-            None => connect(&host, port, timeout)?,
+            None => {
+                let tls = match ctx.server.config.tls.cluster {
+                    true => ctx.server.tls.as_ref(),
+                    false => None,
+                };
+                connect(&host, port, timeout, tls)?
+            }
         };
         let select = c.db != Some(db_index);
         let request = migrate_request(&o, db_index, select, restore_name, &keys);
-        match exchange(&c.stream, &request, o.auth.is_some(), select, keys.len()) {
+        match exchange(
+            &mut c.stream,
+            &request,
+            o.auth.is_some(),
+            select,
+            keys.len(),
+        ) {
             Ok(replies) => {
                 if replies.select.as_ref().is_some_and(|r| r.starts_with(b"+")) {
                     c.db = Some(db_index);

@@ -89,8 +89,9 @@ pub enum ClusterRefusal {
 }
 
 impl ClusterRefusal {
-    /// The error a client gets, Redis's words.
-    pub fn error(&self, server: &ServerState) -> CmdError {
+    /// The error a client (over TLS or not: see `Cluster::client_port`)
+    /// gets, Redis's words.
+    pub fn error(&self, server: &ServerState, tls_client: bool) -> CmdError {
         match self {
             Self::CrossSlot => {
                 CmdError::Static("CROSSSLOT Keys in request don't hash to the same slot")
@@ -110,13 +111,14 @@ impl ClusterRefusal {
                     "ASK"
                 };
                 let endpoint = server.config.cluster.preferred_endpoint;
-                let Some(node) = server.cluster.as_ref().map(|c| c.node(*to)) else {
+                let Some(cluster) = server.cluster.as_ref() else {
                     return CmdError::Static("CLUSTERDOWN The cluster is down");
                 };
+                let node = cluster.node(*to);
                 CmdError::owned(format!(
                     "{kind} {slot} {}:{}",
                     super::cluster::preferred_endpoint(endpoint, node),
-                    node.port
+                    cluster.client_port(node, tls_client)
                 ))
             }
         }

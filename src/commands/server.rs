@@ -842,31 +842,34 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
                 "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}. Check server logs."
             ))
         };
-        // The handle the TLS listeners share, and what it is to hold.
-        let serving = match next.tls.port {
-            0 => None,
-            _ => {
-                let config =
-                    crate::tls::server_config(&next.tls).map_err(|e| refused(e, !had_tls))?;
-                let handle = ctx.server.tls.clone();
-                Some((
-                    handle.unwrap_or_else(|| crate::tls::TlsContext::new(config.clone())),
-                    config,
-                ))
+        // What new connections are to get, and the handle the TLS
+        // listeners, the bus and MIGRATE share (a new one where TLS did
+        // not serve; an existing one is given the new configurations
+        // once nothing can fail).
+        let serving = match next.tls.in_use() {
+            false => None,
+            true => {
+                let configs = crate::tls::configs(&next.tls).map_err(|e| refused(e, !had_tls))?;
+                Some(match ctx.server.tls.clone() {
+                    Some(handle) => (handle, Some(configs)),
+                    None => (crate::tls::TlsContext::new(configs), None),
+                })
             }
         };
         if next.tls.port != ctx.server.config.tls.port {
-            let listeners = match &serving {
-                None => Vec::new(),
-                Some((handle, _)) => {
-                    crate::net::tls_listeners(&next.bind, next.tls.port, next.tcp_backlog, handle)
+            let listeners = match (&serving, next.tls.port) {
+                (Some((handle, _)), port @ 1..) => {
+                    crate::net::tls_listeners(&next.bind, port, next.tcp_backlog, handle)
                         .map_err(|e| refused(e.to_string(), true))?
                 }
+                _ => Vec::new(),
             };
             ctx.server.new_tls_listeners = Some(listeners);
         }
-        ctx.server.tls = serving.map(|(handle, config)| {
-            handle.replace(config);
+        ctx.server.tls = serving.map(|(handle, configs)| {
+            if let Some(configs) = configs {
+                handle.replace(configs);
+            }
             handle
         });
     }

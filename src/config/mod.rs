@@ -69,6 +69,8 @@ pub struct ClusterConfig {
     pub announce_hostname: String,
     pub announce_port: u16,
     pub announce_bus_port: u16,
+    /// `cluster-announce-tls-port` (with `tls-cluster`).
+    pub announce_tls_port: u16,
     pub require_full_coverage: bool,
     pub replica_validity_factor: i64,
     pub migration_barrier: i64,
@@ -94,6 +96,7 @@ impl Default for ClusterConfig {
             announce_hostname: String::new(),
             announce_port: 0,
             announce_bus_port: 0,
+            announce_tls_port: 0,
             require_full_coverage: true,
             replica_validity_factor: 10,
             migration_barrier: 1,

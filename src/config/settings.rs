@@ -911,7 +911,7 @@ pub static SETTINGS: &[Setting] = &[
     text_setting!("cluster-announce-hostname", cluster.announce_hostname, true),
     int_setting!("cluster-announce-port", cluster.announce_port, 0, 65535, true),
     int_setting!("cluster-announce-bus-port", cluster.announce_bus_port, 0, 65535, true),
-    kept!("cluster-announce-tls-port", "0", true, |a| kept_int(a, 0, 65535), "no TLS yet"),
+    int_setting!("cluster-announce-tls-port", cluster.announce_tls_port, 0, 65535, true),
     yes_no_setting!("cluster-allow-pubsubshard-when-down", cluster.allow_pubsubshard_when_down),
     yes_no_setting!("cluster-allow-reads-when-down", cluster.allow_reads_when_down),
     yes_no_setting!("cluster-allow-replica-migration", cluster.allow_replica_migration),
@@ -1028,7 +1028,7 @@ pub static SETTINGS: &[Setting] = &[
     yes_no_setting!("tls-session-caching", tls.session_caching),
     int_setting!("tls-session-cache-size", tls.session_cache_size, 0, i64::from(i32::MAX), true),
     int_setting!("tls-session-cache-timeout", tls.session_cache_timeout, 0, i64::from(i32::MAX), true),
-    kept!("tls-cluster", "no", true, kept_yes_no, "the cluster bus is not TLS yet"),
+    yes_no_setting!("tls-cluster", tls.cluster),
     yes_no_setting!("tls-replication", tls.replication),
     Setting {
         name: "tls-auth-clients",

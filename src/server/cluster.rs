@@ -9,12 +9,14 @@ use std::net::SocketAddr;
 
 use mio::net::TcpStream;
 use mio::{Interest, Token};
+
+use crate::net::{Stream, TlsStream};
 use tracing::{debug, warn};
 
 use super::Server;
 use crate::blocking::Unblock;
 use crate::clock::unix_time_ms;
-use crate::cluster::{Cluster, Effect, LinkId};
+use crate::cluster::{Cluster, Effect, LinkId, ListenPorts};
 use crate::net::Listener;
 use crate::pause::{PauseKind, PausePurpose};
 
@@ -34,7 +36,8 @@ pub(super) struct Bus {
 }
 
 struct BusSocket {
-    stream: TcpStream,
+    /// TCP, or TLS with `tls-cluster`.
+    stream: Stream,
     /// An outbound connection not yet known to have succeeded.
     connecting: bool,
     /// When it was opened.
@@ -52,10 +55,16 @@ pub(super) fn start(
     if !cfg.enabled {
         return Ok(None);
     }
-    let port = state.bound_port;
+    // With tls-cluster the TLS port is the one nodes announce, and the
+    // bus's is 10000 above it (Redis's deriveAnnouncedPorts).
+    let tls = state.config.tls.cluster;
+    let port = match tls {
+        true => state.config.tls.port,
+        false => state.bound_port,
+    };
     let wanted = if cfg.port != 0 {
         cfg.port
-    } else if state.config.port == 0 {
+    } else if port == 0 {
         0
     } else {
         port.checked_add(crate::cluster::PORT_INCR).ok_or_else(|| {
@@ -79,7 +88,12 @@ pub(super) fn start(
         poll.registry()
             .register(listener, Token(BUS_LISTENER_BASE - n), Interest::READABLE)?;
     }
-    let cluster = Cluster::start(cfg, &state.config.dir, port, cport, unix_time_ms())
+    let listening = ListenPorts {
+        plain: state.bound_port,
+        tls: state.config.tls.port,
+        bus: cport,
+    };
+    let cluster = Cluster::start(cfg, &state.config.dir, listening, tls, unix_time_ms())
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
     state.cluster = Some(cluster);
     for db in &mut state.dbs {
@@ -94,6 +108,32 @@ pub(super) fn start(
 
 fn ip_of(addr: io::Result<SocketAddr>) -> String {
     addr.map(|a| a.ip().to_string()).unwrap_or_default()
+}
+
+/// Which end of a bus connection this node is: TLS needs to know.
+enum Side<'a> {
+    Accepted,
+    /// Connecting to a peer at this address.
+    Opened(&'a str),
+}
+
+/// A bus connection's stream: TLS when the bus speaks it (`tls-cluster`),
+/// with the configurations `tls` holds now.
+fn bus_stream(
+    tls: Option<&crate::tls::TlsContext>,
+    on: bool,
+    socket: TcpStream,
+    side: Side,
+) -> io::Result<Stream> {
+    let context = match (on, tls) {
+        (false, _) => return Ok(Stream::Tcp(socket)),
+        (true, Some(context)) => context,
+        (true, None) => return Err(io::Error::other("tls-cluster without TLS configured")),
+    };
+    Ok(match side {
+        Side::Accepted => TlsStream::stream(socket, context.accept_peer()?),
+        Side::Opened(host) => TlsStream::stream(socket, context.connect_peer(host)?),
+    })
 }
 
 impl Server {
@@ -123,11 +163,11 @@ impl Server {
         sockets: &mut HashMap<LinkId, BusSocket>,
         cluster: &mut Cluster,
         link: LinkId,
-        mut stream: TcpStream,
+        mut stream: Stream,
         connecting: bool,
         now: i64,
     ) -> bool {
-        let _ = stream.set_nodelay(true);
+        stream.set_nodelay();
         let token = Token(BUS_LINK_BASE + link as usize);
         let interest = Interest::READABLE | Interest::WRITABLE;
         if poll
@@ -156,9 +196,18 @@ impl Server {
         };
         loop {
             match l.accept() {
-                Ok((stream, peer)) => {
+                Ok((socket, peer)) => {
+                    let local = ip_of(socket.local_addr());
+                    let tls = cluster.tls();
+                    let stream =
+                        match bus_stream(self.state.tls.as_ref(), tls, socket, Side::Accepted) {
+                            Ok(stream) => stream,
+                            Err(e) => {
+                                warn!("Error accepting cluster node over TLS: {e}");
+                                continue;
+                            }
+                        };
                     let link = cluster.accepted(now);
-                    let local = ip_of(stream.local_addr());
                     if Self::add_socket(
                         &self.poll,
                         &mut bus.sockets,
@@ -188,13 +237,16 @@ impl Server {
             if !writable {
                 return;
             }
+            let Some(tcp) = socket.stream.tcp() else {
+                return;
+            };
             // A failed connection reports its error first; one still under
             // way has no peer yet.
-            let failed = !matches!(socket.stream.take_error(), Ok(None));
-            match socket.stream.peer_addr() {
+            let failed = !matches!(tcp.take_error(), Ok(None));
+            match tcp.peer_addr() {
                 Ok(peer) if !failed => {
                     socket.connecting = false;
-                    let local = ip_of(socket.stream.local_addr());
+                    let local = ip_of(tcp.local_addr());
                     cluster.set_link_addresses(link, peer.ip().to_string(), local);
                     cluster.connected(link, now);
                 }
@@ -205,6 +257,10 @@ impl Server {
                     return;
                 }
             }
+        } else if writable && socket.stream.send_pending().is_err() {
+            // TLS records the socket would not take earlier.
+            cluster.free_link(link);
+            return;
         }
         let mut buf = [0u8; 16 * 1024];
         loop {
@@ -250,7 +306,11 @@ impl Server {
                 cluster.free_link(link);
                 continue;
             };
-            let stream = match TcpStream::connect(addr) {
+            let stream = TcpStream::connect(addr).and_then(|socket| {
+                let side = Side::Opened(&ip);
+                bus_stream(self.state.tls.as_ref(), cluster.tls(), socket, side)
+            });
+            let stream = match stream {
                 Ok(stream) => stream,
                 Err(e) => {
                     debug!("Unable to connect to Cluster Node [{ip}]:{cport} -> {e}");
@@ -393,7 +453,10 @@ impl Server {
                 session.readonly,
             );
             if let Some(refusal) = refusal {
-                let error = refusal.error(&self.state).message().into_owned();
+                let error = refusal
+                    .error(&self.state, session.tls)
+                    .message()
+                    .into_owned();
                 self.state
                     .blocking
                     .request_unblock(session.id, Unblock::Refused(error));

@@ -277,27 +277,28 @@ impl Server {
             true => net::tcp_listeners(&config.bind, config.port, config.tcp_backlog)?,
             false => (Vec::new(), 0),
         };
-        let tls = match config.tls.port {
-            0 => None,
-            tls_port => {
-                let context = crate::tls::server_config(&config.tls)
+        let tls = match config.tls.in_use() {
+            false => None,
+            true => Some(
+                crate::tls::configs(&config.tls)
                     .map(crate::tls::TlsContext::new)
                     .map_err(|e| {
                         io::Error::new(
                             io::ErrorKind::InvalidInput,
                             format!("Failed to configure TLS. Check logs for more info. ({e})"),
                         )
-                    })?;
-                let backlog = config.tcp_backlog;
-                listeners.extend(net::tls_listeners(
-                    &config.bind,
-                    tls_port,
-                    backlog,
-                    &context,
-                )?);
-                Some(context)
-            }
+                    })?,
+            ),
         };
+        if let (Some(context), tls_port @ 1..) = (&tls, config.tls.port) {
+            let backlog = config.tcp_backlog;
+            listeners.extend(net::tls_listeners(
+                &config.bind,
+                tls_port,
+                backlog,
+                context,
+            )?);
+        }
         if !config.unixsocket.is_empty() {
             let path = std::path::Path::new(&config.unixsocket);
             let listener = Listener::unix(path, config.unixsocketperm, config.tcp_backlog)
@@ -509,6 +510,7 @@ impl Server {
             unix_time_ms(),
         );
         session.unix_socket = peer.unix;
+        session.tls = socket.is_tls();
         session.transport_memory = socket.transport_memory();
         session.authenticated = self.state.acl.default_is_open();
         session.token = token.0;
