@@ -548,6 +548,19 @@ fn tls_port_moves_and_opens_by_config_set() {
     assert_eq!(moved.cmd("PING").unwrap(), "+PONG");
     assert!(TlsClient::connect(&dir, old, "ca.crt", Some("client")).is_err());
     assert_eq!(before.cmd("PING").unwrap(), "+PONG");
+    // CONFIG SET bind moves the TLS listeners with the plain ones, as
+    // Redis's does.
+    assert_eq!(r.cmd(&["CONFIG", "SET", "bind", "127.0.0.2"]), "+OK\r\n");
+    assert!(common::eventually(Duration::from_secs(5), || {
+        TlsClient::connect(&dir, new, "ca.crt", Some("client")).is_err()
+            && std::net::TcpStream::connect(("127.0.0.2", new)).is_ok()
+    }));
+    assert_eq!(r.cmd(&["CONFIG", "SET", "bind", "127.0.0.1"]), "+OK\r\n");
+    assert!(common::eventually(Duration::from_secs(5), || {
+        TlsClient::connect(&dir, new, "ca.crt", Some("client"))
+            .is_ok_and(|mut c| c.cmd("PING").is_ok_and(|p| p == "+PONG"))
+    }));
+    assert_eq!(before.cmd("PING").unwrap(), "+PONG");
     assert_eq!(r.cmd(&["CONFIG", "SET", "tls-port", "0"]), "+OK\r\n");
     assert!(TlsClient::connect(&dir, new, "ca.crt", Some("client")).is_err());
     // A server started without TLS gets it in one CONFIG SET.

@@ -805,14 +805,16 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     // A new port or bind list is bound now, so that a failure refuses the
     // whole CONFIG SET (Redis's rollback); the loop switches to them.
+    // (Kept aside until the TLS listeners are bound too.)
     let current = &ctx.server.config;
+    let mut new_listeners = None;
     if next.port != current.port || next.bind != current.bind {
         let (name, why) = match next.port != current.port {
             true => ("port", "Unable to listen on this port. Check server logs."),
             false => ("bind", "Failed to bind to specified addresses."),
         };
         match crate::net::tcp_listeners(&next.bind, next.port, next.tcp_backlog) {
-            Ok(bound) => ctx.server.new_listeners = Some(bound),
+            Ok(bound) => new_listeners = Some(bound),
             Err(e) => {
                 tracing::warn!("CONFIG SET {name}: {e}");
                 return Err(CmdError::owned(format!(
@@ -822,14 +824,21 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
         }
     }
     // TLS: the configuration new connections get (existing ones keep
-    // theirs) is built once, where TLS serves and a setting changed, and a
-    // new tls-port is bound with it, both before anything changes: a
-    // failure refuses the whole CONFIG SET. The loop switches listeners.
-    if next.tls != ctx.server.config.tls {
+    // theirs) is built once, where TLS serves and a setting changed, and
+    // new TLS listeners (a new tls-port, or bind) are bound with it, both
+    // before anything changes: a failure refuses the whole CONFIG SET.
+    // The loop switches listeners.
+    let tls_changed = next.tls != ctx.server.config.tls;
+    let current = &ctx.server.config;
+    let rebind_tls =
+        next.tls.port != current.tls.port || (next.tls.port != 0 && next.bind != current.bind);
+    if tls_changed || rebind_tls {
         let had_tls = ctx.server.tls.is_some();
+        let bind_changed = next.bind != current.bind;
         let refused = |e: String, listening: bool| {
             tracing::warn!("Failed to update TLS configuration: {e}");
             let (name, why) = match listening {
+                true if bind_changed => ("bind", "Failed to bind to specified addresses"),
                 true => ("tls-port", "Unable to listen on this port"),
                 false => (
                     seen.iter()
@@ -849,14 +858,18 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
         let serving = match next.tls.in_use() {
             false => None,
             true => {
-                let configs = crate::tls::configs(&next.tls).map_err(|e| refused(e, !had_tls))?;
-                Some(match ctx.server.tls.clone() {
-                    Some(handle) => (handle, Some(configs)),
-                    None => (crate::tls::TlsContext::new(configs), None),
-                })
+                let configs = match tls_changed || !had_tls {
+                    true => Some(crate::tls::configs(&next.tls).map_err(|e| refused(e, !had_tls))?),
+                    false => None,
+                };
+                match (ctx.server.tls.clone(), configs) {
+                    (Some(handle), configs) => Some((handle, configs)),
+                    (None, Some(configs)) => Some((crate::tls::TlsContext::new(configs), None)),
+                    (None, None) => None,
+                }
             }
         };
-        if next.tls.port != ctx.server.config.tls.port {
+        if rebind_tls {
             let listeners = match (&serving, next.tls.port) {
                 (Some((handle, _)), port @ 1..) => {
                     crate::net::tls_listeners(&next.bind, port, next.tcp_backlog, handle)
@@ -872,6 +885,9 @@ fn config_set(ctx: &mut Ctx, args: Args) -> CmdResult {
             }
             handle
         });
+    }
+    if new_listeners.is_some() {
+        ctx.server.new_listeners = new_listeners;
     }
     if next.loglevel != ctx.server.config.loglevel {
         crate::log::set_level(&next.loglevel);
