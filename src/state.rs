@@ -430,10 +430,10 @@ impl ServerState {
         if expired {
             self.propagate
                 .deleted_by_server(db, key, self.config.lazyfree.expire);
-        } else if event.class == EventClass::HASH && event.name == "hexpired" {
+        } else if let Some(deletion) = crate::db::member_expiry_deletion(event.class, event.name) {
             let fields = self.dbs[db].take_expired_fields();
             self.propagate.by_server(db, || {
-                let mut args: Vec<&[u8]> = vec![b"HDEL", key];
+                let mut args: Vec<&[u8]> = vec![deletion, key];
                 args.extend(fields.iter().map(Vec::as_slice));
                 crate::protocol::OwnedArgs::from_slices(args)
             });

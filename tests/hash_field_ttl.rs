@@ -9,7 +9,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::{conf_in, eventually, info_field, temp_dir, Raw, Server};
+use common::{
+    conf_in, dump_and_restore, event_names, eventually, info_field, rewritten_aof_base, temp_dir,
+    Raw, Server,
+};
 
 /// One step: a command and redis-server 7.4.1's reply, `T` standing for a
 /// Unix time the moment decides.
@@ -432,20 +435,6 @@ fn masked(reply: &str) -> String {
     }
 }
 
-/// The next `n` keyspace notifications' event names.
-fn event_names(events: &mut Raw, n: usize) -> Vec<String> {
-    (0..n)
-        .map(|_| {
-            let message = String::from_utf8_lossy(&events.reply()).into_owned();
-            message
-                .rsplit("\r\n")
-                .nth(1)
-                .unwrap_or_default()
-                .to_string()
-        })
-        .collect()
-}
-
 #[test]
 fn replies_and_errors_are_redis_7_4s_and_8_0s() {
     let lapse = Server::lapse(&[]);
@@ -565,13 +554,7 @@ fn deadlines_travel_with_the_hash_and_survive_restarts() {
     for key in ["small", "big"] {
         r.cmd(&["COPY", key, &format!("copy:{key}")]);
         r.cmd(&["RENAME", &format!("copy:{key}"), &format!("renamed:{key}")]);
-        r.send_cmd(&[b"DUMP", key.as_bytes()]);
-        let dump = r.reply();
-        let header_end = dump.windows(2).position(|w| w == b"\r\n").unwrap();
-        let payload = &dump[header_end + 2..dump.len() - 2];
-        let restored = format!("restored:{key}");
-        r.send_cmd(&[b"RESTORE", restored.as_bytes(), b"0", payload]);
-        assert_eq!(r.reply(), b"+OK\r\n");
+        dump_and_restore(&mut r, key, &format!("restored:{key}"));
     }
     for prefix in ["renamed:", "restored:"] {
         check(&mut r, prefix);
@@ -592,17 +575,7 @@ fn deadlines_travel_with_the_hash_and_survive_restarts() {
     // rewritten as commands.
     assert_eq!(r.cmd(&["DEBUG", "RELOAD"]), "+OK\r\n");
     check(&mut r, "");
-    assert!(r.cmd(&["BGREWRITEAOF"]).starts_with('+'));
-    assert!(eventually(Duration::from_secs(60), || {
-        info_field(&mut r, "persistence", "aof_rewrite_in_progress") == "0"
-            && info_field(&mut r, "persistence", "aof_rewrite_scheduled") == "0"
-    }));
-    let base = std::fs::read_dir(dir.join("appendonlydir"))
-        .unwrap()
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().contains(".base.aof"))
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .expect("a base written as commands");
+    let base = rewritten_aof_base(&mut r, &dir);
     assert!(base.contains("HPEXPIREAT"), "{base}");
     drop(r);
     drop(lapse);

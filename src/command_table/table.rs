@@ -29,10 +29,11 @@ pub(super) static FAMILIES: &[&[Command]] = &[
     SCRIPTING,
     REPLICATION,
     CLUSTER,
+    SET_MEMBER_TTLS,
 ];
 
 /// How many entries the table has (the next free id).
-pub const COUNT: usize = 391;
+pub const COUNT: usize = 400;
 
 #[rustfmt::skip]
 static CONNECTION: &[Command] = &[
@@ -567,4 +568,89 @@ static CLUSTER_SUBCOMMANDS: &[Command] = &[
     cmd!(384, "shards", 2, ["stale"], (0, 0, 0), "cluster", "Get array of cluster slots to node mappings"),
     cmd!(385, "slaves", 3, ["admin", "stale"], (0, 0, 0), "cluster", "List replica nodes of the specified master node"),
     cmd!(386, "slots", 2, ["stale"], (0, 0, 0), "cluster", "Get array of Cluster slot to node mappings"),
+];
+
+/// Redis 8.12's set member expiry (listed last: the ids before stay).
+static SET_MEMBER_TTLS: &[Command] = &[
+    cmd!(
+        391,
+        "sexpire",
+        -6,
+        ["write", "denyoom", "fast"],
+        (1, 1, 1),
+        "set",
+        "Set expiry for set member using relative time to expire (seconds)"
+    ),
+    cmd!(
+        392,
+        "spexpire",
+        -6,
+        ["write", "denyoom", "fast"],
+        (1, 1, 1),
+        "set",
+        "Set expiry for set member using relative time to expire (milliseconds)"
+    ),
+    cmd!(
+        393,
+        "sexpireat",
+        -6,
+        ["write", "denyoom", "fast"],
+        (1, 1, 1),
+        "set",
+        "Set expiry for set member using an absolute Unix timestamp (seconds)"
+    ),
+    cmd!(
+        394,
+        "spexpireat",
+        -6,
+        ["write", "denyoom", "fast"],
+        (1, 1, 1),
+        "set",
+        "Set expiry for set member using an absolute Unix timestamp (milliseconds)"
+    ),
+    cmd!(
+        395,
+        "sttl",
+        -5,
+        ["readonly", "fast"],
+        (1, 1, 1),
+        "set",
+        "Returns the TTL in seconds of a set member."
+    ),
+    cmd!(
+        396,
+        "spttl",
+        -5,
+        ["readonly", "fast"],
+        (1, 1, 1),
+        "set",
+        "Returns the TTL in milliseconds of a set member."
+    ),
+    cmd!(
+        397,
+        "sexpiretime",
+        -5,
+        ["readonly", "fast"],
+        (1, 1, 1),
+        "set",
+        "Returns the expiration time of a set member as a Unix timestamp, in seconds."
+    ),
+    cmd!(
+        398,
+        "spexpiretime",
+        -5,
+        ["readonly", "fast"],
+        (1, 1, 1),
+        "set",
+        "Returns the expiration time of a set member as a Unix timestamp, in msec."
+    ),
+    cmd!(
+        399,
+        "spersist",
+        -5,
+        ["write", "fast"],
+        (1, 1, 1),
+        "set",
+        "Removes the expiration time for each specified member"
+    ),
 ];

@@ -11,6 +11,7 @@ use super::aggregate::{
     bulk, delete_if_empty, rand_args, read, read_for_write, reply_picks, reply_scan, scan_target,
     view, write, write_or_create, HASH,
 };
+use super::member_ttl::{deadline_arg, HASH_FIELDS};
 use super::strings::long_double_sum;
 use super::{int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::EventClass;
@@ -53,58 +54,17 @@ pub(super) static HANDLERS: &[(&str, Handler)] = &[
     ("hsetex", hsetex),
 ];
 
-// ---- Field expiry (Redis 7.4) -----------------------------------------
+// ---- Field expiry (Redis 7.4; the commands shared with set members in
+// `member_ttl`) ---------------------------------------------------------
 
-/// The latest field deadline a command may set (Redis's
-/// `HFE_MAX_ABS_TIME_MSEC`, a quarter of what a file may hold).
-const FIELD_TTL_MAX_MS: i64 = crate::value::field_ttl::FIELD_TTL_MAX_MS >> 2;
-
-/// `FIELDS numfields field ...` from `at` (where FIELDS must be), checked
-/// in Redis's order; `count_error`: the command's message for a count
-/// below 1. The fields.
+/// `FIELDS numfields field ...` from `at`; `count_error`: the command's
+/// message for a count below 1.
 fn fields_arg<'a>(
     args: &'a Args,
     at: usize,
     count_error: &'static str,
 ) -> Result<Vec<&'a [u8]>, CmdError> {
-    if at >= args.len() || !is(&args[at], "FIELDS") {
-        return Err(CmdError::Static(
-            "ERR Mandatory argument FIELDS is missing or not at the right position",
-        ));
-    }
-    if at + 1 >= args.len() {
-        return Err(CmdError::Static(count_error));
-    }
-    let n = parse_i64(&args[at + 1]).ok_or(CmdError::Static(count_error))?;
-    if n < 1 {
-        return Err(CmdError::Static(count_error));
-    }
-    if usize::try_from(n).ok() != Some(args.len() - at - 2) {
-        return Err(CmdError::Static(
-            "ERR The `numfields` parameter must match the number of arguments",
-        ));
-    }
-    Ok((at + 2..args.len()).map(|i| &args[i][..]).collect())
-}
-
-/// A field deadline given as `arg` in `unit_ms` from `base_ms` (0:
-/// absolute), checked as Redis's `parseExpireTime` checks it; `command`
-/// names the command in the error for one too far.
-fn deadline_arg(
-    arg: &[u8],
-    base_ms: i64,
-    unit_ms: i64,
-    command: &'static str,
-) -> Result<i64, CmdError> {
-    let time = parse_i64(arg).ok_or(CmdError::NotInteger)?;
-    if time < 0 {
-        return Err(CmdError::Static("ERR invalid expire time, must be >= 0"));
-    }
-    Ok(time
-        .checked_mul(unit_ms)
-        .filter(|ms| *ms <= FIELD_TTL_MAX_MS - base_ms)
-        .ok_or(CmdError::InvalidExpireTime(command))?
-        + base_ms)
+    HASH_FIELDS.elements_arg(args, at, count_error)
 }
 
 /// HGETEX's and HSETEX's `EX|PX|EXAT|PXAT` at `args[at]` with its time
@@ -128,209 +88,46 @@ fn deadline_option(
     deadline_arg(&args[at + 1], base_ms, unit_ms, command).map(Some)
 }
 
-/// What HEXPIRE and its family set a deadline under.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Condition {
-    Always,
-    Nx,
-    Xx,
-    Gt,
-    Lt,
-}
-
-impl Condition {
-    /// Whether a field whose deadline is `current` takes `at` (no
-    /// deadline counts as infinitely far: LT takes it, GT does not).
-    fn allows(self, current: Option<i64>, at: i64) -> bool {
-        match (self, current) {
-            (Condition::Always, _) => true,
-            (Condition::Nx, current) => current.is_none(),
-            (Condition::Xx, current) => current.is_some(),
-            (Condition::Gt, current) => current.is_some_and(|c| at > c),
-            (Condition::Lt, current) => current.is_none_or(|c| at < c),
-        }
-    }
-}
-
-/// HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT (Redis's
-/// `hexpireGenericCommand`): the deadline `args[2]` in `unit_ms` from
-/// `base_ms` (0: absolute), for each field: -2 no such field, 0 the
-/// condition is not met, 1 set, 2 deleted (the deadline is past).
-/// Propagated as HPEXPIREAT of the fields set, after an HDEL of each
-/// field deleted.
-fn hexpire_generic(ctx: &mut Ctx, args: &Args, base_ms: i64, unit_ms: i64) -> CmdResult {
-    let key = &args[1];
-    let exists = read_for_write(ctx, key, &HASH)?.is_some();
-    let name: &'static str = match (base_ms, unit_ms) {
-        (0, 1000) => "hexpireat",
-        (0, _) => "hpexpireat",
-        (_, 1000) => "hexpire",
-        _ => "hpexpire",
-    };
-    let at = deadline_arg(&args[2], base_ms, unit_ms, name)?;
-    let (condition, fields_at) = match args[3].to_ascii_uppercase().as_slice() {
-        b"NX" => (Condition::Nx, 4),
-        b"XX" => (Condition::Xx, 4),
-        b"GT" => (Condition::Gt, 4),
-        b"LT" => (Condition::Lt, 4),
-        _ => (Condition::Always, 3),
-    };
-    let fields = fields_arg(
-        args,
-        fields_at,
-        "ERR Parameter `numFields` should be greater than 0",
-    )?;
-    if !exists {
-        reply_codes(ctx, &vec![-2; fields.len()]);
-        return Ok(());
-    }
-    let now_ms = ctx.now_ms;
-    let past = ctx.server.already_expired(at, now_ms);
-    let limits = ctx.server.config.hash_limits();
-    let hash = super::aggregate::write(ctx, key, &HASH)?.ok_or(CmdError::WrongType)?;
-    hash.allow_field_ttls();
-    let mut codes = Vec::with_capacity(fields.len());
-    let (mut set, mut deleted) = (Vec::new(), Vec::new());
-    for &field in &fields {
-        let code = match hash.view().field_ttl(field) {
-            None => -2,
-            Some(current) if !condition.allows(current, at) => 0,
-            Some(_) if past => {
-                hash.remove([field]);
-                deleted.push(field);
-                2
-            }
-            Some(_) => {
-                hash.set_field_ttl(field, Some(at), limits);
-                set.push(field);
-                1
-            }
-        };
-        codes.push(code);
-    }
-    // One deadline for all: either some fields took it or some went.
-    if !set.is_empty() {
-        ctx.signal(EventClass::HASH, "hexpire", key);
-        let at_text = at.to_string();
-        let mut head: Vec<&[u8]> = vec![b"HPEXPIREAT", key, at_text.as_bytes()];
-        if condition != Condition::Always {
-            head.push(&args[3]);
-        }
-        propagate_with_fields(ctx, &head, &set);
-    }
-    deleted_by_past_deadline(ctx, key, &deleted);
-    reply_codes(ctx, &codes);
-    Ok(())
-}
-
-/// Fields a deadline already past deleted (HEXPIRE and its family,
-/// HGETEX, HSETEX): counted as expired, `hdel`, an HDEL each (Redis's
-/// `propagateHashFieldDeletion`), and the hash gone with its last field.
 fn deleted_by_past_deadline(ctx: &mut Ctx, key: &[u8], fields: &[&[u8]]) {
-    if fields.is_empty() {
-        return;
-    }
-    ctx.db().stats.expired_subkeys += fields.len() as u64;
-    ctx.signal(EventClass::HASH, "hdel", key);
-    for field in fields {
-        ctx.propagate_as(&[b"HDEL", key, field]);
-    }
-    delete_if_empty(ctx, key);
-}
-
-/// Replies with one integer per field.
-fn reply_codes(ctx: &mut Ctx, codes: &[i64]) {
-    let out = ctx.out();
-    out.array(codes.len());
-    codes.iter().for_each(|&c| out.int(c));
+    HASH_FIELDS.deleted_by_past_deadline(ctx, key, fields);
 }
 
 fn hexpire(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
-    hexpire_generic(ctx, &args, now_ms, 1000)
+    HASH_FIELDS.expire(ctx, &args, now_ms, 1000)
 }
 
 fn hpexpire(ctx: &mut Ctx, args: Args) -> CmdResult {
     let now_ms = ctx.now_ms;
-    hexpire_generic(ctx, &args, now_ms, 1)
+    HASH_FIELDS.expire(ctx, &args, now_ms, 1)
 }
 
 fn hexpireat(ctx: &mut Ctx, args: Args) -> CmdResult {
-    hexpire_generic(ctx, &args, 0, 1000)
+    HASH_FIELDS.expire(ctx, &args, 0, 1000)
 }
 
 fn hpexpireat(ctx: &mut Ctx, args: Args) -> CmdResult {
-    hexpire_generic(ctx, &args, 0, 1)
-}
-
-/// HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME (Redis's `httlGenericCommand`):
-/// per field -2 no such field (or past its deadline), -1 no deadline,
-/// else the deadline from `base_ms` (0: absolute) in `unit_ms`, seconds
-/// rounded up.
-fn httl_generic(ctx: &mut Ctx, args: &Args, relative: bool, unit_ms: i64) -> CmdResult {
-    let now_ms = ctx.now_ms;
-    let hash = read(ctx, &args[1], &HASH)?;
-    let fields = fields_arg(args, 2, "ERR Number of fields must be a positive integer")?;
-    let replies: Vec<i64> = fields
-        .iter()
-        .map(|f| match hash.and_then(|h| h.field_ttl(f)) {
-            None => -2,
-            Some(None) => -1,
-            Some(Some(at)) if at <= now_ms => -2,
-            Some(Some(at)) => {
-                let from = if relative { now_ms } else { 0 };
-                (at - from + unit_ms - 1) / unit_ms
-            }
-        })
-        .collect();
-    reply_codes(ctx, &replies);
-    Ok(())
+    HASH_FIELDS.expire(ctx, &args, 0, 1)
 }
 
 fn httl(ctx: &mut Ctx, args: Args) -> CmdResult {
-    httl_generic(ctx, &args, true, 1000)
+    HASH_FIELDS.ttl(ctx, &args, true, 1000)
 }
 
 fn hpttl(ctx: &mut Ctx, args: Args) -> CmdResult {
-    httl_generic(ctx, &args, true, 1)
+    HASH_FIELDS.ttl(ctx, &args, true, 1)
 }
 
 fn hexpiretime(ctx: &mut Ctx, args: Args) -> CmdResult {
-    httl_generic(ctx, &args, false, 1000)
+    HASH_FIELDS.ttl(ctx, &args, false, 1000)
 }
 
 fn hpexpiretime(ctx: &mut Ctx, args: Args) -> CmdResult {
-    httl_generic(ctx, &args, false, 1)
+    HASH_FIELDS.ttl(ctx, &args, false, 1)
 }
 
-/// HPERSIST: per field -2 no such field, -1 no deadline, 1 removed.
-/// Propagated as given when it removed one.
 fn hpersist(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let key = &args[1];
-    let exists = read_for_write(ctx, key, &HASH)?.is_some();
-    let fields = fields_arg(&args, 2, "ERR Number of fields must be a positive integer")?;
-    let mut codes = Vec::with_capacity(fields.len());
-    if exists {
-        let limits = ctx.server.config.hash_limits();
-        let hash = super::aggregate::write(ctx, key, &HASH)?.ok_or(CmdError::WrongType)?;
-        for &field in &fields {
-            codes.push(match hash.view().field_ttl(field) {
-                None => -2,
-                Some(None) => -1,
-                Some(Some(_)) => {
-                    hash.set_field_ttl(field, None, limits);
-                    1
-                }
-            });
-        }
-    } else {
-        codes.resize(fields.len(), -2);
-    }
-    if codes.contains(&1) {
-        ctx.signal(EventClass::HASH, "hpersist", key);
-    }
-    reply_codes(ctx, &codes);
-    Ok(())
+    HASH_FIELDS.persist(ctx, &args)
 }
 
 /// Replies with each field's value, or nil.
@@ -347,11 +144,7 @@ fn reply_values(ctx: &mut Ctx, values: Vec<Option<Vec<u8>>>) {
 
 /// An effect naming `fields` after `head` as `FIELDS numfields field ...`.
 fn propagate_with_fields(ctx: &mut Ctx, head: &[&[u8]], fields: &[&[u8]]) {
-    let count = fields.len().to_string();
-    let mut effect: Vec<&[u8]> = head.to_vec();
-    effect.extend([&b"FIELDS"[..], count.as_bytes()]);
-    effect.extend(fields.iter().copied());
-    ctx.propagate_as(&effect);
+    HASH_FIELDS.propagate_with(ctx, head, fields);
 }
 
 /// HGETDEL key FIELDS numfields field ... (Redis 8.0): each field's value

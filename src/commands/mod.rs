@@ -21,6 +21,7 @@ pub mod hashes;
 pub mod hll;
 pub mod keys;
 pub mod lists;
+pub mod member_ttl;
 pub mod migrate;
 pub mod pubsub;
 pub mod refusals;

@@ -8,6 +8,7 @@ use super::aggregate::{
     bulk, delete_if_empty, distinct_indices, pop_count, rand_args, read, read_for_write,
     reply_picks, reply_scan, scan_target, store_result, view, write, write_or_create_with, SET,
 };
+use super::member_ttl::SET_MEMBERS;
 use super::{int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::{EventClass, StrEncoding};
 use crate::protocol::Args;
@@ -35,6 +36,15 @@ pub(super) static HANDLERS: &[(&str, Handler)] = &[
     ("sdiffstore", sdiffstore),
     ("sintercard", sintercard),
     ("sscan", sscan),
+    ("sexpire", sexpire),
+    ("spexpire", spexpire),
+    ("sexpireat", sexpireat),
+    ("spexpireat", spexpireat),
+    ("sttl", sttl),
+    ("spttl", spttl),
+    ("sexpiretime", sexpiretime),
+    ("spexpiretime", spexpiretime),
+    ("spersist", spersist),
 ];
 
 fn sadd(ctx: &mut Ctx, args: Args) -> CmdResult {
@@ -400,4 +410,44 @@ fn sscan(ctx: &mut Ctx, args: Args) -> CmdResult {
     };
     reply_scan(ctx.out(), next, &found);
     Ok(())
+}
+
+// ---- Member expiry (Redis 8.12; the commands in `member_ttl`) ----------
+
+fn sexpire(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    SET_MEMBERS.expire(ctx, &args, now_ms, 1000)
+}
+
+fn spexpire(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    SET_MEMBERS.expire(ctx, &args, now_ms, 1)
+}
+
+fn sexpireat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    SET_MEMBERS.expire(ctx, &args, 0, 1000)
+}
+
+fn spexpireat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    SET_MEMBERS.expire(ctx, &args, 0, 1)
+}
+
+fn sttl(ctx: &mut Ctx, args: Args) -> CmdResult {
+    SET_MEMBERS.ttl(ctx, &args, true, 1000)
+}
+
+fn spttl(ctx: &mut Ctx, args: Args) -> CmdResult {
+    SET_MEMBERS.ttl(ctx, &args, true, 1)
+}
+
+fn sexpiretime(ctx: &mut Ctx, args: Args) -> CmdResult {
+    SET_MEMBERS.ttl(ctx, &args, false, 1000)
+}
+
+fn spexpiretime(ctx: &mut Ctx, args: Args) -> CmdResult {
+    SET_MEMBERS.ttl(ctx, &args, false, 1)
+}
+
+fn spersist(ctx: &mut Ctx, args: Args) -> CmdResult {
+    SET_MEMBERS.persist(ctx, &args)
 }

@@ -213,7 +213,34 @@ pub struct Db {
     /// What a read sees of a hash whose fields past their deadline are
     /// kept (on a replica, or with expiry paused): a copy without them,
     /// until the next read.
-    live_fields: Option<crate::value::Hash>,
+    live_fields: Option<Value>,
+}
+
+/// Element expiry of one type: the event a field's or member's expiry
+/// signals, in its type's class, and the command that propagates the
+/// deletion.
+type MemberExpiry = (EventClass, &'static str, &'static [u8]);
+
+/// Redis 7.4's hash fields; sets by analogy (Redis 8.12 documents no
+/// event name).
+const HASH_EXPIRY: MemberExpiry = (EventClass::HASH, "hexpired", b"HDEL");
+const SET_EXPIRY: MemberExpiry = (EventClass::SET, "sexpired", b"SREM");
+
+/// The element expiry of a value's type, if it has one.
+pub fn member_expiry(value: ValueRef) -> Option<MemberExpiry> {
+    match value {
+        ValueRef::Hash(_) => Some(HASH_EXPIRY),
+        ValueRef::Set(_) => Some(SET_EXPIRY),
+        _ => None,
+    }
+}
+
+/// The deletion command of an element-expiry event.
+pub fn member_expiry_deletion(class: EventClass, event: &str) -> Option<&'static [u8]> {
+    [HASH_EXPIRY, SET_EXPIRY]
+        .into_iter()
+        .find(|(c, e, _)| *c == class && *e == event)
+        .map(|(_, _, deletion)| deletion)
 }
 
 /// What DEBUG OBJECT shows of a key.
@@ -365,11 +392,14 @@ impl Db {
         let idx = self.preserve(idx);
         self.note_changed(idx);
         let slot = &mut self.dict.entry_mut(idx).slot;
-        let Some(Value::Hash(hash)) = slot.value_mut() else {
+        let Some(value) = slot.value_mut() else {
             return Some(idx);
         };
-        let gone = hash.remove_due(now_ms, max);
-        let emptied = hash.is_empty();
+        let Some((class, event, _)) = member_expiry(value.as_ref()) else {
+            return Some(idx);
+        };
+        let gone = value.remove_due_members(now_ms, max);
+        let emptied = value.is_empty_aggregate();
         if gone.is_empty() {
             // Only with `max` 0: the earliest deadline is exact.
             return Some(idx);
@@ -379,7 +409,7 @@ impl Db {
         self.stats.expired_subkeys += gone.len() as u64;
         let key = self.dict.entry(idx).slot.key().to_vec();
         // Recorded whatever listens: the propagation reads it.
-        self.events.push(EventClass::HASH, "hexpired", &key);
+        self.events.push(class, event, &key);
         self.expired_fields.push_back(gone);
         if !emptied {
             return Some(idx);
@@ -395,10 +425,7 @@ impl Db {
     /// a small hash's first, a big one's heap top, in memory the command
     /// reads anyway).
     fn field_deadline_at(&self, idx: u32) -> Option<i64> {
-        match self.dict.entry(idx).slot.value() {
-            ValueRef::Hash(h) => h.earliest_field_ttl(),
-            _ => None,
-        }
+        self.dict.entry(idx).slot.value().earliest_member_ttl()
     }
 
     /// Notes whether the value at `idx` is a hash with field deadlines,
@@ -482,17 +509,18 @@ impl Db {
         let idx = self.lookup_counted(key, now_ms)?;
         self.live_fields = None;
         if self.replica || self.expiry_paused {
-            // Fields past their deadline wait for the primary's HDEL (or
-            // the end of the pause); reads do not see them (as Redis 7.4's
-            // `hashTypeGetValue` answers a replica's clients).
-            let live = match self.dict.entry(idx).slot.value() {
-                ValueRef::Hash(h) if h.earliest_field_ttl().is_some_and(|at| at <= now_ms) => {
-                    Some(h.without_fields_due(now_ms))
-                }
-                _ => None,
-            };
+            // Fields and members past their deadline wait for the
+            // primary's HDEL/SREM (or the end of the pause); reads do not
+            // see them (as Redis 7.4's `hashTypeGetValue` answers a
+            // replica's clients).
+            let live = self
+                .dict
+                .entry(idx)
+                .slot
+                .value()
+                .without_members_due(now_ms);
             if let Some(live) = live {
-                return Some(ValueRef::Hash(self.live_fields.insert(live).view()));
+                return Some(self.live_fields.insert(live).as_ref());
             }
         }
         Some(self.dict.entry(idx).slot.value())
@@ -559,7 +587,7 @@ impl Db {
     pub fn value_mut(&mut self, key: &[u8], now_ms: i64) -> Option<Option<&mut Value>> {
         let idx = self.lookup_for_change(key, now_ms)?;
         let slot = &self.dict.entry(idx).slot;
-        if slot.may_pack() || matches!(slot.value(), ValueRef::Hash(_)) {
+        if slot.may_pack() || matches!(slot.value(), ValueRef::Hash(_) | ValueRef::Set(_)) {
             self.note_changed(idx);
         }
         Some(self.dict.entry_mut(idx).slot.value_mut())

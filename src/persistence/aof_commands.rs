@@ -84,12 +84,17 @@ pub fn write_big_commands_piece(
             (at + items.len(), l.len())
         }
         ValueRef::Set(set) => {
-            let items: Vec<Vec<u8>> = set
-                .iter_from(at)
-                .take(units)
-                .map(|m| m.with_bytes(<[u8]>::to_vec))
-                .collect();
+            let mut items = Vec::new();
+            let mut deadlines = Vec::new();
+            for (member, deadline) in set.iter_with_ttls_from(at).take(units) {
+                let member = member.with_bytes(<[u8]>::to_vec);
+                if let Some(deadline) = deadline {
+                    deadlines.push((deadline, member.clone()));
+                }
+                items.push(member);
+            }
             write_batched(out, b"SADD", key, &items, 1);
+            write_deadlines(out, b"SPEXPIREAT", key, b"MEMBERS", &deadlines);
             (at + items.len(), set.len())
         }
         ValueRef::ZSet(z) => {
@@ -107,27 +112,13 @@ pub fn write_big_commands_piece(
             for (field, value, deadline) in hash.iter_with_ttls_from(at).take(units) {
                 let field = field.with_bytes(<[u8]>::to_vec);
                 if let Some(deadline) = deadline {
-                    deadlines.push((deadline.to_string(), field.clone()));
+                    deadlines.push((deadline, field.clone()));
                 }
                 items.push(field);
                 items.push(value.with_bytes(<[u8]>::to_vec));
             }
             write_batched(out, b"HSET", key, &items, 2);
-            // Each field's deadline after its value (as Redis 7.4's
-            // rewrite does, one HPEXPIREAT per field).
-            for (deadline, field) in &deadlines {
-                encode_request(
-                    &[
-                        &b"HPEXPIREAT"[..],
-                        key,
-                        deadline.as_bytes(),
-                        b"FIELDS",
-                        b"1",
-                        field,
-                    ],
-                    out,
-                );
-            }
+            write_deadlines(out, b"HPEXPIREAT", key, b"FIELDS", &deadlines);
             (at + items.len() / 2, hash.len())
         }
         ValueRef::Stream(stream) => {
@@ -143,6 +134,21 @@ pub fn write_big_commands_piece(
         encode_request(&[&b"PEXPIREAT"[..], key, at.as_bytes()], out);
     }
     None
+}
+
+/// Each element's deadline after the elements (as Redis 7.4's rewrite
+/// does for hash fields, one `command key at TOKEN 1 element` each).
+fn write_deadlines(
+    out: &mut Vec<u8>,
+    command: &[u8],
+    key: &[u8],
+    token: &[u8],
+    deadlines: &[(i64, Vec<u8>)],
+) {
+    for (deadline, element) in deadlines {
+        let at = deadline.to_string();
+        encode_request(&[command, key, at.as_bytes(), token, b"1", element], out);
+    }
 }
 
 /// The commands that rebuild a stream (Redis's `rewriteStreamObject`):

@@ -58,6 +58,14 @@ pub const TYPE_HASH_METADATA_PRE_GA: u8 = 22;
 pub const TYPE_HASH_LISTPACK_EX_PRE_GA: u8 = 23;
 pub const TYPE_HASH_METADATA: u8 = 24;
 pub const TYPE_HASH_LISTPACK_EX: u8 = 25;
+/// lapse's own: a set some of whose members have deadlines (Redis 8.12
+/// documents no encoding for them). Laid out as `TYPE_HASH_METADATA`
+/// without values: the earliest deadline, the count, then each member's
+/// deadline relative to it (+1; 0: none) and the member. Far from Redis's
+/// numbers, so a redis-server refuses the file ("Unknown RDB encoding
+/// type") instead of misreading it; a set with no member deadline is
+/// written as a plain set.
+pub const TYPE_SET_MEMBER_TTLS: u8 = 240;
 
 const ENC_INT8: u8 = 0;
 const ENC_INT16: u8 = 1;
@@ -428,6 +436,7 @@ fn value_type(value: crate::value::ValueRef<'_>) -> u8 {
         ValueRef::Str(_) => TYPE_STRING,
         ValueRef::List(_) => TYPE_LIST_QUICKLIST_2,
         ValueRef::Set(set) if set.is_intset() => TYPE_SET_INTSET,
+        ValueRef::Set(set) if set.member_ttl_count() > 0 => TYPE_SET_MEMBER_TTLS,
         ValueRef::Set(_) => TYPE_SET,
         ValueRef::ZSet(ZSetRef::Packed(_)) => TYPE_ZSET_LISTPACK,
         ValueRef::ZSet(_) => TYPE_ZSET_2,
@@ -493,9 +502,9 @@ fn write_value(
             write_string(out, &intset(&ints));
         }
         ValueRef::Set(set) => {
+            let earliest = write_deadlines_head(out, value);
             write_len(out, set.len() as u64);
-            set.iter()
-                .for_each(|m| m.with_bytes(|m| write_string(out, m)));
+            write_set_members(out, set, 0, usize::MAX, earliest, write_string);
         }
         ValueRef::ZSet(z @ ZSetRef::Packed(_)) => {
             let mut lp = ListpackWriter::default();
@@ -531,7 +540,7 @@ fn write_value(
             write_string(out, &lp.finish());
         }
         ValueRef::Hash(hash) => {
-            let earliest = write_hash_head(out, hash);
+            let earliest = write_deadlines_head(out, value);
             write_len(out, hash.len() as u64);
             write_hash_fields(out, hash, 0, usize::MAX, earliest, write_string);
         }
@@ -539,15 +548,13 @@ fn write_value(
     }
 }
 
-/// A hash table's `RDB_TYPE_HASH_METADATA` head: its earliest field
+/// The head of a table whose elements have deadlines
+/// (`RDB_TYPE_HASH_METADATA`, `TYPE_SET_MEMBER_TTLS`): its earliest
 /// deadline (8 bytes; a lower bound of them, which is all a loader needs:
 /// the deadlines are written relative to it); returns it (`None` for a
-/// plain `RDB_TYPE_HASH`, which has no head).
-fn write_hash_head(out: &mut Vec<u8>, hash: crate::value::HashRef<'_>) -> Option<i64> {
-    if hash.field_ttl_count() == 0 {
-        return None;
-    }
-    let earliest = hash.earliest_field_ttl()?;
+/// value with no element deadline, which has no head).
+fn write_deadlines_head(out: &mut Vec<u8>, value: crate::value::ValueRef<'_>) -> Option<i64> {
+    let earliest = value.earliest_member_ttl()?;
     out.extend_from_slice(&earliest.to_le_bytes());
     Some(earliest)
 }
@@ -566,12 +573,37 @@ fn write_hash_fields(
 ) -> usize {
     let mut written = 0;
     for (field, value, ttl) in hash.iter_with_ttls_from(at).take(units) {
-        if let Some(earliest) = earliest {
-            let relative = ttl.map_or(0, |ttl| (ttl - earliest) as u64 + 1);
-            write_len(out, relative);
-        }
+        write_relative_deadline(out, ttl, earliest);
         field.with_bytes(|f| string(out, f));
         value.with_bytes(|v| string(out, v));
+        written += 1;
+    }
+    written
+}
+
+/// An element's deadline in a value with an `earliest` (none: the format
+/// has no deadlines): 0 for none, else its distance from the earliest
+/// plus 1, as `rdbSaveObject` writes a hash field's.
+fn write_relative_deadline(out: &mut Vec<u8>, ttl: Option<i64>, earliest: Option<i64>) {
+    if let Some(earliest) = earliest {
+        write_len(out, ttl.map_or(0, |ttl| (ttl - earliest) as u64 + 1));
+    }
+}
+
+/// Up to `units` members of a set from the `at`th, each after its
+/// deadline when the set has an `earliest`. Returns how many it wrote.
+fn write_set_members(
+    out: &mut Vec<u8>,
+    set: crate::value::SetRef<'_>,
+    at: usize,
+    units: usize,
+    earliest: Option<i64>,
+    string: fn(&mut Vec<u8>, &[u8]),
+) -> usize {
+    let mut written = 0;
+    for (member, ttl) in set.iter_with_ttls_from(at).take(units) {
+        write_relative_deadline(out, ttl, earliest);
+        member.with_bytes(|m| string(out, m));
         written += 1;
     }
     written
@@ -781,6 +813,7 @@ pub fn write_big_head(
     let (kind, len) = match value {
         ValueRef::Str(s) => (TYPE_STRING, s.len()),
         ValueRef::List(l) => (TYPE_LIST, l.len()),
+        ValueRef::Set(s) if s.member_ttl_count() > 0 => (TYPE_SET_MEMBER_TTLS, s.len()),
         ValueRef::Set(s) => (TYPE_SET, s.len()),
         ValueRef::ZSet(z) => (TYPE_ZSET_2, z.len()),
         ValueRef::Hash(h) if h.field_ttl_count() > 0 => (TYPE_HASH_METADATA, h.len()),
@@ -790,9 +823,7 @@ pub fn write_big_head(
     };
     out.push(kind);
     string_writer(options)(out, key);
-    if let ValueRef::Hash(h) = value {
-        write_hash_head(out, h);
-    }
+    write_deadlines_head(out, value);
     write_len(out, len as u64);
 }
 
@@ -825,11 +856,11 @@ pub fn write_big_piece(
             (end, l.len())
         }
         ValueRef::Set(s) => {
-            let mut end = at;
-            for m in s.iter_from(at).take(units) {
-                m.with_bytes(|m| string(out, m));
-                end += 1;
-            }
+            // The head wrote the same earliest deadline.
+            let earliest = (s.member_ttl_count() > 0)
+                .then(|| s.earliest_member_ttl())
+                .flatten();
+            let end = at + write_set_members(out, s, at, units, earliest, string);
             (end, s.len())
         }
         ValueRef::ZSet(z) => {

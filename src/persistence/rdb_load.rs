@@ -369,6 +369,24 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
             hash.set_pairs(&pairs, limits.hash);
             Value::Hash(hash)
         }
+        TYPE_SET_MEMBER_TTLS => {
+            let earliest = millis(r)?;
+            let n = count(r)?;
+            let mut set = Set::create(b"", n, limits.set);
+            for _ in 0..n {
+                let ttl = r.length().ok_or_else(truncated)?;
+                let at = match ttl {
+                    0 => None,
+                    ttl => Some(field_deadline(ttl, earliest)?),
+                };
+                let member = string(r)?;
+                set.add(&member, limits.set);
+                if at.is_some() {
+                    set.set_member_ttl(&member, at);
+                }
+            }
+            Value::Set(set)
+        }
         TYPE_HASH_METADATA | TYPE_HASH_METADATA_PRE_GA => {
             // 7.4: deadlines relative to the earliest (+1; 0: none); its
             // release candidates wrote them absolute, with no earliest.

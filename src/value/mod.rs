@@ -67,9 +67,43 @@ impl Value {
     pub fn is_empty_aggregate(&self) -> bool {
         self.as_ref().is_empty_aggregate()
     }
+
+    /// Element expiry: removes a hash's fields or a set's members whose
+    /// deadline is at or before `now_ms`, earliest first, at most `max`;
+    /// what went.
+    pub fn remove_due_members(&mut self, now_ms: i64, max: usize) -> Vec<Vec<u8>> {
+        match self {
+            Value::Hash(h) => h.remove_due(now_ms, max),
+            Value::Set(s) => s.remove_due(now_ms, max),
+            _ => Vec::new(),
+        }
+    }
 }
 
 impl ValueRef<'_> {
+    /// The earliest deadline among a hash's fields or a set's members
+    /// (O(1)).
+    pub fn earliest_member_ttl(self) -> Option<i64> {
+        match self {
+            ValueRef::Hash(h) => h.earliest_field_ttl(),
+            ValueRef::Set(s) => s.earliest_member_ttl(),
+            _ => None,
+        }
+    }
+
+    /// A copy without the fields or members due at `now_ms`, if any is
+    /// (what a replica's clients read before the primary deletes them).
+    pub fn without_members_due(self, now_ms: i64) -> Option<Value> {
+        if self.earliest_member_ttl().is_none_or(|at| at > now_ms) {
+            return None;
+        }
+        match self {
+            ValueRef::Hash(h) => Some(Value::Hash(h.without_fields_due(now_ms))),
+            ValueRef::Set(s) => Some(Value::Set(s.without_members_due(now_ms))),
+            _ => None,
+        }
+    }
+
     /// An aggregate with no elements left (Redis deletes those keys).
     pub fn is_empty_aggregate(&self) -> bool {
         match self {

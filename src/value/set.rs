@@ -10,10 +10,53 @@
 //!
 //! Both packed forms are `value::packed` blocks of one column, an intset's
 //! flagged (so that `Value` stays 24 bytes: two variants, not three).
+//!
+//! Member expiry (Redis 8.12's SEXPIRE family): a set whose members get
+//! deadlines becomes a table, which keeps them beside its dict in a
+//! `FieldTtls` (the structure hash fields use: 14 bytes a member with a
+//! deadline, 4 for one without in such a set; nothing in a set with none).
 
 use super::elem::Elem;
+use super::field_ttl::FieldTtls;
 use super::packed::{by_index, canonical_int, Builder, Item, Items, Packed, PackedRef};
 use crate::dict::Dict;
+
+/// A set as a table: its members, and their deadlines once any has one.
+#[derive(Clone, Default)]
+pub struct SetTable {
+    dict: Dict<Elem>,
+    ttls: Option<Box<FieldTtls>>,
+}
+
+impl std::ops::Deref for SetTable {
+    type Target = Dict<Elem>;
+
+    fn deref(&self) -> &Dict<Elem> {
+        &self.dict
+    }
+}
+
+impl SetTable {
+    fn insert(&mut self, member: &[u8]) {
+        self.dict.insert_new(Elem::new(member));
+        if let Some(t) = &mut self.ttls {
+            t.entry_added();
+        }
+    }
+
+    fn remove_at(&mut self, i: u32) {
+        let (_, moved) = self.dict.remove_at(i);
+        if let Some(t) = &mut self.ttls {
+            t.entry_removed(i, moved);
+        }
+    }
+
+    /// Empties it a slice at a time (the lazy-free thread).
+    pub fn clear_paced(&mut self, tick: &mut dyn FnMut(), release: &mut dyn FnMut(*mut u8, usize)) {
+        self.ttls = None;
+        self.dict.clear_paced(tick, release);
+    }
+}
 
 /// When a set changes representation (Redis's `set-max-*` settings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +84,7 @@ impl SetLimits {
 pub enum Set {
     /// An intset when the block is flagged, else a listpack.
     Packed(Packed),
-    Table(Box<Dict<Elem>>),
+    Table(Box<SetTable>),
 }
 
 impl Default for Set {
@@ -64,7 +107,7 @@ fn ints(sorted: &[i64]) -> Packed {
 pub enum SetRef<'a> {
     /// An intset when the block is flagged, else a listpack.
     Packed(PackedRef<'a>),
-    Table(&'a Dict<Elem>),
+    Table(&'a SetTable),
 }
 
 impl<'a> SetRef<'a> {
@@ -120,7 +163,7 @@ impl<'a> SetRef<'a> {
                 }
                 SetIter::Packed(items)
             }
-            SetRef::Table(d) => SetIter::Table(d, u32::try_from(from).unwrap_or(u32::MAX)),
+            SetRef::Table(d) => SetIter::Table(&d.dict, u32::try_from(from).unwrap_or(u32::MAX)),
         }
     }
 
@@ -133,12 +176,74 @@ impl<'a> SetRef<'a> {
         })
     }
 
-    /// An owned copy.
+    /// An owned copy (member deadlines included).
     pub fn to_set(self) -> Set {
         match self {
             SetRef::Packed(p) => Set::Packed(p.to_packed()),
             SetRef::Table(d) => Set::Table(Box::new(d.clone())),
         }
+    }
+
+    /// `member`'s deadline: `None` if it is not a member, `Some(None)` if
+    /// it has none.
+    pub fn member_ttl(self, member: &[u8]) -> Option<Option<i64>> {
+        match self {
+            SetRef::Table(d) => {
+                let i = d.find(member)?;
+                Some(d.ttls.as_ref().and_then(|t| t.get(i)))
+            }
+            packed => packed.contains(member).then_some(None),
+        }
+    }
+
+    /// The earliest member deadline (O(1): the heap's top).
+    pub fn earliest_member_ttl(self) -> Option<i64> {
+        match self {
+            SetRef::Table(d) => d.ttls.as_ref().and_then(|t| t.earliest()).map(|(_, at)| at),
+            SetRef::Packed(_) => None,
+        }
+    }
+
+    /// Members with a deadline.
+    pub fn member_ttl_count(self) -> usize {
+        match self {
+            SetRef::Table(d) => d.ttls.as_ref().map_or(0, |t| t.len()),
+            SetRef::Packed(_) => 0,
+        }
+    }
+
+    /// The members with their deadlines, from the `from`th on in `iter`'s
+    /// order (files and the AOF rewrite).
+    pub fn iter_with_ttls_from(
+        self,
+        from: usize,
+    ) -> impl Iterator<Item = (Item<'a>, Option<i64>)> + 'a {
+        let ttls = match self {
+            SetRef::Table(d) => d.ttls.as_deref(),
+            SetRef::Packed(_) => None,
+        };
+        self.iter_from(from)
+            .enumerate()
+            .map(move |(i, m)| (m, ttls.and_then(|t| t.get((i + from) as u32))))
+    }
+
+    /// A copy without the members due at `now_ms` (what a replica's
+    /// clients see before the primary's SREM comes).
+    pub fn without_members_due(self, now_ms: i64) -> Set {
+        let mut live = SetTable::default();
+        let mut ttls = FieldTtls::new(0);
+        for (m, at) in self.iter_with_ttls_from(0) {
+            if at.is_some_and(|at| at <= now_ms) {
+                continue;
+            }
+            live.dict.insert_new(m.with_bytes(Elem::new));
+            ttls.entry_added();
+            if let Some(at) = at {
+                ttls.set(live.dict.len() as u32 - 1, at);
+            }
+        }
+        live.ttls = Some(Box::new(ttls));
+        Set::Table(Box::new(live))
     }
 }
 
@@ -237,7 +342,7 @@ impl Set {
                 if d.find(member).is_some() {
                     return false;
                 }
-                d.insert_new(Elem::new(member));
+                d.insert(member);
                 true
             }
         }
@@ -266,18 +371,65 @@ impl Set {
     /// Makes it a table (a no-op if it is one).
     fn make_table(&mut self) {
         if let Set::Packed(p) = self {
-            let mut d = Dict::default();
+            let mut d = SetTable::default();
             for item in p.items(1) {
-                d.insert_new(item.with_bytes(Elem::new));
+                d.dict.insert_new(item.with_bytes(Elem::new));
             }
             *self = Set::Table(Box::new(d));
         }
     }
 
+    /// Sets (`Some`) or removes `member`'s deadline; false if it is not a
+    /// member. A deadline makes the set a table for good.
+    pub fn set_member_ttl(&mut self, member: &[u8], at_ms: Option<i64>) -> bool {
+        if at_ms.is_some() {
+            self.make_table();
+        }
+        let Set::Table(d) = self else {
+            return self.view().contains(member);
+        };
+        let Some(i) = d.find(member) else {
+            return false;
+        };
+        match (at_ms, &mut d.ttls) {
+            (Some(at), ttls) => ttls
+                .get_or_insert_with(|| Box::new(FieldTtls::new(d.dict.len())))
+                .set(i, at),
+            (None, Some(t)) => {
+                t.clear(i);
+            }
+            (None, None) => {}
+        }
+        true
+    }
+
+    /// Removes the members whose deadline is at or before `now_ms`,
+    /// earliest first, at most `max`; the members removed.
+    pub fn remove_due(&mut self, now_ms: i64, max: usize) -> Vec<Vec<u8>> {
+        let mut gone = Vec::new();
+        let Set::Table(d) = self else {
+            return gone;
+        };
+        while gone.len() < max {
+            let Some((i, at)) = d.ttls.as_ref().and_then(|t| t.earliest()) else {
+                break;
+            };
+            if at > now_ms {
+                break;
+            }
+            gone.push(d.dict.entry(i).as_bytes().to_vec());
+            d.remove_at(i);
+        }
+        gone
+    }
+
     /// Becomes an intset if every member is an integer and they fit
     /// (Redis's `maybeConvertToIntset`, for SINTERSTORE's result).
     pub fn ints_if_fit(&mut self, limits: SetLimits) {
-        if self.is_intset() || self.len() > limits.intset_max() {
+        if self.is_intset()
+            || self.len() > limits.intset_max()
+            || self.view().member_ttl_count() > 0
+        {
             return;
         }
         let mut values = Vec::with_capacity(self.len());

@@ -861,3 +861,44 @@ pub fn replication_field(port: u16, field: &str) -> Option<String> {
         .find_map(|l| l.strip_prefix(&format!("{field}:")))
         .map(|v| v.trim().to_string())
 }
+
+/// The next `n` keyspace notifications' event names (a subscribed
+/// connection's messages).
+pub fn event_names(events: &mut Raw, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|_| {
+            let message = String::from_utf8_lossy(&events.reply()).into_owned();
+            message
+                .rsplit("\r\n")
+                .nth(1)
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
+/// DUMPs `key` and RESTOREs the payload as `to`.
+pub fn dump_and_restore(r: &mut Raw, key: &str, to: &str) {
+    r.send_cmd(&[b"DUMP", key.as_bytes()]);
+    let dump = r.reply();
+    let header_end = dump.windows(2).position(|w| w == b"\r\n").unwrap();
+    let payload = &dump[header_end + 2..dump.len() - 2];
+    r.send_cmd(&[b"RESTORE", to.as_bytes(), b"0", payload]);
+    assert_eq!(r.reply(), b"+OK\r\n", "RESTORE {to}");
+}
+
+/// Runs BGREWRITEAOF to its end; the new base's text (a base written as
+/// commands, `aof-use-rdb-preamble no`, in `dir`).
+pub fn rewritten_aof_base(r: &mut Raw, dir: &std::path::Path) -> String {
+    assert!(r.cmd(&["BGREWRITEAOF"]).starts_with('+'));
+    assert!(eventually(Duration::from_secs(60), || {
+        info_field(r, "persistence", "aof_rewrite_in_progress") == "0"
+            && info_field(r, "persistence", "aof_rewrite_scheduled") == "0"
+    }));
+    std::fs::read_dir(dir.join("appendonlydir"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().contains(".base.aof"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .expect("a base written as commands")
+}

@@ -1,0 +1,388 @@
+//! Set member expiry (issue 40, Redis 8.12's SEXPIRE family): replies
+//! as Redis 8.12's command pages give them (their examples, and the hash
+//! family's rules where the pages say nothing), members gone when due
+//! for every read and actively when nobody reads, the set with its last
+//! member, events, the effects a replica and the AOF get, and deadlines
+//! kept by RENAME, COPY, MOVE, DUMP/RESTORE, DEBUG RELOAD and an AOF
+//! rewritten as commands.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{
+    conf_in, dump_and_restore, event_names, eventually, info_field, rewritten_aof_base, temp_dir,
+    Raw, Server,
+};
+
+/// The examples of Redis 8.12's SEXPIRE, SPERSIST, STTL and SEXPIRETIME
+/// pages, then the rules the S family shares with HEXPIRE's.
+const SESSION: &[(&[&str], &str)] = &[
+    (
+        &["STTL", "no-key", "MEMBERS", "2", "member1", "member2"],
+        "*2\r\n:-2\r\n:-2\r\n",
+    ),
+    (&["SADD", "myset", "member1", "member2"], ":2\r\n"),
+    (
+        &[
+            "SEXPIRE", "myset", "300", "MEMBERS", "2", "member1", "member3",
+        ],
+        "*2\r\n:1\r\n:-2\r\n",
+    ),
+    (
+        &[
+            "STTL", "myset", "MEMBERS", "3", "member1", "member2", "member3",
+        ],
+        "*3\r\n:300\r\n:-1\r\n:-2\r\n",
+    ),
+    (
+        &[
+            "SEXPIRE", "myset", "300", "MEMBERS", "2", "member1", "member2",
+        ],
+        "*2\r\n:1\r\n:1\r\n",
+    ),
+    (
+        &["SPERSIST", "myset", "MEMBERS", "1", "member2"],
+        "*1\r\n:1\r\n",
+    ),
+    (
+        &["SPERSIST", "myset", "MEMBERS", "2", "member2", "member3"],
+        "*2\r\n:-1\r\n:-2\r\n",
+    ),
+    // Conditions: NX, XX, GT (no deadline is infinite), LT.
+    (
+        &["SEXPIRE", "myset", "100", "NX", "MEMBERS", "1", "member1"],
+        "*1\r\n:0\r\n",
+    ),
+    (
+        &[
+            "SEXPIRE", "myset", "200", "XX", "MEMBERS", "2", "member1", "member2",
+        ],
+        "*2\r\n:1\r\n:0\r\n",
+    ),
+    (
+        &["SEXPIRE", "myset", "50", "GT", "MEMBERS", "1", "member1"],
+        "*1\r\n:0\r\n",
+    ),
+    (
+        &["SEXPIRE", "myset", "500", "GT", "MEMBERS", "1", "member2"],
+        "*1\r\n:0\r\n",
+    ),
+    (
+        &["SEXPIRE", "myset", "500", "LT", "MEMBERS", "1", "member1"],
+        "*1\r\n:0\r\n",
+    ),
+    (
+        &["SEXPIRE", "myset", "500", "LT", "MEMBERS", "1", "member2"],
+        "*1\r\n:1\r\n",
+    ),
+    (
+        &["SPTTL", "myset", "MEMBERS", "1", "nosuch"],
+        "*1\r\n:-2\r\n",
+    ),
+    (
+        &["SPEXPIRETIME", "myset", "MEMBERS", "1", "nosuch"],
+        "*1\r\n:-2\r\n",
+    ),
+    (
+        &["SEXPIRETIME", "myset", "MEMBERS", "1", "member1"],
+        "*1\r\n:T\r\n",
+    ),
+    (
+        &[
+            "SPEXPIREAT",
+            "myset",
+            "4000000000000",
+            "MEMBERS",
+            "1",
+            "member1",
+        ],
+        "*1\r\n:1\r\n",
+    ),
+    (
+        &["SPEXPIRETIME", "myset", "MEMBERS", "1", "member1"],
+        "*1\r\n:4000000000000\r\n",
+    ),
+    (
+        &[
+            "SEXPIREAT",
+            "myset",
+            "4000000000",
+            "MEMBERS",
+            "1",
+            "member1",
+        ],
+        "*1\r\n:1\r\n",
+    ),
+    (
+        &["SEXPIRETIME", "myset", "MEMBERS", "1", "member1"],
+        "*1\r\n:4000000000\r\n",
+    ),
+    // A deadline already past deletes the member (2); the set goes with
+    // its last one.
+    (&["SADD", "gone", "a", "b"], ":2\r\n"),
+    (
+        &["SEXPIRE", "gone", "0", "MEMBERS", "2", "a", "x"],
+        "*2\r\n:2\r\n:-2\r\n",
+    ),
+    (&["SMEMBERS", "gone"], "*1\r\n$1\r\nb\r\n"),
+    (
+        &["SPEXPIREAT", "gone", "1", "MEMBERS", "1", "b"],
+        "*1\r\n:2\r\n",
+    ),
+    (&["EXISTS", "gone"], ":0\r\n"),
+    // A member keeps its deadline through SADD; SREM and a new SADD
+    // leave it without one.
+    (&["SADD", "keep", "m", "n"], ":2\r\n"),
+    (
+        &["SEXPIRE", "keep", "1000", "MEMBERS", "1", "m"],
+        "*1\r\n:1\r\n",
+    ),
+    (&["SADD", "keep", "m"], ":0\r\n"),
+    (&["STTL", "keep", "MEMBERS", "1", "m"], "*1\r\n:1000\r\n"),
+    (&["SREM", "keep", "m"], ":1\r\n"),
+    (&["SADD", "keep", "m"], ":1\r\n"),
+    (&["STTL", "keep", "MEMBERS", "1", "m"], "*1\r\n:-1\r\n"),
+    // A member with a deadline makes a small set a table.
+    (&["SADD", "ints", "1", "2"], ":2\r\n"),
+    (&["OBJECT", "ENCODING", "ints"], "$6\r\nintset\r\n"),
+    (
+        &["SEXPIRE", "ints", "100", "MEMBERS", "1", "2"],
+        "*1\r\n:1\r\n",
+    ),
+    (&["OBJECT", "ENCODING", "ints"], "$9\r\nhashtable\r\n"),
+    // Errors.
+    (
+        &["SEXPIRE", "myset", "10", "MEMBERS", "2", "a"],
+        "-ERR The `nummembers` parameter must match the number of arguments\r\n",
+    ),
+    (
+        &["SEXPIRE", "myset", "10", "FOO", "1", "a"],
+        "-ERR Mandatory argument MEMBERS is missing or not at the right position\r\n",
+    ),
+    (
+        &["SEXPIRE", "myset", "10", "MEMBERS", "0", "a"],
+        "-ERR Parameter `numMembers` should be greater than 0\r\n",
+    ),
+    (
+        &["STTL", "myset", "MEMBERS", "x", "a"],
+        "-ERR Number of members must be a positive integer\r\n",
+    ),
+    (
+        &["SEXPIRE", "myset", "-1", "MEMBERS", "1", "a"],
+        "-ERR invalid expire time, must be >= 0\r\n",
+    ),
+    (
+        &[
+            "SPEXPIREAT",
+            "myset",
+            "9223372036854775807",
+            "MEMBERS",
+            "1",
+            "a",
+        ],
+        "-ERR invalid expire time in 'spexpireat' command\r\n",
+    ),
+    (&["SET", "str", "v"], "+OK\r\n"),
+    (
+        &["SEXPIRE", "str", "10", "MEMBERS", "1", "a"],
+        "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+    ),
+    (
+        &["SEXPIRE", "nokey", "10", "MEMBERS", "1", "a"],
+        "*1\r\n:-2\r\n",
+    ),
+];
+
+/// Replaces a Unix time in seconds in a one-element reply by `T`.
+fn masked(reply: &str) -> String {
+    match reply.strip_prefix("*1\r\n:") {
+        Some(rest) if rest.len() == 12 && rest.starts_with('1') => "*1\r\n:T\r\n".to_string(),
+        _ => reply.to_string(),
+    }
+}
+
+#[test]
+fn replies_and_errors_follow_redis_8_12s_pages() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    for (cmd, expected) in SESSION {
+        assert_eq!(masked(&r.cmd(cmd)), *expected, "{cmd:?}");
+    }
+    let docs = r.cmd(&["COMMAND", "DOCS", "sexpire"]);
+    assert!(docs.contains("$5\r\nsince\r\n$6\r\n8.12.0\r\n"), "{docs}");
+}
+
+#[test]
+fn members_leave_on_time_for_every_read_and_the_set_with_its_last() {
+    let lapse = Server::lapse(&["--notify-keyspace-events", "Ksg"]);
+    let mut r = lapse.raw();
+    let mut events = lapse.raw();
+    events.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+    r.cmd(&["SADD", "s", "a", "b", "c"]);
+    assert_eq!(
+        r.cmd(&["SPEXPIRE", "s", "50", "MEMBERS", "2", "a", "b"]),
+        "*2\r\n:1\r\n:1\r\n"
+    );
+    assert_eq!(r.cmd(&["SCARD", "s"]), ":3\r\n");
+    // Once due, no read sees them: SCARD counts live members only.
+    assert!(eventually(Duration::from_secs(5), || r
+        .cmd(&["SCARD", "s"])
+        == ":1\r\n"));
+    assert_eq!(r.cmd(&["SMEMBERS", "s"]), "*1\r\n$1\r\nc\r\n");
+    assert_eq!(r.cmd(&["SISMEMBER", "s", "a"]), ":0\r\n");
+    assert_eq!(r.cmd(&["SRANDMEMBER", "s", "5"]), "*1\r\n$1\r\nc\r\n");
+    assert_eq!(r.cmd(&["STTL", "s", "MEMBERS", "1", "a"]), "*1\r\n:-2\r\n");
+    assert_eq!(info_field(&mut r, "stats", "expired_subkeys"), "2");
+    r.cmd(&["SPEXPIRE", "s", "30", "MEMBERS", "1", "c"]);
+    assert!(eventually(Duration::from_secs(5), || r
+        .cmd(&["EXISTS", "s"])
+        == ":0\r\n"));
+    assert_eq!(
+        event_names(&mut events, 6),
+        ["sadd", "sexpire", "sexpired", "sexpire", "sexpired", "del"]
+    );
+}
+
+/// Members nobody reads leave on time all the same (the active cycle, in
+/// deadline order), and the set with its last member.
+#[test]
+fn unread_members_are_expired_actively() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    for k in 0..20 {
+        let key = format!("s{k}");
+        let members: Vec<String> = (0..300).map(|i| format!("m{i}")).collect();
+        let mut sadd = vec!["SADD", &key];
+        sadd.extend(members.iter().map(String::as_str));
+        r.cmd(&sadd);
+        let mut expire = vec!["SPEXPIRE", &key, "100", "MEMBERS", "100"];
+        expire.extend(members[..100].iter().map(String::as_str));
+        r.cmd(&expire);
+    }
+    r.cmd(&["SADD", "alone", "x"]);
+    r.cmd(&["SPEXPIRE", "alone", "100", "MEMBERS", "1", "x"]);
+    assert!(
+        eventually(Duration::from_secs(5), || info_field(
+            &mut r,
+            "stats",
+            "expired_subkeys"
+        ) == "2001"),
+        "{}",
+        r.cmd(&["INFO", "stats"])
+    );
+    assert_eq!(r.cmd(&["DBSIZE"]), ":20\r\n");
+    assert_eq!(r.cmd(&["SCARD", "s7"]), ":200\r\n");
+}
+
+/// The primary sends its replica SPEXPIREAT and, when members expire,
+/// SREM; the replica expires nothing itself but its reads hide members
+/// past their deadline.
+#[test]
+fn a_replica_follows_the_primarys_member_expiry() {
+    let primary = Server::lapse(&[]);
+    let replica = Server::lapse(&[]);
+    let mut p = primary.raw();
+    let mut s = replica.raw();
+    s.cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
+    assert!(eventually(Duration::from_secs(10), || info_field(
+        &mut s,
+        "replication",
+        "master_link_status"
+    ) == "up"));
+    p.cmd(&["SADD", "s", "a", "b"]);
+    p.cmd(&["SEXPIRE", "s", "1000", "MEMBERS", "1", "a"]);
+    assert!(eventually(Duration::from_secs(5), || s
+        .cmd(&["STTL", "s", "MEMBERS", "1", "a"])
+        == "*1\r\n:1000\r\n"));
+    // Paused expiry on the primary stands in for a slow primary: the
+    // replica hides the member past its deadline without deleting it.
+    p.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    p.cmd(&["SPEXPIRE", "s", "100", "MEMBERS", "1", "b"]);
+    assert!(eventually(Duration::from_secs(5), || s
+        .cmd(&["SPTTL", "s", "MEMBERS", "1", "b"])
+        == "*1\r\n:-2\r\n"));
+    assert_eq!(s.cmd(&["SMEMBERS", "s"]), "*1\r\n$1\r\na\r\n");
+    assert_eq!(info_field(&mut s, "stats", "expired_subkeys"), "0");
+    // The primary's read expires it and the SREM reaches the replica.
+    assert_eq!(p.cmd(&["SCARD", "s"]), ":1\r\n");
+    assert!(eventually(Duration::from_secs(5), || s
+        .cmd(&["DEBUG", "DIGEST"])
+        == p.cmd(&["DEBUG", "DIGEST"])));
+    assert_eq!(s.cmd(&["SCARD", "s"]), ":1\r\n");
+}
+
+#[test]
+fn deadlines_travel_with_the_set_and_survive_restarts() {
+    let dir = temp_dir("member-ttl");
+    let conf = conf_in(&dir, "appendonly yes\nsave \"\"\naof-use-rdb-preamble no\n");
+    let conf = conf.to_str().unwrap();
+    let lapse = Server::lapse(&[conf]);
+    let mut r = lapse.raw();
+    r.cmd(&["SADD", "small", "a", "b"]);
+    r.cmd(&["SPEXPIREAT", "small", "4000000000000", "MEMBERS", "1", "a"]);
+    let members: Vec<String> = (0..600).map(|i| format!("m{i}")).collect();
+    let mut sadd = vec!["SADD", "big"];
+    sadd.extend(members.iter().map(String::as_str));
+    r.cmd(&sadd);
+    r.cmd(&[
+        "SPEXPIREAT",
+        "big",
+        "4000000001000",
+        "MEMBERS",
+        "2",
+        "m7",
+        "m599",
+    ]);
+    let deadlines = |r: &mut Raw, key: &str, members: &[&str]| {
+        let n = members.len().to_string();
+        let mut cmd = vec!["SPEXPIRETIME", key, "MEMBERS", &n];
+        cmd.extend(members);
+        r.cmd(&cmd)
+    };
+    let check = |r: &mut Raw, prefix: &str| {
+        assert_eq!(
+            deadlines(r, &format!("{prefix}small"), &["a", "b"]),
+            "*2\r\n:4000000000000\r\n:-1\r\n",
+            "{prefix}"
+        );
+        assert_eq!(
+            deadlines(r, &format!("{prefix}big"), &["m7", "m599", "m8"]),
+            "*3\r\n:4000000001000\r\n:4000000001000\r\n:-1\r\n",
+            "{prefix}"
+        );
+    };
+    check(&mut r, "");
+    for key in ["small", "big"] {
+        r.cmd(&["COPY", key, &format!("copy:{key}")]);
+        r.cmd(&["RENAME", &format!("copy:{key}"), &format!("renamed:{key}")]);
+        dump_and_restore(&mut r, key, &format!("restored:{key}"));
+        r.cmd(&["COPY", key, &format!("moved:{key}")]);
+        assert_eq!(r.cmd(&["MOVE", &format!("moved:{key}"), "1"]), ":1\r\n");
+    }
+    check(&mut r, "renamed:");
+    check(&mut r, "restored:");
+    r.cmd(&["SELECT", "1"]);
+    check(&mut r, "moved:");
+    r.cmd(&["SELECT", "0"]);
+    assert_eq!(r.cmd(&["DEBUG", "RELOAD"]), "+OK\r\n");
+    check(&mut r, "");
+    check(&mut r, "restored:");
+    let base = rewritten_aof_base(&mut r, &dir);
+    assert!(base.contains("SPEXPIREAT"), "{base}");
+    // An expiry after the rewrite reaches the AOF as an SREM.
+    r.cmd(&["SADD", "soon", "x", "y"]);
+    r.cmd(&["SPEXPIRE", "soon", "50", "MEMBERS", "1", "x"]);
+    assert!(eventually(Duration::from_secs(5), || r
+        .cmd(&["SCARD", "soon"])
+        == ":1\r\n"));
+    drop(r);
+    drop(lapse);
+    let lapse = Server::lapse(&[conf]);
+    let mut r = lapse.raw();
+    check(&mut r, "");
+    check(&mut r, "restored:");
+    assert_eq!(r.cmd(&["SMEMBERS", "soon"]), "*1\r\n$1\r\ny\r\n");
+    drop(lapse);
+    let _ = std::fs::remove_dir_all(&dir);
+}
