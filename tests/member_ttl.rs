@@ -386,3 +386,173 @@ fn deadlines_travel_with_the_set_and_survive_restarts() {
     drop(lapse);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Sorted sets (lapse's own ZEXPIRE family, built as the set family):
+/// the same replies and rules, and every read sees live members only.
+#[test]
+fn sorted_set_members_expire_as_set_members_do() {
+    let lapse = Server::lapse(&["--notify-keyspace-events", "Kzg"]);
+    let mut r = lapse.raw();
+    let mut events = lapse.raw();
+    events.cmd(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+    for (cmd, expected) in [
+        (
+            &["ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d"][..],
+            ":4\r\n",
+        ),
+        (
+            &["ZEXPIRE", "z", "300", "MEMBERS", "2", "a", "zz"],
+            "*2\r\n:1\r\n:-2\r\n",
+        ),
+        (
+            &["ZTTL", "z", "MEMBERS", "2", "a", "b"],
+            "*2\r\n:300\r\n:-1\r\n",
+        ),
+        (
+            &["ZEXPIRE", "z", "100", "NX", "MEMBERS", "1", "a"],
+            "*1\r\n:0\r\n",
+        ),
+        (
+            &["ZEXPIRE", "z", "100", "GT", "MEMBERS", "1", "a"],
+            "*1\r\n:0\r\n",
+        ),
+        (
+            &["ZPERSIST", "z", "MEMBERS", "2", "a", "b"],
+            "*2\r\n:1\r\n:-1\r\n",
+        ),
+        (&["OBJECT", "ENCODING", "z"], "$8\r\nskiplist\r\n"),
+        (
+            &["ZPEXPIREAT", "z", "4000000000000", "MEMBERS", "1", "d"],
+            "*1\r\n:1\r\n",
+        ),
+        // ZADD moves a member and keeps its deadline.
+        (&["ZADD", "z", "0", "d"], ":0\r\n"),
+        (
+            &["ZPEXPIRETIME", "z", "MEMBERS", "1", "d"],
+            "*1\r\n:4000000000000\r\n",
+        ),
+        (&["ZTTL", "nokey", "MEMBERS", "1", "a"], "*1\r\n:-2\r\n"),
+        (
+            &["ZEXPIRE", "z", "10", "MEMBERS", "0", "a"],
+            "-ERR Parameter `numMembers` should be greater than 0\r\n",
+        ),
+    ] {
+        assert_eq!(r.cmd(cmd), expected, "{cmd:?}");
+    }
+    r.cmd(&["ZADD", "other", "1", "a", "1", "b", "1", "c"]);
+    r.cmd(&["ZPEXPIRE", "z", "50", "MEMBERS", "2", "a", "b"]);
+    assert!(eventually(Duration::from_secs(5), || r
+        .cmd(&["ZCARD", "z"])
+        == ":2\r\n"));
+    for (cmd, expected) in [
+        (
+            &["ZRANGE", "z", "0", "-1"][..],
+            "*2\r\n$1\r\nd\r\n$1\r\nc\r\n",
+        ),
+        (
+            &["ZRANGE", "z", "+inf", "-inf", "BYSCORE", "REV"],
+            "*2\r\n$1\r\nc\r\n$1\r\nd\r\n",
+        ),
+        (&["ZSCORE", "z", "a"], "$-1\r\n"),
+        (&["ZMSCORE", "z", "b", "c"], "*2\r\n$-1\r\n$1\r\n3\r\n"),
+        (&["ZRANK", "z", "c"], ":1\r\n"),
+        (&["ZCOUNT", "z", "-inf", "+inf"], ":2\r\n"),
+        (&["ZRANDMEMBER", "z", "-5"], ""),
+        (
+            &["ZUNION", "2", "z", "other"],
+            "*4\r\n$1\r\nd\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n",
+        ),
+        (&["ZINTER", "2", "z", "other"], "*1\r\n$1\r\nc\r\n"),
+        (&["ZPOPMIN", "z"], "*2\r\n$1\r\nd\r\n$1\r\n0\r\n"),
+    ] {
+        let reply = r.cmd(cmd);
+        if expected.is_empty() {
+            // Five picks with repeats, all of them the live member left.
+            assert!(
+                !reply.contains("\r\na\r\n") && !reply.contains("\r\nb\r\n"),
+                "{reply}"
+            );
+        } else {
+            assert_eq!(reply, expected, "{cmd:?}");
+        }
+    }
+    assert_eq!(info_field(&mut r, "stats", "expired_subkeys"), "2");
+    r.cmd(&["ZPEXPIRE", "z", "30", "MEMBERS", "1", "c"]);
+    assert!(eventually(Duration::from_secs(5), || r
+        .cmd(&["EXISTS", "z"])
+        == ":0\r\n"));
+    let want = [
+        "zadd", "zexpire", "zpersist", "zexpire", "zadd", "zadd", "zexpire", "zexpired", "zpopmin",
+        "zexpire", "zexpired", "del",
+    ];
+    assert_eq!(event_names(&mut events, want.len()), want);
+}
+
+/// A sorted set's member deadlines survive DUMP/RESTORE, DEBUG RELOAD,
+/// an AOF rewritten as commands and a restart; a replica follows.
+#[test]
+fn sorted_set_deadlines_survive_files_and_reach_a_replica() {
+    let dir = temp_dir("zset-member-ttl");
+    let conf = conf_in(&dir, "appendonly yes\nsave \"\"\naof-use-rdb-preamble no\n");
+    let conf = conf.to_str().unwrap();
+    let lapse = Server::lapse(&[conf]);
+    let replica = Server::lapse(&[]);
+    let mut s = replica.raw();
+    s.cmd(&["REPLICAOF", "127.0.0.1", &lapse.port.to_string()]);
+    let mut r = lapse.raw();
+    let mut zadd = vec!["ZADD".to_string(), "big".into()];
+    for i in 0..600 {
+        zadd.extend([i.to_string(), format!("m{i}")]);
+    }
+    let zadd: Vec<&str> = zadd.iter().map(String::as_str).collect();
+    r.cmd(&zadd);
+    r.cmd(&[
+        "ZPEXPIREAT",
+        "big",
+        "4000000001000",
+        "MEMBERS",
+        "2",
+        "m7",
+        "m599",
+    ]);
+    r.cmd(&["ZPEXPIRE", "big", "60000", "MEMBERS", "1", "m8"]);
+    let want = "*3\r\n:4000000001000\r\n:4000000001000\r\n:-1\r\n";
+    let check = |r: &mut Raw, key: &str| {
+        let got = r.cmd(&["ZPEXPIRETIME", key, "MEMBERS", "3", "m7", "m599", "m9"]);
+        assert_eq!(got, want, "{key}");
+    };
+    dump_and_restore(&mut r, "big", "restored");
+    check(&mut r, "restored");
+    assert_eq!(r.cmd(&["DEBUG", "RELOAD"]), "+OK\r\n");
+    check(&mut r, "big");
+    check(&mut r, "restored");
+    assert!(eventually(Duration::from_secs(10), || s.cmd(&[
+        "ZPEXPIRETIME",
+        "big",
+        "MEMBERS",
+        "3",
+        "m7",
+        "m599",
+        "m9"
+    ]) == want));
+    let base = rewritten_aof_base(&mut r, &dir);
+    assert!(base.contains("ZPEXPIREAT"), "{base}");
+    // An expiry reaches the replica and the AOF as a ZREM.
+    r.cmd(&["ZPEXPIRE", "big", "50", "MEMBERS", "1", "m1"]);
+    assert!(eventually(Duration::from_secs(5), || r
+        .cmd(&["ZCARD", "big"])
+        == ":599\r\n"));
+    assert!(eventually(Duration::from_secs(5), || s
+        .cmd(&["DEBUG", "DIGEST"])
+        == r.cmd(&["DEBUG", "DIGEST"])));
+    drop(r);
+    drop(lapse);
+    let lapse = Server::lapse(&[conf]);
+    let mut r = lapse.raw();
+    check(&mut r, "big");
+    check(&mut r, "restored");
+    assert_eq!(r.cmd(&["ZSCORE", "big", "m1"]), "$-1\r\n");
+    assert_eq!(r.cmd(&["ZRANK", "big", "m2"]), ":1\r\n");
+    drop(lapse);
+    let _ = std::fs::remove_dir_all(&dir);
+}

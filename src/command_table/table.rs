@@ -30,10 +30,11 @@ pub(super) static FAMILIES: &[&[Command]] = &[
     REPLICATION,
     CLUSTER,
     SET_MEMBER_TTLS,
+    ZSET_MEMBER_TTLS,
 ];
 
 /// How many entries the table has (the next free id).
-pub const COUNT: usize = 400;
+pub const COUNT: usize = 409;
 
 #[rustfmt::skip]
 static CONNECTION: &[Command] = &[
@@ -651,6 +652,91 @@ static SET_MEMBER_TTLS: &[Command] = &[
         ["write", "fast"],
         (1, 1, 1),
         "set",
+        "Removes the expiration time for each specified member"
+    ),
+];
+
+/// lapse's sorted-set member expiry, built as the set family.
+static ZSET_MEMBER_TTLS: &[Command] = &[
+    cmd!(
+        400,
+        "zexpire",
+        -6,
+        ["write", "denyoom", "fast"],
+        (1, 1, 1),
+        "sorted-set",
+        "Set expiry for sorted set member using relative time to expire (seconds)"
+    ),
+    cmd!(
+        401,
+        "zpexpire",
+        -6,
+        ["write", "denyoom", "fast"],
+        (1, 1, 1),
+        "sorted-set",
+        "Set expiry for sorted set member using relative time to expire (milliseconds)"
+    ),
+    cmd!(
+        402,
+        "zexpireat",
+        -6,
+        ["write", "denyoom", "fast"],
+        (1, 1, 1),
+        "sorted-set",
+        "Set expiry for sorted set member using an absolute Unix timestamp (seconds)"
+    ),
+    cmd!(
+        403,
+        "zpexpireat",
+        -6,
+        ["write", "denyoom", "fast"],
+        (1, 1, 1),
+        "sorted-set",
+        "Set expiry for sorted set member using an absolute Unix timestamp (milliseconds)"
+    ),
+    cmd!(
+        404,
+        "zttl",
+        -5,
+        ["readonly", "fast"],
+        (1, 1, 1),
+        "sorted-set",
+        "Returns the TTL in seconds of a sorted set member."
+    ),
+    cmd!(
+        405,
+        "zpttl",
+        -5,
+        ["readonly", "fast"],
+        (1, 1, 1),
+        "sorted-set",
+        "Returns the TTL in milliseconds of a sorted set member."
+    ),
+    cmd!(
+        406,
+        "zexpiretime",
+        -5,
+        ["readonly", "fast"],
+        (1, 1, 1),
+        "sorted-set",
+        "Returns the expiration time of a sorted set member as a Unix timestamp, in seconds."
+    ),
+    cmd!(
+        407,
+        "zpexpiretime",
+        -5,
+        ["readonly", "fast"],
+        (1, 1, 1),
+        "sorted-set",
+        "Returns the expiration time of a sorted set member as a Unix timestamp, in msec."
+    ),
+    cmd!(
+        408,
+        "zpersist",
+        -5,
+        ["write", "fast"],
+        (1, 1, 1),
+        "sorted-set",
         "Removes the expiration time for each specified member"
     ),
 ];

@@ -1,18 +1,19 @@
 //! Element expiry commands, one implementation for every family that has
 //! them: hash fields (Redis 7.4's HEXPIRE, HTTL, HPERSIST and their
-//! variants) and set members (Redis 8.12's SEXPIRE, STTL, SPERSIST and
-//! theirs). A `Family` says what differs: the type, the `FIELDS` /
+//! variants), set members (Redis 8.12's SEXPIRE, STTL, SPERSIST and
+//! theirs) and sorted-set members (lapse's ZEXPIRE, ZTTL, ZPERSIST...,
+//! built the same way). A `Family` says what differs: the type, the `FIELDS` /
 //! `MEMBERS` token and its errors, the events and the commands that carry
 //! the effects to replicas and the AOF. Where Redis 8.12 documents no
 //! detail for sets (error texts, event names), the hash family's is
 //! followed with "member" for "field".
 
-use super::aggregate::{delete_if_empty, read, read_for_write, Aggregate, Kind, HASH, SET};
+use super::aggregate::{delete_if_empty, read, read_for_write, Aggregate, Kind, HASH, SET, ZSET};
 use super::{CmdError, CmdResult, Ctx};
 use crate::db::EventClass;
 use crate::protocol::request::parse_i64;
 use crate::protocol::Args;
-use crate::value::{Hash, HashRef, Set, SetRef};
+use crate::value::{Hash, HashRef, Set, SetRef, ZSet, ZSetRef};
 
 /// The latest element deadline a command may set (Redis's
 /// `HFE_MAX_ABS_TIME_MSEC`, a quarter of what a file may hold).
@@ -60,6 +61,23 @@ impl WithTtls for Set {
     type Limits = ();
     fn limits(_: &crate::config::Config) {}
     fn ttl_of(view: SetRef<'_>, member: &[u8]) -> Option<Option<i64>> {
+        view.member_ttl(member)
+    }
+    fn ttl_here(&self, member: &[u8]) -> Option<Option<i64>> {
+        self.view().member_ttl(member)
+    }
+    fn set_ttl(&mut self, member: &[u8], at_ms: Option<i64>, _: ()) {
+        self.set_member_ttl(member, at_ms);
+    }
+    fn remove_member(&mut self, member: &[u8]) {
+        self.remove(member);
+    }
+}
+
+impl WithTtls for ZSet {
+    type Limits = ();
+    fn limits(_: &crate::config::Config) {}
+    fn ttl_of(view: ZSetRef<'_>, member: &[u8]) -> Option<Option<i64>> {
         view.member_ttl(member)
     }
     fn ttl_here(&self, member: &[u8]) -> Option<Option<i64>> {
@@ -125,6 +143,22 @@ pub(super) const SET_MEMBERS: Family<Set> = Family {
     expire_at: b"SPEXPIREAT",
     delete: b"SREM",
     names: ["sexpire", "spexpire", "sexpireat", "spexpireat"],
+};
+
+pub(super) const ZSET_MEMBERS: Family<ZSet> = Family {
+    kind: &ZSET,
+    token: "MEMBERS",
+    missing_token: "ERR Mandatory argument MEMBERS is missing or not at the right position",
+    bad_count_set: "ERR Parameter `numMembers` should be greater than 0",
+    bad_count_read: "ERR Number of members must be a positive integer",
+    count_mismatch: "ERR The `nummembers` parameter must match the number of arguments",
+    class: EventClass::ZSET,
+    on_expire: "zexpire",
+    on_persist: "zpersist",
+    on_delete: "zrem",
+    expire_at: b"ZPEXPIREAT",
+    delete: b"ZREM",
+    names: ["zexpire", "zpexpire", "zexpireat", "zpexpireat"],
 };
 
 impl<T: WithTtls> Family<T> {

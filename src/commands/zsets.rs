@@ -17,6 +17,7 @@ use super::aggregate::{
     reply_picks, reply_scan, scan_target, store_result, view, write, write_or_create_with, ZSET,
 };
 use super::blocking::{self, timeout_arg, wait_for_keys};
+use super::member_ttl::ZSET_MEMBERS;
 use super::{float_arg, int_arg, is, CmdError, CmdResult, Ctx, Handler};
 use crate::db::{EventClass, StrEncoding};
 use crate::protocol::reply::format_double;
@@ -63,6 +64,15 @@ pub(super) static HANDLERS: &[(&str, Handler)] = &[
     ("zinter", zinter),
     ("zdiff", zdiff),
     ("zintercard", zintercard),
+    ("zexpire", zexpire),
+    ("zpexpire", zpexpire),
+    ("zexpireat", zexpireat),
+    ("zpexpireat", zpexpireat),
+    ("zttl", zttl),
+    ("zpttl", zpttl),
+    ("zexpiretime", zexpiretime),
+    ("zpexpiretime", zpexpiretime),
+    ("zpersist", zpersist),
 ];
 
 // ---- ZADD and ZINCRBY -------------------------------------------------
@@ -1162,4 +1172,44 @@ fn zinter(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 fn zdiff(ctx: &mut Ctx, args: Args) -> CmdResult {
     setop_generic(ctx, &args, SetOp::Diff, false)
+}
+
+// ---- Member expiry (lapse's, as the set family's; in `member_ttl`) -----
+
+fn zexpire(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    ZSET_MEMBERS.expire(ctx, &args, now_ms, 1000)
+}
+
+fn zpexpire(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let now_ms = ctx.now_ms;
+    ZSET_MEMBERS.expire(ctx, &args, now_ms, 1)
+}
+
+fn zexpireat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ZSET_MEMBERS.expire(ctx, &args, 0, 1000)
+}
+
+fn zpexpireat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ZSET_MEMBERS.expire(ctx, &args, 0, 1)
+}
+
+fn zttl(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ZSET_MEMBERS.ttl(ctx, &args, true, 1000)
+}
+
+fn zpttl(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ZSET_MEMBERS.ttl(ctx, &args, true, 1)
+}
+
+fn zexpiretime(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ZSET_MEMBERS.ttl(ctx, &args, false, 1000)
+}
+
+fn zpexpiretime(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ZSET_MEMBERS.ttl(ctx, &args, false, 1)
+}
+
+fn zpersist(ctx: &mut Ctx, args: Args) -> CmdResult {
+    ZSET_MEMBERS.persist(ctx, &args)
 }

@@ -221,23 +221,25 @@ pub struct Db {
 /// deletion.
 type MemberExpiry = (EventClass, &'static str, &'static [u8]);
 
-/// Redis 7.4's hash fields; sets by analogy (Redis 8.12 documents no
-/// event name).
+/// Redis 7.4's hash fields; sets (Redis 8.12 documents no event name)
+/// and sorted sets (lapse's own) by analogy.
 const HASH_EXPIRY: MemberExpiry = (EventClass::HASH, "hexpired", b"HDEL");
 const SET_EXPIRY: MemberExpiry = (EventClass::SET, "sexpired", b"SREM");
+const ZSET_EXPIRY: MemberExpiry = (EventClass::ZSET, "zexpired", b"ZREM");
 
 /// The element expiry of a value's type, if it has one.
 pub fn member_expiry(value: ValueRef) -> Option<MemberExpiry> {
     match value {
         ValueRef::Hash(_) => Some(HASH_EXPIRY),
         ValueRef::Set(_) => Some(SET_EXPIRY),
+        ValueRef::ZSet(_) => Some(ZSET_EXPIRY),
         _ => None,
     }
 }
 
 /// The deletion command of an element-expiry event.
 pub fn member_expiry_deletion(class: EventClass, event: &str) -> Option<&'static [u8]> {
-    [HASH_EXPIRY, SET_EXPIRY]
+    [HASH_EXPIRY, SET_EXPIRY, ZSET_EXPIRY]
         .into_iter()
         .find(|(c, e, _)| *c == class && *e == event)
         .map(|(_, _, deletion)| deletion)
@@ -587,7 +589,11 @@ impl Db {
     pub fn value_mut(&mut self, key: &[u8], now_ms: i64) -> Option<Option<&mut Value>> {
         let idx = self.lookup_for_change(key, now_ms)?;
         let slot = &self.dict.entry(idx).slot;
-        if slot.may_pack() || matches!(slot.value(), ValueRef::Hash(_) | ValueRef::Set(_)) {
+        let aggregate = matches!(
+            slot.value(),
+            ValueRef::Hash(_) | ValueRef::Set(_) | ValueRef::ZSet(_)
+        );
+        if slot.may_pack() || aggregate {
             self.note_changed(idx);
         }
         Some(self.dict.entry_mut(idx).slot.value_mut())

@@ -99,11 +99,17 @@ pub fn write_big_commands_piece(
         }
         ValueRef::ZSet(z) => {
             let mut items = Vec::new();
-            for e in z.iter_from(at, false).take(units) {
+            let mut deadlines = Vec::new();
+            for (e, deadline) in z.iter_with_ttls_from(at, false).take(units) {
+                let member = e.member.with_bytes(<[u8]>::to_vec);
+                if let Some(deadline) = deadline {
+                    deadlines.push((deadline, member.clone()));
+                }
                 items.push(crate::protocol::reply::format_double(e.score).into_bytes());
-                items.push(e.member.with_bytes(<[u8]>::to_vec));
+                items.push(member);
             }
             write_batched(out, b"ZADD", key, &items, 2);
+            write_deadlines(out, b"ZPEXPIREAT", key, b"MEMBERS", &deadlines);
             (at + items.len() / 2, z.len())
         }
         ValueRef::Hash(hash) => {

@@ -66,6 +66,10 @@ pub const TYPE_HASH_LISTPACK_EX: u8 = 25;
 /// type") instead of misreading it; a set with no member deadline is
 /// written as a plain set.
 pub const TYPE_SET_MEMBER_TTLS: u8 = 240;
+/// lapse's own: a sorted set some of whose members have deadlines, as
+/// `TYPE_ZSET_2` after the earliest deadline, each member preceded by its
+/// relative deadline (as in `TYPE_SET_MEMBER_TTLS`).
+pub const TYPE_ZSET_MEMBER_TTLS: u8 = 241;
 
 const ENC_INT8: u8 = 0;
 const ENC_INT16: u8 = 1;
@@ -439,6 +443,7 @@ fn value_type(value: crate::value::ValueRef<'_>) -> u8 {
         ValueRef::Set(set) if set.member_ttl_count() > 0 => TYPE_SET_MEMBER_TTLS,
         ValueRef::Set(_) => TYPE_SET,
         ValueRef::ZSet(ZSetRef::Packed(_)) => TYPE_ZSET_LISTPACK,
+        ValueRef::ZSet(z) if z.member_ttl_count() > 0 => TYPE_ZSET_MEMBER_TTLS,
         ValueRef::ZSet(_) => TYPE_ZSET_2,
         ValueRef::Hash(HashRef::Packed(p)) if p.flag() => TYPE_HASH_LISTPACK_EX,
         ValueRef::Hash(HashRef::Packed(_)) => TYPE_HASH_LISTPACK,
@@ -515,12 +520,9 @@ fn write_value(
             write_string(out, &lp.finish());
         }
         ValueRef::ZSet(z) => {
-            // Highest score first, as Redis writes them.
+            let earliest = write_deadlines_head(out, value);
             write_len(out, z.len() as u64);
-            for e in z.iter_from(0, true) {
-                e.member.with_bytes(|m| write_string(out, m));
-                out.extend_from_slice(&e.score.to_le_bytes());
-            }
+            write_zset_members(out, z, 0, usize::MAX, earliest, write_string);
         }
         ValueRef::Hash(hash @ HashRef::Packed(p)) => {
             // listpackex: the earliest deadline (0: none), then triples
@@ -604,6 +606,27 @@ fn write_set_members(
     for (member, ttl) in set.iter_with_ttls_from(at).take(units) {
         write_relative_deadline(out, ttl, earliest);
         member.with_bytes(|m| string(out, m));
+        written += 1;
+    }
+    written
+}
+
+/// Up to `units` members of a sorted set tree from the `at`th, highest
+/// score first as Redis writes them, each after its deadline when the
+/// set has an `earliest`. Returns how many it wrote.
+fn write_zset_members(
+    out: &mut Vec<u8>,
+    z: crate::value::ZSetRef<'_>,
+    at: usize,
+    units: usize,
+    earliest: Option<i64>,
+    string: fn(&mut Vec<u8>, &[u8]),
+) -> usize {
+    let mut written = 0;
+    for (e, ttl) in z.iter_with_ttls_from(at, true).take(units) {
+        write_relative_deadline(out, ttl, earliest);
+        e.member.with_bytes(|m| string(out, m));
+        out.extend_from_slice(&e.score.to_le_bytes());
         written += 1;
     }
     written
@@ -815,6 +838,7 @@ pub fn write_big_head(
         ValueRef::List(l) => (TYPE_LIST, l.len()),
         ValueRef::Set(s) if s.member_ttl_count() > 0 => (TYPE_SET_MEMBER_TTLS, s.len()),
         ValueRef::Set(s) => (TYPE_SET, s.len()),
+        ValueRef::ZSet(z) if z.member_ttl_count() > 0 => (TYPE_ZSET_MEMBER_TTLS, z.len()),
         ValueRef::ZSet(z) => (TYPE_ZSET_2, z.len()),
         ValueRef::Hash(h) if h.field_ttl_count() > 0 => (TYPE_HASH_METADATA, h.len()),
         ValueRef::Hash(h) => (TYPE_HASH, h.len()),
@@ -864,13 +888,9 @@ pub fn write_big_piece(
             (end, s.len())
         }
         ValueRef::ZSet(z) => {
-            let mut end = at;
-            // Highest score first, as Redis writes them.
-            for e in z.iter_from(at, true).take(units) {
-                e.member.with_bytes(|m| string(out, m));
-                out.extend_from_slice(&e.score.to_le_bytes());
-                end += 1;
-            }
+            // The head wrote the same earliest deadline.
+            let earliest = value.earliest_member_ttl();
+            let end = at + write_zset_members(out, z, at, units, earliest, string);
             (end, z.len())
         }
         ValueRef::Hash(h) => {

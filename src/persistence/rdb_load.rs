@@ -300,6 +300,29 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
             }
             Value::Set(set)
         }
+        TYPE_ZSET_MEMBER_TTLS => {
+            let earliest = millis(r)?;
+            let n = count(r)?;
+            let mut z = ZSet::Tree(Box::default());
+            for _ in 0..n {
+                let ttl = r.length().ok_or_else(truncated)?;
+                let at = match ttl {
+                    0 => None,
+                    ttl => Some(field_deadline(ttl, earliest)?),
+                };
+                let member = string(r)?;
+                let b = r.bytes(8).ok_or_else(|| bad("unexpected end of file"))?;
+                let score = f64::from_le_bytes(b.try_into().map_err(|_| bad("score"))?);
+                if score.is_nan() {
+                    return Err(bad("NaN score"));
+                }
+                z.insert(&member, score, limits.zset);
+                if at.is_some() {
+                    z.set_member_ttl(&member, at);
+                }
+            }
+            Value::ZSet(z)
+        }
         TYPE_ZSET | TYPE_ZSET_2 | TYPE_ZSET_LISTPACK | TYPE_ZSET_ZIPLIST => {
             let pairs: Vec<(Vec<u8>, f64)> = match kind {
                 TYPE_ZSET_LISTPACK | TYPE_ZSET_ZIPLIST => {

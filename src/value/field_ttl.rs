@@ -154,6 +154,127 @@ impl FieldTtls {
     }
 }
 
+/// A table whose entries may carry deadlines: a hash's fields, a set's or
+/// a sorted set's members. The dict and its `FieldTtls` change together
+/// here, so no owner can move an entry without its deadline.
+#[derive(Clone)]
+pub struct TtlDict<E> {
+    dict: crate::dict::Dict<E>,
+    /// `None` until deadlines are allowed or one is set.
+    ttls: Option<Box<FieldTtls>>,
+}
+
+impl<E: crate::dict::DictEntry> Default for TtlDict<E> {
+    fn default() -> Self {
+        TtlDict::new(false)
+    }
+}
+
+impl<E> std::ops::Deref for TtlDict<E> {
+    type Target = crate::dict::Dict<E>;
+
+    fn deref(&self) -> &crate::dict::Dict<E> {
+        &self.dict
+    }
+}
+
+impl<E: crate::dict::DictEntry> TtlDict<E> {
+    /// An empty table, ready for deadlines if `with_ttls`.
+    pub fn new(with_ttls: bool) -> TtlDict<E> {
+        TtlDict {
+            dict: crate::dict::Dict::default(),
+            ttls: with_ttls.then(|| Box::new(FieldTtls::new(0))),
+        }
+    }
+
+    /// Appends an entry (without a deadline); its index.
+    pub fn insert_new(&mut self, entry: E) -> u32 {
+        let i = self.dict.insert_new(entry);
+        if let Some(t) = &mut self.ttls {
+            t.entry_added();
+        }
+        i
+    }
+
+    /// Removes entry `i` with its deadline (the last entry moves into its
+    /// place, as `Dict::remove_at` reports).
+    pub fn remove_at(&mut self, i: u32) -> (E, Option<Moved>) {
+        let (entry, moved) = self.dict.remove_at(i);
+        if let Some(t) = &mut self.ttls {
+            t.entry_removed(i, moved);
+        }
+        (entry, moved)
+    }
+
+    /// Entry `i` to change in place (its index, so its deadline, stays).
+    pub fn entry_mut(&mut self, i: u32) -> &mut E {
+        self.dict.entry_mut(i)
+    }
+
+    /// The deadline of entry `i`, if it has one.
+    pub fn ttl_of(&self, i: u32) -> Option<i64> {
+        self.ttls.as_ref().and_then(|t| t.get(i))
+    }
+
+    /// Sets (`Some`) or removes entry `i`'s deadline.
+    pub fn set_ttl(&mut self, i: u32, at_ms: Option<i64>) {
+        match (at_ms, &mut self.ttls) {
+            (Some(at), ttls) => ttls
+                .get_or_insert_with(|| Box::new(FieldTtls::new(self.dict.len())))
+                .set(i, at),
+            (None, Some(t)) => {
+                t.clear(i);
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// Makes room for deadlines before any is set (a hash read as
+    /// `listpackex` stays one).
+    pub fn allow_ttls(&mut self) {
+        if self.ttls.is_none() {
+            self.ttls = Some(Box::new(FieldTtls::new(self.dict.len())));
+        }
+    }
+
+    /// Whether deadlines are allowed (see `allow_ttls`).
+    pub fn has_ttls(&self) -> bool {
+        self.ttls.is_some()
+    }
+
+    /// Entries with a deadline.
+    pub fn ttl_count(&self) -> usize {
+        self.ttls.as_ref().map_or(0, |t| t.len())
+    }
+
+    /// The entry due first and its deadline.
+    pub fn earliest(&self) -> Option<(u32, i64)> {
+        self.ttls.as_ref().and_then(|t| t.earliest())
+    }
+
+    /// Removes the entries whose deadline is at or before `now_ms`,
+    /// earliest first, at most `max`; their keys.
+    pub fn remove_due(&mut self, now_ms: i64, max: usize) -> Vec<Vec<u8>> {
+        let mut gone = Vec::new();
+        while gone.len() < max {
+            match self.earliest() {
+                Some((i, at)) if at <= now_ms => {
+                    gone.push(self.dict.key(i).to_vec());
+                    self.remove_at(i);
+                }
+                _ => break,
+            }
+        }
+        gone
+    }
+
+    /// Empties it a slice at a time (the lazy-free thread).
+    pub fn clear_paced(&mut self, tick: &mut dyn FnMut(), release: &mut dyn FnMut(*mut u8, usize)) {
+        self.ttls = None;
+        self.dict.clear_paced(tick, release);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,7 +21,7 @@
 //! deadline costs nothing for them.
 
 use super::elem::{Elem, Pair};
-use super::field_ttl::FieldTtls;
+use super::field_ttl::TtlDict;
 use super::packed::{by_index, read_varint, write_varint, Builder, Item, Items, Packed, PackedRef};
 use std::collections::HashMap;
 
@@ -53,72 +53,31 @@ pub enum Hash {
 /// A big hash: its pairs, and its fields' deadlines once any has one.
 /// Reads see the pairs through `Deref`; changes go through `Hash`, which
 /// keeps the two in step.
-#[derive(Clone, Default)]
-pub struct HashTable {
-    dict: Dict<Pair>,
-    ttls: Option<Box<FieldTtls>>,
-}
+pub type HashTable = TtlDict<Pair>;
 
-impl std::ops::Deref for HashTable {
-    type Target = Dict<Pair>;
-
-    fn deref(&self) -> &Dict<Pair> {
-        &self.dict
-    }
-}
-
-impl HashTable {
-    /// The deadline of entry `i`, if it has one.
-    fn ttl_of(&self, i: u32) -> Option<i64> {
-        self.ttls.as_ref().and_then(|t| t.get(i))
-    }
-
-    /// Empties it a slice at a time (the lazy-free thread).
-    pub fn clear_paced(&mut self, tick: &mut dyn FnMut(), release: &mut dyn FnMut(*mut u8, usize)) {
-        self.ttls = None;
-        self.dict.clear_paced(tick, release);
-    }
-
-    /// An empty table, ready for field deadlines if `with_ttls`.
-    fn with_ttls(with_ttls: bool) -> HashTable {
-        HashTable {
-            dict: Dict::default(),
-            ttls: with_ttls.then(|| Box::new(FieldTtls::new(0))),
-        }
-    }
-
+impl TtlDict<Pair> {
     /// Appends a new field with its deadline (building a table).
     fn add(&mut self, field: &[u8], value: &[u8], at_ms: Option<i64>) {
-        self.insert(field, value);
-        if let (Some(at), Some(ttls)) = (at_ms, &mut self.ttls) {
-            ttls.set(self.dict.len() as u32 - 1, at);
+        let i = self.insert(field, value);
+        if at_ms.is_some() && self.has_ttls() {
+            self.set_ttl(i, at_ms);
         }
     }
 
-    fn insert(&mut self, field: &[u8], value: &[u8]) {
-        self.dict.insert_new(Pair {
+    fn insert(&mut self, field: &[u8], value: &[u8]) -> u32 {
+        self.insert_new(Pair {
             field: Elem::new(field),
             value: Elem::new(value),
-        });
-        if let Some(t) = &mut self.ttls {
-            t.entry_added();
-        }
-    }
-
-    fn remove_at(&mut self, i: u32) {
-        let (_, moved) = self.dict.remove_at(i);
-        if let Some(t) = &mut self.ttls {
-            t.entry_removed(i, moved);
-        }
+        })
     }
 
     /// Sets `field` to `value`; true if it is new.
     fn set(&mut self, field: &[u8], value: &[u8], on_set: OnSet) -> bool {
-        match self.dict.find(field) {
+        match self.find(field) {
             Some(i) => {
-                self.dict.entry_mut(i).value = Elem::new(value);
-                if let (Some(t), OnSet::ClearTtl) = (&mut self.ttls, on_set) {
-                    t.clear(i);
+                self.entry_mut(i).value = Elem::new(value);
+                if on_set == OnSet::ClearTtl {
+                    self.set_ttl(i, None);
                 }
                 false
             }
@@ -262,7 +221,7 @@ impl<'a> HashRef<'a> {
     pub fn has_field_ttls(self) -> bool {
         match self {
             HashRef::Packed(p) => p.flag(),
-            HashRef::Table(d) => d.ttls.is_some(),
+            HashRef::Table(d) => d.has_ttls(),
         }
     }
 
@@ -283,7 +242,7 @@ impl<'a> HashRef<'a> {
     pub fn field_ttl_count(self) -> usize {
         match self {
             HashRef::Packed(p) => Deadlines::of(p).left,
-            HashRef::Table(d) => d.ttls.as_ref().map_or(0, |t| t.len()),
+            HashRef::Table(d) => d.ttl_count(),
         }
     }
 
@@ -304,7 +263,7 @@ impl<'a> HashRef<'a> {
             // The first field has the earliest deadline, if any has one:
             // the preamble's first (asked on every lookup).
             HashRef::Packed(p) => Deadlines::of(p).next(),
-            HashRef::Table(d) => d.ttls.as_ref().and_then(|t| t.earliest()).map(|(_, at)| at),
+            HashRef::Table(d) => d.earliest().map(|(_, at)| at),
         }
     }
 }
@@ -504,7 +463,7 @@ impl Hash {
     fn convert(&mut self) {
         if let Hash::Packed(p) = self {
             let view = p.view();
-            let mut t = HashTable::with_ttls(view.flag());
+            let mut t = HashTable::new(view.flag());
             for (f, v, at) in HashRef::Packed(view).iter_with_ttls_from(0) {
                 f.with_bytes(|f| v.with_bytes(|v| t.add(f, v, at)));
             }
@@ -572,19 +531,7 @@ impl Hash {
                 let Some(i) = d.find(field) else {
                     return false;
                 };
-                match at_ms {
-                    Some(at) => {
-                        let len = d.dict.len();
-                        d.ttls
-                            .get_or_insert_with(|| Box::new(FieldTtls::new(len)))
-                            .set(i, at);
-                    }
-                    None => {
-                        if let Some(t) = &mut d.ttls {
-                            t.clear(i);
-                        }
-                    }
-                }
+                d.set_ttl(i, at_ms);
                 true
             }
         }
@@ -612,9 +559,9 @@ impl Hash {
             h.set_pairs(&pairs, limits);
             return h;
         }
-        let mut t = HashTable::with_ttls(with_ttl);
+        let mut t = HashTable::new(with_ttl);
         for (f, v, at) in &triples {
-            if t.dict.find(f).is_none() {
+            if t.find(f).is_none() {
                 t.add(f, v, *at);
             }
         }
@@ -640,18 +587,7 @@ impl Hash {
                 }
             }
             Hash::Packed(_) => {}
-            Hash::Table(d) => {
-                while gone.len() < max {
-                    let Some((i, at)) = d.ttls.as_ref().and_then(|t| t.earliest()) else {
-                        break;
-                    };
-                    if at > now_ms {
-                        break;
-                    }
-                    gone.push(d.dict.entry(i).field.as_bytes().to_vec());
-                    d.remove_at(i);
-                }
-            }
+            Hash::Table(d) => gone = d.remove_due(now_ms, max),
         }
         gone
     }

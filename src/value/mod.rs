@@ -75,18 +75,21 @@ impl Value {
         match self {
             Value::Hash(h) => h.remove_due(now_ms, max),
             Value::Set(s) => s.remove_due(now_ms, max),
+            Value::ZSet(z) => z.remove_due(now_ms, max),
             _ => Vec::new(),
         }
     }
 }
 
 impl ValueRef<'_> {
-    /// The earliest deadline among a hash's fields or a set's members
+    /// The earliest deadline among a hash's fields or a (sorted) set's
+    /// members
     /// (O(1)).
     pub fn earliest_member_ttl(self) -> Option<i64> {
         match self {
             ValueRef::Hash(h) => h.earliest_field_ttl(),
             ValueRef::Set(s) => s.earliest_member_ttl(),
+            ValueRef::ZSet(z) => z.earliest_member_ttl(),
             _ => None,
         }
     }
@@ -100,6 +103,7 @@ impl ValueRef<'_> {
         match self {
             ValueRef::Hash(h) => Some(Value::Hash(h.without_fields_due(now_ms))),
             ValueRef::Set(s) => Some(Value::Set(s.without_members_due(now_ms))),
+            ValueRef::ZSet(z) => Some(Value::ZSet(z.without_members_due(now_ms))),
             _ => None,
         }
     }

@@ -17,46 +17,12 @@
 //! deadline, 4 for one without in such a set; nothing in a set with none).
 
 use super::elem::Elem;
-use super::field_ttl::FieldTtls;
+use super::field_ttl::TtlDict;
 use super::packed::{by_index, canonical_int, Builder, Item, Items, Packed, PackedRef};
 use crate::dict::Dict;
 
 /// A set as a table: its members, and their deadlines once any has one.
-#[derive(Clone, Default)]
-pub struct SetTable {
-    dict: Dict<Elem>,
-    ttls: Option<Box<FieldTtls>>,
-}
-
-impl std::ops::Deref for SetTable {
-    type Target = Dict<Elem>;
-
-    fn deref(&self) -> &Dict<Elem> {
-        &self.dict
-    }
-}
-
-impl SetTable {
-    fn insert(&mut self, member: &[u8]) {
-        self.dict.insert_new(Elem::new(member));
-        if let Some(t) = &mut self.ttls {
-            t.entry_added();
-        }
-    }
-
-    fn remove_at(&mut self, i: u32) {
-        let (_, moved) = self.dict.remove_at(i);
-        if let Some(t) = &mut self.ttls {
-            t.entry_removed(i, moved);
-        }
-    }
-
-    /// Empties it a slice at a time (the lazy-free thread).
-    pub fn clear_paced(&mut self, tick: &mut dyn FnMut(), release: &mut dyn FnMut(*mut u8, usize)) {
-        self.ttls = None;
-        self.dict.clear_paced(tick, release);
-    }
-}
+pub type SetTable = TtlDict<Elem>;
 
 /// When a set changes representation (Redis's `set-max-*` settings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,7 +129,7 @@ impl<'a> SetRef<'a> {
                 }
                 SetIter::Packed(items)
             }
-            SetRef::Table(d) => SetIter::Table(&d.dict, u32::try_from(from).unwrap_or(u32::MAX)),
+            SetRef::Table(d) => SetIter::Table(d, u32::try_from(from).unwrap_or(u32::MAX)),
         }
     }
 
@@ -188,10 +154,7 @@ impl<'a> SetRef<'a> {
     /// it has none.
     pub fn member_ttl(self, member: &[u8]) -> Option<Option<i64>> {
         match self {
-            SetRef::Table(d) => {
-                let i = d.find(member)?;
-                Some(d.ttls.as_ref().and_then(|t| t.get(i)))
-            }
+            SetRef::Table(d) => d.find(member).map(|i| d.ttl_of(i)),
             packed => packed.contains(member).then_some(None),
         }
     }
@@ -199,7 +162,7 @@ impl<'a> SetRef<'a> {
     /// The earliest member deadline (O(1): the heap's top).
     pub fn earliest_member_ttl(self) -> Option<i64> {
         match self {
-            SetRef::Table(d) => d.ttls.as_ref().and_then(|t| t.earliest()).map(|(_, at)| at),
+            SetRef::Table(d) => d.earliest().map(|(_, at)| at),
             SetRef::Packed(_) => None,
         }
     }
@@ -207,7 +170,7 @@ impl<'a> SetRef<'a> {
     /// Members with a deadline.
     pub fn member_ttl_count(self) -> usize {
         match self {
-            SetRef::Table(d) => d.ttls.as_ref().map_or(0, |t| t.len()),
+            SetRef::Table(d) => d.ttl_count(),
             SetRef::Packed(_) => 0,
         }
     }
@@ -218,31 +181,26 @@ impl<'a> SetRef<'a> {
         self,
         from: usize,
     ) -> impl Iterator<Item = (Item<'a>, Option<i64>)> + 'a {
-        let ttls = match self {
-            SetRef::Table(d) => d.ttls.as_deref(),
+        let table = match self {
+            SetRef::Table(d) => Some(d),
             SetRef::Packed(_) => None,
         };
         self.iter_from(from)
             .enumerate()
-            .map(move |(i, m)| (m, ttls.and_then(|t| t.get((i + from) as u32))))
+            .map(move |(i, m)| (m, table.and_then(|d| d.ttl_of((i + from) as u32))))
     }
 
     /// A copy without the members due at `now_ms` (what a replica's
     /// clients see before the primary's SREM comes).
     pub fn without_members_due(self, now_ms: i64) -> Set {
-        let mut live = SetTable::default();
-        let mut ttls = FieldTtls::new(0);
+        let mut live = SetTable::new(true);
         for (m, at) in self.iter_with_ttls_from(0) {
             if at.is_some_and(|at| at <= now_ms) {
                 continue;
             }
-            live.dict.insert_new(m.with_bytes(Elem::new));
-            ttls.entry_added();
-            if let Some(at) = at {
-                ttls.set(live.dict.len() as u32 - 1, at);
-            }
+            let i = live.insert_new(m.with_bytes(Elem::new));
+            live.set_ttl(i, at);
         }
-        live.ttls = Some(Box::new(ttls));
         Set::Table(Box::new(live))
     }
 }
@@ -342,7 +300,7 @@ impl Set {
                 if d.find(member).is_some() {
                     return false;
                 }
-                d.insert(member);
+                d.insert_new(Elem::new(member));
                 true
             }
         }
@@ -373,7 +331,7 @@ impl Set {
         if let Set::Packed(p) = self {
             let mut d = SetTable::default();
             for item in p.items(1) {
-                d.dict.insert_new(item.with_bytes(Elem::new));
+                d.insert_new(item.with_bytes(Elem::new));
             }
             *self = Set::Table(Box::new(d));
         }
@@ -391,36 +349,17 @@ impl Set {
         let Some(i) = d.find(member) else {
             return false;
         };
-        match (at_ms, &mut d.ttls) {
-            (Some(at), ttls) => ttls
-                .get_or_insert_with(|| Box::new(FieldTtls::new(d.dict.len())))
-                .set(i, at),
-            (None, Some(t)) => {
-                t.clear(i);
-            }
-            (None, None) => {}
-        }
+        d.set_ttl(i, at_ms);
         true
     }
 
     /// Removes the members whose deadline is at or before `now_ms`,
     /// earliest first, at most `max`; the members removed.
     pub fn remove_due(&mut self, now_ms: i64, max: usize) -> Vec<Vec<u8>> {
-        let mut gone = Vec::new();
-        let Set::Table(d) = self else {
-            return gone;
-        };
-        while gone.len() < max {
-            let Some((i, at)) = d.ttls.as_ref().and_then(|t| t.earliest()) else {
-                break;
-            };
-            if at > now_ms {
-                break;
-            }
-            gone.push(d.dict.entry(i).as_bytes().to_vec());
-            d.remove_at(i);
+        match self {
+            Set::Table(d) => d.remove_due(now_ms, max),
+            Set::Packed(_) => Vec::new(),
         }
-        gone
     }
 
     /// Becomes an intset if every member is an integer and they fit

@@ -185,12 +185,63 @@ impl<'a> ZSetRef<'a> {
         })
     }
 
-    /// An owned copy.
+    /// An owned copy (member deadlines included).
     pub fn to_zset(self) -> ZSet {
         match self {
             ZSetRef::Packed(p) => ZSet::Packed(p.to_packed()),
             ZSetRef::Tree(t) => ZSet::Tree(Box::new(t.clone())),
         }
+    }
+
+    /// `member`'s deadline: `None` if it is not a member, `Some(None)` if
+    /// it has none.
+    pub fn member_ttl(self, member: &[u8]) -> Option<Option<i64>> {
+        match self {
+            ZSetRef::Tree(t) => t.member_ttl(member),
+            packed => packed.score(member).map(|_| None),
+        }
+    }
+
+    /// The earliest member deadline (O(1)).
+    pub fn earliest_member_ttl(self) -> Option<i64> {
+        match self {
+            ZSetRef::Tree(t) => t.earliest_member_ttl(),
+            ZSetRef::Packed(_) => None,
+        }
+    }
+
+    /// Members with a deadline.
+    pub fn member_ttl_count(self) -> usize {
+        match self {
+            ZSetRef::Tree(t) => t.member_ttl_count(),
+            ZSetRef::Packed(_) => 0,
+        }
+    }
+
+    /// The entries from the `start`th in `iter_from`'s order, each with
+    /// its deadline (files and the AOF rewrite).
+    pub fn iter_with_ttls_from(
+        self,
+        start: usize,
+        rev: bool,
+    ) -> impl Iterator<Item = (ZEntry<'a>, Option<i64>)> + 'a {
+        self.iter_from(start, rev).map(move |e| {
+            let ttl = match self {
+                ZSetRef::Tree(t) if t.member_ttl_count() > 0 => {
+                    e.member.with_bytes(|m| t.member_ttl(m)).flatten()
+                }
+                _ => None,
+            };
+            (e, ttl)
+        })
+    }
+
+    /// A copy without the members due at `now_ms` (what a replica's
+    /// clients see before the primary's ZREM comes).
+    pub fn without_members_due(self, now_ms: i64) -> ZSet {
+        let mut live = self.to_zset();
+        live.remove_due(now_ms, usize::MAX);
+        live
     }
 }
 
@@ -282,6 +333,27 @@ impl ZSet {
         }
     }
 
+    /// Sets (`Some`) or removes `member`'s deadline; false if it is not a
+    /// member. A deadline makes the sorted set a tree for good.
+    pub fn set_member_ttl(&mut self, member: &[u8], at_ms: Option<i64>) -> bool {
+        if at_ms.is_some() {
+            self.make_tree();
+        }
+        match self {
+            ZSet::Tree(t) => t.set_member_ttl(member, at_ms),
+            ZSet::Packed(_) => self.view().score(member).is_some(),
+        }
+    }
+
+    /// Removes the members whose deadline is at or before `now_ms`,
+    /// earliest first, at most `max`; the members removed.
+    pub fn remove_due(&mut self, now_ms: i64, max: usize) -> Vec<Vec<u8>> {
+        match self {
+            ZSet::Tree(t) => t.remove_due(now_ms, max),
+            ZSet::Packed(_) => Vec::new(),
+        }
+    }
+
     /// Makes it a tree (a no-op if it is one), as Redis's SORT does to
     /// the sorted set it reads.
     pub fn convert_to_tree(&mut self) {
@@ -303,7 +375,10 @@ impl ZSet {
     /// `zsetConvertToListpackIfNeeded`, for the *STORE commands' results).
     pub fn pack_if_fit(&mut self, limits: ZLimits) {
         let ZSet::Tree(t) = self else { return };
-        if t.len() > limits.entries || t.nodes().any(|n| n.member.as_bytes().len() > limits.value) {
+        if t.len() > limits.entries
+            || t.member_ttl_count() > 0
+            || t.nodes().any(|n| n.member.as_bytes().len() > limits.value)
+        {
             return;
         }
         let mut b = Builder::new(2);

@@ -19,7 +19,8 @@
 use std::cmp::Ordering;
 
 use super::elem::Elem;
-use crate::dict::{Dict, DictEntry, Moved};
+use super::field_ttl::TtlDict;
+use crate::dict::{DictEntry, Moved};
 
 const NIL: u32 = u32::MAX;
 
@@ -52,7 +53,9 @@ impl ZNode {
 
 #[derive(Clone)]
 pub struct ZTree {
-    dict: Dict<ZNode>,
+    /// The nodes, with member deadlines (lapse's ZEXPIRE family) once any
+    /// has one.
+    dict: TtlDict<ZNode>,
     root: u32,
     /// xorshift state for node priorities, seeded randomly per set so a
     /// client cannot choose members that unbalance the tree.
@@ -62,7 +65,7 @@ pub struct ZTree {
 impl Default for ZTree {
     fn default() -> Self {
         Self {
-            dict: Dict::default(),
+            dict: TtlDict::default(),
             root: NIL,
             rng: rand::random::<u64>() | 1,
         }
@@ -112,6 +115,47 @@ impl ZTree {
         });
         self.root = self.attach(self.root, x);
         true
+    }
+
+    /// `member`'s deadline: `None` if it is not a member.
+    pub fn member_ttl(&self, member: &[u8]) -> Option<Option<i64>> {
+        let x = self.dict.find(member)?;
+        Some(self.dict.ttl_of(x))
+    }
+
+    /// Sets or removes `member`'s deadline; false if it is not a member.
+    pub fn set_member_ttl(&mut self, member: &[u8], at_ms: Option<i64>) -> bool {
+        let Some(x) = self.dict.find(member) else {
+            return false;
+        };
+        self.dict.set_ttl(x, at_ms);
+        true
+    }
+
+    /// The earliest member deadline.
+    pub fn earliest_member_ttl(&self) -> Option<i64> {
+        self.dict.earliest().map(|(_, at)| at)
+    }
+
+    /// Members with a deadline.
+    pub fn member_ttl_count(&self) -> usize {
+        self.dict.ttl_count()
+    }
+
+    /// Removes the members due at `now_ms`, earliest first, at most
+    /// `max`; the members removed.
+    pub fn remove_due(&mut self, now_ms: i64, max: usize) -> Vec<Vec<u8>> {
+        let mut gone = Vec::new();
+        while gone.len() < max {
+            let Some((x, at)) = self.dict.earliest() else {
+                break;
+            };
+            if at > now_ms {
+                break;
+            }
+            gone.push(self.remove_at(x).member.as_bytes().to_vec());
+        }
+        gone
     }
 
     /// Removes `member`, returning its score.
