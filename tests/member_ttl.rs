@@ -556,3 +556,55 @@ fn sorted_set_deadlines_survive_files_and_reach_a_replica() {
     drop(lapse);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// KeyDB's EXPIREMEMBER, EXPIREMEMBERAT and PEXPIREMEMBERAT, as KeyDB's
+/// `expireMemberCore` answers them, onto the same deadlines for hashes,
+/// sets and sorted sets.
+#[test]
+fn keydb_expiremember_sets_the_same_deadlines() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    r.cmd(&["HSET", "h", "f1", "v", "f2", "v"]);
+    r.cmd(&["SADD", "s", "a", "b"]);
+    r.cmd(&["ZADD", "z", "1", "a", "2", "b"]);
+    r.cmd(&["SET", "str", "v"]);
+    for (cmd, expected) in [
+        (&["EXPIREMEMBER", "h", "f1", "100"][..], ":1\r\n"),
+        (&["HTTL", "h", "FIELDS", "1", "f1"], "*1\r\n:100\r\n"),
+        (&["EXPIREMEMBER", "s", "a", "5000", "ms"], ":1\r\n"),
+        (&["SPTTL", "s", "MEMBERS", "1", "a"], "*1\r\n:5000\r\n"),
+        (&["EXPIREMEMBERAT", "z", "a", "4000000000"], ":1\r\n"),
+        (
+            &["ZEXPIRETIME", "z", "MEMBERS", "1", "a"],
+            "*1\r\n:4000000000\r\n",
+        ),
+        (&["PEXPIREMEMBERAT", "z", "b", "4000000000123"], ":1\r\n"),
+        (
+            &["ZPEXPIRETIME", "z", "MEMBERS", "1", "b"],
+            "*1\r\n:4000000000123\r\n",
+        ),
+        (&["EXPIREMEMBER", "s", "nosuch", "10"], ":0\r\n"),
+        (&["EXPIREMEMBER", "nokey", "a", "10"], ":0\r\n"),
+        (
+            &["EXPIREMEMBER", "str", "a", "10"],
+            "-ERR object type is unsupported\r\n",
+        ),
+        (
+            &["EXPIREMEMBER", "s", "a", "10", "h"],
+            "-ERR Invalid unit arg\r\n",
+        ),
+        (
+            &["EXPIREMEMBER", "s", "a", "10", "s", "x"],
+            "-ERR Invalid number of arguments\r\n",
+        ),
+        (
+            &["EXPIREMEMBER", "s", "a", "x"],
+            "-ERR value is not an integer or out of range\r\n",
+        ),
+        // A deadline already past takes the member at once.
+        (&["EXPIREMEMBER", "s", "b", "0"], ":1\r\n"),
+        (&["SMEMBERS", "s"], "*1\r\n$1\r\na\r\n"),
+    ] {
+        assert_eq!(r.cmd(cmd), expected, "{cmd:?}");
+    }
+}

@@ -31,10 +31,11 @@ pub(super) static FAMILIES: &[&[Command]] = &[
     CLUSTER,
     SET_MEMBER_TTLS,
     ZSET_MEMBER_TTLS,
+    KEYDB_MEMBER_TTLS,
 ];
 
 /// How many entries the table has (the next free id).
-pub const COUNT: usize = 409;
+pub const COUNT: usize = 412;
 
 #[rustfmt::skip]
 static CONNECTION: &[Command] = &[
@@ -738,5 +739,36 @@ static ZSET_MEMBER_TTLS: &[Command] = &[
         (1, 1, 1),
         "sorted-set",
         "Removes the expiration time for each specified member"
+    ),
+];
+
+/// KeyDB's member expiry commands, onto the same deadlines.
+static KEYDB_MEMBER_TTLS: &[Command] = &[
+    cmd!(
+        409,
+        "expiremember",
+        -4,
+        ["write", "fast"],
+        (1, 1, 1),
+        "generic",
+        "Set a timeout on a member of a hash, set or sorted set (KeyDB)"
+    ),
+    cmd!(
+        410,
+        "expirememberat",
+        4,
+        ["write", "fast"],
+        (1, 1, 1),
+        "generic",
+        "Set a member's expiry as a Unix timestamp in seconds (KeyDB)"
+    ),
+    cmd!(
+        411,
+        "pexpirememberat",
+        4,
+        ["write", "fast"],
+        (1, 1, 1),
+        "generic",
+        "Set a member's expiry as a Unix timestamp in milliseconds (KeyDB)"
     ),
 ];

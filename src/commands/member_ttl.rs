@@ -238,6 +238,24 @@ impl<T: WithTtls> Family<T> {
             reply_codes(ctx, &vec![-2; elements.len()]);
             return Ok(());
         }
+        let condition_arg = (condition != Condition::Always).then(|| &args[3][..]);
+        let codes = self.set_deadlines(ctx, key, &elements, at, condition, condition_arg)?;
+        reply_codes(ctx, &codes);
+        Ok(())
+    }
+
+    /// Gives `elements` of the value at `key` (which exists) the deadline
+    /// `at` under `condition` (its word as given, for the effect); the
+    /// EXPIRE family's code for each.
+    fn set_deadlines(
+        &self,
+        ctx: &mut Ctx,
+        key: &[u8],
+        elements: &[&[u8]],
+        at: i64,
+        condition: Condition,
+        condition_arg: Option<&[u8]>,
+    ) -> Result<Vec<i64>, CmdError> {
         let now_ms = ctx.now_ms;
         let past = ctx.server.already_expired(at, now_ms);
         let limits = T::limits(&ctx.server.config);
@@ -245,7 +263,7 @@ impl<T: WithTtls> Family<T> {
         value.ready_for_ttls();
         let mut codes = Vec::with_capacity(elements.len());
         let (mut set, mut deleted) = (Vec::new(), Vec::new());
-        for &element in &elements {
+        for &element in elements {
             let code = match value.ttl_here(element) {
                 None => -2,
                 Some(current) if !condition.allows(current, at) => 0,
@@ -267,14 +285,11 @@ impl<T: WithTtls> Family<T> {
             ctx.signal(self.class, self.on_expire, key);
             let at_text = at.to_string();
             let mut head: Vec<&[u8]> = vec![self.expire_at, key, at_text.as_bytes()];
-            if condition != Condition::Always {
-                head.push(&args[3]);
-            }
+            head.extend(condition_arg);
             self.propagate_with(ctx, &head, &set);
         }
         self.deleted_by_past_deadline(ctx, key, &deleted);
-        reply_codes(ctx, &codes);
-        Ok(())
+        Ok(codes)
     }
 
     /// The TTL family (Redis's `httlGenericCommand`): per element -2 no
@@ -381,4 +396,82 @@ pub(super) fn reply_codes(ctx: &mut Ctx, codes: &[i64]) {
     let out = ctx.out();
     out.array(codes.len());
     codes.iter().for_each(|&c| out.int(c));
+}
+
+// ---- KeyDB's EXPIREMEMBER family, onto the same deadlines --------------
+
+/// The handlers of KeyDB's commands, by full name.
+pub(super) static HANDLERS: &[(&str, super::Handler)] = &[
+    ("expiremember", expiremember),
+    ("expirememberat", expirememberat),
+    ("pexpirememberat", pexpirememberat),
+];
+
+/// KeyDB's `expireMemberCore`: the deadline `at` for `member` of the hash,
+/// set or sorted set at `key`: 1 if set (a past one deletes it), 0 if there
+/// is no such key or member; another type is refused with KeyDB's error.
+fn expire_member(ctx: &mut Ctx, key: &[u8], member: &[u8], at: i64) -> CmdResult {
+    use crate::value::ValueRef;
+    let now_ms = ctx.now_ms;
+    let codes = match ctx.db().get_for_write(key, now_ms) {
+        None => vec![0],
+        Some(ValueRef::Hash(_)) => {
+            HASH_FIELDS.set_deadlines(ctx, key, &[member], at, Condition::Always, None)?
+        }
+        Some(ValueRef::Set(_)) => {
+            SET_MEMBERS.set_deadlines(ctx, key, &[member], at, Condition::Always, None)?
+        }
+        Some(ValueRef::ZSet(_)) => {
+            ZSET_MEMBERS.set_deadlines(ctx, key, &[member], at, Condition::Always, None)?
+        }
+        Some(_) => return Err(CmdError::Static("ERR object type is unsupported")),
+    };
+    let set = codes.first().is_some_and(|&c| c > 0);
+    ctx.out().int(i64::from(set));
+    Ok(())
+}
+
+/// KeyDB's deadline argument: an integer in `unit_ms` from `base_ms`,
+/// within what an element deadline may be.
+fn keydb_deadline(
+    arg: &[u8],
+    base_ms: i64,
+    unit_ms: i64,
+    command: &'static str,
+) -> Result<i64, CmdError> {
+    let time = parse_i64(arg).ok_or(CmdError::NotInteger)?;
+    time.checked_mul(unit_ms)
+        .and_then(|ms| ms.checked_add(base_ms))
+        .filter(|at| (0..=MEMBER_TTL_MAX_MS).contains(at))
+        .ok_or(CmdError::InvalidExpireTime(command))
+}
+
+/// EXPIREMEMBER key member delay [s|ms]
+fn expiremember(ctx: &mut Ctx, args: Args) -> CmdResult {
+    if args.len() > 5 {
+        return Err(CmdError::Static("ERR Invalid number of arguments"));
+    }
+    // The delay is read before the unit, as KeyDB does.
+    parse_i64(&args[3]).ok_or(CmdError::NotInteger)?;
+    let unit_ms = match (args.len() > 4).then(|| args.get(4)) {
+        None => 1000,
+        Some(unit) if unit.eq_ignore_ascii_case(b"s") => 1000,
+        Some(unit) if unit.eq_ignore_ascii_case(b"ms") => 1,
+        Some(_) => return Err(CmdError::Static("ERR Invalid unit arg")),
+    };
+    let now_ms = ctx.now_ms;
+    let at = keydb_deadline(&args[3], now_ms, unit_ms, "expiremember")?;
+    expire_member(ctx, &args[1], &args[2], at)
+}
+
+/// EXPIREMEMBERAT key member unix-time-seconds
+fn expirememberat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let at = keydb_deadline(&args[3], 0, 1000, "expirememberat")?;
+    expire_member(ctx, &args[1], &args[2], at)
+}
+
+/// PEXPIREMEMBERAT key member unix-time-milliseconds
+fn pexpirememberat(ctx: &mut Ctx, args: Args) -> CmdResult {
+    let at = keydb_deadline(&args[3], 0, 1, "pexpirememberat")?;
+    expire_member(ctx, &args[1], &args[2], at)
 }

@@ -490,7 +490,9 @@ fn newer_since(name: &str) -> &'static str {
         | "spexpiretime" | "spersist" => "8.12.0",
         // lapse's own (sorted-set member expiry): lapse's version.
         "zexpire" | "zpexpire" | "zexpireat" | "zpexpireat" | "zttl" | "zpttl" | "zexpiretime"
-        | "zpexpiretime" | "zpersist" => crate::LAPSE_VERSION,
+        | "zpexpiretime" | "zpersist" | "expiremember" | "expirememberat" | "pexpirememberat" => {
+            crate::LAPSE_VERSION
+        }
         n if n.starts_with("hexpire")
             || n.starts_with("hpexpire")
             || matches!(n, "httl" | "hpttl" | "hpersist") =>
