@@ -282,6 +282,7 @@ impl<T: WithTtls> Family<T> {
         }
         // One deadline for all: either some elements took it or some went.
         if !set.is_empty() {
+            ctx.db().track_member_deadlines(key);
             ctx.signal(self.class, self.on_expire, key);
             let at_text = at.to_string();
             let mut head: Vec<&[u8]> = vec![self.expire_at, key, at_text.as_bytes()];

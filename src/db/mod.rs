@@ -439,6 +439,15 @@ impl Db {
         }
     }
 
+    /// Notes the element deadlines of the value at `key` for the active
+    /// cycle, after a command gave some (SEXPIRE and its kind: a set or
+    /// sorted set without any is not followed by `value_mut`).
+    pub fn track_member_deadlines(&mut self, key: &[u8]) {
+        if let Some(idx) = self.dict.find(key) {
+            self.track_field_deadlines(idx);
+        }
+    }
+
     /// `track_field_deadlines` after a change that found the earliest
     /// field deadline at `before`: nothing to do if it is still there (the
     /// registry's record holds), the common case of a write to a hash.
@@ -589,11 +598,15 @@ impl Db {
     pub fn value_mut(&mut self, key: &[u8], now_ms: i64) -> Option<Option<&mut Value>> {
         let idx = self.lookup_for_change(key, now_ms)?;
         let slot = &self.dict.entry(idx).slot;
-        let aggregate = matches!(
-            slot.value(),
-            ValueRef::Hash(_) | ValueRef::Set(_) | ValueRef::ZSet(_)
-        );
-        if slot.may_pack() || aggregate {
+        // Hashes (a small one may become `listpackex`), and sets and
+        // sorted sets with member deadlines: their earliest may move. A
+        // first member deadline is noted by `track_member_deadlines`.
+        let deadlines = match slot.value() {
+            ValueRef::Hash(_) => true,
+            v @ (ValueRef::Set(_) | ValueRef::ZSet(_)) => v.earliest_member_ttl().is_some(),
+            _ => false,
+        };
+        if slot.may_pack() || deadlines {
             self.note_changed(idx);
         }
         Some(self.dict.entry_mut(idx).slot.value_mut())
