@@ -57,39 +57,31 @@ impl WithTtls for Hash {
     }
 }
 
-impl WithTtls for Set {
-    type Limits = ();
-    fn limits(_: &crate::config::Config) {}
-    fn ttl_of(view: SetRef<'_>, member: &[u8]) -> Option<Option<i64>> {
-        view.member_ttl(member)
-    }
-    fn ttl_here(&self, member: &[u8]) -> Option<Option<i64>> {
-        self.view().member_ttl(member)
-    }
-    fn set_ttl(&mut self, member: &[u8], at_ms: Option<i64>, _: ()) {
-        self.set_member_ttl(member, at_ms);
-    }
-    fn remove_member(&mut self, member: &[u8]) {
-        self.remove(member);
-    }
+/// Sets and sorted sets: their members' deadlines, as their views give
+/// them.
+macro_rules! members_with_ttls {
+    ($ty:ty, $view:ident) => {
+        impl WithTtls for $ty {
+            type Limits = ();
+            fn limits(_: &crate::config::Config) {}
+            fn ttl_of(view: $view<'_>, member: &[u8]) -> Option<Option<i64>> {
+                view.member_ttl(member)
+            }
+            fn ttl_here(&self, member: &[u8]) -> Option<Option<i64>> {
+                self.view().member_ttl(member)
+            }
+            fn set_ttl(&mut self, member: &[u8], at_ms: Option<i64>, _: ()) {
+                self.set_member_ttl(member, at_ms);
+            }
+            fn remove_member(&mut self, member: &[u8]) {
+                self.remove(member);
+            }
+        }
+    };
 }
 
-impl WithTtls for ZSet {
-    type Limits = ();
-    fn limits(_: &crate::config::Config) {}
-    fn ttl_of(view: ZSetRef<'_>, member: &[u8]) -> Option<Option<i64>> {
-        view.member_ttl(member)
-    }
-    fn ttl_here(&self, member: &[u8]) -> Option<Option<i64>> {
-        self.view().member_ttl(member)
-    }
-    fn set_ttl(&mut self, member: &[u8], at_ms: Option<i64>, _: ()) {
-        self.set_member_ttl(member, at_ms);
-    }
-    fn remove_member(&mut self, member: &[u8]) {
-        self.remove(member);
-    }
-}
+members_with_ttls!(Set, SetRef);
+members_with_ttls!(ZSet, ZSetRef);
 
 /// What differs between the families' element expiry commands.
 pub(super) struct Family<T: WithTtls> {

@@ -262,6 +262,15 @@ fn field_deadline(ttl: u64, earliest: i64) -> Result<i64, String> {
         .ok_or_else(|| bad("invalid hash field expire time"))
 }
 
+/// An element's deadline written relative to its value's `earliest`
+/// (0: none; see `rdb::write_relative_deadline`).
+fn relative_deadline(r: &mut Reader<'_>, earliest: i64) -> Result<Option<i64>, String> {
+    match r.length().ok_or_else(truncated)? {
+        0 => Ok(None),
+        ttl => field_deadline(ttl, earliest).map(Some),
+    }
+}
+
 /// A hash of loaded (field, value, deadline) triples.
 fn hash_of(
     triples: Vec<crate::value::hash::Triple>,
@@ -305,11 +314,7 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
             let n = count(r)?;
             let mut z = ZSet::Tree(Box::default());
             for _ in 0..n {
-                let ttl = r.length().ok_or_else(truncated)?;
-                let at = match ttl {
-                    0 => None,
-                    ttl => Some(field_deadline(ttl, earliest)?),
-                };
+                let at = relative_deadline(r, earliest)?;
                 let member = string(r)?;
                 let b = r.bytes(8).ok_or_else(|| bad("unexpected end of file"))?;
                 let score = f64::from_le_bytes(b.try_into().map_err(|_| bad("score"))?);
@@ -397,11 +402,7 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
             let n = count(r)?;
             let mut set = Set::create(b"", n, limits.set);
             for _ in 0..n {
-                let ttl = r.length().ok_or_else(truncated)?;
-                let at = match ttl {
-                    0 => None,
-                    ttl => Some(field_deadline(ttl, earliest)?),
-                };
+                let at = relative_deadline(r, earliest)?;
                 let member = string(r)?;
                 set.add(&member, limits.set);
                 if at.is_some() {
@@ -420,11 +421,7 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
             let n = count(r)?;
             let mut triples = Vec::with_capacity(n.min(1 << 16));
             for _ in 0..n {
-                let ttl = r.length().ok_or_else(truncated)?;
-                let at = match ttl {
-                    0 => None,
-                    ttl => Some(field_deadline(ttl, earliest)?),
-                };
+                let at = relative_deadline(r, earliest)?;
                 triples.push((string(r)?, string(r)?, at));
             }
             hash_of(triples, false, limits)?
