@@ -77,8 +77,9 @@ pub struct ServerState {
     /// The TLS listeners CONFIG SET tls-port made (none for port 0), for
     /// the loop to switch to.
     pub new_tls_listeners: Option<Vec<crate::net::Listener>>,
-    /// The TLS listeners' configuration, when `tls-port` is set: CONFIG
-    /// SET of a `tls-*` setting puts a new one here for new connections.
+    /// What new TLS connections get (the TLS listeners', the cluster
+    /// bus's and MIGRATE's), when `tls-port` or `tls-cluster` is set:
+    /// CONFIG SET of a `tls-*` setting puts new configurations here.
     pub tls: Option<crate::tls::TlsContext>,
     /// The append-only file: its files, the writes not yet on disk, the
     /// rewrite's bookkeeping.

@@ -204,15 +204,16 @@ pub struct Db {
     /// from the one noted with it). Positions follow removals; a stale one
     /// only leaves a value unpacked until its next change.
     changed: Vec<(u32, Option<i64>)>,
-    /// The fields each `hexpired` event in the log took, in the same
-    /// order: the loop propagates them as HDELs.
+    /// The elements each element-expiry event in the log took
+    /// (`hexpired`, `sexpired`, `zexpired`), in the same order: the loop
+    /// propagates them as HDEL, SREM or ZREM (`member_expiry`).
     expired_fields: std::collections::VecDeque<Vec<Vec<u8>>>,
-    /// Hashes with field deadlines, by the earliest (the active cycle's
-    /// field candidates).
+    /// Hashes, sets and sorted sets with element deadlines, by the
+    /// earliest (the active cycle's element candidates).
     hash_deadlines: hash_deadlines::HashDeadlines,
-    /// What a read sees of a hash whose fields past their deadline are
-    /// kept (on a replica, or with expiry paused): a copy without them,
-    /// until the next read.
+    /// What a read sees of a value whose fields or members past their
+    /// deadline are kept (on a replica, or with expiry paused): a copy
+    /// without them, until the next read.
     live_fields: Option<Value>,
 }
 
@@ -430,8 +431,9 @@ impl Db {
         self.dict.entry(idx).slot.value().earliest_member_ttl()
     }
 
-    /// Notes whether the value at `idx` is a hash with field deadlines,
-    /// and the earliest (after any change of its value).
+    /// Notes whether the value at `idx` has element deadlines (a hash's
+    /// fields, a set's or sorted set's members), and the earliest (after
+    /// any change of its value).
     fn track_field_deadlines(&mut self, idx: u32) {
         match self.field_deadline_at(idx) {
             Some(at_ms) => self.hash_deadlines.set(idx, at_ms),

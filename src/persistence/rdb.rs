@@ -863,6 +863,9 @@ pub fn write_big_piece(
 ) -> Option<usize> {
     use crate::value::ValueRef;
     let string = string_writer(options);
+    // The head wrote the same earliest element deadline (the value does
+    // not change between pieces): the elements' are relative to it.
+    let earliest = value.earliest_member_ttl();
     let (end, len) = match value {
         ValueRef::Str(s) => {
             let end = at
@@ -880,25 +883,14 @@ pub fn write_big_piece(
             (end, l.len())
         }
         ValueRef::Set(s) => {
-            // The head wrote the same earliest deadline.
-            let earliest = (s.member_ttl_count() > 0)
-                .then(|| s.earliest_member_ttl())
-                .flatten();
             let end = at + write_set_members(out, s, at, units, earliest, string);
             (end, s.len())
         }
         ValueRef::ZSet(z) => {
-            // The head wrote the same earliest deadline.
-            let earliest = value.earliest_member_ttl();
             let end = at + write_zset_members(out, z, at, units, earliest, string);
             (end, z.len())
         }
         ValueRef::Hash(h) => {
-            // The head wrote the same earliest deadline (the value does not
-            // change between pieces).
-            let earliest = (h.field_ttl_count() > 0)
-                .then(|| h.earliest_field_ttl())
-                .flatten();
             let end = at + write_hash_fields(out, h, at, units, earliest, string);
             (end, h.len())
         }

@@ -68,9 +68,9 @@ impl Value {
         self.as_ref().is_empty_aggregate()
     }
 
-    /// Element expiry: removes a hash's fields or a set's members whose
-    /// deadline is at or before `now_ms`, earliest first, at most `max`;
-    /// what went.
+    /// Element expiry: removes a hash's fields or a (sorted) set's
+    /// members whose deadline is at or before `now_ms`, earliest first, at
+    /// most `max`; what went.
     pub fn remove_due_members(&mut self, now_ms: i64, max: usize) -> Vec<Vec<u8>> {
         match self {
             Value::Hash(h) => h.remove_due(now_ms, max),
@@ -83,8 +83,7 @@ impl Value {
 
 impl ValueRef<'_> {
     /// The earliest deadline among a hash's fields or a (sorted) set's
-    /// members
-    /// (O(1)).
+    /// members (O(1)).
     pub fn earliest_member_ttl(self) -> Option<i64> {
         match self {
             ValueRef::Hash(h) => h.earliest_field_ttl(),
