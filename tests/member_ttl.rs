@@ -559,7 +559,8 @@ fn sorted_set_deadlines_survive_files_and_reach_a_replica() {
 
 /// KeyDB's EXPIREMEMBER, EXPIREMEMBERAT and PEXPIREMEMBERAT, as KeyDB's
 /// `expireMemberCore` answers them, onto the same deadlines for hashes,
-/// sets and sorted sets.
+/// sets and sorted sets; its TTL and PTTL with a member, as its
+/// `ttlGenericCommand` answers them.
 #[test]
 fn keydb_expiremember_sets_the_same_deadlines() {
     let lapse = Server::lapse(&[]);
@@ -604,7 +605,21 @@ fn keydb_expiremember_sets_the_same_deadlines() {
         // A deadline already past takes the member at once.
         (&["EXPIREMEMBER", "s", "b", "0"], ":1\r\n"),
         (&["SMEMBERS", "s"], "*1\r\n$1\r\na\r\n"),
+        // KeyDB's TTL and PTTL with a member: -2 no key, -1 a member
+        // without a deadline, one not there or a type without members.
+        (&["TTL", "h", "f1"], ":100\r\n"),
+        (&["TTL", "h", "f2"], ":-1\r\n"),
+        (&["PTTL", "s", "nosuch"], ":-1\r\n"),
+        (&["TTL", "str", "a"], ":-1\r\n"),
+        (&["PTTL", "nokey", "a"], ":-2\r\n"),
+        (&["TTL", "s", "a", "b"], "-ERR Invalid arguments\r\n"),
+        // Without a member, TTL is the key's own.
+        (&["TTL", "s"], ":-1\r\n"),
     ] {
         assert_eq!(r.cmd(cmd), expected, "{cmd:?}");
     }
+    let ms: i64 = r.cmd(&["PTTL", "s", "a"])[1..].trim().parse().unwrap();
+    assert!((4_000..=5_000).contains(&ms), "{ms}");
+    let at: i64 = r.cmd(&["PTTL", "z", "b"])[1..].trim().parse().unwrap();
+    assert!(at > 1_000_000_000, "{at}");
 }

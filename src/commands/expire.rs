@@ -158,9 +158,16 @@ fn pexpireat(ctx: &mut Ctx, args: Args) -> CmdResult {
 
 /// TTL and friends (`ttlGenericCommand`): -2 no key, -1 no TTL, else the
 /// remaining (or absolute) time, seconds rounded as Redis rounds.
+/// TTL and PTTL also take KeyDB's member argument (`TTL key member`):
+/// -2 no key, -1 no such member or no deadline, else the member's.
 fn ttl_generic(ctx: &mut Ctx, args: Args, unit: Unit, absolute: bool) -> CmdResult {
     let now_ms = ctx.now_ms;
-    let reply = match ctx.db().ttl_deadline(&args[1], now_ms) {
+    let deadline = match args.len() {
+        2 => ctx.db().ttl_deadline(&args[1], now_ms),
+        3 => super::member_ttl::keydb_member_deadline(ctx, &args[1], &args[2]),
+        _ => return Err(CmdError::Static("ERR Invalid arguments")),
+    };
+    let reply = match deadline {
         None => -2,
         Some(None) => -1,
         Some(Some(at_ms)) => {

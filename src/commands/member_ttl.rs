@@ -424,6 +424,26 @@ fn expire_member(ctx: &mut Ctx, key: &[u8], member: &[u8], at: i64) -> CmdResult
     Ok(())
 }
 
+/// KeyDB's `TTL key member`: `None` if there is no key; `Some(None)` if
+/// the member is not there, has no deadline or the type has no members
+/// (KeyDB answers -1 for all three; a member past its deadline is not
+/// there).
+pub(super) fn keydb_member_deadline(
+    ctx: &mut Ctx,
+    key: &[u8],
+    member: &[u8],
+) -> Option<Option<i64>> {
+    use crate::value::ValueRef;
+    let now_ms = ctx.now_ms;
+    let deadline = match ctx.db().get(key, now_ms)? {
+        ValueRef::Hash(h) => Hash::ttl_of(h, member),
+        ValueRef::Set(s) => Set::ttl_of(s, member),
+        ValueRef::ZSet(z) => ZSet::ttl_of(z, member),
+        _ => None,
+    };
+    Some(deadline.flatten().filter(|&at| at > now_ms))
+}
+
 /// KeyDB's deadline argument: an integer in `unit_ms` from `base_ms`,
 /// within what an element deadline may be.
 fn keydb_deadline(
