@@ -1,6 +1,7 @@
 """What the Python benchmark scripts share: RESP encoding, one-shot
-commands, free ports, a process's RSS, and starting lapse or redis-server
-side by side on a fresh port."""
+commands, pipelined fills, free ports, a process's RSS and CPU time,
+redis-benchmark runs, and starting lapse or redis-server side by side on
+a fresh port."""
 
 import os
 import socket
@@ -84,3 +85,58 @@ def start(server, port=None, extra=(), **popen):
 def stop(proc):
     proc.terminate()
     proc.wait()
+
+
+BATCH = 1000
+
+
+def pipeline(port, commands):
+    """Sends `commands` in batches, each followed by a PING whose reply
+    (after all of theirs) tells the batch is done."""
+    s = socket.create_connection(("127.0.0.1", port))
+    for i in range(0, len(commands), BATCH):
+        chunk = commands[i:i + BATCH]
+        s.sendall(b"".join(enc(c) for c in chunk) + enc(["PING"]))
+        data = b""
+        while not data.endswith(b"+PONG\r\n"):
+            data += s.recv(1 << 20)
+    s.close()
+
+
+def cpu_seconds(pid):
+    """The process's user + system CPU time so far (/proc/<pid>/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rps(proc, port, test, requests=1000000, pipeline_depth=16, keyspace=100000):
+    """redis-benchmark's requests per second for `test` (a command, or a
+    list of commands: `requests` of them in all, as many of each, the rate
+    their whole time gives), and the server's CPU time per request
+    meanwhile (ns): the client shares the machine's two cores, so the
+    second is the steadier figure of the server's cost."""
+    commands = test if isinstance(test[0], list) else [test]
+    each = requests // len(commands)
+    before = cpu_seconds(proc.pid)
+    seconds = 0.0
+    for command in commands:
+        res = subprocess.run(["redis-benchmark", "-p", str(port), "-P", str(pipeline_depth),
+                              "-r", str(keyspace), "-n", str(each), "-q"] + command,
+                             capture_output=True, text=True).stdout
+        line = [l for l in res.replace("\r", "\n").split("\n") if "requests per second" in l][-1]
+        seconds += each / float(line.rsplit(": ", 1)[1].split()[0])
+    cpu_ns = (cpu_seconds(proc.pid) - before) * 1e9 / (each * len(commands))
+    return each * len(commands) / seconds, cpu_ns
+
+
+def side_by_side(name, runs, a, b):
+    """Runs `a` and `b` (each a function returning (rps, cpu ns)) `runs`
+    times alternately; prints both and the median ratios (a/b for rate,
+    b/a for CPU: above 1 means `a` is ahead on both)."""
+    pairs = [(a(), b()) for _ in range(runs)]
+    ratios = sorted(x[0] / y[0] for x, y in pairs)
+    cpu = sorted(y[1] / x[1] for x, y in pairs)
+    print("%s: requests/s %s; median %.2f. Server CPU ns/request %s; median ratio %.2f" % (
+        name, ", ".join("%.0f/%.0f" % (x[0], y[0]) for x, y in pairs), ratios[len(ratios) // 2],
+        ", ".join("%.0f/%.0f" % (x[1], y[1]) for x, y in pairs), cpu[len(cpu) // 2]), flush=True)

@@ -36,11 +36,10 @@ built by hand (its two servers are then both redis-server):
 and `THROUGHPUT_ONLY=1` runs only that part on lapse."""
 
 import os
-import socket
 import sys
 import time
 
-from benchlib import build, enc, info_field, start, stop
+from benchlib import build, info_field, pipeline, rps, side_by_side, start, stop
 
 FIELDS = int(os.environ.get("FIELDS", "1000000"))
 PROBES = int(os.environ.get("PROBES", "1000"))
@@ -48,22 +47,6 @@ HASHES = int(os.environ.get("HASHES", "10"))
 RUNS = int(os.environ.get("RUNS", "3"))
 # "redis": only the throughput part, on redis-server (REDIS_SERVER).
 SERVER = os.environ.get("SERVER", "lapse")
-BATCH = 1000
-
-
-def pipeline(port, commands):
-    """Sends `commands` in batches, each followed by a PING whose reply
-    (after all of theirs) tells the batch is done."""
-    s = socket.create_connection(("127.0.0.1", port))
-    for i in range(0, len(commands), BATCH):
-        chunk = commands[i:i + BATCH]
-        s.sendall(b"".join(enc(c) for c in chunk) + enc(["PING"]))
-        data = b""
-        while not data.endswith(b"+PONG\r\n"):
-            data += s.recv(1 << 20)
-    s.close()
-
-
 def fill(port, hashes, fields, ttl_ms):
     """`fields` fields over `hashes` hashes, each with a TTL of `ttl_ms`
     (None: none)."""
@@ -138,35 +121,6 @@ def fill_hashes(port, with_ttls):
     pipeline(port, cmds)
 
 
-REQUESTS = 1000000
-
-
-def cpu_seconds(pid):
-    """The process's user + system CPU time so far (/proc/<pid>/stat)."""
-    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rps(proc, port, test):
-    """redis-benchmark's requests per second for `test` (a list of
-    commands: REQUESTS of them in all, as many of each, the rate their
-    whole time gives), and the server's CPU time per request meanwhile
-    (ns): the client shares the machine's two cores, so the second is the
-    steadier figure of the server's cost."""
-    import subprocess
-    commands = test if isinstance(test[0], list) else [test]
-    each = REQUESTS // len(commands)
-    before = cpu_seconds(proc.pid)
-    seconds = 0.0
-    for command in commands:
-        res = subprocess.run(["redis-benchmark", "-p", str(port), "-P", "16", "-r", "100000",
-                              "-n", str(each), "-q"] + command, capture_output=True, text=True).stdout
-        line = [l for l in res.replace("\r", "\n").split("\n") if "requests per second" in l][-1]
-        seconds += each / float(line.rsplit(": ", 1)[1].split()[0])
-    cpu_ns = (cpu_seconds(proc.pid) - before) * 1e9 / (each * len(commands))
-    return each * len(commands) / seconds, cpu_ns
-
-
 def throughput():
     """Two servers side by side, hashes with TTLs and plain ones; each test
     alternates between them RUNS times (the machine is noisy): the median
@@ -184,16 +138,9 @@ def throughput():
                 ("HGET f0 (TTL; 5th field vs 1st)", ["HGET", "h:__rand_int__", "f0"], ["HGET", "h:__rand_int__", "f0"]),
                 ("HGET of the 1st field (f4 with a TTL vs f0)", ["HGET", "h:__rand_int__", "f4"], ["HGET", "h:__rand_int__", "f0"]),
                 ("HGET of the 5th field (f0 with a TTL vs f4)", ["HGET", "h:__rand_int__", "f0"], ["HGET", "h:__rand_int__", "f4"])):
-            pairs = [(rps(ttl_proc, ttl_port, ttl_test), rps(plain_proc, plain_port, plain_test))
-                     for _ in range(RUNS)]
-            ratios = sorted(t[0] / p[0] for t, p in pairs)
-            cpu = sorted(p[1] / t[1] for t, p in pairs)
-            print("%s: requests/s with TTLs / plain %s; median %.2f. Server CPU ns/request %s; "
-                  "median plain/with TTLs %.2f" % (
-                      name, ", ".join("%.0f/%.0f" % (t[0], p[0]) for t, p in pairs),
-                      ratios[len(ratios) // 2],
-                      ", ".join("%.0f/%.0f" % (t[1], p[1]) for t, p in pairs),
-                      cpu[len(cpu) // 2]), flush=True)
+            side_by_side(name + " (with TTLs / plain; CPU plain/with TTLs)", RUNS,
+                         lambda: rps(ttl_proc, ttl_port, ttl_test),
+                         lambda: rps(plain_proc, plain_port, plain_test))
     finally:
         stop(ttl_proc)
         stop(plain_proc)

@@ -13,16 +13,9 @@ import os
 import socket
 import time
 
-from benchlib import build, start, stop
+from benchlib import build, cpu_seconds, start, stop
 
 MB = int(os.environ.get("MB", "200"))
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def read_line(s):

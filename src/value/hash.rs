@@ -136,7 +136,7 @@ impl<'a> HashRef<'a> {
     /// The value of `field`.
     pub fn get(self, field: &[u8]) -> Option<Item<'a>> {
         match self {
-            HashRef::Packed(p) => rows(p).find_row(field),
+            HashRef::Packed(p) => p.items(2).find_row(field),
             HashRef::Table(d) => d
                 .find(field)
                 .map(|i| Item::bytes(d.entry(i).value.as_bytes())),
@@ -157,7 +157,7 @@ impl<'a> HashRef<'a> {
     pub fn iter_from(self, from: usize) -> HashIter<'a> {
         match self {
             HashRef::Packed(p) => {
-                let mut items = rows(p);
+                let mut items = p.items(2);
                 for _ in 0..from.saturating_mul(2) {
                     items.pass();
                 }
@@ -265,16 +265,6 @@ impl<'a> HashRef<'a> {
             HashRef::Packed(p) => Deadlines::of(p).next(),
             HashRef::Table(d) => d.earliest().map(|(_, at)| at),
         }
-    }
-}
-
-/// A packed hash's rows (field, value), after the deadlines of a
-/// flagged one.
-fn rows(p: PackedRef<'_>) -> Items<'_> {
-    if p.flag() {
-        p.items_after_preamble(2)
-    } else {
-        p.items(2)
     }
 }
 
@@ -602,11 +592,11 @@ fn untouched_prefix<'a>(
     extra: usize,
     touched: impl Fn(Item<'_>) -> bool,
 ) -> (Builder, Items<'a>) {
-    let mut row = rows(p);
+    let mut row = p.items(2);
     row.skip_rows_until(touched);
     match Builder::continuing(&row, extra) {
         Some(b) => (b.flagged(p.flag()), row),
-        None => (empty_like(p, p.bytes().len() + extra), rows(p)),
+        None => (empty_like(p, p.bytes().len() + extra), p.items(2)),
     }
 }
 
@@ -847,7 +837,7 @@ mod tests {
                     panic!("packed")
                 };
                 let mut b = empty_like(p.view(), 0);
-                rows(p.view()).for_each(|i| b.push(i));
+                p.view().items(2).for_each(|i| b.push(i));
                 let fresh = b.finish();
                 assert_eq!(p.view().bytes(), fresh.view().bytes(), "step {step}");
                 let mut got: Vec<Triple> = h

@@ -2,9 +2,10 @@
 //! Redis's listpack and intset play, in a layout of our own that is
 //! smaller for the values keyspaces are full of.
 //!
-//! The block is a header (LEB128 of the element count times two, plus a
-//! flag bit its owner may use: a set marks itself integers-only) followed
-//! by the elements in order, each a header byte and its payload:
+//! The block is a header (LEB128 of the element count times four, plus a
+//! bit that says it has a preamble, times two, plus a flag bit its owner
+//! may use: a set marks itself integers-only) followed by the elements in
+//! order, each a header byte and its payload:
 //!
 //! | header | element |
 //! |---|---|
@@ -26,9 +27,9 @@
 //! values.
 //!
 //! An owner may keep a preamble of its own between the header and the
-//! elements (LEB128 of its length, then its bytes): a hash with field
-//! deadlines keeps them there. Only it knows a block has one, and reads
-//! such a block through `preamble` and `items_after_preamble`.
+//! elements (LEB128 of its length, then its bytes): a hash, set or sorted
+//! set with element deadlines keeps them there. The header says a block
+//! has one; `items` skips it, `preamble` reads it.
 //!
 //! Reading walks the block from the start, as Redis walks a listpack; every
 //! change rebuilds it through `Builder` (a listpack insert moves the tail
@@ -44,6 +45,11 @@ const MAX_SHARED: usize = 31;
 /// Most columns a block alternates between (a hash keeps its field
 /// deadlines in its preamble, apart from the rows).
 const MAX_STRIDE: usize = 2;
+/// The header's low bits: the owner's flag, and whether a preamble
+/// follows; the element count is above them.
+const FLAG: u64 = 1;
+const HAS_PREAMBLE: u64 = 2;
+const HEADER_BITS: u32 = 2;
 const TAG_SHARED: u8 = 0b1100_0000;
 const TAG_INT: u8 = 0b1110_0000;
 const TAG_LONG_STR: u8 = 0xF0;
@@ -214,12 +220,17 @@ impl<'a> PackedRef<'a> {
     }
 
     pub fn len(self) -> usize {
-        (read_varint(self.0, &mut 0).unwrap_or(0) >> 1) as usize
+        (read_varint(self.0, &mut 0).unwrap_or(0) >> HEADER_BITS) as usize
     }
 
     /// The owner's flag bit (see the module's documentation).
     pub fn flag(self) -> bool {
-        read_varint(self.0, &mut 0).unwrap_or(0) & 1 == 1
+        read_varint(self.0, &mut 0).unwrap_or(0) & FLAG == FLAG
+    }
+
+    /// Whether the block has a preamble (see the module's documentation).
+    pub fn has_preamble(self) -> bool {
+        read_varint(self.0, &mut 0).unwrap_or(0) & HAS_PREAMBLE == HAS_PREAMBLE
     }
 
     pub fn is_empty(self) -> bool {
@@ -231,10 +242,15 @@ impl<'a> PackedRef<'a> {
         self.0
     }
 
-    /// The elements in order; `stride`: how many columns alternate.
+    /// The elements in order (after the preamble, if there is one);
+    /// `stride`: how many columns alternate.
     pub fn items(self, stride: usize) -> Items<'a> {
+        if self.has_preamble() {
+            let (_, end, count) = self.preamble_and_end().unwrap_or((&[], 0, 0));
+            return self.items_from(end, count, stride);
+        }
         let mut pos = 0;
-        let count = (read_varint(self.0, &mut pos).unwrap_or(0) >> 1) as usize;
+        let count = (read_varint(self.0, &mut pos).unwrap_or(0) >> HEADER_BITS) as usize;
         self.items_from(pos, count, stride)
     }
 
@@ -250,16 +266,13 @@ impl<'a> PackedRef<'a> {
         }
     }
 
-    /// The owner's preamble (see the module's documentation), in a block
-    /// that has one.
+    /// The owner's preamble (see the module's documentation); empty in a
+    /// block that has none.
     pub fn preamble(self) -> &'a [u8] {
+        if !self.has_preamble() {
+            return &[];
+        }
         self.preamble_and_end().map_or(&[], |(bytes, _, _)| bytes)
-    }
-
-    /// The elements of a block with a preamble, after it.
-    pub fn items_after_preamble(self, stride: usize) -> Items<'a> {
-        let (_, end, count) = self.preamble_and_end().unwrap_or((&[], 0, 0));
-        self.items_from(end, count, stride)
     }
 
     /// The preamble, where the elements start, and how many there are.
@@ -268,7 +281,7 @@ impl<'a> PackedRef<'a> {
         let header = read_varint(self.0, &mut pos)?;
         let len = usize::try_from(read_varint(self.0, &mut pos)?).ok()?;
         let (_, bytes) = take(self.0, &mut pos, len)?;
-        Some((bytes, pos, (header >> 1) as usize))
+        Some((bytes, pos, (header >> HEADER_BITS) as usize))
     }
 
     /// An owned copy.
@@ -460,6 +473,8 @@ pub struct Builder {
     body: Vec<u8>,
     count: usize,
     flag: bool,
+    /// Whether the body starts with a preamble.
+    preamble: bool,
     column: usize,
     stride: usize,
     anchors: [(usize, usize); MAX_STRIDE],
@@ -480,6 +495,7 @@ impl Builder {
             body,
             count: 0,
             flag: false,
+            preamble: false,
             column: 0,
             stride: stride.clamp(1, MAX_STRIDE),
             anchors: [(0, 0); MAX_STRIDE],
@@ -490,6 +506,7 @@ impl Builder {
     /// documentation) before its elements.
     pub fn with_preamble(stride: usize, preamble: &[u8], bytes: usize) -> Builder {
         let mut b = Builder::with_capacity(stride, bytes + preamble.len() + 2);
+        b.preamble = true;
         write_varint(&mut b.body, preamble.len() as u64);
         b.body.extend_from_slice(preamble);
         b
@@ -517,8 +534,9 @@ impl Builder {
         });
         Some(Builder {
             body,
-            count: ((header >> 1) as usize).saturating_sub(items.remaining),
+            count: ((header >> HEADER_BITS) as usize).saturating_sub(items.remaining),
             flag: false,
+            preamble: header & HAS_PREAMBLE == HAS_PREAMBLE,
             column: 0,
             stride: items.stride,
             anchors,
@@ -614,7 +632,9 @@ impl Builder {
     /// than shrunk in place, which would leave it in the builder's bigger
     /// chunk (glibc keeps a remainder under 32 bytes in the chunk).
     pub fn finish(self) -> Packed {
-        let header = (self.count as u64) << 1 | u64::from(self.flag);
+        let header = (self.count as u64) << HEADER_BITS
+            | if self.preamble { HAS_PREAMBLE } else { 0 }
+            | if self.flag { FLAG } else { 0 };
         let header_len = (64 - (header | 1).leading_zeros() as usize).div_ceil(7);
         let mut block = Vec::with_capacity(header_len + self.body.len() - 1);
         write_varint(&mut block, header);
@@ -684,13 +704,9 @@ mod tests {
                 b.push_bytes(format!("value:{i}").as_bytes());
             }
             let block = b.finish();
-            let rows = || match preamble {
-                Some(_) => block.view().items_after_preamble(2),
-                None => block.items(2),
-            };
-            if let Some(bytes) = preamble {
-                assert_eq!(block.view().preamble(), bytes);
-            }
+            let rows = || block.items(2);
+            assert_eq!(block.view().has_preamble(), preamble.is_some());
+            assert_eq!(block.view().preamble(), preamble.unwrap_or_default());
             for (i, f) in firsts.iter().enumerate() {
                 let found = rows().find_row(f).map(|v| v.to_vec());
                 assert_eq!(found, Some(format!("value:{i}").into_bytes()), "{f:?}");
