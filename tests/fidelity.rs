@@ -545,10 +545,15 @@ fn command_docs_and_key_specs_match_redis_server() {
             if what == "INFO" && (container || name == "zrank" || name == "zrevrank") {
                 continue;
             }
-            let (a, b) = (
+            let (mut a, b) = (
                 l.cmd(&["COMMAND", what, &name]),
                 r.cmd(&["COMMAND", what, &name]),
             );
+            if what == "INFO" && (name == "ttl" || name == "pttl") {
+                // KeyDB's member argument (issue 40): arity -2, the rest
+                // as Redis's.
+                a = a.replacen(":-2\r\n", ":2\r\n", 1);
+            }
             compared += 1;
             if a != b {
                 differences.push(format!(

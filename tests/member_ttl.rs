@@ -143,14 +143,54 @@ const SESSION: &[(&[&str], &str)] = &[
     (&["SREM", "keep", "m"], ":1\r\n"),
     (&["SADD", "keep", "m"], ":1\r\n"),
     (&["STTL", "keep", "MEMBERS", "1", "m"], "*1\r\n:-1\r\n"),
-    // A member with a deadline makes a small set a table.
-    (&["SADD", "ints", "1", "2"], ":2\r\n"),
+    // A small set with member deadlines stays compact (an intset, a
+    // listpack: `listpackex`), the deadlines following their members
+    // through every change, and into a table past the limits.
+    (&["SADD", "ints", "1", "3"], ":2\r\n"),
     (&["OBJECT", "ENCODING", "ints"], "$6\r\nintset\r\n"),
     (
-        &["SEXPIRE", "ints", "100", "MEMBERS", "1", "2"],
+        &["SEXPIRE", "ints", "100", "MEMBERS", "1", "3"],
         "*1\r\n:1\r\n",
     ),
+    (&["OBJECT", "ENCODING", "ints"], "$6\r\nintset\r\n"),
+    (&["SADD", "ints", "2", "0"], ":2\r\n"),
+    (
+        &["STTL", "ints", "MEMBERS", "4", "0", "1", "2", "3"],
+        "*4\r\n:-1\r\n:-1\r\n:-1\r\n:100\r\n",
+    ),
+    (&["SADD", "ints", "x"], ":1\r\n"),
+    (&["OBJECT", "ENCODING", "ints"], "$10\r\nlistpackex\r\n"),
+    (
+        &["SEXPIRE", "ints", "200", "MEMBERS", "1", "x"],
+        "*1\r\n:1\r\n",
+    ),
+    (&["SREM", "ints", "0", "1"], ":2\r\n"),
+    (
+        &["STTL", "ints", "MEMBERS", "3", "2", "3", "x"],
+        "*3\r\n:-1\r\n:100\r\n:200\r\n",
+    ),
+    (
+        &["SPERSIST", "ints", "MEMBERS", "2", "3", "x"],
+        "*2\r\n:1\r\n:1\r\n",
+    ),
+    (&["OBJECT", "ENCODING", "ints"], "$8\r\nlistpack\r\n"),
+    (
+        &["SEXPIRE", "ints", "300", "MEMBERS", "1", "x"],
+        "*1\r\n:1\r\n",
+    ),
+    (
+        &[
+            "SADD",
+            "ints",
+            "a-member-longer-than-sixty-four-bytes-makes-the-set-a-table-at-once",
+        ],
+        ":1\r\n",
+    ),
     (&["OBJECT", "ENCODING", "ints"], "$9\r\nhashtable\r\n"),
+    (
+        &["STTL", "ints", "MEMBERS", "2", "x", "2"],
+        "*2\r\n:300\r\n:-1\r\n",
+    ),
     // Errors.
     (
         &["SEXPIRE", "myset", "10", "MEMBERS", "2", "a"],
@@ -420,11 +460,14 @@ fn sorted_set_members_expire_as_set_members_do() {
             &["ZPERSIST", "z", "MEMBERS", "2", "a", "b"],
             "*2\r\n:1\r\n:-1\r\n",
         ),
-        (&["OBJECT", "ENCODING", "z"], "$8\r\nskiplist\r\n"),
+        // Small and without deadlines again: the plain listpack; with
+        // one, `listpackex` (the deadlines beside the rows).
+        (&["OBJECT", "ENCODING", "z"], "$8\r\nlistpack\r\n"),
         (
             &["ZPEXPIREAT", "z", "4000000000000", "MEMBERS", "1", "d"],
             "*1\r\n:1\r\n",
         ),
+        (&["OBJECT", "ENCODING", "z"], "$10\r\nlistpackex\r\n"),
         // ZADD moves a member and keeps its deadline.
         (&["ZADD", "z", "0", "d"], ":0\r\n"),
         (

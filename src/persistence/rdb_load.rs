@@ -10,6 +10,7 @@
 
 use super::rdb::*;
 use crate::value::field_ttl::FIELD_TTL_MAX_MS;
+use crate::value::packed_ttl::Kept;
 use crate::value::{Hash, List, ListLimits, PackLimits, Set, SetLimits, Value, ZLimits, ZSet};
 
 /// One key read: name, value, absolute ms deadline.
@@ -312,7 +313,8 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
         TYPE_ZSET_MEMBER_TTLS => {
             let earliest = millis(r)?;
             let n = count(r)?;
-            let mut z = ZSet::Tree(Box::default());
+            let mut z = ZSet::create(0, limits.zset);
+            let mut deadlines = Vec::new();
             for _ in 0..n {
                 let at = relative_deadline(r, earliest)?;
                 let member = string(r)?;
@@ -322,10 +324,11 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
                     return Err(bad("NaN score"));
                 }
                 z.insert(&member, score, limits.zset);
-                if at.is_some() {
-                    z.set_member_ttl(&member, at);
+                if let Some(at) = at {
+                    deadlines.push((member, at));
                 }
             }
+            z.put_member_ttls(&Kept::new(deadlines));
             Value::ZSet(z)
         }
         TYPE_ZSET | TYPE_ZSET_2 | TYPE_ZSET_LISTPACK | TYPE_ZSET_ZIPLIST => {
@@ -401,14 +404,16 @@ fn read_value(r: &mut Reader<'_>, kind: u8, limits: Limits) -> Result<Value, Str
             let earliest = millis(r)?;
             let n = count(r)?;
             let mut set = Set::create(b"", n, limits.set);
+            let mut deadlines = Vec::new();
             for _ in 0..n {
                 let at = relative_deadline(r, earliest)?;
                 let member = string(r)?;
                 set.add(&member, limits.set);
-                if at.is_some() {
-                    set.set_member_ttl(&member, at);
+                if let Some(at) = at {
+                    deadlines.push((member, at));
                 }
             }
+            set.put_member_ttls(&Kept::new(deadlines));
             Value::Set(set)
         }
         TYPE_HASH_METADATA | TYPE_HASH_METADATA_PRE_GA => {

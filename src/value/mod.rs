@@ -11,6 +11,7 @@ pub mod hash;
 pub mod list;
 pub mod listpack;
 pub mod packed;
+pub mod packed_ttl;
 pub mod set;
 pub mod stream;
 pub mod zset;

@@ -11,14 +11,17 @@
 //! Both packed forms are `value::packed` blocks of one column, an intset's
 //! flagged (so that `Value` stays 24 bytes: two variants, not three).
 //!
-//! Member expiry (Redis 8.12's SEXPIRE family): a set whose members get
-//! deadlines becomes a table, which keeps them beside its dict in a
-//! `FieldTtls` (the structure hash fields use: 14 bytes a member with a
-//! deadline, 4 for one without in such a set; nothing in a set with none).
+//! Member expiry (Redis 8.12's SEXPIRE family): a packed set keeps its
+//! members' deadlines in its block's preamble (`value::packed_ttl`: a
+//! byte or a few a member), so it stays an intset or a listpack within
+//! the same limits; a table keeps them beside its dict in a `FieldTtls`
+//! (the structure hash fields use: 14 bytes a member with a deadline, 4
+//! for one without in such a set). A set with none pays nothing.
 
 use super::elem::Elem;
 use super::field_ttl::TtlDict;
 use super::packed::{by_index, canonical_int, Builder, Item, Items, Packed, PackedRef};
+use super::packed_ttl::{self, Kept};
 use crate::dict::Dict;
 
 /// A set as a table: its members, and their deadlines once any has one.
@@ -95,10 +98,12 @@ impl<'a> SetRef<'a> {
         matches!(self, SetRef::Packed(p) if p.flag())
     }
 
-    /// OBJECT ENCODING's name for it.
+    /// OBJECT ENCODING's name for it (a listpack with member deadlines
+    /// is `listpackex`, as a hash with field deadlines is).
     pub fn encoding(self) -> &'static str {
         match self {
             SetRef::Packed(p) if p.flag() => "intset",
+            SetRef::Packed(p) if p.has_preamble() => "listpackex",
             SetRef::Packed(_) => "listpack",
             SetRef::Table(_) => "hashtable",
         }
@@ -155,15 +160,20 @@ impl<'a> SetRef<'a> {
     pub fn member_ttl(self, member: &[u8]) -> Option<Option<i64>> {
         match self {
             SetRef::Table(d) => d.find(member).map(|i| d.ttl_of(i)),
+            SetRef::Packed(p) if p.has_preamble() => p
+                .items(1)
+                .position(|i| i.eq_bytes(member))
+                .map(|row| packed_ttl::of_row(p, row)),
             packed => packed.contains(member).then_some(None),
         }
     }
 
-    /// The earliest member deadline (O(1): the heap's top).
+    /// The earliest member deadline (O(1): the heap's top, the
+    /// preamble's first).
     pub fn earliest_member_ttl(self) -> Option<i64> {
         match self {
             SetRef::Table(d) => d.earliest().map(|(_, at)| at),
-            SetRef::Packed(_) => None,
+            SetRef::Packed(p) => packed_ttl::earliest(p),
         }
     }
 
@@ -171,7 +181,7 @@ impl<'a> SetRef<'a> {
     pub fn member_ttl_count(self) -> usize {
         match self {
             SetRef::Table(d) => d.ttl_count(),
-            SetRef::Packed(_) => 0,
+            SetRef::Packed(p) => packed_ttl::count(p),
         }
     }
 
@@ -181,13 +191,17 @@ impl<'a> SetRef<'a> {
         self,
         from: usize,
     ) -> impl Iterator<Item = (Item<'a>, Option<i64>)> + 'a {
-        let table = match self {
-            SetRef::Table(d) => Some(d),
-            SetRef::Packed(_) => None,
+        let (table, packed) = match self {
+            SetRef::Table(d) => (Some(d), Vec::new()),
+            SetRef::Packed(p) => (None, packed_ttl::all(p)),
         };
-        self.iter_from(from)
-            .enumerate()
-            .map(move |(i, m)| (m, table.and_then(|d| d.ttl_of((i + from) as u32))))
+        self.iter_from(from).enumerate().map(move |(i, m)| {
+            let at = match table {
+                Some(d) => d.ttl_of((i + from) as u32),
+                None => packed.get(i + from).copied().flatten(),
+            };
+            (m, at)
+        })
     }
 
     /// A copy without the members due at `now_ms` (what a replica's
@@ -255,6 +269,49 @@ impl Set {
     /// Adds `member`; true if it was new (Redis 7.2's `setTypeAdd`,
     /// changing representation as it does).
     pub fn add(&mut self, member: &[u8], limits: SetLimits) -> bool {
+        if self.has_packed_deadlines() {
+            return !self.view().contains(member)
+                && self.keeping_deadlines(|s| s.add_row(member, limits));
+        }
+        self.add_row(member, limits)
+    }
+
+    /// Whether it is packed with member deadlines in its preamble.
+    fn has_packed_deadlines(&self) -> bool {
+        matches!(self, Set::Packed(p) if p.view().has_preamble())
+    }
+
+    /// `change` made on the rows alone, the member deadlines of a packed
+    /// set put back by member afterwards (whatever it became).
+    fn keeping_deadlines<R>(&mut self, change: impl FnOnce(&mut Set) -> R) -> R {
+        let Set::Packed(p) = self else {
+            return change(self);
+        };
+        let Some(kept) = Kept::take(p, 1) else {
+            return change(self);
+        };
+        let result = change(self);
+        self.put_member_ttls(&kept);
+        result
+    }
+
+    /// Gives the members in `kept` their deadline there (a member not in
+    /// the set is skipped), all at once.
+    pub fn put_member_ttls(&mut self, kept: &Kept) {
+        match self {
+            Set::Packed(p) => kept.restore(p, 1),
+            Set::Table(d) => {
+                for (member, at) in kept.iter() {
+                    if let Some(i) = d.find(member) {
+                        d.set_ttl(i, Some(at));
+                    }
+                }
+            }
+        }
+    }
+
+    /// `add` of a set whose rows carry no deadlines.
+    fn add_row(&mut self, member: &[u8], limits: SetLimits) -> bool {
         match self {
             Set::Packed(p) if p.flag() => match canonical_int(member) {
                 Some(n) => {
@@ -279,7 +336,7 @@ impl Set {
                         *self = Set::Packed(appended(p, member));
                     } else {
                         self.make_table();
-                        self.add(member, limits);
+                        self.add_row(member, limits);
                     }
                     true
                 }
@@ -292,7 +349,7 @@ impl Set {
                     *p = appended(p, member);
                 } else {
                     self.make_table();
-                    self.add(member, limits);
+                    self.add_row(member, limits);
                 }
                 true
             }
@@ -308,6 +365,9 @@ impl Set {
 
     /// Removes `member`; true if it was there. The representation stays.
     pub fn remove(&mut self, member: &[u8]) -> bool {
+        if self.has_packed_deadlines() {
+            return self.view().contains(member) && self.keeping_deadlines(|s| s.remove(member));
+        }
         match self {
             Set::Packed(p) => {
                 let Some(at) = p.items(1).position(|i| i.eq_bytes(member)) else {
@@ -330,27 +390,40 @@ impl Set {
     fn make_table(&mut self) {
         if let Set::Packed(p) = self {
             let mut d = SetTable::default();
-            for item in p.items(1) {
-                d.insert_new(item.with_bytes(Elem::new));
+            let deadlines = packed_ttl::all(p.view());
+            for (row, item) in p.items(1).enumerate() {
+                let i = d.insert_new(item.with_bytes(Elem::new));
+                d.set_ttl(i, deadlines.get(row).copied().flatten());
             }
             *self = Set::Table(Box::new(d));
         }
     }
 
     /// Sets (`Some`) or removes `member`'s deadline; false if it is not a
-    /// member. A deadline makes the set a table for good.
+    /// member. The representation stays.
     pub fn set_member_ttl(&mut self, member: &[u8], at_ms: Option<i64>) -> bool {
-        if at_ms.is_some() {
-            self.make_table();
+        match self {
+            Set::Packed(p) => {
+                let Some(row) = p.items(1).position(|i| i.eq_bytes(member)) else {
+                    return false;
+                };
+                let mut deadlines = packed_ttl::all(p.view());
+                if deadlines.is_empty() && at_ms.is_none() {
+                    return true;
+                }
+                deadlines.resize(p.len(), None);
+                deadlines[row] = at_ms;
+                *p = packed_ttl::with_deadlines(p.view(), 1, &deadlines);
+                true
+            }
+            Set::Table(d) => {
+                let Some(i) = d.find(member) else {
+                    return false;
+                };
+                d.set_ttl(i, at_ms);
+                true
+            }
         }
-        let Set::Table(d) = self else {
-            return self.view().contains(member);
-        };
-        let Some(i) = d.find(member) else {
-            return false;
-        };
-        d.set_ttl(i, at_ms);
-        true
     }
 
     /// Removes the members whose deadline is at or before `now_ms`,
@@ -358,7 +431,7 @@ impl Set {
     pub fn remove_due(&mut self, now_ms: i64, max: usize) -> Vec<Vec<u8>> {
         match self {
             Set::Table(d) => d.remove_due(now_ms, max),
-            Set::Packed(_) => Vec::new(),
+            Set::Packed(p) => packed_ttl::remove_due(p, 1, now_ms, max),
         }
     }
 

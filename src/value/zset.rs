@@ -6,10 +6,15 @@
 //!
 //! A packed score is an integer element when it is one (within 2^53, as
 //! Redis's listpack stores whole scores), else a double.
+//!
+//! Member deadlines (lapse's ZEXPIRE family): a packed sorted set keeps
+//! them in its block's preamble (`value::packed_ttl`), so it stays a
+//! listpack within the same limits; a tree keeps them beside its dict.
 
 use std::cmp::Ordering;
 
 use super::packed::{by_index, Builder, Item, Items, Packed, PackedRef};
+use super::packed_ttl::{self, Kept};
 use super::ztree::{TreeIter, ZTree};
 
 /// When a packed sorted set becomes a tree.
@@ -104,6 +109,7 @@ impl<'a> ZSetRef<'a> {
     /// OBJECT ENCODING's name for it.
     pub fn encoding(self) -> &'static str {
         match self {
+            ZSetRef::Packed(p) if p.has_preamble() => "listpackex",
             ZSetRef::Packed(_) => "listpack",
             ZSetRef::Tree(_) => "skiplist",
         }
@@ -198,6 +204,11 @@ impl<'a> ZSetRef<'a> {
     pub fn member_ttl(self, member: &[u8]) -> Option<Option<i64>> {
         match self {
             ZSetRef::Tree(t) => t.member_ttl(member),
+            ZSetRef::Packed(p) if p.has_preamble() => p
+                .items(2)
+                .step_by(2)
+                .position(|m| m.eq_bytes(member))
+                .map(|row| packed_ttl::of_row(p, row)),
             packed => packed.score(member).map(|_| None),
         }
     }
@@ -206,7 +217,7 @@ impl<'a> ZSetRef<'a> {
     pub fn earliest_member_ttl(self) -> Option<i64> {
         match self {
             ZSetRef::Tree(t) => t.earliest_member_ttl(),
-            ZSetRef::Packed(_) => None,
+            ZSetRef::Packed(p) => packed_ttl::earliest(p),
         }
     }
 
@@ -214,7 +225,7 @@ impl<'a> ZSetRef<'a> {
     pub fn member_ttl_count(self) -> usize {
         match self {
             ZSetRef::Tree(t) => t.member_ttl_count(),
-            ZSetRef::Packed(_) => 0,
+            ZSetRef::Packed(p) => packed_ttl::count(p),
         }
     }
 
@@ -225,12 +236,20 @@ impl<'a> ZSetRef<'a> {
         start: usize,
         rev: bool,
     ) -> impl Iterator<Item = (ZEntry<'a>, Option<i64>)> + 'a {
-        self.iter_from(start, rev).map(move |e| {
+        let (packed, len) = match self {
+            ZSetRef::Packed(p) => (packed_ttl::all(p), p.len() / 2),
+            ZSetRef::Tree(_) => (Vec::new(), 0),
+        };
+        self.iter_from(start, rev).enumerate().map(move |(i, e)| {
             let ttl = match self {
                 ZSetRef::Tree(t) if t.member_ttl_count() > 0 => {
                     e.member.with_bytes(|m| t.member_ttl(m)).flatten()
                 }
-                _ => None,
+                ZSetRef::Tree(_) => None,
+                ZSetRef::Packed(_) => {
+                    let row = if rev { len - 1 - start - i } else { start + i };
+                    packed.get(row).copied().flatten()
+                }
             };
             (e, ttl)
         })
@@ -280,6 +299,12 @@ impl ZSet {
     /// Adds `member` or moves it to `score`; true if it was new. A new
     /// member that would pass the limits makes it a tree first.
     pub fn insert(&mut self, member: &[u8], score: f64, limits: ZLimits) -> bool {
+        if self.has_packed_deadlines() {
+            if self.view().score(member) == Some(score + 0.0) {
+                return false;
+            }
+            return self.keeping_deadlines(|z| z.insert(member, score, limits));
+        }
         let score = score + 0.0; // -0 becomes 0
         if let ZSet::Packed(p) = self {
             let existing = entries(p.items(2))
@@ -297,8 +322,44 @@ impl ZSet {
         }
     }
 
+    /// Whether it is packed with member deadlines in its preamble.
+    fn has_packed_deadlines(&self) -> bool {
+        matches!(self, ZSet::Packed(p) if p.view().has_preamble())
+    }
+
+    /// `change` made on the rows alone, the member deadlines of a packed
+    /// sorted set put back by member afterwards (whatever it became).
+    fn keeping_deadlines<R>(&mut self, change: impl FnOnce(&mut ZSet) -> R) -> R {
+        let ZSet::Packed(p) = self else {
+            return change(self);
+        };
+        let Some(kept) = Kept::take(p, 2) else {
+            return change(self);
+        };
+        let result = change(self);
+        self.put_member_ttls(&kept);
+        result
+    }
+
+    /// Gives the members in `kept` their deadline there (a member not in
+    /// the sorted set is skipped), all at once.
+    pub fn put_member_ttls(&mut self, kept: &Kept) {
+        match self {
+            ZSet::Packed(p) => kept.restore(p, 2),
+            ZSet::Tree(t) => {
+                for (member, at) in kept.iter() {
+                    t.set_member_ttl(member, Some(at));
+                }
+            }
+        }
+    }
+
     /// Removes `member`, returning its score.
     pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
+        if self.has_packed_deadlines() {
+            self.view().score(member)?;
+            return self.keeping_deadlines(|z| z.remove(member));
+        }
         match self {
             ZSet::Packed(p) => {
                 let mut removed = None;
@@ -334,14 +395,23 @@ impl ZSet {
     }
 
     /// Sets (`Some`) or removes `member`'s deadline; false if it is not a
-    /// member. A deadline makes the sorted set a tree for good.
+    /// member. The representation stays.
     pub fn set_member_ttl(&mut self, member: &[u8], at_ms: Option<i64>) -> bool {
-        if at_ms.is_some() {
-            self.make_tree();
-        }
         match self {
             ZSet::Tree(t) => t.set_member_ttl(member, at_ms),
-            ZSet::Packed(_) => self.view().score(member).is_some(),
+            ZSet::Packed(p) => {
+                let Some(row) = p.items(2).step_by(2).position(|m| m.eq_bytes(member)) else {
+                    return false;
+                };
+                let mut deadlines = packed_ttl::all(p.view());
+                if deadlines.is_empty() && at_ms.is_none() {
+                    return true;
+                }
+                deadlines.resize(p.len() / 2, None);
+                deadlines[row] = at_ms;
+                *p = packed_ttl::with_deadlines(p.view(), 2, &deadlines);
+                true
+            }
         }
     }
 
@@ -350,7 +420,7 @@ impl ZSet {
     pub fn remove_due(&mut self, now_ms: i64, max: usize) -> Vec<Vec<u8>> {
         match self {
             ZSet::Tree(t) => t.remove_due(now_ms, max),
-            ZSet::Packed(_) => Vec::new(),
+            ZSet::Packed(p) => packed_ttl::remove_due(p, 2, now_ms, max),
         }
     }
 
@@ -364,8 +434,14 @@ impl ZSet {
     fn make_tree(&mut self) {
         if let ZSet::Packed(p) = self {
             let mut t = ZTree::default();
-            for e in entries(p.items(2)) {
-                e.member.with_bytes(|m| t.insert(m, e.score));
+            let deadlines = packed_ttl::all(p.view());
+            for (row, e) in entries(p.items(2)).enumerate() {
+                e.member.with_bytes(|m| {
+                    t.insert(m, e.score);
+                    if let Some(at) = deadlines.get(row).copied().flatten() {
+                        t.set_member_ttl(m, Some(at));
+                    }
+                });
             }
             *self = ZSet::Tree(Box::new(t));
         }
