@@ -104,7 +104,7 @@ def memory_run(family, keys):
                 cmds.append([expire, "k%d" % k, "3600000", "MEMBERS", str(len(names))] + names)
         pipeline(port, cmds)
         with_ttl = used(port)
-        encoding = cmd(port, "OBJECT", "ENCODING", "k0").decode().split("\r\n")[0].lstrip("+")
+        encoding = cmd(port, "OBJECT", "ENCODING", "k0").decode().split("\r\n")[1]
         return (plain - base) / MEMBERS, (with_ttl - plain) / MEMBERS, encoding
     finally:
         stop(proc)

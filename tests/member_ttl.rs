@@ -666,3 +666,137 @@ fn keydb_expiremember_sets_the_same_deadlines() {
     let at: i64 = r.cmd(&["PTTL", "z", "b"])[1..].trim().parse().unwrap();
     assert!(at > 1_000_000_000, "{at}");
 }
+
+/// What other commands do to member deadlines (Redis 8.12's pages say
+/// nothing of them; lapse follows what HEXPIRE's fields get): SMOVE moves
+/// a member without its deadline (one already in the destination keeps
+/// its own), the *STORE commands store members without deadlines, ZINCRBY
+/// keeps one, a member removed and added again has none.
+#[test]
+fn other_commands_and_member_deadlines() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    for (cmd, expected) in [
+        (&["SADD", "src", "a", "b", "c"][..], ":3\r\n"),
+        (&["SADD", "dst", "x"], ":1\r\n"),
+        (
+            &["SEXPIRE", "src", "100", "MEMBERS", "2", "a", "b"],
+            "*2\r\n:1\r\n:1\r\n",
+        ),
+        (
+            &["SEXPIRE", "dst", "200", "MEMBERS", "1", "x"],
+            "*1\r\n:1\r\n",
+        ),
+        (&["SMOVE", "src", "dst", "a"], ":1\r\n"),
+        (&["STTL", "dst", "MEMBERS", "1", "a"], "*1\r\n:-1\r\n"),
+        (&["STTL", "src", "MEMBERS", "1", "a"], "*1\r\n:-2\r\n"),
+        (&["SADD", "src", "x"], ":1\r\n"),
+        (
+            &["SEXPIRE", "src", "300", "MEMBERS", "1", "x"],
+            "*1\r\n:1\r\n",
+        ),
+        (&["SMOVE", "src", "dst", "x"], ":1\r\n"),
+        (&["STTL", "dst", "MEMBERS", "1", "x"], "*1\r\n:200\r\n"),
+        (&["SINTERSTORE", "out", "src", "src"], ":2\r\n"),
+        (
+            &["STTL", "out", "MEMBERS", "2", "b", "c"],
+            "*2\r\n:-1\r\n:-1\r\n",
+        ),
+        (&["SUNIONSTORE", "out", "src", "dst"], ":4\r\n"),
+        (
+            &["STTL", "out", "MEMBERS", "2", "b", "x"],
+            "*2\r\n:-1\r\n:-1\r\n",
+        ),
+        (&["SDIFFSTORE", "out", "src", "dst"], ":2\r\n"),
+        (&["STTL", "out", "MEMBERS", "1", "b"], "*1\r\n:-1\r\n"),
+        (&["SREM", "src", "b"], ":1\r\n"),
+        (&["SADD", "src", "b"], ":1\r\n"),
+        (&["STTL", "src", "MEMBERS", "1", "b"], "*1\r\n:-1\r\n"),
+        (&["ZADD", "z", "1", "a", "2", "b"], ":2\r\n"),
+        (
+            &["ZEXPIRE", "z", "100", "MEMBERS", "1", "a"],
+            "*1\r\n:1\r\n",
+        ),
+        (&["ZINCRBY", "z", "5", "a"], "$1\r\n6\r\n"),
+        (&["ZTTL", "z", "MEMBERS", "1", "a"], "*1\r\n:100\r\n"),
+        (&["ZUNIONSTORE", "zo", "1", "z"], ":2\r\n"),
+        (&["ZTTL", "zo", "MEMBERS", "1", "a"], "*1\r\n:-1\r\n"),
+        (&["ZRANGESTORE", "zr", "z", "0", "-1"], ":2\r\n"),
+        (&["ZTTL", "zr", "MEMBERS", "1", "a"], "*1\r\n:-1\r\n"),
+        (&["ZREM", "z", "a"], ":1\r\n"),
+        (&["ZADD", "z", "1", "a"], ":1\r\n"),
+        (&["ZTTL", "z", "MEMBERS", "1", "a"], "*1\r\n:-1\r\n"),
+    ] {
+        assert_eq!(r.cmd(cmd), expected, "{cmd:?}");
+    }
+}
+
+/// Members past their deadline that the active cycle has not removed
+/// yet (it is off here: DEBUG SET-ACTIVE-EXPIRE 0) are gone for every
+/// read all the same, in compact sets and sorted sets alike, blocking
+/// pops included; a key whose members are all due is no key.
+#[test]
+fn members_past_their_deadline_are_gone_before_the_cycle_removes_them() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    r.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    r.cmd(&["SADD", "s", "a", "b", "c"]);
+    r.cmd(&["SADD", "gone", "a"]);
+    r.cmd(&["ZADD", "z", "1", "a", "2", "b", "3", "c"]);
+    r.cmd(&["ZADD", "zgone", "1", "a"]);
+    for (cmd, key) in [
+        ("SPEXPIRE", "s"),
+        ("SPEXPIRE", "gone"),
+        ("ZPEXPIRE", "z"),
+        ("ZPEXPIRE", "zgone"),
+    ] {
+        assert_eq!(r.cmd(&[cmd, key, "1", "MEMBERS", "1", "a"]), "*1\r\n:1\r\n");
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    let bc = "*2\r\n$1\r\nb\r\n$1\r\nc\r\n";
+    for (cmd, expected) in [
+        (&["SCARD", "s"][..], ":2\r\n"),
+        (&["SMEMBERS", "s"], bc),
+        (
+            &["SSCAN", "s", "0"],
+            "*2\r\n$1\r\n0\r\n*2\r\n$1\r\nb\r\n$1\r\nc\r\n",
+        ),
+        (&["SISMEMBER", "s", "a"], ":0\r\n"),
+        (&["SMISMEMBER", "s", "a", "b"], "*2\r\n:0\r\n:1\r\n"),
+        (&["SINTER", "s", "s"], bc),
+        (&["SDIFF", "s", "gone"], bc),
+        (&["SINTERCARD", "1", "s"], ":2\r\n"),
+        (&["SMOVE", "s", "dst", "a"], ":0\r\n"),
+        (&["EXISTS", "gone", "zgone"], ":0\r\n"),
+        (&["ZCARD", "z"], ":2\r\n"),
+        (&["ZRANGE", "z", "0", "-1"], bc),
+        (&["ZRANGEBYLEX", "z", "-", "+"], bc),
+        (
+            &["ZREVRANGE", "z", "0", "-1"],
+            "*2\r\n$1\r\nc\r\n$1\r\nb\r\n",
+        ),
+        (&["ZLEXCOUNT", "z", "-", "+"], ":2\r\n"),
+        (&["ZDIFF", "1", "z"], bc),
+        (&["ZRANK", "z", "a"], "$-1\r\n"),
+        (
+            &["ZSCAN", "z", "0"],
+            "*2\r\n$1\r\n0\r\n*4\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n",
+        ),
+        (
+            &["BZPOPMIN", "z", "1"],
+            "*3\r\n$1\r\nz\r\n$1\r\nb\r\n$1\r\n2\r\n",
+        ),
+        (&["BZPOPMIN", "zgone", "0.05"], "*-1\r\n"),
+        (&["SPOP", "s", "5"], ""),
+    ] {
+        let reply = r.cmd(cmd);
+        if expected.is_empty() {
+            assert!(
+                reply.starts_with("*2\r\n") && !reply.contains("\r\na\r\n"),
+                "{reply}"
+            );
+        } else {
+            assert_eq!(reply, expected, "{cmd:?}");
+        }
+    }
+}
