@@ -13,6 +13,7 @@ use lapse::server::Server;
 static ALLOC: lapse::memory::CountingAlloc = lapse::memory::CountingAlloc;
 
 const USAGE: &str = "Usage: lapse [/path/to/lapse.conf] [--<setting> <value>...]
+       lapse --check-rdb <file.rdb>
        lapse --version
        lapse --help
 
@@ -24,6 +25,8 @@ Any setting of the config file (redis.conf syntax) can be given as a flag:
 enum Invocation {
     Run(Box<Config>),
     Print(String),
+    /// `--check-rdb FILE` (as `redis-check-rdb FILE`).
+    CheckRdb(std::path::PathBuf),
 }
 
 /// The config file (if the first argument is not a flag), then the flags:
@@ -38,6 +41,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
             )))
         }
         [one] if one == "--help" || one == "-h" => return Ok(Invocation::Print(USAGE.into())),
+        [flag, file] if flag == "--check-rdb" => return Ok(Invocation::CheckRdb(file.into())),
         _ => {}
     }
     let mut config = Config::default();
@@ -155,6 +159,28 @@ fn init_logging(config: &Config) {
     }
 }
 
+/// `lapse --check-rdb FILE`: the file's report; failure if it does not
+/// read to its end.
+fn check_rdb(file: &Path) -> ExitCode {
+    use lapse::persistence::rdb_check;
+    let data = match std::fs::read(file) {
+        Ok(data) => data,
+        Err(e) => {
+            eprintln!("lapse: Cannot open {}: {e}", file.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let (report, error) = rdb_check::check(&data, Config::default().load_limits());
+    print!(
+        "{}",
+        rdb_check::render(&file.display().to_string(), &report, error.as_deref())
+    );
+    match error {
+        None => ExitCode::SUCCESS,
+        Some(_) => ExitCode::FAILURE,
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let config = match parse_args(&args) {
@@ -163,6 +189,7 @@ fn main() -> ExitCode {
             println!("{text}");
             return ExitCode::SUCCESS;
         }
+        Ok(Invocation::CheckRdb(file)) => return check_rdb(&file),
         Err(e) => {
             eprintln!("lapse: {e}");
             return ExitCode::FAILURE;

@@ -46,6 +46,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "persistence",
             "persistence/rdb",
             "persistence/rdb_load",
+            "persistence/rdb_check",
             "persistence/aof_commands",
             "digest",
             "expire",

@@ -11,8 +11,8 @@ mod common;
 use std::time::Duration;
 
 use common::{
-    conf_in, dump_and_restore, event_names, eventually, info_field, rewritten_aof_base, temp_dir,
-    Raw, Server,
+    conf_in, dump_and_restore, event_names, eventually, info_field, rewritten_aof_base, run_tool,
+    temp_dir, Raw, Server,
 };
 
 /// The examples of Redis 8.12's SEXPIRE, SPERSIST, STTL and SEXPIRETIME
@@ -361,6 +361,9 @@ fn deadlines_travel_with_the_set_and_survive_restarts() {
     let mut r = lapse.raw();
     r.cmd(&["SADD", "small", "a", "b"]);
     r.cmd(&["SPEXPIREAT", "small", "4000000000000", "MEMBERS", "1", "a"]);
+    r.cmd(&["SADD", "ints", "1", "2", "3"]);
+    r.cmd(&["SPEXPIREAT", "ints", "4000000002000", "MEMBERS", "1", "2"]);
+    assert_eq!(r.cmd(&["OBJECT", "ENCODING", "ints"]), "$6\r\nintset\r\n");
     let members: Vec<String> = (0..600).map(|i| format!("m{i}")).collect();
     let mut sadd = vec!["SADD", "big"];
     sadd.extend(members.iter().map(String::as_str));
@@ -391,9 +394,14 @@ fn deadlines_travel_with_the_set_and_survive_restarts() {
             "*3\r\n:4000000001000\r\n:4000000001000\r\n:-1\r\n",
             "{prefix}"
         );
+        assert_eq!(
+            deadlines(r, &format!("{prefix}ints"), &["2", "3"]),
+            "*2\r\n:4000000002000\r\n:-1\r\n",
+            "{prefix}"
+        );
     };
     check(&mut r, "");
-    for key in ["small", "big"] {
+    for key in ["small", "big", "ints"] {
         r.cmd(&["COPY", key, &format!("copy:{key}")]);
         r.cmd(&["RENAME", &format!("copy:{key}"), &format!("renamed:{key}")]);
         dump_and_restore(&mut r, key, &format!("restored:{key}"));
@@ -543,41 +551,48 @@ fn sorted_set_deadlines_survive_files_and_reach_a_replica() {
     let mut s = replica.raw();
     s.cmd(&["REPLICAOF", "127.0.0.1", &lapse.port.to_string()]);
     let mut r = lapse.raw();
-    let mut zadd = vec!["ZADD".to_string(), "big".into()];
-    for i in 0..600 {
-        zadd.extend([i.to_string(), format!("m{i}")]);
+    // A skiplist and a listpack, each with member deadlines.
+    for (key, n, encoding) in [("big", 600, "skiplist"), ("small", 10, "listpackex")] {
+        let mut zadd = vec!["ZADD".to_string(), key.into()];
+        for i in 0..n {
+            zadd.extend([i.to_string(), format!("m{i}")]);
+        }
+        let zadd: Vec<&str> = zadd.iter().map(String::as_str).collect();
+        r.cmd(&zadd);
+        r.cmd(&[
+            "ZPEXPIREAT",
+            key,
+            "4000000001000",
+            "MEMBERS",
+            "2",
+            "m7",
+            "m5",
+        ]);
+        r.cmd(&["ZPEXPIRE", key, "60000", "MEMBERS", "1", "m8"]);
+        let reply = r.cmd(&["OBJECT", "ENCODING", key]);
+        assert!(reply.ends_with(&format!("{encoding}\r\n")), "{reply}");
+        dump_and_restore(&mut r, key, &format!("restored:{key}"));
     }
-    let zadd: Vec<&str> = zadd.iter().map(String::as_str).collect();
-    r.cmd(&zadd);
-    r.cmd(&[
-        "ZPEXPIREAT",
-        "big",
-        "4000000001000",
-        "MEMBERS",
-        "2",
-        "m7",
-        "m599",
-    ]);
-    r.cmd(&["ZPEXPIRE", "big", "60000", "MEMBERS", "1", "m8"]);
     let want = "*3\r\n:4000000001000\r\n:4000000001000\r\n:-1\r\n";
     let check = |r: &mut Raw, key: &str| {
-        let got = r.cmd(&["ZPEXPIRETIME", key, "MEMBERS", "3", "m7", "m599", "m9"]);
+        let got = r.cmd(&["ZPEXPIRETIME", key, "MEMBERS", "3", "m7", "m5", "m9"]);
         assert_eq!(got, want, "{key}");
     };
-    dump_and_restore(&mut r, "big", "restored");
-    check(&mut r, "restored");
+    const KEYS: [&str; 4] = ["big", "small", "restored:big", "restored:small"];
+    KEYS.iter().for_each(|key| check(&mut r, key));
     assert_eq!(r.cmd(&["DEBUG", "RELOAD"]), "+OK\r\n");
-    check(&mut r, "big");
-    check(&mut r, "restored");
-    assert!(eventually(Duration::from_secs(10), || s.cmd(&[
-        "ZPEXPIRETIME",
-        "big",
-        "MEMBERS",
-        "3",
-        "m7",
-        "m599",
-        "m9"
-    ]) == want));
+    KEYS.iter().for_each(|key| check(&mut r, key));
+    for key in ["big", "small"] {
+        assert!(eventually(Duration::from_secs(10), || s.cmd(&[
+            "ZPEXPIRETIME",
+            key,
+            "MEMBERS",
+            "3",
+            "m7",
+            "m5",
+            "m9"
+        ]) == want));
+    }
     let base = rewritten_aof_base(&mut r, &dir);
     assert!(base.contains("ZPEXPIREAT"), "{base}");
     // An expiry reaches the replica and the AOF as a ZREM.
@@ -592,8 +607,7 @@ fn sorted_set_deadlines_survive_files_and_reach_a_replica() {
     drop(lapse);
     let lapse = Server::lapse(&[conf]);
     let mut r = lapse.raw();
-    check(&mut r, "big");
-    check(&mut r, "restored");
+    KEYS.iter().for_each(|key| check(&mut r, key));
     assert_eq!(r.cmd(&["ZSCORE", "big", "m1"]), "$-1\r\n");
     assert_eq!(r.cmd(&["ZRANK", "big", "m2"]), ":1\r\n");
     drop(lapse);
@@ -799,4 +813,74 @@ fn members_past_their_deadline_are_gone_before_the_cycle_removes_them() {
             assert_eq!(reply, expected, "{cmd:?}");
         }
     }
+}
+
+/// `lapse --check-rdb` runs the whole file as lapse loads it and says
+/// what redis-server cannot read in it: sets and sorted sets with member
+/// deadlines (lapse's types 240 and 241, which `redis-check-rdb` refuses);
+/// once their members have none, the same keys make a file
+/// `redis-check-rdb` passes. A damaged file is reported as one.
+#[test]
+fn check_rdb_explains_what_redis_server_cannot_read() {
+    let dir = temp_dir("member-ttl-check");
+    let conf = conf_in(&dir, "save \"\"\nappendonly no\n");
+    let lapse = Server::lapse(&[conf.to_str().unwrap()]);
+    let mut r = lapse.raw();
+    r.cmd(&["SADD", "s", "a", "b"]);
+    r.cmd(&["SEXPIRE", "s", "1000", "MEMBERS", "1", "a"]);
+    r.cmd(&["ZADD", "z", "1", "a", "2", "b"]);
+    r.cmd(&["ZEXPIRE", "z", "1000", "MEMBERS", "1", "b"]);
+    r.cmd(&["SET", "str", "v", "EX", "1000"]);
+    assert_eq!(r.cmd(&["SAVE"]), "+OK\r\n");
+    let rdb = dir.join("dump.rdb");
+    let check = |file: &std::path::Path| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_lapse"))
+            .arg("--check-rdb")
+            .arg(file)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (ok, report) = check(&rdb);
+    assert!(ok, "{report}");
+    for line in [
+        "[info] 3 keys read",
+        "[info] 1 expires",
+        "keys by type: set 1, string 1, zset 1",
+        "1 sets with member deadlines, written as lapse's object type 240",
+        "1 sorted sets with member deadlines, written as lapse's object type 241",
+        "not for redis-server 7.0",
+    ] {
+        assert!(report.contains(line), "{line:?} not in\n{report}");
+    }
+    if let Some(out) = run_tool("redis-check-rdb", &[rdb.as_os_str()]) {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!out.status.success(), "{text}");
+        assert!(text.contains("Invalid object type: 24"), "{text}");
+    }
+    r.cmd(&["SPERSIST", "s", "MEMBERS", "1", "a"]);
+    r.cmd(&["ZPERSIST", "z", "MEMBERS", "1", "b"]);
+    assert_eq!(r.cmd(&["SAVE"]), "+OK\r\n");
+    let (ok, report) = check(&rdb);
+    assert!(
+        ok && report.contains("redis-server 7.0 reads it too"),
+        "{report}"
+    );
+    if let Some(out) = run_tool("redis-check-rdb", &[rdb.as_os_str()]) {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("RDB looks OK"),
+            "{text}"
+        );
+    }
+    let mut damaged = std::fs::read(&rdb).unwrap();
+    let len = damaged.len();
+    damaged.truncate(len - 12);
+    let broken = dir.join("broken.rdb");
+    std::fs::write(&broken, damaged).unwrap();
+    let (ok, report) = check(&broken);
+    assert!(!ok && report.contains("RDB ERROR DETECTED"), "{report}");
 }

@@ -2,7 +2,9 @@
 //! that write and read them.
 //!
 //! Below the server state (it owns what they define): `rdb` and
-//! `rdb_load` (the RDB format, both ways), `jobs` (`Persistence`, the
+//! `rdb_load` (the RDB format, both ways), `rdb_check` (`lapse
+//! --check-rdb`: a file's contents and what redis-server cannot read in
+//! it), `jobs` (`Persistence`, the
 //! encoder of a whole dataset and the files it goes to), `aof_files`
 //! (`Aof`: the manifest, the open increment file, the fsync thread) and
 //! `aof_commands` (an AOF base as commands). Above it (functions over the
@@ -20,6 +22,7 @@ pub mod aof_load;
 pub mod jobs;
 pub mod load;
 pub mod rdb;
+pub mod rdb_check;
 pub mod rdb_load;
 pub mod save;
 pub mod shutdown;

@@ -439,11 +439,12 @@ fn value_type(value: crate::value::ValueRef<'_>) -> u8 {
     match value {
         ValueRef::Str(_) => TYPE_STRING,
         ValueRef::List(_) => TYPE_LIST_QUICKLIST_2,
+        // Member deadlines first: a packed set or sorted set may have them.
+        ValueRef::Set(_) if value.earliest_member_ttl().is_some() => TYPE_SET_MEMBER_TTLS,
         ValueRef::Set(set) if set.is_intset() => TYPE_SET_INTSET,
-        ValueRef::Set(set) if set.member_ttl_count() > 0 => TYPE_SET_MEMBER_TTLS,
         ValueRef::Set(_) => TYPE_SET,
+        ValueRef::ZSet(_) if value.earliest_member_ttl().is_some() => TYPE_ZSET_MEMBER_TTLS,
         ValueRef::ZSet(ZSetRef::Packed(_)) => TYPE_ZSET_LISTPACK,
-        ValueRef::ZSet(z) if z.member_ttl_count() > 0 => TYPE_ZSET_MEMBER_TTLS,
         ValueRef::ZSet(_) => TYPE_ZSET_2,
         ValueRef::Hash(HashRef::Packed(p)) if p.flag() => TYPE_HASH_LISTPACK_EX,
         ValueRef::Hash(HashRef::Packed(_)) => TYPE_HASH_LISTPACK,
@@ -496,7 +497,9 @@ fn write_value(
                 write_string(out, &node);
             }
         }
-        ValueRef::Set(set) if set.is_intset() => {
+        // (`value_type`'s order: a packed set or sorted set with member
+        // deadlines is written as a table with them.)
+        ValueRef::Set(set) if set.is_intset() && set.earliest_member_ttl().is_none() => {
             let ints: Vec<i64> = set
                 .iter()
                 .map(|m| match m {
@@ -511,7 +514,7 @@ fn write_value(
             write_len(out, set.len() as u64);
             write_set_members(out, set, 0, usize::MAX, earliest, write_string);
         }
-        ValueRef::ZSet(z @ ZSetRef::Packed(_)) => {
+        ValueRef::ZSet(z @ ZSetRef::Packed(_)) if z.earliest_member_ttl().is_none() => {
             let mut lp = ListpackWriter::default();
             for e in z.iter_from(0, false) {
                 lp.push_item(e.member);
@@ -836,9 +839,9 @@ pub fn write_big_head(
     let (kind, len) = match value {
         ValueRef::Str(s) => (TYPE_STRING, s.len()),
         ValueRef::List(l) => (TYPE_LIST, l.len()),
-        ValueRef::Set(s) if s.member_ttl_count() > 0 => (TYPE_SET_MEMBER_TTLS, s.len()),
+        ValueRef::Set(s) if s.earliest_member_ttl().is_some() => (TYPE_SET_MEMBER_TTLS, s.len()),
         ValueRef::Set(s) => (TYPE_SET, s.len()),
-        ValueRef::ZSet(z) if z.member_ttl_count() > 0 => (TYPE_ZSET_MEMBER_TTLS, z.len()),
+        ValueRef::ZSet(z) if z.earliest_member_ttl().is_some() => (TYPE_ZSET_MEMBER_TTLS, z.len()),
         ValueRef::ZSet(z) => (TYPE_ZSET_2, z.len()),
         ValueRef::Hash(h) if h.field_ttl_count() > 0 => (TYPE_HASH_METADATA, h.len()),
         ValueRef::Hash(h) => (TYPE_HASH, h.len()),
