@@ -817,7 +817,7 @@ fn keyspace_section(state: &ServerState, out: &mut String) {
         );
         // Redis 7.4's count of hashes with field deadlines, shown only
         // where there are some: 7.0's clients parse the line as 7.0 wrote it.
-        let hashes = db.hashes_with_field_ttls();
+        let hashes = db.keys_with_element_ttls();
         if hashes > 0 {
             let _ = write!(out, ",subexpiry={hashes}");
         }

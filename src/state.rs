@@ -432,7 +432,7 @@ impl ServerState {
             self.propagate
                 .deleted_by_server(db, key, self.config.lazyfree.expire);
         } else if let Some(deletion) = crate::db::member_expiry_deletion(event.class, event.name) {
-            let fields = self.dbs[db].take_expired_fields();
+            let fields = self.dbs[db].take_expired_elements();
             self.propagate.by_server(db, || {
                 let mut args: Vec<&[u8]> = vec![deletion, key];
                 args.extend(fields.iter().map(Vec::as_slice));

@@ -26,22 +26,39 @@ pub fn bulk(out: &mut Reply, item: Item<'_>) {
 /// give as well as an owned one.
 pub trait Aggregate: 'static {
     type View<'a>: Copy;
+    /// The owned value read as a borrowed one.
+    fn borrowed(&self) -> Self::View<'_>;
 }
 
 impl Aggregate for Hash {
     type View<'a> = HashRef<'a>;
+    fn borrowed(&self) -> HashRef<'_> {
+        self.view()
+    }
 }
 impl Aggregate for Set {
     type View<'a> = SetRef<'a>;
+    fn borrowed(&self) -> SetRef<'_> {
+        self.view()
+    }
 }
 impl Aggregate for ZSet {
     type View<'a> = ZSetRef<'a>;
+    fn borrowed(&self) -> ZSetRef<'_> {
+        self.view()
+    }
 }
 impl Aggregate for List {
     type View<'a> = &'a List;
+    fn borrowed(&self) -> &List {
+        self
+    }
 }
 impl Aggregate for Stream {
     type View<'a> = &'a Stream;
+    fn borrowed(&self) -> &Stream {
+        self
+    }
 }
 
 /// One aggregate type: how to recognise it in both borrowed forms and how

@@ -3,7 +3,7 @@
 //! field expiry: HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT HTTL HPTTL
 //! HEXPIRETIME HPEXPIRETIME HPERSIST, and Redis 8.0's HGETDEL HGETEX
 //! HSETEX (a field past its deadline leaves on any lookup of its key:
-//! `Db::expire_fields`).
+//! `Db::expire_elements`).
 
 use rand::Rng;
 

@@ -27,7 +27,9 @@ pub(super) trait WithTtls: Aggregate {
     /// `None`: no such element; `Some(None)`: it has no deadline.
     fn ttl_of(view: Self::View<'_>, member: &[u8]) -> Option<Option<i64>>;
     /// `ttl_of` of the owned value.
-    fn ttl_here(&self, member: &[u8]) -> Option<Option<i64>>;
+    fn ttl_here(&self, member: &[u8]) -> Option<Option<i64>> {
+        Self::ttl_of(self.borrowed(), member)
+    }
     fn set_ttl(&mut self, member: &[u8], at_ms: Option<i64>, limits: Self::Limits);
     fn remove_member(&mut self, member: &[u8]);
     /// What an EXPIRE-family command does to the value before anything
@@ -42,9 +44,6 @@ impl WithTtls for Hash {
     }
     fn ttl_of(view: HashRef<'_>, field: &[u8]) -> Option<Option<i64>> {
         view.field_ttl(field)
-    }
-    fn ttl_here(&self, field: &[u8]) -> Option<Option<i64>> {
-        self.view().field_ttl(field)
     }
     fn set_ttl(&mut self, field: &[u8], at_ms: Option<i64>, limits: Self::Limits) {
         self.set_field_ttl(field, at_ms, limits);
@@ -66,9 +65,6 @@ macro_rules! members_with_ttls {
             fn limits(_: &crate::config::Config) {}
             fn ttl_of(view: $view<'_>, member: &[u8]) -> Option<Option<i64>> {
                 view.member_ttl(member)
-            }
-            fn ttl_here(&self, member: &[u8]) -> Option<Option<i64>> {
-                self.view().member_ttl(member)
             }
             fn set_ttl(&mut self, member: &[u8], at_ms: Option<i64>, _: ()) {
                 self.set_member_ttl(member, at_ms);

@@ -21,7 +21,7 @@
 //! side (`expires`) for keys with a TTL.
 
 pub mod access;
-pub mod hash_deadlines;
+pub mod element_deadlines;
 pub mod keylog;
 pub mod replica_ttls;
 pub mod slot;
@@ -207,10 +207,10 @@ pub struct Db {
     /// The elements each element-expiry event in the log took
     /// (`hexpired`, `sexpired`, `zexpired`), in the same order: the loop
     /// propagates them as HDEL, SREM or ZREM (`member_expiry`).
-    expired_fields: std::collections::VecDeque<Vec<Vec<u8>>>,
+    expired_elements: std::collections::VecDeque<Vec<Vec<u8>>>,
     /// Hashes, sets and sorted sets with element deadlines, by the
     /// earliest (the active cycle's element candidates).
-    hash_deadlines: hash_deadlines::HashDeadlines,
+    element_deadlines: element_deadlines::ElementDeadlines,
     /// What a read sees of a value whose fields or members past their
     /// deadline are kept (on a replica, or with expiry paused): a copy
     /// without them, until the next read.
@@ -376,19 +376,20 @@ impl Db {
                 if self.loading || self.replica || self.expiry_paused {
                     return Some(idx);
                 }
-                self.expire_fields(idx, now_ms, usize::MAX)
+                self.expire_elements(idx, now_ms, usize::MAX)
             }
         }
     }
 
-    /// Hash-field expiry, the one path for passive (every lookup) and
-    /// active: the fields of the hash at `idx` whose deadline is at or
-    /// before `now_ms` leave it, earliest first, at most `max` (the
-    /// `hexpired` event, from which the loop propagates HDEL), and the key
-    /// with its last field (`del`). Returns where the entry is now, or
-    /// `None` if it went.
-    fn expire_fields(&mut self, idx: u32, now_ms: i64, max: usize) -> Option<u32> {
-        let due = self.field_deadline_at(idx).is_some_and(|at| at <= now_ms);
+    /// Element expiry (hash fields, set and sorted-set members), the one
+    /// path for passive (every lookup) and active: the elements of the
+    /// value at `idx` whose deadline is at or before `now_ms` leave it,
+    /// earliest first, at most `max` (the `hexpired`, `sexpired` or
+    /// `zexpired` event, from which the loop propagates HDEL, SREM or
+    /// ZREM), and the key with its last element (`del`). Returns where the
+    /// entry is now, or `None` if it went.
+    fn expire_elements(&mut self, idx: u32, now_ms: i64, max: usize) -> Option<u32> {
+        let due = self.element_deadline_at(idx).is_some_and(|at| at <= now_ms);
         if !due {
             return Some(idx);
         }
@@ -408,12 +409,12 @@ impl Db {
             return Some(idx);
         }
         // Not counted as a change of the running command (as a key's
-        // expiry is not): the HDEL goes out on its own.
+        // expiry is not): the HDEL, SREM or ZREM goes out on its own.
         self.stats.expired_subkeys += gone.len() as u64;
         let key = self.dict.entry(idx).slot.key().to_vec();
         // Recorded whatever listens: the propagation reads it.
         self.events.push(class, event, &key);
-        self.expired_fields.push_back(gone);
+        self.expired_elements.push_back(gone);
         if !emptied {
             return Some(idx);
         }
@@ -424,20 +425,20 @@ impl Db {
         None
     }
 
-    /// The earliest field deadline of the value at `idx` (a hash's; O(1):
-    /// a small hash's first, a big one's heap top, in memory the command
+    /// The earliest element deadline of the value at `idx` (O(1): a
+    /// packed value's preamble, a table's heap top, in memory the command
     /// reads anyway).
-    fn field_deadline_at(&self, idx: u32) -> Option<i64> {
+    fn element_deadline_at(&self, idx: u32) -> Option<i64> {
         self.dict.entry(idx).slot.value().earliest_member_ttl()
     }
 
     /// Notes whether the value at `idx` has element deadlines (a hash's
     /// fields, a set's or sorted set's members), and the earliest (after
     /// any change of its value).
-    fn track_field_deadlines(&mut self, idx: u32) {
-        match self.field_deadline_at(idx) {
-            Some(at_ms) => self.hash_deadlines.set(idx, at_ms),
-            None => self.hash_deadlines.clear(idx),
+    fn track_element_deadlines(&mut self, idx: u32) {
+        match self.element_deadline_at(idx) {
+            Some(at_ms) => self.element_deadlines.set(idx, at_ms),
+            None => self.element_deadlines.clear(idx),
         }
     }
 
@@ -446,53 +447,53 @@ impl Db {
     /// sorted set without any is not followed by `value_mut`).
     pub fn track_member_deadlines(&mut self, key: &[u8]) {
         if let Some(idx) = self.dict.find(key) {
-            self.track_field_deadlines(idx);
+            self.track_element_deadlines(idx);
         }
     }
 
-    /// `track_field_deadlines` after a change that found the earliest
-    /// field deadline at `before`: nothing to do if it is still there (the
-    /// registry's record holds), the common case of a write to a hash.
-    fn retrack_field_deadlines(&mut self, idx: u32, before: Option<i64>) {
-        if self.field_deadline_at(idx) != before {
-            self.track_field_deadlines(idx);
+    /// `track_element_deadlines` after a change that found the earliest
+    /// element deadline at `before`: nothing to do if it is still there
+    /// (the registry's record holds), the common case of a write.
+    fn retrack_element_deadlines(&mut self, idx: u32, before: Option<i64>) {
+        if self.element_deadline_at(idx) != before {
+            self.track_element_deadlines(idx);
         }
     }
 
-    /// Active field expiry: the due fields of the hashes due first, in
-    /// deadline order, until `max_fields` went or nothing more is due;
-    /// how many went.
-    pub fn expire_due_fields(&mut self, now_ms: i64, max_fields: u64) -> u64 {
+    /// Active element expiry: the due elements of the values due first,
+    /// in deadline order, until `max_elements` went or nothing more is
+    /// due; how many went.
+    pub fn expire_due_elements(&mut self, now_ms: i64, max_elements: u64) -> u64 {
         let before = self.stats.expired_subkeys;
         // Each visit settles or empties its record, so visits are bounded
-        // by fields removed plus records settled.
-        for _ in 0..max_fields.saturating_mul(2) {
+        // by elements removed plus records settled.
+        for _ in 0..max_elements.saturating_mul(2) {
             let done = self.stats.expired_subkeys - before;
-            let Some((idx, at_ms)) = self.hash_deadlines.top() else {
+            let Some((idx, at_ms)) = self.element_deadlines.top() else {
                 break;
             };
-            if at_ms > now_ms || done >= max_fields {
+            if at_ms > now_ms || done >= max_elements {
                 break;
             }
-            let max = usize::try_from(max_fields - done).unwrap_or(usize::MAX);
-            // A key gone with its last field lost its record in
+            let max = usize::try_from(max_elements - done).unwrap_or(usize::MAX);
+            // A key gone with its last element lost its record in
             // `remove_at`; a stale record (the earliest was later than it
             // said) settles here.
-            if let Some(idx) = self.expire_fields(idx, now_ms, max) {
-                self.track_field_deadlines(idx);
+            if let Some(idx) = self.expire_elements(idx, now_ms, max) {
+                self.track_element_deadlines(idx);
             }
         }
         self.stats.expired_subkeys - before
     }
 
-    /// Hashes with field deadlines (INFO keyspace `subexpiry`).
-    pub fn hashes_with_field_ttls(&self) -> usize {
-        self.hash_deadlines.len()
+    /// Keys with element deadlines (INFO keyspace `subexpiry`).
+    pub fn keys_with_element_ttls(&self) -> usize {
+        self.element_deadlines.len()
     }
 
-    /// The fields the oldest `hexpired` event in the log took.
-    pub fn take_expired_fields(&mut self) -> Vec<Vec<u8>> {
-        self.expired_fields.pop_front().unwrap_or_default()
+    /// The elements the oldest element-expiry event in the log took.
+    pub fn take_expired_elements(&mut self) -> Vec<Vec<u8>> {
+        self.expired_elements.pop_front().unwrap_or_default()
     }
 
     /// `lookup` for a read: on a replica an expired key is missing but
@@ -617,7 +618,7 @@ impl Db {
     /// The entry at `idx` is revisited after the command (`changed`).
     fn note_changed(&mut self, idx: u32) {
         if self.changed.last().map(|c| c.0) != Some(idx) {
-            let before = self.field_deadline_at(idx);
+            let before = self.element_deadline_at(idx);
             self.changed.push((idx, before));
         }
     }
@@ -633,7 +634,7 @@ impl Db {
         while let Some((idx, before)) = self.changed.pop() {
             if idx < self.dict.len() as u32 {
                 self.dict.entry_mut(idx).slot.pack();
-                self.retrack_field_deadlines(idx, before);
+                self.retrack_element_deadlines(idx, before);
             }
         }
     }
@@ -766,7 +767,7 @@ impl Db {
         if let Some(index) = &mut self.slot_index {
             index.added(idx, self.dict.key(idx));
         }
-        self.retrack_field_deadlines(idx, None);
+        self.retrack_element_deadlines(idx, None);
         idx
     }
 
@@ -982,12 +983,12 @@ impl Db {
     /// slot), the field-deadline registry following; `stage`: a big old
     /// value goes to the lazyfree thread first (`stage_overwritten`).
     fn overwrite<R>(&mut self, idx: u32, stage: bool, change: impl FnOnce(&mut Slot) -> R) -> R {
-        let before = self.field_deadline_at(idx);
+        let before = self.element_deadline_at(idx);
         if stage {
             self.stage_overwritten(idx);
         }
         let result = change(&mut self.dict.entry_mut(idx).slot);
-        self.retrack_field_deadlines(idx, before);
+        self.retrack_element_deadlines(idx, before);
         result
     }
 
@@ -1067,7 +1068,7 @@ impl Db {
 
     /// (Deadline strategy) no key of this database is due before this time.
     pub fn earliest_deadline_ms(&self) -> Option<i64> {
-        let fields = self.hash_deadlines.earliest_ms();
+        let fields = self.element_deadlines.earliest_ms();
         if self.expires.is_ordered() {
             self.expires.earliest_ms().into_iter().chain(fields).min()
         } else {
@@ -1210,10 +1211,10 @@ impl Db {
             index.removed(idx, self.dict.key(idx), last, self.dict.key(last));
         }
         let (entry, moved) = self.dict.remove_at(idx);
-        if !self.hash_deadlines.is_empty() {
-            self.hash_deadlines.clear(idx);
+        if !self.element_deadlines.is_empty() {
+            self.element_deadlines.clear(idx);
             if let Some(Moved { from, to }) = moved {
-                self.hash_deadlines.entry_moved(from, to);
+                self.element_deadlines.entry_moved(from, to);
             }
         }
         if !self.changed.is_empty() {
@@ -1240,7 +1241,7 @@ impl Db {
     pub fn flush(&mut self) -> Dict<Entry> {
         self.avg_ttl_ms = 0;
         self.changed.clear();
-        self.hash_deadlines.clear_all();
+        self.element_deadlines.clear_all();
         self.replica_ttls.clear();
         if let Some(index) = &mut self.slot_index {
             index.clear();

@@ -312,7 +312,7 @@ impl Db {
                 index.swapped(idx, self.dict.key(idx), top, self.dict.key(top));
             }
             self.dict.swap(idx, top);
-            self.hash_deadlines.entries_swapped(idx, top);
+            self.element_deadlines.entries_swapped(idx, top);
             for moved in [idx, top] {
                 let slot = self.dict.entry(moved).expire_slot;
                 if slot != NO_EXPIRE {

@@ -25,15 +25,15 @@ pub(super) fn check_invariants(db: &Db) {
 /// later than its earliest, and no other value has one.
 fn check_field_deadlines(db: &Db) {
     for (idx, _) in db.dict.iter() {
-        match db.field_deadline_at(idx) {
+        match db.element_deadline_at(idx) {
             Some(at) => assert!(
-                db.hash_deadlines
+                db.element_deadlines
                     .bound(idx)
                     .is_some_and(|bound| bound <= at),
                 "entry {idx}: earliest {at}, record {:?}",
-                db.hash_deadlines.bound(idx)
+                db.element_deadlines.bound(idx)
             ),
-            None => assert_eq!(db.hash_deadlines.bound(idx), None, "entry {idx}"),
+            None => assert_eq!(db.element_deadlines.bound(idx), None, "entry {idx}"),
         }
     }
 }

@@ -71,6 +71,54 @@ pub fn with_deadlines(p: PackedRef<'_>, stride: usize, deadlines: &[Option<i64>]
     b.finish()
 }
 
+/// Gives row `row` of `p` the deadline `at_ms` (`None`: none).
+pub fn set_row(p: &mut Packed, stride: usize, row: usize, at_ms: Option<i64>) {
+    let mut deadlines = all(p.view());
+    if deadlines.is_empty() && at_ms.is_none() {
+        return;
+    }
+    deadlines.resize(p.len() / stride, None);
+    if let Some(d) = deadlines.get_mut(row) {
+        *d = at_ms;
+    }
+    *p = with_deadlines(p.view(), stride, &deadlines);
+}
+
+/// A set or a sorted set: packed (rows of `STRIDE` elements, the first
+/// the member) or a table that keeps member deadlines its own way.
+pub trait PackedOrTable {
+    const STRIDE: usize;
+    /// The block, if it is packed.
+    fn packed_mut(&mut self) -> Option<&mut Packed>;
+    /// In a table: `member`'s deadline becomes `at_ms` (if it is there).
+    fn set_table_ttl(&mut self, member: &[u8], at_ms: i64);
+}
+
+/// `change` made on the rows alone, the member deadlines of a packed
+/// value put back by member afterwards (whatever it became).
+pub fn keeping_deadlines<T: PackedOrTable, R>(
+    value: &mut T,
+    change: impl FnOnce(&mut T) -> R,
+) -> R {
+    let Some(kept) = value.packed_mut().and_then(|p| Kept::take(p, T::STRIDE)) else {
+        return change(value);
+    };
+    let result = change(value);
+    put_deadlines(value, &kept);
+    result
+}
+
+/// Gives the members in `kept` their deadline in `value` (a member not
+/// there is skipped), all at once.
+pub fn put_deadlines<T: PackedOrTable>(value: &mut T, kept: &Kept) {
+    match value.packed_mut() {
+        Some(p) => kept.restore(p, T::STRIDE),
+        None => kept
+            .iter()
+            .for_each(|(member, at)| value.set_table_ttl(member, at)),
+    }
+}
+
 /// Removes the rows whose deadline is at or before `now_ms`, earliest
 /// first, at most `max`; their members, in that order.
 pub fn remove_due(p: &mut Packed, stride: usize, now_ms: i64, max: usize) -> Vec<Vec<u8>> {

@@ -271,7 +271,7 @@ impl Set {
     pub fn add(&mut self, member: &[u8], limits: SetLimits) -> bool {
         if self.has_packed_deadlines() {
             return !self.view().contains(member)
-                && self.keeping_deadlines(|s| s.add_row(member, limits));
+                && packed_ttl::keeping_deadlines(self, |s| s.add_row(member, limits));
         }
         self.add_row(member, limits)
     }
@@ -281,33 +281,10 @@ impl Set {
         matches!(self, Set::Packed(p) if p.view().has_preamble())
     }
 
-    /// `change` made on the rows alone, the member deadlines of a packed
-    /// set put back by member afterwards (whatever it became).
-    fn keeping_deadlines<R>(&mut self, change: impl FnOnce(&mut Set) -> R) -> R {
-        let Set::Packed(p) = self else {
-            return change(self);
-        };
-        let Some(kept) = Kept::take(p, 1) else {
-            return change(self);
-        };
-        let result = change(self);
-        self.put_member_ttls(&kept);
-        result
-    }
-
     /// Gives the members in `kept` their deadline there (a member not in
     /// the set is skipped), all at once.
     pub fn put_member_ttls(&mut self, kept: &Kept) {
-        match self {
-            Set::Packed(p) => kept.restore(p, 1),
-            Set::Table(d) => {
-                for (member, at) in kept.iter() {
-                    if let Some(i) = d.find(member) {
-                        d.set_ttl(i, Some(at));
-                    }
-                }
-            }
-        }
+        packed_ttl::put_deadlines(self, kept);
     }
 
     /// `add` of a set whose rows carry no deadlines.
@@ -366,7 +343,8 @@ impl Set {
     /// Removes `member`; true if it was there. The representation stays.
     pub fn remove(&mut self, member: &[u8]) -> bool {
         if self.has_packed_deadlines() {
-            return self.view().contains(member) && self.keeping_deadlines(|s| s.remove(member));
+            return self.view().contains(member)
+                && packed_ttl::keeping_deadlines(self, |s| s.remove(member));
         }
         match self {
             Set::Packed(p) => {
@@ -407,13 +385,7 @@ impl Set {
                 let Some(row) = p.items(1).position(|i| i.eq_bytes(member)) else {
                     return false;
                 };
-                let mut deadlines = packed_ttl::all(p.view());
-                if deadlines.is_empty() && at_ms.is_none() {
-                    return true;
-                }
-                deadlines.resize(p.len(), None);
-                deadlines[row] = at_ms;
-                *p = packed_ttl::with_deadlines(p.view(), 1, &deadlines);
+                packed_ttl::set_row(p, 1, row, at_ms);
                 true
             }
             Set::Table(d) => {
@@ -456,6 +428,23 @@ impl Set {
         }
         values.sort_unstable();
         *self = Set::Packed(ints(&values));
+    }
+}
+
+impl packed_ttl::PackedOrTable for Set {
+    const STRIDE: usize = 1;
+    fn packed_mut(&mut self) -> Option<&mut Packed> {
+        match self {
+            Set::Packed(p) => Some(p),
+            Set::Table(_) => None,
+        }
+    }
+    fn set_table_ttl(&mut self, member: &[u8], at_ms: i64) {
+        if let Set::Table(d) = self {
+            if let Some(i) = d.find(member) {
+                d.set_ttl(i, Some(at_ms));
+            }
+        }
     }
 }
 

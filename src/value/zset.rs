@@ -303,7 +303,7 @@ impl ZSet {
             if self.view().score(member) == Some(score + 0.0) {
                 return false;
             }
-            return self.keeping_deadlines(|z| z.insert(member, score, limits));
+            return packed_ttl::keeping_deadlines(self, |z| z.insert(member, score, limits));
         }
         let score = score + 0.0; // -0 becomes 0
         if let ZSet::Packed(p) = self {
@@ -327,38 +327,17 @@ impl ZSet {
         matches!(self, ZSet::Packed(p) if p.view().has_preamble())
     }
 
-    /// `change` made on the rows alone, the member deadlines of a packed
-    /// sorted set put back by member afterwards (whatever it became).
-    fn keeping_deadlines<R>(&mut self, change: impl FnOnce(&mut ZSet) -> R) -> R {
-        let ZSet::Packed(p) = self else {
-            return change(self);
-        };
-        let Some(kept) = Kept::take(p, 2) else {
-            return change(self);
-        };
-        let result = change(self);
-        self.put_member_ttls(&kept);
-        result
-    }
-
     /// Gives the members in `kept` their deadline there (a member not in
     /// the sorted set is skipped), all at once.
     pub fn put_member_ttls(&mut self, kept: &Kept) {
-        match self {
-            ZSet::Packed(p) => kept.restore(p, 2),
-            ZSet::Tree(t) => {
-                for (member, at) in kept.iter() {
-                    t.set_member_ttl(member, Some(at));
-                }
-            }
-        }
+        packed_ttl::put_deadlines(self, kept);
     }
 
     /// Removes `member`, returning its score.
     pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
         if self.has_packed_deadlines() {
             self.view().score(member)?;
-            return self.keeping_deadlines(|z| z.remove(member));
+            return packed_ttl::keeping_deadlines(self, |z| z.remove(member));
         }
         match self {
             ZSet::Packed(p) => {
@@ -403,13 +382,7 @@ impl ZSet {
                 let Some(row) = p.items(2).step_by(2).position(|m| m.eq_bytes(member)) else {
                     return false;
                 };
-                let mut deadlines = packed_ttl::all(p.view());
-                if deadlines.is_empty() && at_ms.is_none() {
-                    return true;
-                }
-                deadlines.resize(p.len() / 2, None);
-                deadlines[row] = at_ms;
-                *p = packed_ttl::with_deadlines(p.view(), 2, &deadlines);
+                packed_ttl::set_row(p, 2, row, at_ms);
                 true
             }
         }
@@ -463,6 +436,21 @@ impl ZSet {
             b.push(score_item(n.score));
         }
         *self = ZSet::Packed(b.finish());
+    }
+}
+
+impl packed_ttl::PackedOrTable for ZSet {
+    const STRIDE: usize = 2;
+    fn packed_mut(&mut self) -> Option<&mut Packed> {
+        match self {
+            ZSet::Packed(p) => Some(p),
+            ZSet::Tree(_) => None,
+        }
+    }
+    fn set_table_ttl(&mut self, member: &[u8], at_ms: i64) {
+        if let ZSet::Tree(t) = self {
+            t.set_member_ttl(member, Some(at_ms));
+        }
     }
 }
 

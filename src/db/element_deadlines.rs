@@ -1,11 +1,12 @@
-//! The hashes of a database some of whose fields have a deadline, by the
-//! earliest of them: where the active cycle finds fields that are due
-//! (issue 21). Entries are dict positions, in the keyspace's own deadline
-//! heap (`Expires`), with a sparse map back from position to record, so
-//! a database without such hashes spends nothing on them.
+//! The values of a database some of whose elements have a deadline (hash
+//! fields, set and sorted-set members), by the earliest of them: where
+//! the active cycle finds elements that are due (issues 21 and 40).
+//! Entries are dict positions, in the keyspace's own deadline heap
+//! (`Expires`), with a sparse map back from position to record, so a
+//! database without such values spends nothing on them.
 //!
-//! The deadline kept is a lower bound of the hash's earliest (it is
-//! refreshed after every change of the hash); a record that turns out
+//! The deadline kept is a lower bound of the value's earliest (it is
+//! refreshed after every change of the value); a record that turns out
 //! early is settled when it reaches the top.
 
 use std::collections::HashMap;
@@ -13,13 +14,13 @@ use std::collections::HashMap;
 use crate::deadlines::Expires;
 
 #[derive(Default)]
-pub struct HashDeadlines {
+pub struct ElementDeadlines {
     heap: Expires,
     /// Dict position -> record position in `heap`.
     pos: HashMap<u32, u32, crate::dict::DefaultHasher>,
 }
 
-impl HashDeadlines {
+impl ElementDeadlines {
     pub fn is_empty(&self) -> bool {
         self.pos.is_empty()
     }
@@ -28,7 +29,7 @@ impl HashDeadlines {
         self.pos.len()
     }
 
-    /// The hash at `entry` has its earliest field deadline at `at_ms`.
+    /// The value at `entry` has its earliest element deadline at `at_ms`.
     pub fn set(&mut self, entry: u32, at_ms: i64) {
         if !self.heap.is_ordered() {
             self.heap.set_ordered(true, &mut |_, _| {});
@@ -51,7 +52,7 @@ impl HashDeadlines {
         }
     }
 
-    /// The hash at `entry` has no field deadline (or is gone).
+    /// The value at `entry` has no element deadline (or is gone).
     pub fn clear(&mut self, entry: u32) {
         if self.pos.is_empty() {
             return;
@@ -64,21 +65,21 @@ impl HashDeadlines {
         }
     }
 
-    /// The record of the hash at `entry`: no field of it is due before
-    /// this time (tests).
+    /// The record of the value at `entry`: no element of it is due
+    /// before this time (tests).
     #[cfg(test)]
     pub fn bound(&self, entry: u32) -> Option<i64> {
         self.pos.get(&entry).map(|&at| self.heap.get(at).at_ms)
     }
 
-    /// The hash that may be due first, and its deadline (a lower bound).
+    /// The value that may be due first, and its deadline (a lower bound).
     pub fn top(&self) -> Option<(u32, i64)> {
         self.heap
             .top()
             .map(|v| (v.entry, self.heap.earliest_ms().unwrap_or(v.at_ms)))
     }
 
-    /// No field is due before this time.
+    /// No element is due before this time.
     pub fn earliest_ms(&self) -> Option<i64> {
         self.heap.earliest_ms()
     }
@@ -106,6 +107,6 @@ impl HashDeadlines {
     }
 
     pub fn clear_all(&mut self) {
-        *self = HashDeadlines::default();
+        *self = ElementDeadlines::default();
     }
 }
