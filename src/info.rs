@@ -788,6 +788,11 @@ fn stats_section(state: &ServerState, out: &mut String) {
     // Redis 7.4's: hash fields removed past their deadline.
     field!(out, "expired_subkeys", expired_subkeys);
     field!(out, "expired_keys_active", expired_active);
+    // Stampede protection (issue 42).
+    let leases = state.leases.stats;
+    field!(out, "stale_hits", leases.stale_hits);
+    field!(out, "leases_granted", leases.leases_granted);
+    field!(out, "lease_fills", leases.lease_fills);
     field!(out, "expired_keys_passive", expired - expired_active);
     // How late expired keys were removed, by mechanism.
     for (name, h) in [("active", &lag_active), ("passive", &lag_passive)] {

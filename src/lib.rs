@@ -38,6 +38,7 @@ mod hll;
 mod info;
 mod latency;
 mod lazyfree;
+mod lease;
 pub mod log;
 mod lzf;
 pub mod memory;

@@ -67,6 +67,8 @@ pub struct ServerState {
     pub pubsub: PubSub,
     /// Clients blocked on keys (BLPOP and friends).
     pub blocking: Blocking,
+    /// Fill and refresh leases (GETLEASE), on the primary only.
+    pub leases: crate::lease::Leases,
     /// The Lua interpreter and script cache, made on first use.
     pub scripting: Option<crate::scripting::Scripting>,
     /// The other clients while a script is busy.
@@ -163,6 +165,7 @@ impl ServerState {
             watches: WatchTable::default(),
             pubsub: PubSub::default(),
             blocking: Blocking::default(),
+            leases: Default::default(),
             scripting: None,
             busy: Default::default(),
             new_listeners: None,
@@ -244,13 +247,18 @@ impl ServerState {
     }
 
     /// Tells the databases which events anything reads from their
-    /// key-change log: all of them for a WATCH or keyspace notifications,
+    /// key-change log: all of them for a WATCH, keyspace notifications,
+    /// tracking or a lease out (any write ends it),
     /// expiries for a consumer of the effect stream, list, sorted-set,
     /// stream and generic changes for blocked clients (every write while
     /// an XREADGROUP waits). Call after any of those changes.
     pub fn refresh_event_recording(&mut self) {
         let mut classes = 0;
-        if self.watches.any() || self.config.notify_keyspace_events != 0 || self.tracking.any() {
+        if self.watches.any()
+            || self.config.notify_keyspace_events != 0
+            || self.tracking.any()
+            || !self.leases.is_empty()
+        {
             classes = u32::MAX;
         }
         if self.propagate.active() {
@@ -420,6 +428,10 @@ impl ServerState {
     fn handle_key_event(&mut self, db: usize, event: &KeyEvent, key: &[u8]) {
         let expired = event.class == EventClass::EXPIRED;
         let evicted = event.class == EventClass::EVICTED;
+        // Any write of a key ends its lease (issue 42), its deletion too.
+        if event.class.is_write() || expired || evicted {
+            self.leases.key_changed(db, key);
+        }
         if self.watches.watches_in(db) && (event.class.is_write() || expired || evicted) {
             self.watches
                 .touch(db, key, expired || evicted || event.name == "del");

@@ -65,6 +65,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "config",
             "connection",
             "evict/pool",
+            "lease",
             "monitor",
             "multi",
             "notify",

@@ -32,10 +32,11 @@ pub(super) static FAMILIES: &[&[Command]] = &[
     SET_MEMBER_TTLS,
     ZSET_MEMBER_TTLS,
     KEYDB_MEMBER_TTLS,
+    STAMPEDE,
 ];
 
 /// How many entries the table has (the next free id).
-pub const COUNT: usize = 412;
+pub const COUNT: usize = 415;
 
 #[rustfmt::skip]
 static CONNECTION: &[Command] = &[
@@ -772,3 +773,33 @@ static KEYDB_MEMBER_TTLS: &[Command] = &[
         "Set a member's expiry as a Unix timestamp in milliseconds (KeyDB)"
     ),
 ];
+
+/// Stampede protection (issue 42): leases on missing or stale keys.
+static STAMPEDE: &[Command] = &[
+    cmd!(
+        412,
+        "getlease",
+        -3,
+        ["readonly", "fast"],
+        (1, 1, 1),
+        "string",
+        "Returns a key's value with its freshness, and a fill or refresh lease to one caller"
+    ),
+    container!(
+        413,
+        "lease",
+        LEASE_SUBCOMMANDS,
+        "generic",
+        "A container for lease commands"
+    ),
+];
+
+static LEASE_SUBCOMMANDS: &[Command] = &[cmd!(
+    414,
+    "release",
+    4,
+    ["fast"],
+    (2, 2, 1),
+    "generic",
+    "Hands back a fill or refresh lease before it lapses"
+)];

@@ -58,6 +58,8 @@ fn debug_reload(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let now_ms = ctx.now_ms;
     let reloaded = crate::persistence::load::debug_reload(ctx.server, now_ms, save, flush, merge);
+    // Leases are never persisted: a reload drops them (issue 42).
+    ctx.server.leases.clear();
     // Like Redis, the reload itself is not propagated (said after the
     // load, whose own bookkeeping resets the running command's).
     ctx.server.propagate.suppress();

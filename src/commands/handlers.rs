@@ -5,9 +5,9 @@
 use std::sync::OnceLock;
 
 use super::{
-    acl, bits, cluster, connection, debug, expire, geo, hashes, hll, keys, lists, member_ttl,
-    migrate, pubsub, replication, scripting, server, sets, sort, stream_groups, streams, strings,
-    transactions, zsets, Handler,
+    acl, bits, cluster, connection, debug, expire, geo, hashes, hll, keys, lease, lists,
+    member_ttl, migrate, pubsub, replication, scripting, server, sets, sort, stream_groups,
+    streams, strings, transactions, zsets, Handler,
 };
 use crate::command_table::Command;
 
@@ -27,6 +27,7 @@ static FAMILIES: &[&[(&str, Handler)]] = &[
     sets::HANDLERS,
     zsets::HANDLERS,
     member_ttl::HANDLERS,
+    lease::HANDLERS,
     geo::HANDLERS,
     streams::HANDLERS,
     stream_groups::HANDLERS,

@@ -20,6 +20,7 @@ pub mod handlers;
 pub mod hashes;
 pub mod hll;
 pub mod keys;
+pub mod lease;
 pub mod lists;
 pub mod member_ttl;
 pub mod migrate;

@@ -482,7 +482,7 @@ fn write_command_docs(out: &mut Reply, c: &Command, full_name: &str) {
 
 /// The version that brought a command Redis 7.0 has no page for: Redis
 /// 7.4's hash-field expiry, 8.0's HGETDEL/HGETEX/HSETEX and 8.12's set
-/// member expiry; lapse's sorted-set member expiry.
+/// member expiry; lapse's sorted-set member expiry and leases.
 fn newer_since(name: &str) -> &'static str {
     match name {
         "hgetdel" | "hgetex" | "hsetex" => "8.0.0",
@@ -490,9 +490,8 @@ fn newer_since(name: &str) -> &'static str {
         | "spexpiretime" | "spersist" => "8.12.0",
         // lapse's own (sorted-set member expiry): lapse's version.
         "zexpire" | "zpexpire" | "zexpireat" | "zpexpireat" | "zttl" | "zpttl" | "zexpiretime"
-        | "zpexpiretime" | "zpersist" | "expiremember" | "expirememberat" | "pexpirememberat" => {
-            crate::LAPSE_VERSION
-        }
+        | "zpexpiretime" | "zpersist" | "expiremember" | "expirememberat" | "pexpirememberat"
+        | "getlease" | "lease" | "lease|release" => crate::LAPSE_VERSION,
         n if n.starts_with("hexpire")
             || n.starts_with("hpexpire")
             || matches!(n, "httl" | "hpttl" | "hpersist") =>

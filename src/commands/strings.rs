@@ -83,6 +83,10 @@ struct StringOptions<'a> {
     persist: bool,
     /// The expire argument and its form (EX/PX relative, EXAT/PXAT absolute).
     expire: Option<(&'a [u8], Unit, bool)>,
+    /// SET's STALE / PSTALE (issue 42): the grace after the deadline.
+    stale: Option<(&'a [u8], Unit)>,
+    /// SET's LEASE token: write only while it holds the key's lease.
+    lease: Option<&'a [u8]>,
 }
 
 #[derive(PartialEq, Clone, Copy)]
@@ -120,6 +124,17 @@ fn parse_string_options<'a>(
             o.keep_ttl = true;
         } else if is(opt, "PERSIST") && !set && o.expire.is_none() && !o.keep_ttl {
             o.persist = true;
+        } else if let (true, Some(value)) = (set && (is(opt, "STALE") || is(opt, "PSTALE")), next) {
+            let unit = if is(opt, "STALE") {
+                Unit::Seconds
+            } else {
+                Unit::Millis
+            };
+            o.stale = Some((value, unit));
+            i += 1;
+        } else if let (true, Some(token)) = (set && is(opt, "LEASE"), next) {
+            o.lease = Some(token);
+            i += 1;
         } else if let (Some((_, unit, relative)), Some(value)) = (expire_form, next) {
             // A later EX replaces an earlier EX, but forms don't mix.
             let same_form = o.expire.is_none_or(|(_, u, r)| u == unit && r == relative);
@@ -156,12 +171,27 @@ fn set_deadline_ms(
 
 fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
     let o = parse_string_options(&args, 3, OptionsFor::Set)?;
-    let deadline = match o.expire {
+    let mut deadline = match o.expire {
         Some((arg, unit, relative)) => {
             Some(set_deadline_ms(arg, unit, relative, ctx.now_ms, "set")?)
         }
         None => None,
     };
+    // STALE: fresh until the deadline given, stale for the grace after
+    // it, then gone: the key's TTL is the hard deadline, grace included.
+    let grace_ms = match o.stale {
+        Some(_) if deadline.is_none() => return Err(CmdError::Syntax),
+        Some((arg, unit)) => Some(set_deadline_ms(arg, unit, true, 0, "set")?),
+        None => None,
+    };
+    if let (Some(at_ms), Some(grace)) = (deadline, grace_ms) {
+        deadline = Some(
+            at_ms
+                .checked_add(grace)
+                .ok_or(CmdError::InvalidExpireTime("set"))?,
+        );
+    }
+    let lease = o.lease.map(super::lease::token_arg).transpose()?;
     let key = &args[1];
     let exists = if o.get {
         let old = read_string(ctx, key)?.map(<[u8]>::to_vec);
@@ -177,11 +207,18 @@ fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
         // Plain SET: existence doesn't matter; skip the extra lookup.
         false
     };
-    if (o.nx && exists) || (o.xx && !exists) {
+    // LEASE: only while the token holds the key's lease (a refresher
+    // that was too slow must not overwrite a newer value).
+    let (now_ms, db) = (ctx.now_ms, ctx.session.db);
+    let fenced = lease.is_some_and(|t| !ctx.server.leases.holds(db, key, t, now_ms));
+    if (o.nx && exists) || (o.xx && !exists) || fenced {
         if !o.get {
             ctx.out().null();
         }
         return Ok(());
+    }
+    if lease.is_some() {
+        ctx.server.leases.filled();
     }
     let ttl = match (deadline, o.keep_ttl) {
         (Some(at_ms), _) => Ttl::At(at_ms),
@@ -191,6 +228,16 @@ fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
     store(ctx, key, args.get(2), ttl);
     if let Some(at_ms) = deadline {
         set_with_deadline_effect(ctx, key, args.get(2), at_ms);
+    } else if lease.is_some() {
+        // Leases are the primary's: the effect is a plain write.
+        let keep: &[&[u8]] = if o.keep_ttl { &[b"KEEPTTL"] } else { &[] };
+        let mut effect: Vec<&[u8]> = vec![b"SET", key, args.get(2)];
+        effect.extend(keep);
+        ctx.propagate_as(&effect);
+    }
+    if let Some(grace) = grace_ms {
+        // After the write's own signal, which ends any earlier one.
+        ctx.db().set_grace(key, grace);
     }
     if !o.get {
         ctx.out().ok();

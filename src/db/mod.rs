@@ -22,6 +22,7 @@
 
 pub mod access;
 pub mod element_deadlines;
+pub mod graces;
 pub mod keylog;
 pub mod replica_ttls;
 pub mod slot;
@@ -215,6 +216,8 @@ pub struct Db {
     /// deadline are kept (on a replica, or with expiry paused): a copy
     /// without them, until the next read.
     live_fields: Option<Value>,
+    /// Soft deadlines (`SET ... STALE`), as graces before the hard one.
+    graces: graces::Graces,
 }
 
 /// Element expiry of one type: the event a field's or member's expiry
@@ -293,6 +296,11 @@ impl Db {
     /// and the propagation point read it from the log.
     pub fn signal(&mut self, class: EventClass, name: &'static str, key: &[u8]) {
         self.dirty += 1;
+        // Any write but a new deadline ends a soft deadline (SET STALE
+        // gives it again after its own signal).
+        if !self.graces.is_empty() && class.is_write() && name != "expire" {
+            self.graces.remove(key);
+        }
         if class.intersects(self.recorded_classes) {
             self.events.push(class, name, key);
         }
@@ -740,6 +748,25 @@ impl Db {
     pub fn ttl_deadline(&mut self, key: &[u8], now_ms: i64) -> Option<Option<i64>> {
         let idx = self.lookup_untouched(key, now_ms, true)?;
         Some(self.deadline(idx))
+    }
+
+    /// Gives `key` a soft deadline `grace_ms` before its hard one (SET
+    /// STALE, after storing it with its hard deadline).
+    pub fn set_grace(&mut self, key: &[u8], grace_ms: i64) {
+        self.graces.set(key, grace_ms);
+    }
+
+    /// The soft deadline of `key` if it has one (`None` also for a key
+    /// without a TTL: no soft deadline without a hard one).
+    pub fn soft_deadline(&mut self, key: &[u8], now_ms: i64) -> Option<i64> {
+        let grace = self.graces.get(key)?;
+        let hard = self.ttl_deadline(key, now_ms)??;
+        Some(hard.saturating_sub(grace))
+    }
+
+    /// Keys with a soft deadline.
+    pub fn soft_deadlines(&self) -> usize {
+        self.graces.len()
     }
 
     /// RESTORE's IDLETIME / FREQ: sets what OBJECT IDLETIME or FREQ will
@@ -1206,6 +1233,9 @@ impl Db {
     fn remove_at(&mut self, idx: u32) -> Slot {
         let idx = self.preserve(idx);
         self.clear_deadline(idx);
+        if !self.graces.is_empty() {
+            self.graces.remove(self.dict.key(idx));
+        }
         if let Some(index) = &mut self.slot_index {
             let last = self.dict.len() as u32 - 1;
             index.removed(idx, self.dict.key(idx), last, self.dict.key(last));
@@ -1242,6 +1272,7 @@ impl Db {
         self.avg_ttl_ms = 0;
         self.changed.clear();
         self.element_deadlines.clear_all();
+        self.graces.clear();
         self.replica_ttls.clear();
         if let Some(index) = &mut self.slot_index {
             index.clear();

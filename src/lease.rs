@@ -1,0 +1,182 @@
+//! Leases against cache stampedes (issue 42): who may recompute a key that
+//! is missing (`fill`) or stale (`refresh`), so that one client does it
+//! while the others are served the stale value or told the key is being
+//! filled. A lease is a token (an increasing 64-bit number, unique per
+//! lease, not tied to a connection) held until it lapses, until its
+//! holder hands it back (LEASE RELEASE), or until any write of the key,
+//! which ends it (`key_changed`, at the key-change signal). `SET ...
+//! LEASE token` writes only while the token holds the key's lease.
+//!
+//! Leases live on the primary only and are never persisted: a restart or
+//! DEBUG RELOAD drops them (`clear`).
+
+use std::collections::HashMap;
+
+/// What a lease is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseKind {
+    /// The key is missing: the holder computes it.
+    Fill,
+    /// The key is stale: the holder recomputes it while others get the
+    /// stale value.
+    Refresh,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Lease {
+    token: u64,
+    kind: LeaseKind,
+    /// It lapses at this unix time (ms).
+    until_ms: i64,
+}
+
+/// The counters INFO stats shows.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LeaseStats {
+    /// GETLEASE calls answered `stale` (a refresh lease was out).
+    pub stale_hits: u64,
+    /// Leases handed out (`fill` or `refresh`).
+    pub leases_granted: u64,
+    /// Writes that ended a lease with its own token (`SET ... LEASE`).
+    pub lease_fills: u64,
+}
+
+/// The leases of every database.
+#[derive(Default)]
+pub struct Leases {
+    by_key: HashMap<(usize, Box<[u8]>), Lease, crate::dict::DefaultHasher>,
+    last_token: u64,
+    pub stats: LeaseStats,
+}
+
+/// What GETLEASE found for a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// The caller now holds a new lease of this kind, with this token.
+    Granted(LeaseKind, u64),
+    /// Another client holds a live lease of this kind.
+    Held(LeaseKind),
+}
+
+impl Leases {
+    /// The live lease of `key`, if any (a lapsed one is gone).
+    fn live(&mut self, db: usize, key: &[u8], now_ms: i64) -> Option<Lease> {
+        if self.by_key.is_empty() {
+            return None;
+        }
+        let k = (db, Box::<[u8]>::from(key));
+        match self.by_key.get(&k) {
+            Some(l) if l.until_ms > now_ms => Some(*l),
+            Some(_) => {
+                self.by_key.remove(&k);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// A lease of `kind` on `key` for `lease_ms`, unless a live one is out.
+    pub fn acquire(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        kind: LeaseKind,
+        lease_ms: i64,
+        now_ms: i64,
+    ) -> Grant {
+        if let Some(held) = self.live(db, key, now_ms) {
+            return Grant::Held(held.kind);
+        }
+        self.last_token += 1;
+        let token = self.last_token;
+        self.by_key.insert(
+            (db, key.into()),
+            Lease {
+                token,
+                kind,
+                until_ms: now_ms.saturating_add(lease_ms),
+            },
+        );
+        self.stats.leases_granted += 1;
+        Grant::Granted(kind, token)
+    }
+
+    /// Whether `token` holds the live lease of `key` (`SET ... LEASE`).
+    pub fn holds(&mut self, db: usize, key: &[u8], token: u64, now_ms: i64) -> bool {
+        self.live(db, key, now_ms).is_some_and(|l| l.token == token)
+    }
+
+    /// A write of `key` with `token` (which holds its lease) is about to
+    /// end it: counted as a fill.
+    pub fn filled(&mut self) {
+        self.stats.lease_fills += 1;
+    }
+
+    /// LEASE RELEASE: hands back `key`'s lease if `token` holds it.
+    pub fn release(&mut self, db: usize, key: &[u8], token: u64, now_ms: i64) -> bool {
+        if !self.holds(db, key, token, now_ms) {
+            return false;
+        }
+        self.by_key.remove(&(db, Box::<[u8]>::from(key)));
+        true
+    }
+
+    /// The key-change signal: a write (or the key's deletion) ends its
+    /// lease.
+    pub fn key_changed(&mut self, db: usize, key: &[u8]) {
+        if !self.by_key.is_empty() {
+            self.by_key.remove(&(db, Box::<[u8]>::from(key)));
+        }
+    }
+
+    /// Leases out (INFO).
+    pub fn len(&self) -> usize {
+        self.by_key.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+
+    /// Drops every lease (FLUSHALL, DEBUG RELOAD, a full sync).
+    pub fn clear(&mut self) {
+        self.by_key.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_lease_per_key_until_it_lapses_is_released_or_the_key_changes() {
+        let mut l = Leases::default();
+        let Grant::Granted(LeaseKind::Fill, t1) = l.acquire(0, b"k", LeaseKind::Fill, 100, 1_000)
+        else {
+            panic!()
+        };
+        assert_eq!(
+            l.acquire(0, b"k", LeaseKind::Fill, 100, 1_050),
+            Grant::Held(LeaseKind::Fill)
+        );
+        // Another database's key is another key.
+        assert!(matches!(
+            l.acquire(1, b"k", LeaseKind::Refresh, 100, 1_050),
+            Grant::Granted(LeaseKind::Refresh, t) if t > t1
+        ));
+        assert!(l.holds(0, b"k", t1, 1_099));
+        assert!(!l.holds(0, b"k", t1, 1_100), "lapsed");
+        let Grant::Granted(_, t2) = l.acquire(0, b"k", LeaseKind::Fill, 100, 1_100) else {
+            panic!()
+        };
+        assert!(t2 > t1);
+        assert!(!l.release(0, b"k", t1, 1_101));
+        assert!(l.release(0, b"k", t2, 1_101));
+        let Grant::Granted(_, t3) = l.acquire(0, b"k", LeaseKind::Fill, 100, 1_101) else {
+            panic!()
+        };
+        l.key_changed(0, b"k");
+        assert!(!l.holds(0, b"k", t3, 1_102));
+        assert_eq!(l.stats.leases_granted, 4);
+    }
+}

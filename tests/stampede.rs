@@ -1,0 +1,229 @@
+//! Stampede protection in the server (issue 42, first step): soft
+//! deadlines (`SET ... STALE` / `PSTALE`), GETLEASE's five states, SET's
+//! `LEASE token` fencing, LEASE RELEASE, the INFO counters, leases ended
+//! by any write and dropped by DEBUG RELOAD, what replicas get, and one
+//! fill per lease among many clients.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{eventually, info_field, Raw, Server};
+
+/// GETLEASE's reply as (value, state, token).
+fn getlease(r: &mut Raw, key: &str, lease_ms: &str) -> (Option<String>, String, Option<u64>) {
+    let reply = r.cmd(&["GETLEASE", key, lease_ms]);
+    let lines: Vec<&str> = reply.split("\r\n").collect();
+    assert_eq!(lines[0], "*3", "{reply}");
+    let (value, rest) = match lines[1] {
+        "$-1" => (None, &lines[2..]),
+        _ => (Some(lines[2].to_string()), &lines[3..]),
+    };
+    let state = rest[1].to_string();
+    let token = match rest[2] {
+        "$-1" => None,
+        t => Some(t.trim_start_matches(':').parse().unwrap()),
+    };
+    (value, state, token)
+}
+
+#[test]
+fn fill_busy_fence_and_release() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    let mut other = lapse.raw();
+    // Missing: the first caller fills, the others are told it is busy.
+    let (value, state, token) = getlease(&mut r, "k", "10000");
+    assert_eq!((value, state.as_str()), (None, "fill"));
+    let fill = token.unwrap();
+    assert_eq!(
+        getlease(&mut other, "k", "10000"),
+        (None, "busy".into(), None)
+    );
+    // A wrong token writes nothing; the holder's does, from any
+    // connection, and the write ends the lease.
+    let wrong = (fill + 1000).to_string();
+    assert_eq!(r.cmd(&["SET", "k", "v", "LEASE", &wrong]), "$-1\r\n");
+    assert_eq!(r.cmd(&["EXISTS", "k"]), ":0\r\n");
+    assert_eq!(
+        other.cmd(&["SET", "k", "v", "LEASE", &fill.to_string()]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        r.cmd(&["SET", "k", "late", "LEASE", &fill.to_string()]),
+        "$-1\r\n"
+    );
+    assert_eq!(r.cmd(&["GET", "k"]), "$1\r\nv\r\n");
+    // Present, no soft deadline: fresh.
+    assert_eq!(
+        getlease(&mut r, "k", "100"),
+        (Some("v".into()), "fresh".into(), None)
+    );
+    // A lease handed back lets the next caller fill at once.
+    r.cmd(&["DEL", "k"]);
+    let (_, state, token) = getlease(&mut r, "k", "60000");
+    assert_eq!(state, "fill");
+    let token = token.unwrap().to_string();
+    assert_eq!(r.cmd(&["LEASE", "RELEASE", "k", "12345"]), ":0\r\n");
+    assert_eq!(r.cmd(&["LEASE", "RELEASE", "k", &token]), ":1\r\n");
+    assert_eq!(r.cmd(&["LEASE", "RELEASE", "k", &token]), ":0\r\n");
+    let (_, state, next) = getlease(&mut other, "k", "60000");
+    assert_eq!(state, "fill");
+    assert!(next.unwrap() > token.parse().unwrap());
+    // A write without the token ends the lease too; so does a deletion.
+    r.cmd(&["SET", "k", "x"]);
+    r.cmd(&["DEL", "k"]);
+    assert_eq!(getlease(&mut r, "k", "50").1, "fill");
+    // A lapsed lease is gone: the next caller fills.
+    assert!(eventually(Duration::from_secs(5), || getlease(
+        &mut other, "k", "50"
+    )
+    .1 == "fill"));
+    // Leases are never persisted: DEBUG RELOAD drops them.
+    assert_eq!(getlease(&mut r, "reload", "60000").1, "fill");
+    assert_eq!(getlease(&mut other, "reload", "60000").1, "busy");
+    assert_eq!(r.cmd(&["DEBUG", "RELOAD"]), "+OK\r\n");
+    assert_eq!(getlease(&mut other, "reload", "60000").1, "fill");
+    for (cmd, expected) in [
+        (
+            &["GETLEASE", "k", "0"][..],
+            "-ERR lease-milliseconds must be a positive integer\r\n",
+        ),
+        (
+            &["GETLEASE", "k", "x"],
+            "-ERR value is not an integer or out of range\r\n",
+        ),
+        (
+            &["SET", "k", "v", "LEASE", "x"],
+            "-ERR value is not an integer or out of range\r\n",
+        ),
+        (&["SET", "k", "v", "STALE", "5"], "-ERR syntax error\r\n"),
+        (
+            &["SET", "k", "v", "EX", "5", "STALE", "0"],
+            "-ERR invalid expire time in 'set' command\r\n",
+        ),
+        (&["LPUSH", "list", "a"], ":1\r\n"),
+        (
+            &["GETLEASE", "list", "10"],
+            "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+        ),
+    ] {
+        assert_eq!(r.cmd(cmd), expected, "{cmd:?}");
+    }
+}
+
+#[test]
+fn stale_keys_are_served_while_one_client_refreshes() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    let mut other = lapse.raw();
+    // Fresh for 300 ms, then stale for 60 s: the TTL is the hard deadline.
+    assert_eq!(
+        r.cmd(&["SET", "k", "v1", "PX", "300", "STALE", "60"]),
+        "+OK\r\n"
+    );
+    let pttl: i64 = r.cmd(&["PTTL", "k"])[1..].trim().parse().unwrap();
+    assert!((59_000..=60_300).contains(&pttl), "{pttl}");
+    assert_eq!(getlease(&mut r, "k", "10000").1, "fresh");
+    let mut granted = None;
+    assert!(eventually(Duration::from_secs(5), || {
+        let (value, state, token) = getlease(&mut r, "k", "10000");
+        granted = token;
+        value.as_deref() == Some("v1") && state == "refresh"
+    }));
+    assert!(granted.is_some());
+    // One refresher; everyone else gets the stale value, plain GET too.
+    assert_eq!(
+        getlease(&mut other, "k", "10000"),
+        (Some("v1".into()), "stale".into(), None)
+    );
+    assert_eq!(other.cmd(&["GET", "k"]), "$2\r\nv1\r\n");
+    assert_eq!(info_field(&mut other, "stats", "stale_hits"), "1");
+    // A write without STALE ends the soft deadline (and the lease).
+    r.cmd(&["SET", "k", "v2", "PX", "60000"]);
+    assert_eq!(
+        getlease(&mut other, "k", "10000"),
+        (Some("v2".into()), "fresh".into(), None)
+    );
+    // EXPIRE moves the hard deadline and keeps the grace: 500 ms left
+    // with a 1 s grace is stale at once.
+    r.cmd(&["SET", "k", "v3", "PX", "60000", "PSTALE", "1000"]);
+    assert_eq!(getlease(&mut other, "k", "10000").1, "fresh");
+    r.cmd(&["PEXPIRE", "k", "500"]);
+    let (value, state, token) = getlease(&mut other, "k", "10000");
+    assert_eq!((value.as_deref(), state.as_str()), (Some("v3"), "refresh"));
+    // The refresher's SET with its token ends the lease and the staleness.
+    let token = token.unwrap().to_string();
+    assert_eq!(
+        other.cmd(&["SET", "k", "v4", "EX", "60", "STALE", "10", "LEASE", &token]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        getlease(&mut r, "k", "10000"),
+        (Some("v4".into()), "fresh".into(), None)
+    );
+    // PERSIST: no hard deadline, so no soft one.
+    r.cmd(&["SET", "p", "v", "PX", "1", "PSTALE", "60000"]);
+    r.cmd(&["PERSIST", "p"]);
+    assert_eq!(getlease(&mut r, "p", "10").1, "fresh");
+    assert_eq!(info_field(&mut r, "stats", "lease_fills"), "1");
+    assert!(
+        info_field(&mut r, "stats", "leases_granted")
+            .parse::<u64>()
+            .unwrap()
+            >= 2
+    );
+}
+
+/// Replicas get plain writes with the hard deadline (leases are the
+/// primary's).
+#[test]
+fn a_replica_gets_the_hard_deadline_and_plain_writes() {
+    let primary = Server::lapse(&[]);
+    let replica = Server::lapse(&[]);
+    let mut s = replica.raw();
+    s.cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
+    let mut r = primary.raw();
+    assert!(eventually(Duration::from_secs(10), || info_field(
+        &mut s,
+        "replication",
+        "master_link_status"
+    ) == "up"));
+    let (_, _, token) = getlease(&mut r, "filled", "60000");
+    r.cmd(&["SET", "filled", "v", "LEASE", &token.unwrap().to_string()]);
+    r.cmd(&["SET", "soft", "v", "EX", "100", "STALE", "100"]);
+    assert!(eventually(Duration::from_secs(10), || s
+        .cmd(&["GET", "filled"])
+        == "$1\r\nv\r\n"));
+    assert!(eventually(Duration::from_secs(10), || s
+        .cmd(&["EXISTS", "soft"])
+        == ":1\r\n"));
+    let ttl: i64 = s.cmd(&["TTL", "soft"])[1..].trim().parse().unwrap();
+    assert!((190..=200).contains(&ttl), "{ttl}");
+}
+
+/// Many clients asking for one missing key at once: exactly one fill.
+#[test]
+fn one_fill_among_many_clients() {
+    let lapse = Server::lapse(&[]);
+    let port = lapse.port;
+    let threads: Vec<_> = (0..40)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut r = Raw::connect(port);
+                getlease(&mut r, "hot", "60000").1
+            })
+        })
+        .collect();
+    let states: Vec<String> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert_eq!(
+        states.iter().filter(|s| *s == "fill").count(),
+        1,
+        "{states:?}"
+    );
+    assert_eq!(
+        states.iter().filter(|s| *s == "busy").count(),
+        39,
+        "{states:?}"
+    );
+}
