@@ -10,7 +10,7 @@
 //! Leases live on the primary only and are never persisted: a restart or
 //! DEBUG RELOAD drops them (`clear`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// What a lease is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,12 +39,19 @@ pub struct LeaseStats {
     pub leases_granted: u64,
     /// Writes that ended a lease with its own token (`SET ... LEASE`).
     pub lease_fills: u64,
+    /// GETLEASE calls that blocked (WAIT), counted when they block.
+    pub lease_waits: u64,
+    /// Blocked GETLEASE calls whose WAIT ran out (answered `busy`).
+    pub lease_wait_timeouts: u64,
 }
 
 /// The leases of every database.
 #[derive(Default)]
 pub struct Leases {
     by_key: HashMap<(usize, Box<[u8]>), Lease, crate::dict::DefaultHasher>,
+    /// When each lease lapses, for waking the clients waiting on its key
+    /// (and forgetting it).
+    lapses: BTreeSet<(i64, usize, Box<[u8]>)>,
     last_token: u64,
     pub stats: LeaseStats,
 }
@@ -68,11 +75,21 @@ impl Leases {
         match self.by_key.get(&k) {
             Some(l) if l.until_ms > now_ms => Some(*l),
             Some(_) => {
-                self.by_key.remove(&k);
+                self.end(k);
                 None
             }
             None => None,
         }
+    }
+
+    /// Ends the lease of `k` (its record and its place in `lapses`).
+    fn end(&mut self, k: (usize, Box<[u8]>)) -> bool {
+        let Some(lease) = self.by_key.remove(&k) else {
+            return false;
+        };
+        let (db, key) = k;
+        self.lapses.remove(&(lease.until_ms, db, key));
+        true
     }
 
     /// A lease of `kind` on `key` for `lease_ms`, unless a live one is out.
@@ -89,14 +106,16 @@ impl Leases {
         }
         self.last_token += 1;
         let token = self.last_token;
+        let until_ms = now_ms.saturating_add(lease_ms);
         self.by_key.insert(
             (db, key.into()),
             Lease {
                 token,
                 kind,
-                until_ms: now_ms.saturating_add(lease_ms),
+                until_ms,
             },
         );
+        self.lapses.insert((until_ms, db, key.into()));
         self.stats.leases_granted += 1;
         Grant::Granted(kind, token)
     }
@@ -117,16 +136,38 @@ impl Leases {
         if !self.holds(db, key, token, now_ms) {
             return false;
         }
-        self.by_key.remove(&(db, Box::<[u8]>::from(key)));
-        true
+        self.end((db, key.into()))
     }
 
     /// The key-change signal: a write (or the key's deletion) ends its
-    /// lease.
-    pub fn key_changed(&mut self, db: usize, key: &[u8]) {
-        if !self.by_key.is_empty() {
-            self.by_key.remove(&(db, Box::<[u8]>::from(key)));
+    /// lease; whether it had one (its waiters are then retried).
+    pub fn key_changed(&mut self, db: usize, key: &[u8]) -> bool {
+        !self.by_key.is_empty() && self.end((db, key.into()))
+    }
+
+    /// The keys whose lease lapsed by `now_ms` (their waiters are retried:
+    /// the earliest takes the lease over).
+    pub fn take_lapsed(&mut self, now_ms: i64) -> Vec<(usize, Box<[u8]>)> {
+        let mut lapsed = Vec::new();
+        while let Some(first) = self.lapses.first() {
+            if first.0 > now_ms {
+                break;
+            }
+            let Some((until_ms, db, key)) = self.lapses.pop_first() else {
+                break;
+            };
+            let k = (db, key);
+            if self.by_key.get(&k).is_some_and(|l| l.until_ms == until_ms) {
+                self.by_key.remove(&k);
+                lapsed.push(k);
+            }
         }
+        lapsed
+    }
+
+    /// When the next lease lapses (the loop wakes then for its waiters).
+    pub fn next_lapse_ms(&self) -> Option<i64> {
+        self.lapses.first().map(|(at, _, _)| *at)
     }
 
     /// Leases out (INFO).
@@ -141,6 +182,7 @@ impl Leases {
     /// Drops every lease (FLUSHALL, DEBUG RELOAD, a full sync).
     pub fn clear(&mut self) {
         self.by_key.clear();
+        self.lapses.clear();
     }
 }
 

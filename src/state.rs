@@ -428,9 +428,10 @@ impl ServerState {
     fn handle_key_event(&mut self, db: usize, event: &KeyEvent, key: &[u8]) {
         let expired = event.class == EventClass::EXPIRED;
         let evicted = event.class == EventClass::EVICTED;
-        // Any write of a key ends its lease (issue 42), its deletion too.
-        if event.class.is_write() || expired || evicted {
-            self.leases.key_changed(db, key);
+        // Any write of a key ends its lease (issue 42), its deletion too;
+        // its waiters (GETLEASE WAIT) try again: the earliest may fill.
+        if (event.class.is_write() || expired || evicted) && self.leases.key_changed(db, key) {
+            self.blocking.key_changed(db, key);
         }
         if self.watches.watches_in(db) && (event.class.is_write() || expired || evicted) {
             self.watches

@@ -227,3 +227,64 @@ fn one_fill_among_many_clients() {
         "{states:?}"
     );
 }
+
+/// GETLEASE WAIT: callers of a key being filled block (no polling) until
+/// it is written, then all get the value; a lease that is handed back or
+/// lapses goes to the earliest waiter, the others keep waiting; a wait
+/// that runs out answers `busy`; inside MULTI WAIT acts as 0.
+#[test]
+fn waiters_get_the_fill_or_take_the_lease_over() {
+    let lapse = Server::lapse(&[]);
+    let port = lapse.port;
+    let mut r = lapse.raw();
+    let waiter = |key: &'static str, lease: &'static str, wait: &'static str| {
+        std::thread::spawn(move || Raw::connect(port).cmd(&["GETLEASE", key, lease, "WAIT", wait]))
+    };
+    let blocked = |r: &mut Raw, n: usize| {
+        eventually(Duration::from_secs(10), || {
+            info_field(r, "clients", "blocked_clients") == n.to_string()
+        })
+    };
+    let fill_token = |reply: &str| -> u64 {
+        assert!(reply.starts_with("*3\r\n$-1\r\n$4\r\nfill\r\n:"), "{reply}");
+        reply.rsplit(':').next().unwrap().trim().parse().unwrap()
+    };
+    // A write wakes every waiter with the value.
+    let (_, _, token) = getlease(&mut r, "k", "60000");
+    let waiters: Vec<_> = (0..5).map(|_| waiter("k", "1000", "20000")).collect();
+    assert!(blocked(&mut r, 5));
+    assert_eq!(info_field(&mut r, "stats", "lease_waits"), "5");
+    r.cmd(&["SET", "k", "v", "LEASE", &token.unwrap().to_string()]);
+    for w in waiters {
+        assert_eq!(w.join().unwrap(), "*3\r\n$1\r\nv\r\n$5\r\nfresh\r\n$-1\r\n");
+    }
+    // Handed back: the earliest waiter fills, the next keeps waiting
+    // until that fill is written.
+    let (_, _, token) = getlease(&mut r, "h", "60000");
+    let first = waiter("h", "60000", "20000");
+    assert!(blocked(&mut r, 1));
+    let second = waiter("h", "60000", "20000");
+    assert!(blocked(&mut r, 2));
+    r.cmd(&["LEASE", "RELEASE", "h", &token.unwrap().to_string()]);
+    let token = fill_token(&first.join().unwrap());
+    assert!(blocked(&mut r, 1));
+    r.cmd(&["SET", "h", "w", "LEASE", &token.to_string()]);
+    assert_eq!(
+        second.join().unwrap(),
+        "*3\r\n$1\r\nw\r\n$5\r\nfresh\r\n$-1\r\n"
+    );
+    // A filler that never writes: its lease lapses to the waiter.
+    getlease(&mut r, "crashed", "200");
+    fill_token(&waiter("crashed", "60000", "20000").join().unwrap());
+    // A wait that runs out: busy.
+    getlease(&mut r, "slow", "60000");
+    assert_eq!(
+        waiter("slow", "100", "50").join().unwrap(),
+        "*3\r\n$-1\r\n$4\r\nbusy\r\n$-1\r\n"
+    );
+    assert_eq!(info_field(&mut r, "stats", "lease_wait_timeouts"), "1");
+    // Inside MULTI, WAIT acts as 0.
+    r.cmd(&["MULTI"]);
+    r.cmd(&["GETLEASE", "slow", "100", "WAIT", "10000"]);
+    assert_eq!(r.cmd(&["EXEC"]), "*1\r\n*3\r\n$-1\r\n$4\r\nbusy\r\n$-1\r\n");
+}

@@ -914,8 +914,16 @@ impl Server {
         }
     }
 
-    /// Ends the waits that timed out and those CLIENT UNBLOCK asked to end.
+    /// Ends the waits that timed out and those CLIENT UNBLOCK asked to end;
+    /// retries the waiters of leases that lapsed (one of them takes the
+    /// lease over).
     fn end_waits(&mut self, now_ms: i64) {
+        for (db, key) in self.state.leases.take_lapsed(now_ms) {
+            self.state.blocking.key_changed(db, &key);
+        }
+        if self.state.blocking.has_ready() {
+            self.serve_ready_keys(now_ms, usize::MAX);
+        }
         for waiter in self.state.blocking.take_timed_out(now_ms) {
             self.finish_wait(waiter, Unblock::Timeout);
         }
@@ -936,11 +944,18 @@ impl Server {
             return;
         };
         let session = &mut conn.session;
-        if session.id != waiter.client || session.blocked.take().is_none() {
+        if session.id != waiter.client {
             return;
         }
+        let Some(blocked) = session.blocked.take() else {
+            return;
+        };
         match how {
-            Unblock::Timeout => session.reply.null_array(),
+            Unblock::Timeout => crate::commands::blocking::timed_out(
+                blocked.cmd,
+                &mut session.reply,
+                &mut self.state.leases,
+            ),
             Unblock::Error => session
                 .reply
                 .error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK"),
@@ -1106,7 +1121,7 @@ impl Server {
             self.state.tracking.broadcast();
             self.deliver_messages(None, unix_time_ms());
         }
-        if self.state.blocking.any() {
+        if self.state.blocking.any() || !self.state.leases.is_empty() {
             self.end_waits(unix_time_ms());
         }
         self.state.free_garbage();
@@ -1344,7 +1359,15 @@ impl Server {
     /// within milliseconds of its deadline.
     fn sleep_budget(&self) -> Duration {
         let mut until_cron = self.next_cron.saturating_duration_since(Instant::now());
-        if let Some(at_ms) = self.state.blocking.next_deadline_ms() {
+        let lapse = self
+            .state
+            .blocking
+            .any()
+            .then(|| self.state.leases.next_lapse_ms());
+        for at_ms in [self.state.blocking.next_deadline_ms(), lapse.flatten()]
+            .into_iter()
+            .flatten()
+        {
             let wait_ms = (at_ms - unix_time_ms()).max(0) as u64;
             until_cron = until_cron.min(Duration::from_millis(wait_ms));
         }
