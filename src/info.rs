@@ -795,6 +795,7 @@ fn stats_section(state: &ServerState, out: &mut String) {
     field!(out, "lease_fills", leases.lease_fills);
     field!(out, "lease_waits", leases.lease_waits);
     field!(out, "lease_wait_timeouts", leases.lease_wait_timeouts);
+    field!(out, "early_refreshes", leases.early_refreshes);
     field!(out, "expired_keys_passive", expired - expired_active);
     // How late expired keys were removed, by mechanism.
     for (name, h) in [("active", &lag_active), ("passive", &lag_passive)] {

@@ -7,6 +7,11 @@
 //! which ends it (`key_changed`, at the key-change signal). `SET ...
 //! LEASE token` writes only while the token holds the key's lease.
 //!
+//! Early refresh (XFetch, Vattani et al., VLDB 2015): the room measures,
+//! per key, the time from granting a lease to the write that ends it
+//! (`delta`, the last measurement, in ms), so that GETLEASE with BETA can
+//! hand out `refresh` before the soft deadline with XFetch's probability.
+//!
 //! Leases live on the primary only and are never persisted: a restart or
 //! DEBUG RELOAD drops them (`clear`).
 
@@ -28,6 +33,8 @@ struct Lease {
     kind: LeaseKind,
     /// It lapses at this unix time (ms).
     until_ms: i64,
+    /// When it was granted (unix ms): `delta` is measured from here.
+    granted_ms: i64,
 }
 
 /// The counters INFO stats shows.
@@ -43,6 +50,8 @@ pub struct LeaseStats {
     pub lease_waits: u64,
     /// Blocked GETLEASE calls whose WAIT ran out (answered `busy`).
     pub lease_wait_timeouts: u64,
+    /// Refresh leases handed out before the soft deadline (BETA).
+    pub early_refreshes: u64,
 }
 
 /// The leases of every database.
@@ -52,6 +61,8 @@ pub struct Leases {
     /// When each lease lapses, for waking the clients waiting on its key
     /// (and forgetting it).
     lapses: BTreeSet<(i64, usize, Box<[u8]>)>,
+    /// Per key: how long its last lease took from grant to write (ms).
+    deltas: HashMap<(usize, Box<[u8]>), i64, crate::dict::DefaultHasher>,
     last_token: u64,
     pub stats: LeaseStats,
 }
@@ -113,6 +124,7 @@ impl Leases {
                 token,
                 kind,
                 until_ms,
+                granted_ms: now_ms,
             },
         );
         self.lapses.insert((until_ms, db, key.into()));
@@ -139,10 +151,29 @@ impl Leases {
         self.end((db, key.into()))
     }
 
-    /// The key-change signal: a write (or the key's deletion) ends its
-    /// lease; whether it had one (its waiters are then retried).
-    pub fn key_changed(&mut self, db: usize, key: &[u8]) -> bool {
-        !self.by_key.is_empty() && self.end((db, key.into()))
+    /// The key-change signal: a write ends its lease (and measures the
+    /// key's `delta`), the key's deletion too (and forgets it); whether it
+    /// had one (its waiters are then retried).
+    pub fn key_changed(&mut self, db: usize, key: &[u8], deleted: bool, now_ms: i64) -> bool {
+        if self.by_key.is_empty() && self.deltas.is_empty() {
+            return false;
+        }
+        let k: (usize, Box<[u8]>) = (db, key.into());
+        if deleted {
+            self.deltas.remove(&k);
+        } else if let Some(lease) = self.by_key.get(&k) {
+            self.deltas
+                .insert(k.clone(), now_ms.saturating_sub(lease.granted_ms).max(0));
+        }
+        self.end(k)
+    }
+
+    /// The key's last measured recompute time (ms), if any.
+    pub fn delta(&self, db: usize, key: &[u8]) -> Option<i64> {
+        if self.deltas.is_empty() {
+            return None;
+        }
+        self.deltas.get(&(db, Box::<[u8]>::from(key))).copied()
     }
 
     /// The keys whose lease lapsed by `now_ms` (their waiters are retried:
@@ -175,14 +206,25 @@ impl Leases {
         self.by_key.len()
     }
 
+    /// No lease out and no key's `delta` kept: nothing needs the
+    /// key-change signal.
     pub fn is_empty(&self) -> bool {
-        self.by_key.is_empty()
+        self.by_key.is_empty() && self.deltas.is_empty()
     }
 
-    /// Drops every lease (FLUSHALL, DEBUG RELOAD, a full sync).
+    /// Database `db` was emptied: its keys' `delta`s go with them (their
+    /// leases stay until they lapse or the keys are written).
+    pub fn db_flushed(&mut self, db: usize) {
+        if !self.deltas.is_empty() {
+            self.deltas.retain(|(d, _), _| *d != db);
+        }
+    }
+
+    /// Drops every lease (DEBUG RELOAD).
     pub fn clear(&mut self) {
         self.by_key.clear();
         self.lapses.clear();
+        self.deltas.clear();
     }
 }
 
@@ -217,8 +259,12 @@ mod tests {
         let Grant::Granted(_, t3) = l.acquire(0, b"k", LeaseKind::Fill, 100, 1_101) else {
             panic!()
         };
-        l.key_changed(0, b"k");
-        assert!(!l.holds(0, b"k", t3, 1_102));
+        assert_eq!(l.delta(0, b"k"), None);
+        assert!(l.key_changed(0, b"k", false, 1_131));
+        assert!(!l.holds(0, b"k", t3, 1_132));
+        assert_eq!(l.delta(0, b"k"), Some(30), "from grant to write");
+        assert!(!l.key_changed(0, b"k", true, 1_140));
+        assert_eq!(l.delta(0, b"k"), None, "forgotten with the key");
         assert_eq!(l.stats.leases_granted, 4);
     }
 }

@@ -430,8 +430,12 @@ impl ServerState {
         let evicted = event.class == EventClass::EVICTED;
         // Any write of a key ends its lease (issue 42), its deletion too;
         // its waiters (GETLEASE WAIT) try again: the earliest may fill.
-        if (event.class.is_write() || expired || evicted) && self.leases.key_changed(db, key) {
-            self.blocking.key_changed(db, key);
+        if !self.leases.is_empty() && (event.class.is_write() || expired || evicted) {
+            let deleted = expired || evicted || event.name == "del";
+            let now_ms = crate::clock::unix_time_ms();
+            if self.leases.key_changed(db, key, deleted, now_ms) {
+                self.blocking.key_changed(db, key);
+            }
         }
         if self.watches.watches_in(db) && (event.class.is_write() || expired || evicted) {
             self.watches

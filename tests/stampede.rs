@@ -12,7 +12,21 @@ use common::{eventually, info_field, Raw, Server};
 
 /// GETLEASE's reply as (value, state, token).
 fn getlease(r: &mut Raw, key: &str, lease_ms: &str) -> (Option<String>, String, Option<u64>) {
-    let reply = r.cmd(&["GETLEASE", key, lease_ms]);
+    getlease_beta(r, key, lease_ms, "")
+}
+
+/// GETLEASE with `BETA beta` (none if empty).
+fn getlease_beta(
+    r: &mut Raw,
+    key: &str,
+    lease_ms: &str,
+    beta: &str,
+) -> (Option<String>, String, Option<u64>) {
+    let mut cmd = vec!["GETLEASE", key, lease_ms];
+    if !beta.is_empty() {
+        cmd.extend(["BETA", beta]);
+    }
+    let reply = r.cmd(&cmd);
     let lines: Vec<&str> = reply.split("\r\n").collect();
     assert_eq!(lines[0], "*3", "{reply}");
     let (value, rest) = match lines[1] {
@@ -287,4 +301,50 @@ fn waiters_get_the_fill_or_take_the_lease_over() {
     r.cmd(&["MULTI"]);
     r.cmd(&["GETLEASE", "slow", "100", "WAIT", "10000"]);
     assert_eq!(r.cmd(&["EXEC"]), "*1\r\n*3\r\n$-1\r\n$4\r\nbusy\r\n$-1\r\n");
+}
+
+/// BETA (XFetch in the server): never early before the key has a
+/// measured recompute time; with one, a reader may get `refresh` before
+/// the soft deadline (certainly, with a huge beta), and while that early
+/// lease is out the others read the key `fresh`.
+#[test]
+fn beta_refreshes_early_once_the_recompute_time_is_known() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    r.cmd(&["SET", "k", "v", "EX", "100", "STALE", "10"]);
+    let huge = "1000000000";
+    assert_eq!(getlease_beta(&mut r, "k", "1000", huge).1, "fresh");
+    // A fill that takes ~50 ms gives the key its delta.
+    r.cmd(&["DEL", "k"]);
+    let (_, state, token) = getlease(&mut r, "k", "60000");
+    assert_eq!(state, "fill");
+    std::thread::sleep(Duration::from_millis(50));
+    let token = token.unwrap().to_string();
+    r.cmd(&[
+        "SET", "k", "v2", "EX", "100", "STALE", "10", "LEASE", &token,
+    ]);
+    assert_eq!(getlease_beta(&mut r, "k", "1000", "0.000000001").1, "fresh");
+    assert_eq!(getlease_beta(&mut r, "k", "1000", "").1, "fresh");
+    let (value, state, token) = getlease_beta(&mut r, "k", "1000", huge);
+    assert_eq!((value.as_deref(), state.as_str()), (Some("v2"), "refresh"));
+    assert!(token.is_some());
+    assert_eq!(getlease_beta(&mut r, "k", "1000", huge).1, "fresh");
+    assert_eq!(info_field(&mut r, "stats", "early_refreshes"), "1");
+    for (cmd, expected) in [
+        (
+            &["GETLEASE", "k", "10", "BETA", "0"][..],
+            "-ERR BETA must be a positive number\r\n",
+        ),
+        (
+            &["GETLEASE", "k", "10", "BETA", "x"],
+            "-ERR BETA must be a positive number\r\n",
+        ),
+        (&["GETLEASE", "k", "10", "BETA"], "-ERR syntax error\r\n"),
+        (
+            &["GETLEASE", "k", "10", "WAIT", "-1"],
+            "-ERR timeout is negative\r\n",
+        ),
+    ] {
+        assert_eq!(r.cmd(cmd), expected, "{cmd:?}");
+    }
 }

@@ -58,8 +58,12 @@ fn debug_reload(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let now_ms = ctx.now_ms;
     let reloaded = crate::persistence::load::debug_reload(ctx.server, now_ms, save, flush, merge);
-    // Leases are never persisted: a reload drops them (issue 42).
+    // Leases are never persisted: a reload drops them (issue 42), and
+    // their waiters look again (the earliest may fill).
     ctx.server.leases.clear();
+    for db in 0..ctx.server.dbs.len() {
+        ctx.server.blocking.db_changed(db);
+    }
     // Like Redis, the reload itself is not propagated (said after the
     // load, whose own bookkeeping resets the running command's).
     ctx.server.propagate.suppress();

@@ -511,6 +511,7 @@ fn flush_dbs(ctx: &mut Ctx, range: std::ops::Range<usize>, lazy: bool) {
         let now_ms = ctx.now_ms;
         ctx.server.touch_watched_in_db(i, None, now_ms);
         let table = ctx.server.dbs[i].flush();
+        ctx.server.leases.db_flushed(i);
         // Waiters on the flushed keys look again (Redis's
         // `signalFlushedDb`): a blocked XREADGROUP ends with an error.
         ctx.server.blocking.db_changed(i);

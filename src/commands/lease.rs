@@ -16,7 +16,8 @@ pub(super) fn token_arg(arg: &[u8]) -> Result<u64, CmdError> {
     u64::try_from(int_arg(arg)?).map_err(|_| CmdError::NotInteger)
 }
 
-/// GETLEASE key lease-milliseconds: `[value, state, token]` where state is
+/// GETLEASE key lease-milliseconds [WAIT ms] [BETA beta]: `[value, state,
+/// token]` where state is
 /// `fresh` (before the soft deadline, or no soft deadline), `refresh`
 /// (stale, and the caller now holds the refresh lease: token), `stale`
 /// (another client holds it), `fill` (missing, and the caller now holds
@@ -28,19 +29,29 @@ pub(super) fn token_arg(arg: &[u8]) -> Result<u64, CmdError> {
 /// the earliest waiter takes the lease over), or the wait runs out
 /// (`busy`). Inside MULTI or a script WAIT acts as 0.
 fn getlease(ctx: &mut Ctx, args: Args) -> CmdResult {
-    let mut wait_ms = 0;
+    let (mut wait_ms, mut beta) = (0, None);
     let mut i = 3;
-    while i < args.len() {
-        let opt = args.get(i);
-        if !super::is(opt, "WAIT") || i + 1 >= args.len() {
-            // BETA (XFetch) comes with the next step of issue 42.
+    while i + 1 < args.len() {
+        let (opt, value) = (args.get(i), args.get(i + 1));
+        if super::is(opt, "WAIT") {
+            wait_ms = int_arg(value)?;
+            if wait_ms < 0 {
+                return Err(CmdError::Static("ERR timeout is negative"));
+            }
+        } else if super::is(opt, "BETA") {
+            let b = std::str::from_utf8(value)
+                .ok()
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|b| b.is_finite() && *b > 0.0)
+                .ok_or(CmdError::Static("ERR BETA must be a positive number"))?;
+            beta = Some(b);
+        } else {
             return Err(CmdError::Syntax);
         }
-        wait_ms = int_arg(args.get(i + 1))?;
-        if wait_ms < 0 {
-            return Err(CmdError::Static("ERR timeout is negative"));
-        }
         i += 2;
+    }
+    if i != args.len() {
+        return Err(CmdError::Syntax);
     }
     let lease_ms = int_arg(&args[2])?;
     if lease_ms <= 0 {
@@ -71,6 +82,20 @@ fn getlease(ctx: &mut Ctx, args: Args) -> CmdResult {
                     }
                 }
             }
+            Some(soft) if beta.is_some_and(|b| early(ctx, key, soft, b)) => {
+                match ctx
+                    .server
+                    .leases
+                    .acquire(db, key, LeaseKind::Refresh, lease_ms, now_ms)
+                {
+                    Grant::Granted(_, token) => {
+                        ctx.server.leases.stats.early_refreshes += 1;
+                        ("refresh", Some(token))
+                    }
+                    // An early refresh is out: the others read it fresh.
+                    Grant::Held(_) => ("fresh", None),
+                }
+            }
             _ => ("fresh", None),
         },
         None => match ctx
@@ -96,6 +121,19 @@ fn getlease(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     reply(ctx.out(), value.as_deref(), state, token);
     Ok(())
+}
+
+/// XFetch's rule for a fresh key whose soft deadline is `soft`: refresh
+/// early when `now - delta * beta * ln(rand()) >= soft`, `delta` being
+/// the key's last measured recompute time; never before it has one.
+fn early(ctx: &mut Ctx, key: &[u8], soft: i64, beta: f64) -> bool {
+    use rand::Rng;
+    let Some(delta) = ctx.server.leases.delta(ctx.session.db, key) else {
+        return false;
+    };
+    // In (0, 1]: ln of it is at most 0, so the gap is at least 0.
+    let r = 1.0 - ctx.server.rng.gen::<f64>();
+    ctx.now_ms as f64 - delta as f64 * beta * r.ln() >= soft as f64
 }
 
 /// GETLEASE's reply: `[value or nil, state, token or nil]`.
