@@ -61,14 +61,22 @@ fn getlease(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     let key = &args[1];
     let (now_ms, db) = (ctx.now_ms, ctx.session.db);
-    let value = match ctx.db().get(key, now_ms) {
-        None => None,
-        Some(ValueRef::Str(s)) => Some(s.to_vec()),
+    // One lookup; a fresh key is answered from where it is, as GET is.
+    let session = &mut *ctx.session;
+    let (value, soft) = match ctx.server.dbs[db].get_with_soft(key, now_ms) {
+        None => (None, None),
+        Some((ValueRef::Str(s), soft)) => {
+            if beta.is_none() && soft.is_none_or(|soft| soft > now_ms) {
+                reply(&mut session.reply, Some(s), "fresh", None);
+                return Ok(());
+            }
+            (Some(s.to_vec()), soft)
+        }
         Some(_) => return Err(CmdError::WrongType),
     };
     let had_leases = !ctx.server.leases.is_empty();
     let (state, token) = match &value {
-        Some(_) => match ctx.db().soft_deadline(key, now_ms) {
+        Some(_) => match soft {
             Some(soft) if soft <= now_ms => {
                 match ctx
                     .server

@@ -26,6 +26,9 @@ impl Graces {
     }
 
     pub fn get(&self, key: &[u8]) -> Option<i64> {
+        if self.0.is_empty() {
+            return None;
+        }
         self.0.get(key).copied()
     }
 

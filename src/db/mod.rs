@@ -529,6 +529,27 @@ impl Db {
     /// The value of `key` for reading (`lookupKeyRead`).
     pub fn get(&mut self, key: &[u8], now_ms: i64) -> Option<ValueRef<'_>> {
         let idx = self.lookup_counted(key, now_ms)?;
+        Some(self.read_value(idx, now_ms))
+    }
+
+    /// `get` with the key's soft deadline, in one lookup (GETLEASE): its
+    /// hard deadline less its grace (`None` also for a key without a TTL:
+    /// no soft deadline without a hard one).
+    pub fn get_with_soft(
+        &mut self,
+        key: &[u8],
+        now_ms: i64,
+    ) -> Option<(ValueRef<'_>, Option<i64>)> {
+        let idx = self.lookup_counted(key, now_ms)?;
+        let soft = match self.graces.get(key) {
+            Some(grace) => self.deadline(idx).map(|hard| hard.saturating_sub(grace)),
+            None => None,
+        };
+        Some((self.read_value(idx, now_ms), soft))
+    }
+
+    /// The value at `idx` as a read sees it.
+    fn read_value(&mut self, idx: u32, now_ms: i64) -> ValueRef<'_> {
         self.live_fields = None;
         if self.replica || self.expiry_paused {
             // Fields and members past their deadline wait for the
@@ -542,10 +563,10 @@ impl Db {
                 .value()
                 .without_members_due(now_ms);
             if let Some(live) = live {
-                return Some(self.live_fields.insert(live).as_ref());
+                return self.live_fields.insert(live).as_ref();
             }
         }
-        Some(self.dict.entry(idx).slot.value())
+        self.dict.entry(idx).slot.value()
     }
 
     /// `lookup_read` as a read command's: a hit or a miss counted (INFO
@@ -754,14 +775,6 @@ impl Db {
     /// STALE, after storing it with its hard deadline).
     pub fn set_grace(&mut self, key: &[u8], grace_ms: i64) {
         self.graces.set(key, grace_ms);
-    }
-
-    /// The soft deadline of `key` if it has one (`None` also for a key
-    /// without a TTL: no soft deadline without a hard one).
-    pub fn soft_deadline(&mut self, key: &[u8], now_ms: i64) -> Option<i64> {
-        let grace = self.graces.get(key)?;
-        let hard = self.ttl_deadline(key, now_ms)??;
-        Some(hard.saturating_sub(grace))
     }
 
     /// Keys with a soft deadline.

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Stampede protection (issue 42) on lapse.
+
+    benches/stampede.py                  # WAITERS=10000 RUNS=3
+    PART=throughput benches/stampede.py  # one part: waiters or throughput
+
+1. Waiters: WAITERS connections block on one missing key (GETLEASE key
+   60000 WAIT 30000) while another client holds its fill lease; then the
+   filler writes it (SET ... LEASE token). Reported: from the write's
+   sending to each waiter's whole reply, p50 / p99 / max (target: all
+   within 5 ms of the fill). RUNS runs.
+2. Throughput: redis-benchmark -P 16, GETLEASE of a fresh key against GET
+   of the same key, and SET with STALE against SET with EX, alternating on
+   one lapse server RUNS times (median ratios; targets within 5%).
+
+The stampede simulation against redis-server's client-side patterns is
+the next step of issue 42."""
+
+import os
+import selectors
+import socket
+import subprocess
+import sys
+import time
+
+from benchlib import build, cmd, enc, info_field, rps, side_by_side, start, stop
+
+WAITERS = int(os.environ.get("WAITERS", "10000"))
+RUNS = int(os.environ.get("RUNS", "3"))
+PART = os.environ.get("PART", "all")
+
+
+def waiters_run():
+    proc, port = start("lapse", extra=["--maxclients", str(WAITERS + 100)])
+    try:
+        filler = socket.create_connection(("127.0.0.1", port))
+        filler.sendall(enc(["GETLEASE", "hot", "60000"]))
+        reply = filler.recv(1 << 16).decode()
+        assert "fill" in reply, reply
+        token = reply.rsplit(":", 1)[1].split("\r\n")[0]
+        sel = selectors.DefaultSelector()
+        conns = []
+        request = enc(["GETLEASE", "hot", "60000", "WAIT", "30000"])
+        for _ in range(WAITERS):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(request)
+            s.setblocking(False)
+            conns.append(s)
+            sel.register(s, selectors.EVENT_READ, [b""])
+        deadline = time.time() + 60
+        while int(info_field(port, "blocked_clients", "clients")) < WAITERS:
+            assert time.time() < deadline, "waiters did not block"
+            time.sleep(0.01)
+        t0 = time.perf_counter()
+        filler.sendall(enc(["SET", "hot", "v", "LEASE", token]))
+        done = []
+        expected = b"*3\r\n$1\r\nv\r\n$5\r\nfresh\r\n$-1\r\n"
+        while len(done) < WAITERS:
+            for key, _ in sel.select(timeout=10):
+                data = key.fileobj.recv(4096)
+                key.data[0] += data
+                if key.data[0] == expected:
+                    done.append((time.perf_counter() - t0) * 1000)
+                    sel.unregister(key.fileobj)
+                elif len(key.data[0]) >= len(expected) or not data:
+                    raise AssertionError(key.data[0])
+        for s in conns:
+            s.close()
+        filler.close()
+        done.sort()
+        return done[len(done) // 2], done[int(len(done) * 0.99)], done[-1]
+    finally:
+        stop(proc)
+
+
+def throughput():
+    proc, port = start("lapse")
+    try:
+        cmd(port, "SET", "fresh", "v" * 16, "EX", "100000", "STALE", "100")
+        for name, a, b in (
+                ("GETLEASE of a fresh key / GET", ["GETLEASE", "fresh", "1000"], ["GET", "fresh"]),
+                ("SET with STALE / SET with EX",
+                 ["SET", "key:__rand_int__", "v" * 16, "EX", "100000", "STALE", "100"],
+                 ["SET", "key:__rand_int__", "v" * 16, "EX", "100000"])):
+            side_by_side(name + " -P 16 (CPU ratio: second / first)", RUNS,
+                         lambda: rps(proc, port, a), lambda: rps(proc, port, b))
+    finally:
+        stop(proc)
+
+
+def main():
+    build()
+    if PART in ("all", "waiters"):
+        runs = [waiters_run() for _ in range(RUNS)]
+        print("%d waiters on one key, from the fill's write to each reply, ms: %s; worst max %.2f"
+              % (WAITERS, "; ".join("p50 %.2f p99 %.2f max %.2f" % r for r in runs),
+                 max(r[2] for r in runs)), flush=True)
+    if PART in ("all", "throughput"):
+        throughput()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
