@@ -137,7 +137,13 @@ impl Blocking {
                 continue;
             };
             if let Some(queue) = map.get_mut(&key) {
-                queue.retain(|w| w.client != client);
+                // Waiters are served in the order they blocked: the one
+                // leaving is usually first (O(1), not a scan of them all).
+                if queue.front().is_some_and(|w| w.client == client) {
+                    queue.pop_front();
+                } else {
+                    queue.retain(|w| w.client != client);
+                }
                 if queue.is_empty() {
                     map.remove(&key);
                 }
