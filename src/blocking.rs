@@ -22,6 +22,17 @@ pub struct BlockedOn {
     pub keys: Vec<Vec<u8>>,
     /// Unix ms after which it gives up; `None` waits forever.
     pub deadline_ms: Option<i64>,
+    /// What it is answered when it gives up.
+    pub on_timeout: OnTimeout,
+}
+
+/// The reply of a wait that ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnTimeout {
+    /// A null array (BLPOP and its kind).
+    NullArray,
+    /// GETLEASE's `[nil, busy, nil]`.
+    LeaseBusy,
 }
 
 /// A blocked client: its id and connection slot.

@@ -72,19 +72,7 @@ pub fn wait_for_keys(ctx: &mut Ctx, args: Args, keys: &[&[u8]], deadline_ms: Opt
         db,
         keys,
         deadline_ms,
+        on_timeout: crate::blocking::OnTimeout::NullArray,
     });
     ctx.server.refresh_event_recording();
-}
-
-/// The reply of a blocked command whose wait ran out: a null array, as
-/// Redis answers BLPOP and its kind; GETLEASE's `busy`.
-pub fn timed_out(
-    cmd: &crate::command_table::Command,
-    out: &mut crate::protocol::Reply,
-    leases: &mut crate::lease::Leases,
-) {
-    match cmd.name {
-        "getlease" => super::lease::wait_timed_out(out, leases),
-        _ => out.null_array(),
-    }
 }

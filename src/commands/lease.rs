@@ -118,6 +118,9 @@ fn getlease(ctx: &mut Ctx, args: Args) -> CmdResult {
                 }
                 let deadline = super::blocking::deadline_after(wait_ms, now_ms)?;
                 super::blocking::wait_for_keys(ctx, args, &[key], deadline);
+                if let Some(blocked) = &mut ctx.session.blocked {
+                    blocked.on_timeout = crate::blocking::OnTimeout::LeaseBusy;
+                }
                 return Ok(());
             }
             Grant::Held(_) => ("busy", None),

@@ -20,7 +20,7 @@ use tracing::{debug, info, warn};
 mod cluster;
 mod replication;
 
-use crate::blocking::{Unblock, Waiter};
+use crate::blocking::{OnTimeout, Unblock, Waiter};
 use crate::clock::{unix_time_ms, SystemClock};
 use crate::config::Config;
 use crate::connection::{ClientType, Session, Sessions};
@@ -951,11 +951,13 @@ impl Server {
             return;
         };
         match how {
-            Unblock::Timeout => crate::commands::blocking::timed_out(
-                blocked.cmd,
-                &mut session.reply,
-                &mut self.state.leases,
-            ),
+            Unblock::Timeout => match blocked.on_timeout {
+                OnTimeout::NullArray => session.reply.null_array(),
+                OnTimeout::LeaseBusy => crate::commands::lease::wait_timed_out(
+                    &mut session.reply,
+                    &mut self.state.leases,
+                ),
+            },
             Unblock::Error => session
                 .reply
                 .error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK"),
