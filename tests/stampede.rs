@@ -176,6 +176,21 @@ fn stale_keys_are_served_while_one_client_refreshes() {
         getlease(&mut r, "k", "10000"),
         (Some("v4".into()), "fresh".into(), None)
     );
+    // A deletion ends a refresh lease: the next caller fills; so does
+    // the expiry at the hard deadline.
+    r.cmd(&["SET", "d", "v", "PX", "1", "PSTALE", "60000"]);
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(getlease(&mut r, "d", "60000").1, "refresh");
+    assert_eq!(getlease(&mut other, "d", "60000").1, "stale");
+    r.cmd(&["DEL", "d"]);
+    assert_eq!(getlease(&mut other, "d", "60000").1, "fill");
+    r.cmd(&["SET", "e", "v", "PX", "1", "PSTALE", "100"]);
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(getlease(&mut r, "e", "60000").1, "refresh");
+    assert!(eventually(Duration::from_secs(5), || r
+        .cmd(&["EXISTS", "e"])
+        == ":0\r\n"));
+    assert_eq!(getlease(&mut other, "e", "60000").1, "fill");
     // PERSIST: no hard deadline, so no soft one.
     r.cmd(&["SET", "p", "v", "PX", "1", "PSTALE", "60000"]);
     r.cmd(&["PERSIST", "p"]);
