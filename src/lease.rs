@@ -15,7 +15,7 @@
 //! Leases live on the primary only and are never persisted: a restart or
 //! DEBUG RELOAD drops them (`clear`).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 /// What a lease is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,15 +54,30 @@ pub struct LeaseStats {
     pub early_refreshes: u64,
 }
 
+/// What the room knows of one key: its lease, and how long its last
+/// lease took from grant to write (`delta`, ms).
+#[derive(Debug, Default, Clone, Copy)]
+struct KeyState {
+    lease: Option<Lease>,
+    delta_ms: Option<i64>,
+}
+
+type KeyMap = HashMap<Box<[u8]>, KeyState, crate::dict::DefaultHasher>;
+
+/// A key in a database.
+type DbKey = (usize, Box<[u8]>);
+
 /// The leases of every database.
 #[derive(Default)]
 pub struct Leases {
-    by_key: HashMap<(usize, Box<[u8]>), Lease, crate::dict::DefaultHasher>,
-    /// When each lease lapses, for waking the clients waiting on its key
-    /// (and forgetting it).
-    lapses: BTreeSet<(i64, usize, Box<[u8]>)>,
-    /// Per key: how long its last lease took from grant to write (ms).
-    deltas: HashMap<(usize, Box<[u8]>), i64, crate::dict::DefaultHasher>,
+    /// Per database, per key (looked up by the key's bytes: no
+    /// allocation on the write path).
+    dbs: Vec<KeyMap>,
+    /// Keys with a state, all databases together: nothing to do at 0.
+    keys: usize,
+    /// When each lease lapses (by its token), for waking the clients
+    /// waiting on its key and forgetting it.
+    lapses: BTreeMap<(i64, u64), DbKey>,
     last_token: u64,
     pub stats: LeaseStats,
 }
@@ -77,30 +92,34 @@ pub enum Grant {
 }
 
 impl Leases {
-    /// The live lease of `key`, if any (a lapsed one is gone).
-    fn live(&mut self, db: usize, key: &[u8], now_ms: i64) -> Option<Lease> {
-        if self.by_key.is_empty() {
-            return None;
-        }
-        let k = (db, Box::<[u8]>::from(key));
-        match self.by_key.get(&k) {
-            Some(l) if l.until_ms > now_ms => Some(*l),
-            Some(_) => {
-                self.end(k);
-                None
-            }
-            None => None,
-        }
+    fn state(&self, db: usize, key: &[u8]) -> Option<&KeyState> {
+        self.dbs.get(db)?.get(key)
     }
 
-    /// Ends the lease of `k` (its record and its place in `lapses`).
-    fn end(&mut self, k: (usize, Box<[u8]>)) -> bool {
-        let Some(lease) = self.by_key.remove(&k) else {
-            return false;
-        };
-        let (db, key) = k;
-        self.lapses.remove(&(lease.until_ms, db, key));
-        true
+    /// Ends the lease of `key` (its record and its lapse); the lease.
+    fn end(&mut self, db: usize, key: &[u8]) -> Option<Lease> {
+        let map = self.dbs.get_mut(db)?;
+        let state = map.get_mut(key)?;
+        let lease = state.lease.take()?;
+        if state.delta_ms.is_none() {
+            map.remove(key);
+            self.keys -= 1;
+        }
+        self.lapses.remove(&(lease.until_ms, lease.token));
+        Some(lease)
+    }
+
+    /// The live lease of `key`, if any (a lapsed one is gone).
+    fn live(&mut self, db: usize, key: &[u8], now_ms: i64) -> Option<Lease> {
+        if self.keys == 0 {
+            return None;
+        }
+        let lease = self.state(db, key)?.lease?;
+        if lease.until_ms > now_ms {
+            return Some(lease);
+        }
+        self.end(db, key);
+        None
     }
 
     /// A lease of `kind` on `key` for `lease_ms`, unless a live one is out.
@@ -118,16 +137,23 @@ impl Leases {
         self.last_token += 1;
         let token = self.last_token;
         let until_ms = now_ms.saturating_add(lease_ms);
-        self.by_key.insert(
-            (db, key.into()),
-            Lease {
-                token,
-                kind,
-                until_ms,
-                granted_ms: now_ms,
-            },
-        );
-        self.lapses.insert((until_ms, db, key.into()));
+        if self.dbs.len() <= db {
+            self.dbs.resize_with(db + 1, KeyMap::default);
+        }
+        let state = match self.dbs[db].get_mut(key) {
+            Some(state) => state,
+            None => {
+                self.keys += 1;
+                self.dbs[db].entry(key.into()).or_default()
+            }
+        };
+        state.lease = Some(Lease {
+            token,
+            kind,
+            until_ms,
+            granted_ms: now_ms,
+        });
+        self.lapses.insert((until_ms, token), (db, key.into()));
         self.stats.leases_granted += 1;
         Grant::Granted(kind, token)
     }
@@ -145,52 +171,62 @@ impl Leases {
 
     /// LEASE RELEASE: hands back `key`'s lease if `token` holds it.
     pub fn release(&mut self, db: usize, key: &[u8], token: u64, now_ms: i64) -> bool {
-        if !self.holds(db, key, token, now_ms) {
-            return false;
-        }
-        self.end((db, key.into()))
+        self.holds(db, key, token, now_ms) && self.end(db, key).is_some()
     }
 
     /// The key-change signal: a write ends its lease (and measures the
     /// key's `delta`), the key's deletion too (and forgets it); whether it
     /// had one (its waiters are then retried).
     pub fn key_changed(&mut self, db: usize, key: &[u8], deleted: bool, now_ms: i64) -> bool {
-        if self.by_key.is_empty() && self.deltas.is_empty() {
+        if self.keys == 0 {
             return false;
         }
-        let k: (usize, Box<[u8]>) = (db, key.into());
-        if deleted {
-            self.deltas.remove(&k);
-        } else if let Some(lease) = self.by_key.get(&k) {
-            self.deltas
-                .insert(k.clone(), now_ms.saturating_sub(lease.granted_ms).max(0));
+        let ended = self.end(db, key);
+        let Some(map) = self.dbs.get_mut(db) else {
+            return false;
+        };
+        let delta_ms = match (deleted, ended) {
+            (true, _) => None,
+            (false, Some(lease)) => Some(now_ms.saturating_sub(lease.granted_ms).max(0)),
+            (false, None) => return false,
+        };
+        match (map.get_mut(key), delta_ms) {
+            (Some(state), Some(_)) => state.delta_ms = delta_ms,
+            (Some(_), None) => {
+                map.remove(key);
+                self.keys -= 1;
+            }
+            (None, Some(_)) => {
+                map.insert(
+                    key.into(),
+                    KeyState {
+                        lease: None,
+                        delta_ms,
+                    },
+                );
+                self.keys += 1;
+            }
+            (None, None) => {}
         }
-        self.end(k)
+        ended.is_some()
     }
 
     /// The key's last measured recompute time (ms), if any.
     pub fn delta(&self, db: usize, key: &[u8]) -> Option<i64> {
-        if self.deltas.is_empty() {
-            return None;
-        }
-        self.deltas.get(&(db, Box::<[u8]>::from(key))).copied()
+        self.state(db, key)?.delta_ms
     }
 
     /// The keys whose lease lapsed by `now_ms` (their waiters are retried:
     /// the earliest takes the lease over).
-    pub fn take_lapsed(&mut self, now_ms: i64) -> Vec<(usize, Box<[u8]>)> {
+    pub fn take_lapsed(&mut self, now_ms: i64) -> Vec<DbKey> {
         let mut lapsed = Vec::new();
-        while let Some(first) = self.lapses.first() {
-            if first.0 > now_ms {
+        while let Some(entry) = self.lapses.first_entry() {
+            if entry.key().0 > now_ms {
                 break;
             }
-            let Some((until_ms, db, key)) = self.lapses.pop_first() else {
-                break;
-            };
-            let k = (db, key);
-            if self.by_key.get(&k).is_some_and(|l| l.until_ms == until_ms) {
-                self.by_key.remove(&k);
-                lapsed.push(k);
+            let (db, key) = entry.remove();
+            if self.end(db, &key).is_some() {
+                lapsed.push((db, key));
             }
         }
         lapsed
@@ -198,33 +234,34 @@ impl Leases {
 
     /// When the next lease lapses (the loop wakes then for its waiters).
     pub fn next_lapse_ms(&self) -> Option<i64> {
-        self.lapses.first().map(|(at, _, _)| *at)
-    }
-
-    /// Leases out (INFO).
-    pub fn len(&self) -> usize {
-        self.by_key.len()
+        self.lapses.keys().next().map(|(at, _)| *at)
     }
 
     /// No lease out and no key's `delta` kept: nothing needs the
     /// key-change signal.
     pub fn is_empty(&self) -> bool {
-        self.by_key.is_empty() && self.deltas.is_empty()
+        self.keys == 0
     }
 
     /// Database `db` was emptied: its keys' `delta`s go with them (their
     /// leases stay until they lapse or the keys are written).
     pub fn db_flushed(&mut self, db: usize) {
-        if !self.deltas.is_empty() {
-            self.deltas.retain(|(d, _), _| *d != db);
-        }
+        let Some(map) = self.dbs.get_mut(db) else {
+            return;
+        };
+        let before = map.len();
+        map.retain(|_, state| {
+            state.delta_ms = None;
+            state.lease.is_some()
+        });
+        self.keys -= before - map.len();
     }
 
     /// Drops every lease (DEBUG RELOAD).
     pub fn clear(&mut self) {
-        self.by_key.clear();
+        self.dbs.clear();
+        self.keys = 0;
         self.lapses.clear();
-        self.deltas.clear();
     }
 }
 

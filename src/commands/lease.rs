@@ -77,31 +77,21 @@ fn getlease(ctx: &mut Ctx, args: Args) -> CmdResult {
     let had_leases = !ctx.server.leases.is_empty();
     let (state, token) = match &value {
         Some(_) => match soft {
-            Some(soft) if soft <= now_ms => {
-                match ctx
-                    .server
-                    .leases
-                    .acquire(db, key, LeaseKind::Refresh, lease_ms, now_ms)
-                {
-                    Grant::Granted(_, token) => ("refresh", Some(token)),
-                    Grant::Held(_) => {
-                        ctx.server.leases.stats.stale_hits += 1;
-                        ("stale", None)
-                    }
-                }
-            }
-            Some(soft) if beta.is_some_and(|b| early(ctx, key, soft, b)) => {
-                match ctx
-                    .server
-                    .leases
-                    .acquire(db, key, LeaseKind::Refresh, lease_ms, now_ms)
-                {
+            // Stale, or XFetch picked this reader to refresh early.
+            Some(soft) if soft <= now_ms || beta.is_some_and(|b| early(ctx, key, soft, b)) => {
+                let early = soft > now_ms;
+                let leases = &mut ctx.server.leases;
+                match leases.acquire(db, key, LeaseKind::Refresh, lease_ms, now_ms) {
                     Grant::Granted(_, token) => {
-                        ctx.server.leases.stats.early_refreshes += 1;
+                        leases.stats.early_refreshes += u64::from(early);
                         ("refresh", Some(token))
                     }
                     // An early refresh is out: the others read it fresh.
-                    Grant::Held(_) => ("fresh", None),
+                    Grant::Held(_) if early => ("fresh", None),
+                    Grant::Held(_) => {
+                        leases.stats.stale_hits += 1;
+                        ("stale", None)
+                    }
                 }
             }
             _ => ("fresh", None),

@@ -230,9 +230,10 @@ fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
         set_with_deadline_effect(ctx, key, args.get(2), at_ms);
     } else if lease.is_some() {
         // Leases are the primary's: the effect is a plain write.
-        let keep: &[&[u8]] = if o.keep_ttl { &[b"KEEPTTL"] } else { &[] };
         let mut effect: Vec<&[u8]> = vec![b"SET", key, args.get(2)];
-        effect.extend(keep);
+        if o.keep_ttl {
+            effect.push(b"KEEPTTL");
+        }
         ctx.propagate_as(&effect);
     }
     if let Some(grace) = grace_ms {

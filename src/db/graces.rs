@@ -16,10 +16,6 @@ impl Graces {
         self.0.is_empty()
     }
 
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
     /// `key` is stale for `grace_ms` before its hard deadline.
     pub fn set(&mut self, key: &[u8], grace_ms: i64) {
         self.0.insert(key.into(), grace_ms);

@@ -777,11 +777,6 @@ impl Db {
         self.graces.set(key, grace_ms);
     }
 
-    /// Keys with a soft deadline.
-    pub fn soft_deadlines(&self) -> usize {
-        self.graces.len()
-    }
-
     /// RESTORE's IDLETIME / FREQ: sets what OBJECT IDLETIME or FREQ will
     /// report, as the policy keeps one or the other.
     pub fn restore_access(&mut self, key: &[u8], idle_s: Option<i64>, freq: Option<u8>) {

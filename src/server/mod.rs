@@ -1361,12 +1361,12 @@ impl Server {
     /// within milliseconds of its deadline.
     fn sleep_budget(&self) -> Duration {
         let mut until_cron = self.next_cron.saturating_duration_since(Instant::now());
-        let lapse = self
-            .state
-            .blocking
-            .any()
-            .then(|| self.state.leases.next_lapse_ms());
-        for at_ms in [self.state.blocking.next_deadline_ms(), lapse.flatten()]
+        // A lease that lapses hands it to a waiter: wake for it too.
+        let lapse = match self.state.blocking.any() {
+            true => self.state.leases.next_lapse_ms(),
+            false => None,
+        };
+        for at_ms in [self.state.blocking.next_deadline_ms(), lapse]
             .into_iter()
             .flatten()
         {

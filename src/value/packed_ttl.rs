@@ -71,8 +71,31 @@ pub fn with_deadlines(p: PackedRef<'_>, stride: usize, deadlines: &[Option<i64>]
     b.finish()
 }
 
+/// The row whose member (its first element) is `member`.
+fn row_of(p: PackedRef<'_>, stride: usize, member: &[u8]) -> Option<usize> {
+    p.items(stride)
+        .step_by(stride)
+        .position(|m| m.eq_bytes(member))
+}
+
+/// `member`'s deadline: `None` if it is not there, `Some(None)` if it has
+/// none.
+pub fn member_ttl(p: PackedRef<'_>, stride: usize, member: &[u8]) -> Option<Option<i64>> {
+    row_of(p, stride, member).map(|row| of_row(p, row))
+}
+
+/// Gives `member` the deadline `at_ms` (`None`: none); false if it is
+/// not there.
+pub fn set_member_ttl(p: &mut Packed, stride: usize, member: &[u8], at_ms: Option<i64>) -> bool {
+    let Some(row) = row_of(p.view(), stride, member) else {
+        return false;
+    };
+    set_row(p, stride, row, at_ms);
+    true
+}
+
 /// Gives row `row` of `p` the deadline `at_ms` (`None`: none).
-pub fn set_row(p: &mut Packed, stride: usize, row: usize, at_ms: Option<i64>) {
+fn set_row(p: &mut Packed, stride: usize, row: usize, at_ms: Option<i64>) {
     let mut deadlines = all(p.view());
     if deadlines.is_empty() && at_ms.is_none() {
         return;
@@ -123,7 +146,7 @@ pub fn put_deadlines<T: PackedOrTable>(value: &mut T, kept: &Kept) {
 /// first, at most `max`; their members, in that order.
 pub fn remove_due(p: &mut Packed, stride: usize, now_ms: i64, max: usize) -> Vec<Vec<u8>> {
     let view = p.view();
-    let mut deadlines = all(view);
+    let deadlines = all(view);
     let mut due: Vec<(i64, usize)> = deadlines
         .iter()
         .enumerate()
@@ -150,12 +173,12 @@ pub fn remove_due(p: &mut Packed, stride: usize, now_ms: i64, max: usize) -> Vec
         }
     }
     let rows = rows.finish();
-    let mut row = 0;
-    deadlines.retain(|_| {
-        row += 1;
-        !gone[row - 1]
-    });
-    *p = with_deadlines(rows.view(), stride, &deadlines);
+    let kept: Vec<Option<i64>> = deadlines
+        .iter()
+        .zip(&gone)
+        .filter_map(|(&at, &g)| (!g).then_some(at))
+        .collect();
+    *p = with_deadlines(rows.view(), stride, &kept);
     removed
 }
 

@@ -160,10 +160,7 @@ impl<'a> SetRef<'a> {
     pub fn member_ttl(self, member: &[u8]) -> Option<Option<i64>> {
         match self {
             SetRef::Table(d) => d.find(member).map(|i| d.ttl_of(i)),
-            SetRef::Packed(p) if p.has_preamble() => p
-                .items(1)
-                .position(|i| i.eq_bytes(member))
-                .map(|row| packed_ttl::of_row(p, row)),
+            SetRef::Packed(p) if p.has_preamble() => packed_ttl::member_ttl(p, 1, member),
             packed => packed.contains(member).then_some(None),
         }
     }
@@ -381,13 +378,7 @@ impl Set {
     /// member. The representation stays.
     pub fn set_member_ttl(&mut self, member: &[u8], at_ms: Option<i64>) -> bool {
         match self {
-            Set::Packed(p) => {
-                let Some(row) = p.items(1).position(|i| i.eq_bytes(member)) else {
-                    return false;
-                };
-                packed_ttl::set_row(p, 1, row, at_ms);
-                true
-            }
+            Set::Packed(p) => packed_ttl::set_member_ttl(p, 1, member, at_ms),
             Set::Table(d) => {
                 let Some(i) = d.find(member) else {
                     return false;

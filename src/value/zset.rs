@@ -204,11 +204,7 @@ impl<'a> ZSetRef<'a> {
     pub fn member_ttl(self, member: &[u8]) -> Option<Option<i64>> {
         match self {
             ZSetRef::Tree(t) => t.member_ttl(member),
-            ZSetRef::Packed(p) if p.has_preamble() => p
-                .items(2)
-                .step_by(2)
-                .position(|m| m.eq_bytes(member))
-                .map(|row| packed_ttl::of_row(p, row)),
+            ZSetRef::Packed(p) if p.has_preamble() => packed_ttl::member_ttl(p, 2, member),
             packed => packed.score(member).map(|_| None),
         }
     }
@@ -378,13 +374,7 @@ impl ZSet {
     pub fn set_member_ttl(&mut self, member: &[u8], at_ms: Option<i64>) -> bool {
         match self {
             ZSet::Tree(t) => t.set_member_ttl(member, at_ms),
-            ZSet::Packed(p) => {
-                let Some(row) = p.items(2).step_by(2).position(|m| m.eq_bytes(member)) else {
-                    return false;
-                };
-                packed_ttl::set_row(p, 2, row, at_ms);
-                true
-            }
+            ZSet::Packed(p) => packed_ttl::set_member_ttl(p, 2, member, at_ms),
         }
     }
 
