@@ -274,11 +274,12 @@ impl ExpireCycle {
             }
         };
         report.ran = true;
-        // Hash fields due, in deadline order (bounded per database, so a
-        // wave of them spreads over cycles).
+        // Elements due and soft deadlines reached, in deadline order
+        // (bounded per database, so a wave of them spreads over cycles).
         let now_ms = clock.unix_ms();
         for db in dbs.iter_mut() {
             report.expired_elements += db.expire_due_elements(now_ms, ELEMENTS_PER_DB_PER_CYCLE);
+            db.signal_stale(now_ms, ELEMENTS_PER_DB_PER_CYCLE);
         }
         let dbs_per_call = if self.timelimit_exit {
             dbs.len()

@@ -426,6 +426,12 @@ impl ServerState {
     /// One key-change event to its readers: WATCH, the propagation of an
     /// expired key's deletion, keyspace notifications.
     fn handle_key_event(&mut self, db: usize, event: &KeyEvent, key: &[u8]) {
+        let flags = self.config.notify_keyspace_events;
+        if event.name == "stale" {
+            // A soft deadline reached (issue 42): nothing changed.
+            notify::notify(&mut self.pubsub, flags, event.class, event.name, key, db);
+            return;
+        }
         let expired = event.class == EventClass::EXPIRED;
         let evicted = event.class == EventClass::EVICTED;
         // Any write of a key ends its lease (issue 42), its deletion too;
@@ -462,7 +468,6 @@ impl ServerState {
         } else if event.class.is_write() || event.class == EventClass::NEW {
             self.blocking.key_changed(db, key);
         }
-        let flags = self.config.notify_keyspace_events;
         notify::notify(&mut self.pubsub, flags, event.class, event.name, key, db);
     }
 

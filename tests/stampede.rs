@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{eventually, info_field, Raw, Server};
+use common::{event_names, eventually, info_field, Raw, Server};
 
 /// GETLEASE's reply as (value, state, token).
 fn getlease(r: &mut Raw, key: &str, lease_ms: &str) -> (Option<String>, String, Option<u64>) {
@@ -362,4 +362,38 @@ fn beta_refreshes_early_once_the_recompute_time_is_known() {
     ] {
         assert_eq!(r.cmd(cmd), expected, "{cmd:?}");
     }
+}
+
+/// The `stale` event (class `x`) comes once, at the soft deadline, in
+/// deadline order; EXPIRE moves the soft deadline with the hard one, a
+/// plain write drops it.
+#[test]
+fn the_stale_event_comes_at_the_soft_deadline() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    r.cmd(&["CONFIG", "SET", "notify-keyspace-events", "Ex"]);
+    let mut events = lapse.raw();
+    events.cmd(&["SUBSCRIBE", "__keyevent@0__:stale"]);
+    r.cmd(&["SET", "plain", "v", "PX", "200", "PSTALE", "60000"]);
+    assert_eq!(r.cmd(&["SET", "plain", "w", "PX", "60000"]), "+OK\r\n");
+    let start = std::time::Instant::now();
+    r.cmd(&["SET", "moved", "v", "PX", "60000", "PSTALE", "1000"]);
+    r.cmd(&["SET", "soon", "v", "PX", "300", "PSTALE", "60000"]);
+    // Hard deadline in 1.7 s, grace 1 s kept: stale from 0.7 s.
+    assert_eq!(r.cmd(&["PEXPIRE", "moved", "1700"]), ":1\r\n");
+    assert_eq!(event_names(&mut events, 1), ["soon"]);
+    let soon = start.elapsed();
+    assert!(
+        soon >= Duration::from_millis(300) && soon < Duration::from_secs(2),
+        "{soon:?}"
+    );
+    assert_eq!(getlease(&mut r, "soon", "1000").1, "refresh");
+    assert_eq!(event_names(&mut events, 1), ["moved"]);
+    let moved = start.elapsed();
+    assert!(moved >= Duration::from_millis(700), "{moved:?}");
+    // A stale key's deadline moved again, still stale: no second event
+    // ("plain", whose soft deadline a plain write dropped, never comes).
+    assert_eq!(r.cmd(&["PEXPIRE", "soon", "30000"]), ":1\r\n");
+    r.cmd(&["SET", "last", "v", "PX", "100", "PSTALE", "60000"]);
+    assert_eq!(event_names(&mut events, 1), ["last"]);
 }

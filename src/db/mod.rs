@@ -21,13 +21,13 @@
 //! side (`expires`) for keys with a TTL.
 
 pub mod access;
-pub mod element_deadlines;
-pub mod graces;
+pub mod entry_deadlines;
 pub mod keylog;
 pub mod replica_ttls;
 pub mod slot;
 pub mod slot_index;
 pub mod snapshot;
+pub mod soft_deadlines;
 
 use crate::deadlines::Expires;
 use crate::dict::{Dict, DictEntry, Moved};
@@ -211,13 +211,13 @@ pub struct Db {
     expired_elements: std::collections::VecDeque<Vec<Vec<u8>>>,
     /// Hashes, sets and sorted sets with element deadlines, by the
     /// earliest (the active cycle's element candidates).
-    element_deadlines: element_deadlines::ElementDeadlines,
+    element_deadlines: entry_deadlines::EntryDeadlines,
     /// What a read sees of a value whose fields or members past their
     /// deadline are kept (on a replica, or with expiry paused): a copy
     /// without them, until the next read.
     live_fields: Option<Value>,
     /// Soft deadlines (`SET ... STALE`), as graces before the hard one.
-    graces: graces::Graces,
+    soft: soft_deadlines::SoftDeadlines,
 }
 
 /// Element expiry of one type: the event a field's or member's expiry
@@ -298,8 +298,10 @@ impl Db {
         self.dirty += 1;
         // Any write but a new deadline ends a soft deadline (SET STALE
         // gives it again after its own signal).
-        if !self.graces.is_empty() && class.is_write() && name != "expire" {
-            self.graces.remove(key);
+        if !self.soft.is_empty() && class.is_write() && name != "expire" {
+            if let Some(idx) = self.dict.find(key) {
+                self.soft.clear(idx);
+            }
         }
         if class.intersects(self.recorded_classes) {
             self.events.push(class, name, key);
@@ -541,10 +543,7 @@ impl Db {
         now_ms: i64,
     ) -> Option<(ValueRef<'_>, Option<i64>)> {
         let idx = self.lookup_counted(key, now_ms)?;
-        let soft = match self.graces.get(key) {
-            Some(grace) => self.deadline(idx).map(|hard| hard.saturating_sub(grace)),
-            None => None,
-        };
+        let soft = self.soft_deadline(idx);
         Some((self.read_value(idx, now_ms), soft))
     }
 
@@ -772,9 +771,42 @@ impl Db {
     }
 
     /// Gives `key` a soft deadline `grace_ms` before its hard one (SET
-    /// STALE, after storing it with its hard deadline).
+    /// STALE, after storing it with its hard deadline; a key without one
+    /// gets none).
     pub fn set_grace(&mut self, key: &[u8], grace_ms: i64) {
-        self.graces.set(key, grace_ms);
+        if let Some(idx) = self.dict.find(key) {
+            if let Some(hard_ms) = self.deadline(idx) {
+                self.soft.set(idx, grace_ms, hard_ms);
+            }
+        }
+    }
+
+    /// The key at `idx`'s soft deadline, if it has one.
+    fn soft_deadline(&self, idx: u32) -> Option<i64> {
+        let grace = self.soft.grace(idx)?;
+        Some(self.deadline(idx)?.saturating_sub(grace))
+    }
+
+    /// Signals `stale` (class `x`) for the keys whose soft deadline came
+    /// by `now_ms`, at most `max` of them, the earliest first: the active
+    /// cycle's, so the event comes on time as `expired` does. Nothing
+    /// changes, nothing is propagated. Returns how many.
+    pub fn signal_stale(&mut self, now_ms: i64, max: u64) -> u64 {
+        let mut signalled = 0;
+        while signalled < max {
+            let Some(idx) = self.soft.pop_reached(now_ms) else {
+                break;
+            };
+            // A key past its hard deadline too is about to expire instead.
+            if self.is_live(idx, now_ms) {
+                signalled += 1;
+                if EventClass::EXPIRED.intersects(self.recorded_classes) {
+                    let key = self.dict.key(idx);
+                    self.events.push(EventClass::EXPIRED, "stale", key);
+                }
+            }
+        }
+        signalled
     }
 
     /// RESTORE's IDLETIME / FREQ: sets what OBJECT IDLETIME or FREQ will
@@ -1066,6 +1098,9 @@ impl Db {
     }
 
     fn set_deadline(&mut self, idx: u32, at_ms: i64) {
+        if !self.soft.is_empty() {
+            self.soft.hard_moved(idx, at_ms, self.clock_ms);
+        }
         let slot = self.dict.entry(idx).expire_slot;
         let dict = &mut self.dict;
         let mut moved = |entry: u32, pos: u32| dict.entry_mut(entry).expire_slot = pos;
@@ -1080,6 +1115,9 @@ impl Db {
         let slot = self.dict.entry(idx).expire_slot;
         if slot == NO_EXPIRE {
             return;
+        }
+        if !self.soft.is_empty() {
+            self.soft.clear(idx);
         }
         self.dict.entry_mut(idx).expire_slot = NO_EXPIRE;
         let dict = &mut self.dict;
@@ -1103,11 +1141,12 @@ impl Db {
 
     /// (Deadline strategy) no key of this database is due before this time.
     pub fn earliest_deadline_ms(&self) -> Option<i64> {
-        let fields = self.element_deadlines.earliest_ms();
+        let elements = self.element_deadlines.earliest_ms().into_iter();
+        let own = elements.chain(self.soft.earliest_ms()).min();
         if self.expires.is_ordered() {
-            self.expires.earliest_ms().into_iter().chain(fields).min()
+            self.expires.earliest_ms().into_iter().chain(own).min()
         } else {
-            fields
+            own
         }
     }
 
@@ -1241,9 +1280,6 @@ impl Db {
     fn remove_at(&mut self, idx: u32) -> Slot {
         let idx = self.preserve(idx);
         self.clear_deadline(idx);
-        if !self.graces.is_empty() {
-            self.graces.remove(self.dict.key(idx));
-        }
         if let Some(index) = &mut self.slot_index {
             let last = self.dict.len() as u32 - 1;
             index.removed(idx, self.dict.key(idx), last, self.dict.key(last));
@@ -1253,6 +1289,11 @@ impl Db {
             self.element_deadlines.clear(idx);
             if let Some(Moved { from, to }) = moved {
                 self.element_deadlines.entry_moved(from, to);
+            }
+        }
+        if !self.soft.is_empty() {
+            if let Some(Moved { from, to }) = moved {
+                self.soft.entry_moved(from, to);
             }
         }
         if !self.changed.is_empty() {
@@ -1280,7 +1321,7 @@ impl Db {
         self.avg_ttl_ms = 0;
         self.changed.clear();
         self.element_deadlines.clear_all();
-        self.graces.clear();
+        self.soft.clear_all();
         self.replica_ttls.clear();
         if let Some(index) = &mut self.slot_index {
             index.clear();

@@ -313,6 +313,7 @@ impl Db {
             }
             self.dict.swap(idx, top);
             self.element_deadlines.entries_swapped(idx, top);
+            self.soft.entries_swapped(idx, top);
             for moved in [idx, top] {
                 let slot = self.dict.entry(moved).expire_slot;
                 if slot != NO_EXPIRE {

@@ -236,3 +236,68 @@ fn random_key_skips_and_deletes_expired() {
     }
     assert_eq!(db.len(), 1);
 }
+
+/// Soft deadlines follow every write and every move of their entries
+/// (deletions move the last entry into the hole): checked against a
+/// model of each key's hard deadline and grace.
+#[test]
+fn soft_deadlines_follow_writes_and_moves() {
+    use rand::Rng;
+    use std::collections::HashMap;
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(42);
+    let mut h = crate::harness::Harness::new();
+    // key -> (hard deadline, grace)
+    let mut model: HashMap<String, (Option<i64>, Option<i64>)> = HashMap::new();
+    for step in 0..20_000 {
+        h.now_ms += rng.gen_range(0..5);
+        let now = h.now_ms;
+        model.retain(|_, (hard, _)| hard.is_none_or(|at| at > now));
+        let k = format!("k{}", rng.gen_range(0..12));
+        let ttl = rng.gen_range(1..300);
+        let grace = rng.gen_range(1..300);
+        let exists = model.contains_key(&k);
+        match rng.gen_range(0..9) {
+            0 | 1 => {
+                h.run(&format!("SET {k} v PX {ttl} PSTALE {grace}"));
+                model.insert(k, (Some(now + ttl + grace), Some(grace)));
+            }
+            2 => {
+                h.run(&format!("SET {k} v PX {ttl}"));
+                model.insert(k, (Some(now + ttl), None));
+            }
+            3 => {
+                h.run(&format!("SET {k} v"));
+                model.insert(k, (None, None));
+            }
+            4 if exists => {
+                h.run(&format!("PEXPIRE {k} {ttl}"));
+                model.entry(k).and_modify(|e| e.0 = Some(now + ttl));
+            }
+            5 if exists => {
+                h.run(&format!("PERSIST {k}"));
+                model.insert(k, (None, None));
+            }
+            6 => {
+                h.run(&format!("DEL {k}"));
+                model.remove(&k);
+            }
+            7 if exists => {
+                h.run(&format!("RENAME {k} e"));
+                let (hard, _) = model.remove(&k).unwrap_or_default();
+                model.insert("e".into(), (hard, None));
+            }
+            _ => h.expire_cycle(),
+        }
+        if step % 5 == 0 {
+            let db = &h.server.dbs[0];
+            for (idx, entry) in db.dict.iter() {
+                let key = String::from_utf8_lossy(entry.slot.key()).into_owned();
+                let Some(&(hard, grace)) = model.get(&key) else {
+                    continue; // expired, not removed yet
+                };
+                let want = hard.zip(grace).map(|(hard, grace)| hard - grace);
+                assert_eq!(db.soft_deadline(idx), want, "step {step}: {key}");
+            }
+        }
+    }
+}

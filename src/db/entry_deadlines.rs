@@ -1,26 +1,28 @@
-//! The values of a database some of whose elements have a deadline (hash
-//! fields, set and sorted-set members), by the earliest of them: where
-//! the active cycle finds elements that are due (issues 21 and 40).
+//! Some of a database's keys, each with one deadline of its own, in
+//! deadline order: the values with element deadlines by the earliest of
+//! them (hash fields, set and sorted-set members: where the active cycle
+//! finds elements that are due, issues 21 and 40), and the keys whose
+//! soft deadline is still to come (their `stale` event, issue 42).
 //! Entries are dict positions, in the keyspace's own deadline heap
 //! (`Expires`), with a sparse map back from position to record, so a
-//! database without such values spends nothing on them.
+//! database without such keys spends nothing on them.
 //!
-//! The deadline kept is a lower bound of the value's earliest (it is
-//! refreshed after every change of the value); a record that turns out
-//! early is settled when it reaches the top.
+//! A raised deadline keeps its record's place until it reaches the top,
+//! where it settles (element deadlines keep a lower bound of the value's
+//! earliest, refreshed after every change of the value).
 
 use std::collections::HashMap;
 
 use crate::deadlines::Expires;
 
 #[derive(Default)]
-pub struct ElementDeadlines {
+pub struct EntryDeadlines {
     heap: Expires,
     /// Dict position -> record position in `heap`.
     pos: HashMap<u32, u32, crate::dict::DefaultHasher>,
 }
 
-impl ElementDeadlines {
+impl EntryDeadlines {
     pub fn is_empty(&self) -> bool {
         self.pos.is_empty()
     }
@@ -29,7 +31,7 @@ impl ElementDeadlines {
         self.pos.len()
     }
 
-    /// The value at `entry` has its earliest element deadline at `at_ms`.
+    /// The key at `entry` has its deadline at `at_ms`.
     pub fn set(&mut self, entry: u32, at_ms: i64) {
         if !self.heap.is_ordered() {
             self.heap.set_ordered(true, &mut |_, _| {});
@@ -52,7 +54,11 @@ impl ElementDeadlines {
         }
     }
 
-    /// The value at `entry` has no element deadline (or is gone).
+    pub fn contains(&self, entry: u32) -> bool {
+        self.pos.contains_key(&entry)
+    }
+
+    /// The key at `entry` has no deadline here (or is gone).
     pub fn clear(&mut self, entry: u32) {
         if self.pos.is_empty() {
             return;
@@ -65,23 +71,42 @@ impl ElementDeadlines {
         }
     }
 
-    /// The record of the value at `entry`: no element of it is due
-    /// before this time (tests).
+    /// The record of the key at `entry` (tests).
     #[cfg(test)]
     pub fn bound(&self, entry: u32) -> Option<i64> {
         self.pos.get(&entry).map(|&at| self.heap.get(at).at_ms)
     }
 
-    /// The value that may be due first, and its deadline (a lower bound).
+    /// The key that may be due first, and its deadline (a lower bound).
     pub fn top(&self) -> Option<(u32, i64)> {
         self.heap
             .top()
             .map(|v| (v.entry, self.heap.earliest_ms().unwrap_or(v.at_ms)))
     }
 
-    /// No element is due before this time.
+    /// Nothing is due before this time.
     pub fn earliest_ms(&self) -> Option<i64> {
         self.heap.earliest_ms()
+    }
+
+    /// Takes out the key whose deadline is due by `now_ms`, the earliest
+    /// first (a raised record settles on the way).
+    pub fn pop_due(&mut self, now_ms: i64) -> Option<u32> {
+        loop {
+            let top = self.heap.top()?;
+            if self.heap.earliest_ms()? > now_ms {
+                return None;
+            }
+            if top.at_ms > now_ms {
+                let pos = &mut self.pos;
+                self.heap.settle_top(&mut |entry, to| {
+                    pos.insert(entry, to);
+                });
+                continue;
+            }
+            self.clear(top.entry);
+            return Some(top.entry);
+        }
     }
 
     /// The dict entry at `from` moved to `to` (whose own entry was
@@ -107,6 +132,6 @@ impl ElementDeadlines {
     }
 
     pub fn clear_all(&mut self) {
-        *self = ElementDeadlines::default();
+        *self = EntryDeadlines::default();
     }
 }

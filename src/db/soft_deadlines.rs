@@ -1,0 +1,98 @@
+//! Soft deadlines (issue 42's `SET ... STALE`): a key is fresh until its
+//! soft deadline and stale from then to its hard deadline, its ordinary
+//! TTL. What is kept per key is the grace, the length of the stale time,
+//! so that EXPIRE and its kind move both deadlines and keep the grace
+//! (the soft deadline is the hard one minus it), and, until it passes,
+//! the soft deadline in order, for the `stale` event the active cycle
+//! signals on time. Keys are dict positions, as in `EntryDeadlines`; a
+//! database with none spends one emptiness check per write on them.
+//!
+//! Any write of the key but a new deadline drops its soft deadline
+//! (`Db::signal`), and so do its deletion and the loss of its TTL.
+
+use std::collections::HashMap;
+
+use super::entry_deadlines::EntryDeadlines;
+
+#[derive(Default)]
+pub struct SoftDeadlines {
+    /// Dict position -> grace, ms.
+    graces: HashMap<u32, i64, crate::dict::DefaultHasher>,
+    /// The soft deadlines not reached yet (their `stale` event to come).
+    pending: EntryDeadlines,
+}
+
+impl SoftDeadlines {
+    pub fn is_empty(&self) -> bool {
+        self.graces.is_empty()
+    }
+
+    /// The key at `entry`, whose hard deadline is `hard_ms`, is stale for
+    /// `grace_ms` before it.
+    pub fn set(&mut self, entry: u32, grace_ms: i64, hard_ms: i64) {
+        self.graces.insert(entry, grace_ms);
+        self.pending.set(entry, hard_ms.saturating_sub(grace_ms));
+    }
+
+    pub fn grace(&self, entry: u32) -> Option<i64> {
+        if self.graces.is_empty() {
+            return None;
+        }
+        self.graces.get(&entry).copied()
+    }
+
+    /// The key at `entry` has a new hard deadline at `now_ms`: its soft
+    /// one follows, the grace kept (a key already stale that stays stale
+    /// is not signalled again).
+    pub fn hard_moved(&mut self, entry: u32, hard_ms: i64, now_ms: i64) {
+        if let Some(grace) = self.grace(entry) {
+            let soft_ms = hard_ms.saturating_sub(grace);
+            if soft_ms > now_ms || self.pending.contains(entry) {
+                self.pending.set(entry, soft_ms);
+            }
+        }
+    }
+
+    /// The key at `entry` has no soft deadline (any more).
+    pub fn clear(&mut self, entry: u32) {
+        if self.graces.remove(&entry).is_some() {
+            self.pending.clear(entry);
+        }
+    }
+
+    /// No soft deadline is reached before this time.
+    pub fn earliest_ms(&self) -> Option<i64> {
+        self.pending.earliest_ms()
+    }
+
+    /// A key whose soft deadline was reached by `now_ms`, the earliest
+    /// first: it is stale from now on (and signalled once).
+    pub fn pop_reached(&mut self, now_ms: i64) -> Option<u32> {
+        self.pending.pop_due(now_ms)
+    }
+
+    /// The dict entry at `from` moved to `to` (whose own entry was
+    /// removed).
+    pub fn entry_moved(&mut self, from: u32, to: u32) {
+        if let Some(grace) = self.graces.remove(&from) {
+            self.graces.insert(to, grace);
+            self.pending.entry_moved(from, to);
+        }
+    }
+
+    /// Dict entries `a` and `b` traded places (a save in progress).
+    pub fn entries_swapped(&mut self, a: u32, b: u32) {
+        let (ga, gb) = (self.graces.remove(&a), self.graces.remove(&b));
+        if let Some(grace) = ga {
+            self.graces.insert(b, grace);
+        }
+        if let Some(grace) = gb {
+            self.graces.insert(a, grace);
+        }
+        self.pending.entries_swapped(a, b);
+    }
+
+    pub fn clear_all(&mut self) {
+        *self = SoftDeadlines::default();
+    }
+}
