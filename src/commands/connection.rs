@@ -54,6 +54,15 @@ fn ping(ctx: &mut Ctx, args: Args) -> CmdResult {
 }
 
 fn echo(ctx: &mut Ctx, args: Args) -> CmdResult {
+    // From the primary or the AOF: a soft deadline (issue 42) in a form
+    // redis-server ignores; it goes on to this server's own AOF and
+    // replicas.
+    let soft = crate::db::soft_deadlines::from_echo_message(&args[1]);
+    if let (Some((soft_ms, key)), true) = (soft, ctx.obeys_client()) {
+        ctx.db().set_soft_deadline(key, soft_ms);
+        ctx.propagate_as(&[b"ECHO", &args[1]]);
+        ctx.server.propagate.force();
+    }
     ctx.out().bulk(&args[1]);
     Ok(())
 }

@@ -8,6 +8,11 @@ use crate::lease::{Grant, LeaseKind};
 use crate::protocol::Args;
 use crate::value::ValueRef;
 
+/// GETLEASE on a replica (a READONLY error, so that clients that go to
+/// the primary on one do so).
+const GETLEASE_ON_REPLICA: &str =
+    "READONLY GETLEASE is served by the primary only (leases live there)";
+
 pub(super) static HANDLERS: &[(&str, super::Handler)] =
     &[("getlease", getlease), ("lease|release", lease_release)];
 
@@ -58,6 +63,11 @@ fn getlease(ctx: &mut Ctx, args: Args) -> CmdResult {
         return Err(CmdError::Static(
             "ERR lease-milliseconds must be a positive integer",
         ));
+    }
+    if ctx.server.repl.is_replica() {
+        // Leases live on the primary: one holder per key among all the
+        // clients of the data set.
+        return Err(CmdError::Static(GETLEASE_ON_REPLICA));
     }
     let key = &args[1];
     let (now_ms, db) = (ctx.now_ms, ctx.session.db);

@@ -228,6 +228,14 @@ fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
     store(ctx, key, args.get(2), ttl);
     if let Some(at_ms) = deadline {
         set_with_deadline_effect(ctx, key, args.get(2), at_ms);
+        if let Some(grace) = grace_ms {
+            // After the write's own signal, which ends any earlier one;
+            // the soft deadline follows the write in the stream.
+            let soft_ms = at_ms - grace;
+            ctx.db().set_soft_deadline(key, soft_ms);
+            let message = crate::db::soft_deadlines::echo_message(key, soft_ms);
+            ctx.propagate_as(&[b"ECHO", &message]);
+        }
     } else if lease.is_some() {
         // Leases are the primary's: the effect is a plain write.
         let mut effect: Vec<&[u8]> = vec![b"SET", key, args.get(2)];
@@ -235,10 +243,6 @@ fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
             effect.push(b"KEEPTTL");
         }
         ctx.propagate_as(&effect);
-    }
-    if let Some(grace) = grace_ms {
-        // After the write's own signal, which ends any earlier one.
-        ctx.db().set_grace(key, grace);
     }
     if !o.get {
         ctx.out().ok();

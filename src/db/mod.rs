@@ -770,45 +770,6 @@ impl Db {
         Some(self.deadline(idx))
     }
 
-    /// Gives `key` a soft deadline `grace_ms` before its hard one (SET
-    /// STALE, after storing it with its hard deadline; a key without one
-    /// gets none).
-    pub fn set_grace(&mut self, key: &[u8], grace_ms: i64) {
-        if let Some(idx) = self.dict.find(key) {
-            if let Some(hard_ms) = self.deadline(idx) {
-                self.soft.set(idx, grace_ms, hard_ms);
-            }
-        }
-    }
-
-    /// The key at `idx`'s soft deadline, if it has one.
-    fn soft_deadline(&self, idx: u32) -> Option<i64> {
-        let grace = self.soft.grace(idx)?;
-        Some(self.deadline(idx)?.saturating_sub(grace))
-    }
-
-    /// Signals `stale` (class `x`) for the keys whose soft deadline came
-    /// by `now_ms`, at most `max` of them, the earliest first: the active
-    /// cycle's, so the event comes on time as `expired` does. Nothing
-    /// changes, nothing is propagated. Returns how many.
-    pub fn signal_stale(&mut self, now_ms: i64, max: u64) -> u64 {
-        let mut signalled = 0;
-        while signalled < max {
-            let Some(idx) = self.soft.pop_reached(now_ms) else {
-                break;
-            };
-            // A key past its hard deadline too is about to expire instead.
-            if self.is_live(idx, now_ms) {
-                signalled += 1;
-                if EventClass::EXPIRED.intersects(self.recorded_classes) {
-                    let key = self.dict.key(idx);
-                    self.events.push(EventClass::EXPIRED, "stale", key);
-                }
-            }
-        }
-        signalled
-    }
-
     /// RESTORE's IDLETIME / FREQ: sets what OBJECT IDLETIME or FREQ will
     /// report, as the policy keeps one or the other.
     pub fn restore_access(&mut self, key: &[u8], idle_s: Option<i64>, freq: Option<u8>) {

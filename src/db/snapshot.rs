@@ -68,6 +68,8 @@ pub trait EntryFormat: Send + Sync {
         units: usize,
         at_ms: Option<i64>,
     ) -> Option<usize>;
+    /// After a key's entry, complete: its soft deadline (issue 42).
+    fn write_soft_deadline(&self, out: &mut Vec<u8>, key: &[u8], soft_ms: i64);
 }
 
 /// A save in progress over one database.
@@ -104,6 +106,7 @@ struct Partial {
     /// Where the next piece starts (`crate::persistence::rdb::write_big_piece`).
     next: usize,
     at_ms: Option<i64>,
+    soft_ms: Option<i64>,
 }
 
 /// Elements (or KB of a string) of a big value written per key of a
@@ -170,6 +173,9 @@ impl Db {
         match next {
             Some(next) => p.next = next,
             None => {
+                if let Some(soft_ms) = p.soft_ms {
+                    s.format.write_soft_deadline(&mut s.out, key, soft_ms);
+                }
                 s.partial = None;
                 s.out.append(&mut s.held);
             }
@@ -266,6 +272,7 @@ impl Db {
     /// big value's first piece only), moves it to the top of the unsaved
     /// range and lowers the boundary below it; returns its new position.
     fn write_unsaved(&mut self, idx: u32, by_saver: bool) -> u32 {
+        let live_soft_ms = self.soft_deadline(idx);
         let Some(snapshot) = self.snapshot.as_deref_mut() else {
             return idx;
         };
@@ -279,9 +286,10 @@ impl Db {
             detached,
             ..
         } = snapshot;
-        let (dict, expires) = match detached.as_deref() {
-            Some((dict, expires)) => (dict, expires),
-            None => (&self.dict, &self.expires),
+        // (A flushed table kept for the save has no soft deadlines left.)
+        let (dict, expires, soft_ms) = match detached.as_deref() {
+            Some((dict, expires)) => (dict, expires, None),
+            None => (&self.dict, &self.expires, live_soft_ms),
         };
         let entry = dict.entry(idx);
         let at_ms = (entry.expire_slot != NO_EXPIRE).then(|| expires.get(entry.expire_slot).at_ms);
@@ -295,6 +303,9 @@ impl Db {
                 format.write_big_head(out, key, value, at_ms);
             } else {
                 format.write_entry(out, key, value, at_ms);
+                if let Some(soft_ms) = soft_ms {
+                    format.write_soft_deadline(out, key, soft_ms);
+                }
             }
         }
         *unsaved -= 1;
@@ -304,6 +315,7 @@ impl Db {
                 idx: top,
                 next: 0,
                 at_ms,
+                soft_ms,
             });
         }
         // Only the saver reaches a detached table, always at the top.

@@ -9,10 +9,47 @@
 //!
 //! Any write of the key but a new deadline drops its soft deadline
 //! (`Db::signal`), and so do its deletion and the loss of its TTL.
+//!
+//! Files and replicas keep a soft deadline as an absolute time beside
+//! the key's ordinary TTL, in a form redis-server reads and ignores
+//! (`encode`): an RDB AUX field named `LABEL` after the key, and in the
+//! AOF and the replication stream `ECHO "LABEL:..."` after the write.
 
 use std::collections::HashMap;
 
 use super::entry_deadlines::EntryDeadlines;
+use super::{Db, EventClass};
+
+/// The name of the AUX field, and the prefix of the ECHO message, that
+/// carry a soft deadline.
+pub const LABEL: &str = "lapse-soft-deadline";
+
+/// A soft deadline as files and replicas carry it: `ms:key`.
+pub fn encode(key: &[u8], soft_ms: i64) -> Vec<u8> {
+    let mut out = format!("{soft_ms}:").into_bytes();
+    out.extend_from_slice(key);
+    out
+}
+
+/// `encode`'s soft deadline and key.
+pub fn decode(payload: &[u8]) -> Option<(i64, &[u8])> {
+    let colon = payload.iter().position(|&b| b == b':')?;
+    let ms = std::str::from_utf8(&payload[..colon]).ok()?.parse().ok()?;
+    Some((ms, &payload[colon + 1..]))
+}
+
+/// The ECHO message carrying a soft deadline in the AOF and the
+/// replication stream.
+pub fn echo_message(key: &[u8], soft_ms: i64) -> Vec<u8> {
+    let mut out = format!("{LABEL}:").into_bytes();
+    out.extend_from_slice(&encode(key, soft_ms));
+    out
+}
+
+/// `echo_message`'s soft deadline and key, if `message` is one.
+pub fn from_echo_message(message: &[u8]) -> Option<(i64, &[u8])> {
+    decode(message.strip_prefix(LABEL.as_bytes())?.strip_prefix(b":")?)
+}
 
 #[derive(Default)]
 pub struct SoftDeadlines {
@@ -94,5 +131,47 @@ impl SoftDeadlines {
 
     pub fn clear_all(&mut self) {
         *self = SoftDeadlines::default();
+    }
+}
+
+impl Db {
+    /// Gives `key` a soft deadline at `soft_ms`, before its hard one (SET
+    /// STALE after storing the key with its hard deadline, a file or the
+    /// primary's stream). A key without a hard deadline gets none.
+    pub fn set_soft_deadline(&mut self, key: &[u8], soft_ms: i64) {
+        if let Some(idx) = self.dict.find(key) {
+            if let Some(hard_ms) = self.deadline(idx) {
+                let grace_ms = hard_ms.saturating_sub(soft_ms).max(0);
+                self.soft.set(idx, grace_ms, hard_ms);
+            }
+        }
+    }
+
+    /// The key at `idx`'s soft deadline, if it has one.
+    pub(super) fn soft_deadline(&self, idx: u32) -> Option<i64> {
+        let grace = self.soft.grace(idx)?;
+        Some(self.deadline(idx)?.saturating_sub(grace))
+    }
+
+    /// Signals `stale` (class `x`) for the keys whose soft deadline came
+    /// by `now_ms`, at most `max` of them, the earliest first: the active
+    /// cycle's, so the event comes on time as `expired` does. Nothing
+    /// changes, nothing is propagated. Returns how many.
+    pub fn signal_stale(&mut self, now_ms: i64, max: u64) -> u64 {
+        let mut signalled = 0;
+        while signalled < max {
+            let Some(idx) = self.soft.pop_reached(now_ms) else {
+                break;
+            };
+            // A key past its hard deadline too is about to expire instead.
+            if self.is_live(idx, now_ms) {
+                signalled += 1;
+                if EventClass::EXPIRED.intersects(self.recorded_classes) {
+                    let key = self.dict.key(idx);
+                    self.events.push(EventClass::EXPIRED, "stale", key);
+                }
+            }
+        }
+        signalled
     }
 }

@@ -41,6 +41,11 @@ impl crate::db::snapshot::EntryFormat for CommandEntries {
     ) -> Option<usize> {
         write_big_commands_piece(out, key, value, at, units, at_ms)
     }
+
+    fn write_soft_deadline(&self, out: &mut Vec<u8>, key: &[u8], soft_ms: i64) {
+        let message = crate::db::soft_deadlines::echo_message(key, soft_ms);
+        encode_request(&[&b"ECHO"[..], &message], out);
+    }
 }
 
 /// The start of a big value's commands (`super::rdb::is_big`): for a string, the

@@ -215,4 +215,10 @@ impl super::rdb_load::LoadSink for StartupSink<'_> {
         self.functions.push(code);
         Ok(())
     }
+
+    fn soft_deadline(&mut self, db: usize, key: &[u8], soft_ms: i64) {
+        if let Some(target) = self.dbs.get_mut(db) {
+            target.set_soft_deadline(key, soft_ms);
+        }
+    }
 }

@@ -707,9 +707,20 @@ fn write_stream(
 }
 
 fn write_aux(out: &mut Vec<u8>, key: &str, value: &str) {
+    write_aux_bytes(out, key, value.as_bytes());
+}
+
+fn write_aux_bytes(out: &mut Vec<u8>, key: &str, value: &[u8]) {
     out.push(OPCODE_AUX);
     write_string(out, key.as_bytes());
-    write_string(out, value.as_bytes());
+    write_string(out, value);
+}
+
+/// A key's soft deadline (issue 42), after the key: an AUX field
+/// redis-server ignores (`crate::db::soft_deadlines`).
+pub fn write_soft_deadline(out: &mut Vec<u8>, key: &[u8], soft_ms: i64) {
+    use crate::db::soft_deadlines::{encode, LABEL};
+    write_aux_bytes(out, LABEL, &encode(key, soft_ms));
 }
 
 /// The start of an RDB file, as Redis 7.0's `rdbSaveRio` writes it: the
@@ -781,6 +792,10 @@ impl crate::db::snapshot::EntryFormat for RdbEntries {
         _at_ms: Option<i64>,
     ) -> Option<usize> {
         write_big_piece(out, value, at, units, self.0)
+    }
+
+    fn write_soft_deadline(&self, out: &mut Vec<u8>, key: &[u8], soft_ms: i64) {
+        write_soft_deadline(out, key, soft_ms);
     }
 }
 

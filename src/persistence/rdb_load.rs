@@ -48,6 +48,8 @@ pub trait LoadSink {
     ) -> Result<(), String>;
     /// A function library's source.
     fn function(&mut self, code: Vec<u8>) -> Result<(), String>;
+    /// A key's soft deadline (issue 42's AUX field, after the key).
+    fn soft_deadline(&mut self, _db: usize, _key: &[u8], _soft_ms: i64) {}
 }
 
 impl LoadSink for Loaded {
@@ -170,8 +172,13 @@ fn read_entries(
                 sink.size_hint(db, keys.min(r.remaining() / 3));
             }
             OPCODE_AUX => {
-                r.string(MAX_STRING_BYTES).ok_or_else(truncated)?;
-                r.string(MAX_STRING_BYTES).ok_or_else(truncated)?;
+                let name = r.string_ref(MAX_STRING_BYTES).ok_or_else(truncated)?;
+                let value = r.string_ref(MAX_STRING_BYTES).ok_or_else(truncated)?;
+                if *name == *crate::db::soft_deadlines::LABEL.as_bytes() {
+                    if let Some((soft_ms, key)) = crate::db::soft_deadlines::decode(&value) {
+                        sink.soft_deadline(db, key, soft_ms);
+                    }
+                }
             }
             OPCODE_EXPIRETIME_MS => {
                 let ms = r.bytes(8).ok_or_else(truncated)?;
