@@ -20,6 +20,7 @@ fn generated_command_docs_are_current() {
     let out = Command::new("python3")
         .arg(root.join("tools/command_docs.py"))
         .arg(root.join("tools/redis-commands.json"))
+        .arg(root.join("tools/lapse-commands.json"))
         .output()
         .expect("python3 runs");
     assert!(
@@ -31,6 +32,7 @@ fn generated_command_docs_are_current() {
     assert!(
         out.stdout == committed,
         "src/command_table/docs_data.rs is not what tools/command_docs.py generates: run\n  \
-         tools/command_docs.py tools/redis-commands.json > src/command_table/docs_data.rs"
+         tools/command_docs.py tools/redis-commands.json tools/lapse-commands.json \
+         > src/command_table/docs_data.rs"
     );
 }

@@ -550,3 +550,59 @@ fn soft_deadlines_reach_replicas() {
     check_soft_keys(&mut s, "promoted replica");
     assert_eq!(getlease(&mut s, "synced", "1000").1, "refresh");
 }
+
+/// GETLEASE as the rest of the server sees it: a blocking read in the
+/// `string` group (ACL categories, COMMAND DOCS), served like GET under
+/// CLIENT PAUSE WRITE and at the memory limit, never blocking inside a
+/// script, counted in commandstats and shown by MONITOR.
+#[test]
+fn getlease_among_the_other_commands() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    let cats = r.cmd(&["ACL", "CAT", "blocking"]);
+    assert!(cats.contains("getlease"), "{cats}");
+    let docs = r.cmd(&["COMMAND", "DOCS", "getlease"]);
+    for part in ["lease-milliseconds", "WAIT", "BETA", "O(1)"] {
+        assert!(docs.contains(part), "{docs}");
+    }
+    r.cmd(&[
+        "ACL",
+        "SETUSER",
+        "nb",
+        "on",
+        "nopass",
+        "+@all",
+        "-@blocking",
+        "~*",
+    ]);
+    let mut nb = lapse.raw();
+    nb.cmd(&["AUTH", "nb", "x"]);
+    let refused = nb.cmd(&["GETLEASE", "k", "100"]);
+    assert!(refused.starts_with("-NOPERM"), "{refused}");
+    // A script's GETLEASE answers at once.
+    let mut holder = lapse.raw();
+    assert_eq!(getlease(&mut holder, "k", "60000").1, "fill");
+    let script = "return redis.call('GETLEASE', KEYS[1], '100', 'WAIT', '10000')";
+    let reply = r.cmd(&["EVAL", script, "1", "k"]);
+    assert!(reply.contains("busy"), "{reply}");
+    // CLIENT PAUSE WRITE holds writes, not GETLEASE.
+    r.cmd(&["SET", "f", "v"]);
+    let mut pauser = lapse.raw();
+    pauser.cmd(&["CLIENT", "PAUSE", "10000", "WRITE"]);
+    assert_eq!(getlease(&mut r, "f", "100").1, "fresh");
+    assert_eq!(getlease(&mut r, "missing", "100").1, "fill");
+    pauser.cmd(&["CLIENT", "UNPAUSE"]);
+    // Past the memory limit writes are refused, GETLEASE is not.
+    r.cmd(&["CONFIG", "SET", "maxmemory", "1"]);
+    let oom = r.cmd(&["SET", "x", "y"]);
+    assert!(oom.starts_with("-OOM"), "{oom}");
+    assert_eq!(getlease(&mut r, "f", "100").1, "fresh");
+    r.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
+    let mut monitor = lapse.raw();
+    assert_eq!(monitor.cmd(&["MONITOR"]), "+OK\r\n");
+    getlease(&mut r, "f", "100");
+    let line = String::from_utf8_lossy(&monitor.reply()).into_owned();
+    assert!(line.contains("\"GETLEASE\" \"f\" \"100\""), "{line}");
+    let stats = r.cmd(&["INFO", "commandstats"]);
+    assert!(stats.contains("cmdstat_getlease:calls="), "{stats}");
+}

@@ -780,7 +780,7 @@ static STAMPEDE: &[Command] = &[
         412,
         "getlease",
         -3,
-        ["readonly", "fast"],
+        ["readonly", "fast", "blocking"],
         (1, 1, 1),
         "string",
         "Returns a key's value with its freshness, and a fill or refresh lease to one caller"
