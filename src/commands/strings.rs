@@ -233,8 +233,10 @@ fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
             // the soft deadline follows the write in the stream.
             let soft_ms = at_ms - grace;
             ctx.db().set_soft_deadline(key, soft_ms);
-            let message = crate::db::soft_deadlines::echo_message(key, soft_ms);
-            ctx.propagate_as(&[b"ECHO", &message]);
+            if ctx.server.propagate.active() {
+                let message = crate::db::soft_deadlines::echo_message(key, soft_ms);
+                ctx.propagate_as(&[b"ECHO", &message]);
+            }
         }
     } else if lease.is_some() {
         // Leases are the primary's: the effect is a plain write.
@@ -255,8 +257,10 @@ fn set(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// stream, as Redis 7.0 writes it.
 fn set_with_deadline_effect(ctx: &mut Ctx, key: &[u8], value: &[u8], at_ms: i64) {
     ctx.signal(EventClass::GENERIC, "expire", key);
-    let at = at_ms.to_string();
-    ctx.propagate_as(&[b"SET", key, value, b"PXAT", at.as_bytes()]);
+    if ctx.server.propagate.active() {
+        let at = at_ms.to_string();
+        ctx.propagate_as(&[b"SET", key, value, b"PXAT", at.as_bytes()]);
+    }
 }
 
 /// Stores a string value (the single string write path).

@@ -218,6 +218,8 @@ pub struct Db {
     live_fields: Option<Value>,
     /// Soft deadlines (`SET ... STALE`), as graces before the hard one.
     soft: soft_deadlines::SoftDeadlines,
+    /// The entry the last write looked up or made (`written_entry`).
+    last_written: u32,
 }
 
 /// Element expiry of one type: the event a field's or member's expiry
@@ -299,7 +301,7 @@ impl Db {
         // Any write but a new deadline ends a soft deadline (SET STALE
         // gives it again after its own signal).
         if !self.soft.is_empty() && class.is_write() && name != "expire" {
-            if let Some(idx) = self.dict.find(key) {
+            if let Some(idx) = self.written_entry(key) {
                 self.soft.clear(idx);
             }
         }
@@ -525,7 +527,20 @@ impl Db {
     /// existing entry starts here (or in `remove_at`/`delete_expired`).
     fn lookup_for_change(&mut self, key: &[u8], now_ms: i64) -> Option<u32> {
         let idx = self.lookup(key, now_ms)?;
-        Some(self.preserve(idx))
+        let idx = self.preserve(idx);
+        self.last_written = idx;
+        Some(idx)
+    }
+
+    /// The entry of `key`, which a write just changed or made: the one
+    /// it wrote if that is still the key's (a byte comparison instead of
+    /// a second hash lookup, for the key-change signal's side work).
+    fn written_entry(&self, key: &[u8]) -> Option<u32> {
+        let idx = self.last_written;
+        if (idx as usize) < self.dict.len() && self.dict.key(idx) == key {
+            return Some(idx);
+        }
+        self.dict.find(key)
     }
 
     /// The value of `key` for reading (`lookupKeyRead`).
@@ -792,6 +807,7 @@ impl Db {
             access: access::Access::fresh(self.access_policy, self.clock_ms),
             slot,
         });
+        self.last_written = idx;
         if let Some(index) = &mut self.slot_index {
             index.added(idx, self.dict.key(idx));
         }
@@ -1040,6 +1056,10 @@ impl Db {
         match self.lookup_for_change(key, now_ms) {
             Some(idx) => {
                 self.set_client_deadline(idx, at_ms);
+                // A soft deadline moves with the hard one (the grace kept).
+                if !self.soft.is_empty() {
+                    self.soft.hard_moved(idx, at_ms, now_ms);
+                }
                 true
             }
             None => false,
@@ -1059,9 +1079,6 @@ impl Db {
     }
 
     fn set_deadline(&mut self, idx: u32, at_ms: i64) {
-        if !self.soft.is_empty() {
-            self.soft.hard_moved(idx, at_ms, self.clock_ms);
-        }
         let slot = self.dict.entry(idx).expire_slot;
         let dict = &mut self.dict;
         let mut moved = |entry: u32, pos: u32| dict.entry_mut(entry).expire_slot = pos;
@@ -1252,7 +1269,8 @@ impl Db {
                 self.element_deadlines.entry_moved(from, to);
             }
         }
-        if !self.soft.is_empty() {
+        if !self.soft.is_idle() {
+            self.soft.forget(idx);
             if let Some(Moved { from, to }) = moved {
                 self.soft.entry_moved(from, to);
             }

@@ -56,12 +56,22 @@ pub struct SoftDeadlines {
     /// Dict position -> grace, ms.
     graces: HashMap<u32, i64, crate::dict::DefaultHasher>,
     /// The soft deadlines not reached yet (their `stale` event to come).
+    /// A record whose key lost its grace stays until it comes up or the
+    /// key goes (`forget`): a write that drops a soft deadline costs one
+    /// map removal, and SET STALE over the same key raises the record in
+    /// place (O(1)) instead of a removal and an insertion in the heap.
     pending: EntryDeadlines,
 }
 
 impl SoftDeadlines {
+    /// No key has a soft deadline (writes need not look).
     pub fn is_empty(&self) -> bool {
         self.graces.is_empty()
+    }
+
+    /// Nothing is kept by dict position (entry moves need not look).
+    pub fn is_idle(&self) -> bool {
+        self.graces.is_empty() && self.pending.is_empty()
     }
 
     /// The key at `entry`, whose hard deadline is `hard_ms`, is stale for
@@ -90,11 +100,16 @@ impl SoftDeadlines {
         }
     }
 
-    /// The key at `entry` has no soft deadline (any more).
+    /// The key at `entry` has no soft deadline (any more); its record,
+    /// if any, is left to lapse.
     pub fn clear(&mut self, entry: u32) {
-        if self.graces.remove(&entry).is_some() {
-            self.pending.clear(entry);
-        }
+        self.graces.remove(&entry);
+    }
+
+    /// The key at `entry` is gone: nothing of it is kept.
+    pub fn forget(&mut self, entry: u32) {
+        self.graces.remove(&entry);
+        self.pending.clear(entry);
     }
 
     /// No soft deadline is reached before this time.
@@ -105,7 +120,12 @@ impl SoftDeadlines {
     /// A key whose soft deadline was reached by `now_ms`, the earliest
     /// first: it is stale from now on (and signalled once).
     pub fn pop_reached(&mut self, now_ms: i64) -> Option<u32> {
-        self.pending.pop_due(now_ms)
+        loop {
+            let entry = self.pending.pop_due(now_ms)?;
+            if self.graces.contains_key(&entry) {
+                return Some(entry);
+            }
+        }
     }
 
     /// The dict entry at `from` moved to `to` (whose own entry was
@@ -113,8 +133,8 @@ impl SoftDeadlines {
     pub fn entry_moved(&mut self, from: u32, to: u32) {
         if let Some(grace) = self.graces.remove(&from) {
             self.graces.insert(to, grace);
-            self.pending.entry_moved(from, to);
         }
+        self.pending.entry_moved(from, to);
     }
 
     /// Dict entries `a` and `b` traded places (a save in progress).
@@ -139,7 +159,7 @@ impl Db {
     /// STALE after storing the key with its hard deadline, a file or the
     /// primary's stream). A key without a hard deadline gets none.
     pub fn set_soft_deadline(&mut self, key: &[u8], soft_ms: i64) {
-        if let Some(idx) = self.dict.find(key) {
+        if let Some(idx) = self.written_entry(key) {
             if let Some(hard_ms) = self.deadline(idx) {
                 let grace_ms = hard_ms.saturating_sub(soft_ms).max(0);
                 self.soft.set(idx, grace_ms, hard_ms);

@@ -179,6 +179,12 @@ impl Reply {
     }
 
     fn prefixed_int(&mut self, prefix: u8, n: i64) {
+        // One digit (most array and short bulk headers): one copy.
+        if (0..10).contains(&n) {
+            let digit = b'0' + n as u8;
+            self.buf.extend_from_slice(&[prefix, digit, b'\r', b'\n']);
+            return;
+        }
         let mut tmp = [0u8; 20];
         self.buf.push(prefix);
         self.buf.extend_from_slice(format_i64(n, &mut tmp));
