@@ -181,6 +181,12 @@ impl Leases {
         if self.keys == 0 {
             return false;
         }
+        // A fill lease is for a missing key: a deletion cannot end it
+        // (it is the expired key the fill's own lookup found and removed).
+        let lease = self.state(db, key).and_then(|s| s.lease);
+        if deleted && lease.is_some_and(|l| l.kind == LeaseKind::Fill) {
+            return false;
+        }
         let ended = self.end(db, key);
         let Some(map) = self.dbs.get_mut(db) else {
             return false;

@@ -606,3 +606,25 @@ fn getlease_among_the_other_commands() {
     let stats = r.cmd(&["INFO", "commandstats"]);
     assert!(stats.contains("cmdstat_getlease:calls="), "{stats}");
 }
+
+/// A key past its hard deadline that GETLEASE itself finds and removes
+/// is a missing key: the fill lease it grants holds through the expiry
+/// that removal signals (the filler's write is not fenced, nobody else
+/// fills).
+#[test]
+fn a_fill_lease_outlives_the_expiry_its_own_lookup_found() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    let mut other = lapse.raw();
+    r.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    // A lease out elsewhere: the server records every key event.
+    assert_eq!(getlease(&mut other, "elsewhere", "60000").1, "fill");
+    r.cmd(&["SET", "k", "v", "PX", "1"]);
+    std::thread::sleep(Duration::from_millis(20));
+    let (_, state, token) = getlease(&mut r, "k", "10000");
+    assert_eq!(state, "fill");
+    assert_eq!(getlease(&mut other, "k", "10000").1, "busy");
+    let token = token.unwrap().to_string();
+    assert_eq!(r.cmd(&["SET", "k", "w", "LEASE", &token]), "+OK\r\n");
+    assert_eq!(getlease(&mut other, "k", "10000").1, "fresh");
+}
