@@ -18,8 +18,8 @@ run, one after the other:
     xfetch          GET + PTTL; recompute early when now - delta * beta *
                     ln(rand()) >= expiry (Vattani et al.), or on a miss
 
-Reported per pattern: backend calls in all and per expiry (calls whose
-start lies within 500 ms of the first of a wave are one wave: one
+Reported per pattern: backend calls in all and per expiry (calls that
+start within two recompute times of each other are one wave: one
 expiry), and the time each read took to give its caller a value, p50 /
 p99 / max, over all reads and over the reads that started within
 [-100, +500] ms of an expiry's first backend call.
@@ -200,11 +200,12 @@ async def simulate(port, pattern):
 
 
 def waves(calls):
-    """Backend calls grouped by expiry: a call within 500 ms of a wave's
-    first joins it."""
+    """Backend calls grouped by expiry: a call that starts within two
+    recompute times of the wave's last joins it (recomputes of the same
+    expiry overlap; those of the next expiry come a TTL later)."""
     out = []
     for t in sorted(calls):
-        if out and t - out[-1][0] < 0.5:
+        if out and t - out[-1][-1] < 2 * BACKEND_MS / 1000:
             out[-1].append(t)
         else:
             out.append([t])

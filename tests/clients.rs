@@ -6,7 +6,9 @@
 //! real redis-server where one is installed, so a failure on lapse is not
 //! the script's. Also redis-py's and node-redis's client-side caches
 //! (`tests/clients/client_cache.py`, `tests/clients/node_cache.mjs`, with
-//! node-redis installed by `.ci/run` into `.ci/nodedeps`).
+//! node-redis installed by `.ci/run` into `.ci/nodedeps`), and the
+//! README's GETLEASE read-through helper in both (`stampede_helper.py`,
+//! `node_stampede.mjs`).
 
 mod common;
 
@@ -116,5 +118,28 @@ fn node_redis_client_side_cache_is_invalidated() {
     run(lapse.port, "lapse");
     if let Some(redis) = Server::redis() {
         run(redis.port, "redis-server");
+    }
+}
+
+/// The README's GETLEASE read-through helper, with redis-py's
+/// `execute_command` and node-redis's `sendCommand`: many readers of a
+/// missing key compute it once, a failed compute hands the lease back, a
+/// stale key is refreshed once while the old value is served (lapse
+/// only: redis-server has no GETLEASE).
+#[test]
+fn the_readme_stampede_helpers_compute_once() {
+    let lapse = Server::lapse(&[]);
+    if let Some(deps) = python_deps() {
+        run_script(
+            deps,
+            "stampede_helper.py",
+            "stampede helper: ok",
+            lapse.port,
+            "lapse",
+        );
+    }
+    if let Some(deps) = node_deps() {
+        let out = run_node(&deps, "node_stampede.mjs", lapse.port, "lapse");
+        assert!(out.contains("node stampede: ok"), "{out}");
     }
 }
