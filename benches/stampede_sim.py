@@ -12,8 +12,8 @@ run, one after the other:
     getlease-beta   getlease-stale with BETA 1: the server's XFetch
                     refreshes early, before the soft deadline
   on redis-server, the best client-side patterns:
-    lock            GET; on a miss SET lock NX PX, the winner recomputes,
-                    the others retry every RETRY_MS
+    lock            GET; on a miss SET lock NX PX, the winner reads again
+                    and recomputes, the others retry every RETRY_MS
     jitter          GET; on a miss recompute and SET PX ttl +-10%
     xfetch          GET + PTTL; recompute early when now - delta * beta *
                     ln(rand()) >= expiry (Vattani et al.), or on a miss
@@ -120,6 +120,11 @@ async def lock_read(c, backend):
         if value is not None:
             return value
         if await c.call("SET", "lock:" + KEY, "1", "NX", "PX", LEASE_MS) is not None:
+            # Filled between the GET and the lock: nothing to do.
+            value = await c.call("GET", KEY)
+            if value is not None:
+                await c.call("DEL", "lock:" + KEY)
+                return value
             new = await backend.compute()
             await c.call("SET", KEY, new, "PX", TTL_MS)
             await c.call("DEL", "lock:" + KEY)
