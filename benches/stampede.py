@@ -11,7 +11,8 @@
    Python client reading the sockets sees it, and the server's own time
    on CPU from the write to the last reply (/proc/<pid>/schedstat; it
    does nothing else meanwhile) (target: all within 5 ms of the fill).
-   RUNS runs.
+   Beside it, the same wake-up without leases: BLPOP waiters served by
+   one RPUSH, on lapse and on redis-server. RUNS runs each.
 2. Throughput: redis-benchmark -P 16, GETLEASE of a fresh key against GET
    of the same key, and SET with STALE against SET with EX, alternating on
    one lapse server RUNS times (median ratios; targets within 5%).
@@ -43,17 +44,29 @@ def server_on_cpu_ns(pid):
     return total
 
 
-def waiters_run():
-    proc, port = start("lapse", extra=["--maxclients", str(WAITERS + 100)])
+def waiters_run(server="lapse", kind="getlease"):
+    """WAITERS clients blocked on one key, then one write that serves them
+    all: GETLEASE ... WAIT behind a fill lease and SET ... LEASE, or (the
+    same wake-up without leases, on either server) BLPOP and one RPUSH
+    of WAITERS elements. Returns p50, p99, max (ms, as the client sees
+    each reply) and the server's own time on CPU for it (ms)."""
+    proc, port = start(server, extra=["--maxclients", str(WAITERS + 100)])
     try:
         filler = socket.create_connection(("127.0.0.1", port))
-        filler.sendall(enc(["GETLEASE", "hot", "60000"]))
-        reply = filler.recv(1 << 16).decode()
-        assert "fill" in reply, reply
-        token = reply.rsplit(":", 1)[1].split("\r\n")[0]
+        if kind == "getlease":
+            filler.sendall(enc(["GETLEASE", "hot", "60000"]))
+            reply = filler.recv(1 << 16).decode()
+            assert "fill" in reply, reply
+            token = reply.rsplit(":", 1)[1].split("\r\n")[0]
+            request = enc(["GETLEASE", "hot", "60000", "WAIT", "30000"])
+            wake = enc(["SET", "hot", "v", "LEASE", token])
+            expected = b"*3\r\n$1\r\nv\r\n$5\r\nfresh\r\n$-1\r\n"
+        else:
+            request = enc(["BLPOP", "hot", "30"])
+            wake = enc(["RPUSH", "hot"] + ["v"] * WAITERS)
+            expected = b"*2\r\n$3\r\nhot\r\n$1\r\nv\r\n"
         sel = selectors.DefaultSelector()
         conns = []
-        request = enc(["GETLEASE", "hot", "60000", "WAIT", "30000"])
         for _ in range(WAITERS):
             s = socket.create_connection(("127.0.0.1", port))
             s.sendall(request)
@@ -67,9 +80,8 @@ def waiters_run():
         time.sleep(0.2)
         on_cpu = server_on_cpu_ns(proc.pid)
         t0 = time.perf_counter()
-        filler.sendall(enc(["SET", "hot", "v", "LEASE", token]))
+        filler.sendall(wake)
         done = []
-        expected = b"*3\r\n$1\r\nv\r\n$5\r\nfresh\r\n$-1\r\n"
         while len(done) < WAITERS:
             for key, _ in sel.select(timeout=10):
                 data = key.fileobj.recv(4096)
@@ -109,11 +121,12 @@ def throughput():
 def main():
     build()
     if PART in ("all", "waiters"):
-        runs = [waiters_run() for _ in range(RUNS)]
-        print("%d waiters on one key, from the fill's write to each reply, ms: %s; worst max %.2f"
-              % (WAITERS, "; ".join("p50 %.2f p99 %.2f max %.2f (server on CPU %.2f)" % r
-                                    for r in runs),
-                 max(r[2] for r in runs)), flush=True)
+        for server, kind in (("lapse", "getlease"), ("lapse", "blpop"), ("redis", "blpop")):
+            runs = [waiters_run(server, kind) for _ in range(RUNS)]
+            print("%s %s: %d waiters on one key, from the write to each reply, ms: %s"
+                  % (server, kind, WAITERS,
+                     "; ".join("p50 %.2f p99 %.2f max %.2f (server on CPU %.2f)" % r
+                               for r in runs)), flush=True)
     if PART in ("all", "throughput"):
         throughput()
 

@@ -95,56 +95,88 @@ enum OptionsFor {
     Getex,
 }
 
+/// The option words of SET and GETEX.
+#[derive(Clone, Copy, PartialEq)]
+enum OptionWord {
+    Nx,
+    Xx,
+    Get,
+    KeepTtl,
+    Persist,
+    Stale,
+    PStale,
+    Lease,
+    /// EX, PX, EXAT, PXAT: the unit, and whether relative.
+    Expire(Unit, bool),
+}
+
+/// `opt` as an option word, in any case: one pass over its bytes (a
+/// request's options are read once each, not compared with every name).
+fn option_word(opt: &[u8]) -> Option<OptionWord> {
+    let mut upper = [0u8; 8];
+    let word = upper.get_mut(..opt.len())?;
+    for (to, from) in word.iter_mut().zip(opt) {
+        *to = from.to_ascii_uppercase();
+    }
+    Some(match &*word {
+        b"NX" => OptionWord::Nx,
+        b"XX" => OptionWord::Xx,
+        b"GET" => OptionWord::Get,
+        b"KEEPTTL" => OptionWord::KeepTtl,
+        b"PERSIST" => OptionWord::Persist,
+        b"STALE" => OptionWord::Stale,
+        b"PSTALE" => OptionWord::PStale,
+        b"LEASE" => OptionWord::Lease,
+        b"EX" => OptionWord::Expire(Unit::Seconds, true),
+        b"PX" => OptionWord::Expire(Unit::Millis, true),
+        b"EXAT" => OptionWord::Expire(Unit::Seconds, false),
+        b"PXAT" => OptionWord::Expire(Unit::Millis, false),
+        _ => return None,
+    })
+}
+
 fn parse_string_options<'a>(
     args: &Args<'a>,
     from: usize,
     command: OptionsFor,
 ) -> Result<StringOptions<'a>, CmdError> {
     let mut o = StringOptions::default();
+    let set = command == OptionsFor::Set;
     let mut i = from;
     while i < args.len() {
-        let opt = args.get(i);
         let next = (i + 1 < args.len()).then(|| args.get(i + 1));
-        let set = command == OptionsFor::Set;
-        let expire_form = [
-            ("EX", Unit::Seconds, true),
-            ("PX", Unit::Millis, true),
-            ("EXAT", Unit::Seconds, false),
-            ("PXAT", Unit::Millis, false),
-        ]
-        .into_iter()
-        .find(|(name, _, _)| is(opt, name));
-        if is(opt, "NX") && !o.xx && set {
-            o.nx = true;
-        } else if is(opt, "XX") && !o.nx && set {
-            o.xx = true;
-        } else if is(opt, "GET") && set {
-            o.get = true;
-        } else if is(opt, "KEEPTTL") && !o.persist && o.expire.is_none() && set {
-            o.keep_ttl = true;
-        } else if is(opt, "PERSIST") && !set && o.expire.is_none() && !o.keep_ttl {
-            o.persist = true;
-        } else if let (true, Some(value)) = (set && (is(opt, "STALE") || is(opt, "PSTALE")), next) {
-            let unit = if is(opt, "STALE") {
-                Unit::Seconds
-            } else {
-                Unit::Millis
-            };
-            o.stale = Some((value, unit));
-            i += 1;
-        } else if let (true, Some(token)) = (set && is(opt, "LEASE"), next) {
-            o.lease = Some(token);
-            i += 1;
-        } else if let (Some((_, unit, relative)), Some(value)) = (expire_form, next) {
-            // A later EX replaces an earlier EX, but forms don't mix.
-            let same_form = o.expire.is_none_or(|(_, u, r)| u == unit && r == relative);
-            if o.keep_ttl || o.persist || !same_form {
-                return Err(CmdError::Syntax);
+        match (option_word(args.get(i)), next) {
+            (Some(OptionWord::Nx), _) if !o.xx && set => o.nx = true,
+            (Some(OptionWord::Xx), _) if !o.nx && set => o.xx = true,
+            (Some(OptionWord::Get), _) if set => o.get = true,
+            (Some(OptionWord::KeepTtl), _) if !o.persist && o.expire.is_none() && set => {
+                o.keep_ttl = true;
             }
-            o.expire = Some((value, unit, relative));
-            i += 1;
-        } else {
-            return Err(CmdError::Syntax);
+            (Some(OptionWord::Persist), _) if !set && o.expire.is_none() && !o.keep_ttl => {
+                o.persist = true;
+            }
+            (Some(word @ (OptionWord::Stale | OptionWord::PStale)), Some(value)) if set => {
+                let unit = match word {
+                    OptionWord::Stale => Unit::Seconds,
+                    _ => Unit::Millis,
+                };
+                o.stale = Some((value, unit));
+                i += 1;
+            }
+            (Some(OptionWord::Lease), Some(token)) if set => {
+                o.lease = Some(token);
+                i += 1;
+            }
+            (Some(OptionWord::Expire(unit, relative)), Some(value)) => {
+                // A later EX replaces an earlier EX, but forms don't mix.
+                let same_form = o.expire.is_none_or(|(_, u, r)| u == unit && r == relative);
+                if o.keep_ttl || o.persist || !same_form {
+                    return Err(CmdError::Syntax);
+                }
+                o.expire = Some((value, unit, relative));
+                i += 1;
+            }
+            _ => return Err(CmdError::Syntax),
         }
         i += 1;
     }
