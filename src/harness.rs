@@ -97,6 +97,15 @@ impl Harness {
         let mut ctx =
             crate::dispatch::context(self.now_ms, &mut self.session, &mut self.server, &());
         execute(&mut ctx, args);
+        // Whatever a command logged or unpacked was processed after it:
+        // nothing may slip past `Activity`'s pending flag.
+        for db in &self.server.dbs {
+            assert!(
+                !db.has_events() && !db.has_changed(),
+                "db {} kept events or changed values after a command",
+                db.index
+            );
+        }
         std::mem::take(&mut self.session.reply.buf)
     }
 

@@ -37,6 +37,9 @@ pub struct DebugSettings {
 
 pub struct ServerState {
     pub dbs: Vec<Db>,
+    /// What the databases share: the change count, and whether any has
+    /// events or changed values waiting (`process_key_events`).
+    activity: std::rc::Rc<crate::db::Activity>,
     pub config: Config,
     pub stats: Stats,
     /// Random source for sampling and RANDOMKEY (seeded from the OS).
@@ -145,6 +148,7 @@ impl ServerState {
         }
         let mut state = Self {
             dbs: (0..config.databases).map(Db::new).collect(),
+            activity: Default::default(),
             expire: ExpireCycle::default(),
             config,
             stats: Stats::default(),
@@ -187,6 +191,9 @@ impl ServerState {
             out_of_memory: false,
             changes_outside_keys: 0,
         };
+        for db in &mut state.dbs {
+            db.share_activity(&state.activity);
+        }
         state.startup_memory = crate::memory::used_memory();
         // Calibrates the command timer now, not on the first command.
         crate::clock::ticks();
@@ -346,7 +353,7 @@ impl ServerState {
 
     /// Changes signalled in all databases since startup (`server.dirty`).
     pub fn dirty(&self) -> u64 {
-        self.changes_outside_keys + self.dbs.iter().map(|db| db.dirty).sum::<u64>()
+        self.changes_outside_keys + self.activity.dirty()
     }
 
     /// Counts a change to the data that is not a key's (FUNCTION LOAD):
@@ -381,6 +388,11 @@ impl ServerState {
     /// back inline and changed hashes' field deadlines are noted
     /// (`Db::settle_changed`).
     pub fn process_key_events(&mut self) {
+        // Most commands log nothing (no one reads their events) and
+        // unpack nothing: one check, not a visit to every database.
+        if !self.activity.take_pending() {
+            return;
+        }
         // One pass over the databases: settle, and find the busy ones.
         let (mut first, mut more) = (None, false);
         for db in &mut self.dbs {

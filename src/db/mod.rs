@@ -158,8 +158,9 @@ pub struct Db {
     garbage: Vec<Value>,
     /// What happened to keys since the loop last drained it.
     events: KeyLog,
-    /// Changes signalled since startup (Redis's `server.dirty`, per db).
-    pub dirty: u64,
+    /// Shared with the server's other databases: the change count and
+    /// whether anything waits for `ServerState::process_key_events`.
+    activity: std::rc::Rc<Activity>,
     /// Event classes recorded although no write made them (`new`,
     /// `keymiss`): only while keyspace notifications ask for them.
     pub side_events: u32,
@@ -220,6 +221,33 @@ pub struct Db {
     soft: soft_deadlines::SoftDeadlines,
     /// The entry the last write looked up or made (`written_entry`).
     last_written: u32,
+}
+
+/// What a server's databases share, so that the loop reads one place
+/// after every command instead of visiting each database.
+#[derive(Debug, Default)]
+pub struct Activity {
+    /// Changes signalled in all of them since startup (Redis's
+    /// `server.dirty`).
+    dirty: std::cell::Cell<u64>,
+    /// A database logged a key event or has a changed value to settle
+    /// since the last `take_pending`.
+    pending: std::cell::Cell<bool>,
+}
+
+impl Activity {
+    pub fn dirty(&self) -> u64 {
+        self.dirty.get()
+    }
+
+    /// Whether something waits (and from now on, nothing).
+    pub fn take_pending(&self) -> bool {
+        self.pending.replace(false)
+    }
+
+    fn count_change(&self) {
+        self.dirty.set(self.dirty.get() + 1);
+    }
 }
 
 /// Element expiry of one type: the event a field's or member's expiry
@@ -297,7 +325,7 @@ impl Db {
     /// event `name` of `class`. Counts one change; WATCH, notifications
     /// and the propagation point read it from the log.
     pub fn signal(&mut self, class: EventClass, name: &'static str, key: &[u8]) {
-        self.dirty += 1;
+        self.activity.count_change();
         // Any write but a new deadline ends a soft deadline (SET STALE
         // gives it again after its own signal).
         if !self.soft.is_empty() && class.is_write() && name != "expire" {
@@ -306,15 +334,26 @@ impl Db {
             }
         }
         if class.intersects(self.recorded_classes) {
-            self.events.push(class, name, key);
+            self.log(class, name, key);
         }
+    }
+
+    /// Appends an event to the key log (every event goes through here).
+    fn log(&mut self, class: EventClass, name: &'static str, key: &[u8]) {
+        self.events.push(class, name, key);
+        self.activity.pending.set(true);
+    }
+
+    /// Joins the server's other databases (`Activity`).
+    pub fn share_activity(&mut self, activity: &std::rc::Rc<Activity>) {
+        self.activity = activity.clone();
     }
 
     /// A change no reader is told of (Redis's bare `server.dirty++`: a
     /// consumer group's bookkeeping): it counts for propagation and saves
     /// only.
     pub fn mark_dirty(&mut self) {
-        self.dirty += 1;
+        self.activity.count_change();
     }
 
     /// The events since the last call, handing over the log (give it back
@@ -332,6 +371,11 @@ impl Db {
 
     pub fn has_events(&self) -> bool {
         !self.events.is_empty()
+    }
+
+    /// Values a command unpacked to change wait for `settle_changed`.
+    pub fn has_changed(&self) -> bool {
+        !self.changed.is_empty()
     }
 
     pub fn len(&self) -> usize {
@@ -425,14 +469,14 @@ impl Db {
         self.stats.expired_subkeys += gone.len() as u64;
         let key = self.dict.entry(idx).slot.key().to_vec();
         // Recorded whatever listens: the propagation reads it.
-        self.events.push(class, event, &key);
+        self.log(class, event, &key);
         self.expired_elements.push_back(gone);
         if !emptied {
             return Some(idx);
         }
         self.remove_at(idx);
         if EventClass::GENERIC.intersects(self.recorded_classes) {
-            self.events.push(EventClass::GENERIC, "del", &key);
+            self.log(EventClass::GENERIC, "del", &key);
         }
         None
     }
@@ -594,7 +638,7 @@ impl Db {
         let Some(idx) = self.lookup_read(key, now_ms) else {
             self.stats.keyspace_misses += 1;
             if !quiet && EventClass::KEY_MISS.intersects(self.side_events) {
-                self.events.push(EventClass::KEY_MISS, "keymiss", key);
+                self.log(EventClass::KEY_MISS, "keymiss", key);
             }
             return None;
         };
@@ -663,6 +707,7 @@ impl Db {
         if self.changed.last().map(|c| c.0) != Some(idx) {
             let before = self.element_deadline_at(idx);
             self.changed.push((idx, before));
+            self.activity.pending.set(true);
         }
     }
 
@@ -799,7 +844,7 @@ impl Db {
 
     fn insert(&mut self, slot: Slot) -> u32 {
         if EventClass::NEW.intersects(self.side_events) {
-            self.events.push(EventClass::NEW, "new", slot.key());
+            self.log(EventClass::NEW, "new", slot.key());
         }
         let idx = self.dict.insert_new(Entry {
             expire_slot: NO_EXPIRE,
@@ -1198,9 +1243,9 @@ impl Db {
             return false;
         };
         if EventClass::EVICTED.intersects(self.recorded_classes) {
-            self.events.push(EventClass::EVICTED, "evicted", key);
+            self.log(EventClass::EVICTED, "evicted", key);
         }
-        self.dirty += 1;
+        self.activity.count_change();
         self.stats.evicted_keys += 1;
         self.remove_freeing(idx, lazy);
         true
@@ -1235,6 +1280,7 @@ impl Db {
         if EventClass::EXPIRED.intersects(self.recorded_classes) {
             self.events
                 .push(EventClass::EXPIRED, "expired", self.dict.key(idx));
+            self.activity.pending.set(true);
         }
         let lag_ms = self
             .deadline(idx)

@@ -187,8 +187,8 @@ impl Db {
             if self.is_live(idx, now_ms) {
                 signalled += 1;
                 if EventClass::EXPIRED.intersects(self.recorded_classes) {
-                    let key = self.dict.key(idx);
-                    self.events.push(EventClass::EXPIRED, "stale", key);
+                    let key = self.dict.key(idx).to_vec();
+                    self.log(EventClass::EXPIRED, "stale", &key);
                 }
             }
         }
