@@ -23,6 +23,7 @@
 pub mod access;
 pub mod entry_deadlines;
 pub mod keylog;
+pub mod other_deadlines;
 pub mod replica_ttls;
 pub mod slot;
 pub mod slot_index;
@@ -32,6 +33,7 @@ pub mod soft_deadlines;
 use crate::deadlines::Expires;
 use crate::dict::{Dict, DictEntry, Moved};
 pub use keylog::{EventClass, KeyLog};
+pub use other_deadlines::{member_expiry, member_expiry_deletion};
 use rand::Rng;
 use slot::Slot;
 
@@ -250,35 +252,6 @@ impl Activity {
     }
 }
 
-/// Element expiry of one type: the event a field's or member's expiry
-/// signals, in its type's class, and the command that propagates the
-/// deletion.
-type MemberExpiry = (EventClass, &'static str, &'static [u8]);
-
-/// Redis 7.4's hash fields; sets (Redis 8.12 documents no event name)
-/// and sorted sets (lapse's own) by analogy.
-const HASH_EXPIRY: MemberExpiry = (EventClass::HASH, "hexpired", b"HDEL");
-const SET_EXPIRY: MemberExpiry = (EventClass::SET, "sexpired", b"SREM");
-const ZSET_EXPIRY: MemberExpiry = (EventClass::ZSET, "zexpired", b"ZREM");
-
-/// The element expiry of a value's type, if it has one.
-pub fn member_expiry(value: ValueRef) -> Option<MemberExpiry> {
-    match value {
-        ValueRef::Hash(_) => Some(HASH_EXPIRY),
-        ValueRef::Set(_) => Some(SET_EXPIRY),
-        ValueRef::ZSet(_) => Some(ZSET_EXPIRY),
-        _ => None,
-    }
-}
-
-/// The deletion command of an element-expiry event.
-pub fn member_expiry_deletion(class: EventClass, event: &str) -> Option<&'static [u8]> {
-    [HASH_EXPIRY, SET_EXPIRY, ZSET_EXPIRY]
-        .into_iter()
-        .find(|(c, e, _)| *c == class && *e == event)
-        .map(|(_, _, deletion)| deletion)
-}
-
 /// What DEBUG OBJECT shows of a key.
 pub struct DebugObject<'a> {
     pub value: ValueRef<'a>,
@@ -479,77 +452,6 @@ impl Db {
             self.log(EventClass::GENERIC, "del", &key);
         }
         None
-    }
-
-    /// The earliest element deadline of the value at `idx` (O(1): a
-    /// packed value's preamble, a table's heap top, in memory the command
-    /// reads anyway).
-    fn element_deadline_at(&self, idx: u32) -> Option<i64> {
-        self.dict.entry(idx).slot.value().earliest_member_ttl()
-    }
-
-    /// Notes whether the value at `idx` has element deadlines (a hash's
-    /// fields, a set's or sorted set's members), and the earliest (after
-    /// any change of its value).
-    fn track_element_deadlines(&mut self, idx: u32) {
-        match self.element_deadline_at(idx) {
-            Some(at_ms) => self.element_deadlines.set(idx, at_ms),
-            None => self.element_deadlines.clear(idx),
-        }
-    }
-
-    /// Notes the element deadlines of the value at `key` for the active
-    /// cycle, after a command gave some (SEXPIRE and its kind: a set or
-    /// sorted set without any is not followed by `value_mut`).
-    pub fn track_member_deadlines(&mut self, key: &[u8]) {
-        if let Some(idx) = self.dict.find(key) {
-            self.track_element_deadlines(idx);
-        }
-    }
-
-    /// `track_element_deadlines` after a change that found the earliest
-    /// element deadline at `before`: nothing to do if it is still there
-    /// (the registry's record holds), the common case of a write.
-    fn retrack_element_deadlines(&mut self, idx: u32, before: Option<i64>) {
-        if self.element_deadline_at(idx) != before {
-            self.track_element_deadlines(idx);
-        }
-    }
-
-    /// Active element expiry: the due elements of the values due first,
-    /// in deadline order, until `max_elements` went or nothing more is
-    /// due; how many went.
-    pub fn expire_due_elements(&mut self, now_ms: i64, max_elements: u64) -> u64 {
-        let before = self.stats.expired_subkeys;
-        // Each visit settles or empties its record, so visits are bounded
-        // by elements removed plus records settled.
-        for _ in 0..max_elements.saturating_mul(2) {
-            let done = self.stats.expired_subkeys - before;
-            let Some((idx, at_ms)) = self.element_deadlines.top() else {
-                break;
-            };
-            if at_ms > now_ms || done >= max_elements {
-                break;
-            }
-            let max = usize::try_from(max_elements - done).unwrap_or(usize::MAX);
-            // A key gone with its last element lost its record in
-            // `remove_at`; a stale record (the earliest was later than it
-            // said) settles here.
-            if let Some(idx) = self.expire_elements(idx, now_ms, max) {
-                self.track_element_deadlines(idx);
-            }
-        }
-        self.stats.expired_subkeys - before
-    }
-
-    /// Keys with element deadlines (INFO keyspace `subexpiry`).
-    pub fn keys_with_element_ttls(&self) -> usize {
-        self.element_deadlines.len()
-    }
-
-    /// The elements the oldest element-expiry event in the log took.
-    pub fn take_expired_elements(&mut self) -> Vec<Vec<u8>> {
-        self.expired_elements.pop_front().unwrap_or_default()
     }
 
     /// `lookup` for a read: on a replica an expired key is missing but

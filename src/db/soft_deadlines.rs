@@ -18,7 +18,6 @@
 use std::collections::HashMap;
 
 use super::entry_deadlines::EntryDeadlines;
-use super::{Db, EventClass};
 
 /// The name of the AUX field, and the prefix of the ECHO message, that
 /// carry a soft deadline.
@@ -151,47 +150,5 @@ impl SoftDeadlines {
 
     pub fn clear_all(&mut self) {
         *self = SoftDeadlines::default();
-    }
-}
-
-impl Db {
-    /// Gives `key` a soft deadline at `soft_ms`, before its hard one (SET
-    /// STALE after storing the key with its hard deadline, a file or the
-    /// primary's stream). A key without a hard deadline gets none.
-    pub fn set_soft_deadline(&mut self, key: &[u8], soft_ms: i64) {
-        if let Some(idx) = self.written_entry(key) {
-            if let Some(hard_ms) = self.deadline(idx) {
-                let grace_ms = hard_ms.saturating_sub(soft_ms).max(0);
-                self.soft.set(idx, grace_ms, hard_ms);
-            }
-        }
-    }
-
-    /// The key at `idx`'s soft deadline, if it has one.
-    pub(super) fn soft_deadline(&self, idx: u32) -> Option<i64> {
-        let grace = self.soft.grace(idx)?;
-        Some(self.deadline(idx)?.saturating_sub(grace))
-    }
-
-    /// Signals `stale` (class `x`) for the keys whose soft deadline came
-    /// by `now_ms`, at most `max` of them, the earliest first: the active
-    /// cycle's, so the event comes on time as `expired` does. Nothing
-    /// changes, nothing is propagated. Returns how many.
-    pub fn signal_stale(&mut self, now_ms: i64, max: u64) -> u64 {
-        let mut signalled = 0;
-        while signalled < max {
-            let Some(idx) = self.soft.pop_reached(now_ms) else {
-                break;
-            };
-            // A key past its hard deadline too is about to expire instead.
-            if self.is_live(idx, now_ms) {
-                signalled += 1;
-                if EventClass::EXPIRED.intersects(self.recorded_classes) {
-                    let key = self.dict.key(idx).to_vec();
-                    self.log(EventClass::EXPIRED, "stale", &key);
-                }
-            }
-        }
-        signalled
     }
 }
