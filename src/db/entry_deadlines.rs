@@ -15,6 +15,35 @@ use std::collections::HashMap;
 
 use crate::deadlines::Expires;
 
+/// What a map by dict position kept for `from` is now `to`'s (its entry
+/// moved there); the value, if any.
+pub fn move_key<V: Copy, S: std::hash::BuildHasher>(
+    map: &mut HashMap<u32, V, S>,
+    from: u32,
+    to: u32,
+) -> Option<V> {
+    let value = map.remove(&from)?;
+    map.insert(to, value);
+    Some(value)
+}
+
+/// Dict positions `a` and `b` traded places in a map by position: what
+/// is now `b`'s (was `a`'s) and what is now `a`'s.
+pub fn swap_keys<V: Copy, S: std::hash::BuildHasher>(
+    map: &mut HashMap<u32, V, S>,
+    a: u32,
+    b: u32,
+) -> (Option<V>, Option<V>) {
+    let (va, vb) = (map.remove(&a), map.remove(&b));
+    if let Some(v) = va {
+        map.insert(b, v);
+    }
+    if let Some(v) = vb {
+        map.insert(a, v);
+    }
+    (va, vb)
+}
+
 #[derive(Default)]
 pub struct EntryDeadlines {
     heap: Expires,
@@ -112,22 +141,18 @@ impl EntryDeadlines {
     /// The dict entry at `from` moved to `to` (whose own entry was
     /// removed).
     pub fn entry_moved(&mut self, from: u32, to: u32) {
-        if let Some(at) = self.pos.remove(&from) {
+        if let Some(at) = move_key(&mut self.pos, from, to) {
             self.heap.set_entry(at, to);
-            self.pos.insert(to, at);
         }
     }
 
     /// Dict entries `a` and `b` traded places (a save in progress).
     pub fn entries_swapped(&mut self, a: u32, b: u32) {
-        let (pa, pb) = (self.pos.remove(&a), self.pos.remove(&b));
-        if let Some(at) = pa {
-            self.heap.set_entry(at, b);
-            self.pos.insert(b, at);
-        }
-        if let Some(at) = pb {
-            self.heap.set_entry(at, a);
-            self.pos.insert(a, at);
+        let (at_b, at_a) = swap_keys(&mut self.pos, a, b);
+        for (at, entry) in [(at_b, b), (at_a, a)] {
+            if let Some(at) = at {
+                self.heap.set_entry(at, entry);
+            }
         }
     }
 

@@ -252,6 +252,20 @@ impl Activity {
     }
 }
 
+/// Appends an event to a database's key log and says so to the server
+/// (every event goes through here; apart from `Db::log` for a key that
+/// lives in the database's own table).
+fn log_to(
+    events: &mut KeyLog,
+    activity: &Activity,
+    class: EventClass,
+    name: &'static str,
+    key: &[u8],
+) {
+    events.push(class, name, key);
+    activity.pending.set(true);
+}
+
 /// What DEBUG OBJECT shows of a key.
 pub struct DebugObject<'a> {
     pub value: ValueRef<'a>,
@@ -311,10 +325,9 @@ impl Db {
         }
     }
 
-    /// Appends an event to the key log (every event goes through here).
+    /// Appends an event to the key log (`log_to`).
     fn log(&mut self, class: EventClass, name: &'static str, key: &[u8]) {
-        self.events.push(class, name, key);
-        self.activity.pending.set(true);
+        log_to(&mut self.events, &self.activity, class, name, key);
     }
 
     /// Joins the server's other databases (`Activity`).
@@ -1180,9 +1193,14 @@ impl Db {
     fn delete_expired(&mut self, idx: u32, now_ms: i64, how: Reclaim) {
         let idx = self.preserve(idx);
         if EventClass::EXPIRED.intersects(self.recorded_classes) {
-            self.events
-                .push(EventClass::EXPIRED, "expired", self.dict.key(idx));
-            self.activity.pending.set(true);
+            let key = self.dict.key(idx);
+            log_to(
+                &mut self.events,
+                &self.activity,
+                EventClass::EXPIRED,
+                "expired",
+                key,
+            );
         }
         let lag_ms = self
             .deadline(idx)

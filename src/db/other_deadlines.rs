@@ -115,8 +115,7 @@ impl Db {
     pub fn set_soft_deadline(&mut self, key: &[u8], soft_ms: i64) {
         if let Some(idx) = self.written_entry(key) {
             if let Some(hard_ms) = self.deadline(idx) {
-                let grace_ms = hard_ms.saturating_sub(soft_ms).max(0);
-                self.soft.set(idx, grace_ms, hard_ms);
+                self.soft.set(idx, soft_ms, hard_ms);
             }
         }
     }
@@ -141,8 +140,14 @@ impl Db {
             if self.is_live(idx, now_ms) {
                 signalled += 1;
                 if EventClass::EXPIRED.intersects(self.recorded_classes) {
-                    let key = self.dict.key(idx).to_vec();
-                    self.log(EventClass::EXPIRED, "stale", &key);
+                    let key = self.dict.key(idx);
+                    super::log_to(
+                        &mut self.events,
+                        &self.activity,
+                        EventClass::EXPIRED,
+                        "stale",
+                        key,
+                    );
                 }
             }
         }

@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use super::entry_deadlines::EntryDeadlines;
+use super::entry_deadlines::{move_key, swap_keys, EntryDeadlines};
 
 /// The name of the AUX field, and the prefix of the ECHO message, that
 /// carry a soft deadline.
@@ -73,11 +73,12 @@ impl SoftDeadlines {
         self.graces.is_empty() && self.pending.is_empty()
     }
 
-    /// The key at `entry`, whose hard deadline is `hard_ms`, is stale for
-    /// `grace_ms` before it.
-    pub fn set(&mut self, entry: u32, grace_ms: i64, hard_ms: i64) {
-        self.graces.insert(entry, grace_ms);
-        self.pending.set(entry, hard_ms.saturating_sub(grace_ms));
+    /// The key at `entry`, whose hard deadline is `hard_ms`, is stale
+    /// from `soft_ms` (its grace is the time between).
+    pub fn set(&mut self, entry: u32, soft_ms: i64, hard_ms: i64) {
+        let soft_ms = soft_ms.min(hard_ms);
+        self.graces.insert(entry, hard_ms.saturating_sub(soft_ms));
+        self.pending.set(entry, soft_ms);
     }
 
     pub fn grace(&self, entry: u32) -> Option<i64> {
@@ -130,21 +131,13 @@ impl SoftDeadlines {
     /// The dict entry at `from` moved to `to` (whose own entry was
     /// removed).
     pub fn entry_moved(&mut self, from: u32, to: u32) {
-        if let Some(grace) = self.graces.remove(&from) {
-            self.graces.insert(to, grace);
-        }
+        move_key(&mut self.graces, from, to);
         self.pending.entry_moved(from, to);
     }
 
     /// Dict entries `a` and `b` traded places (a save in progress).
     pub fn entries_swapped(&mut self, a: u32, b: u32) {
-        let (ga, gb) = (self.graces.remove(&a), self.graces.remove(&b));
-        if let Some(grace) = ga {
-            self.graces.insert(b, grace);
-        }
-        if let Some(grace) = gb {
-            self.graces.insert(a, grace);
-        }
+        swap_keys(&mut self.graces, a, b);
         self.pending.entries_swapped(a, b);
     }
 
