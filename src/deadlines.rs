@@ -34,14 +34,18 @@ pub trait Record: Copy {
     fn entry(&self) -> u32;
     fn set_entry(&mut self, entry: u32);
     fn at_ms(&self) -> i64;
+    /// Sets the deadline, and (`LAZY`) the heap key to it.
     fn set_at_ms(&mut self, at_ms: i64);
     /// The heap key: `at_ms`, or (`LAZY`) a lower bound of it.
     fn order_ms(&self) -> i64;
-    /// Only called on `LAZY` records.
-    fn set_order_ms(&mut self, order_ms: i64);
+    /// Raises the deadline to `at_ms` keeping the heap key, if the record
+    /// can hold the difference; false (nothing changed) if not.
+    fn raise_lazily(&mut self, _at_ms: i64) -> bool {
+        false
+    }
 }
 
-/// One key with a TTL. Packed to 20 bytes; fields are copied out, never
+/// One key with a TTL. Packed to 16 bytes; fields are copied out, never
 /// borrowed.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, packed(4))]
@@ -50,8 +54,10 @@ pub struct Volatile {
     pub entry: u32,
     /// Absolute unix time in ms at which the key is gone.
     pub at_ms: i64,
-    /// Heap position key: `<= at_ms` (deadline strategy only).
-    order_ms: i64,
+    /// How far the heap key lies below `at_ms` (a raise kept lazily,
+    /// deadline strategy only): up to 49 days; a raise beyond that
+    /// moves the record at once.
+    lag_ms: u32,
 }
 
 impl Record for Volatile {
@@ -60,7 +66,7 @@ impl Record for Volatile {
         Volatile {
             entry,
             at_ms,
-            order_ms: at_ms,
+            lag_ms: 0,
         }
     }
     fn entry(&self) -> u32 {
@@ -74,12 +80,18 @@ impl Record for Volatile {
     }
     fn set_at_ms(&mut self, at_ms: i64) {
         self.at_ms = at_ms;
+        self.lag_ms = 0;
     }
     fn order_ms(&self) -> i64 {
-        self.order_ms
+        self.at_ms - i64::from(self.lag_ms)
     }
-    fn set_order_ms(&mut self, order_ms: i64) {
-        self.order_ms = order_ms;
+    fn raise_lazily(&mut self, at_ms: i64) -> bool {
+        let Ok(lag_ms) = u32::try_from(at_ms.saturating_sub(self.order_ms())) else {
+            return false;
+        };
+        self.at_ms = at_ms;
+        self.lag_ms = lag_ms;
+        true
     }
 }
 
@@ -141,20 +153,20 @@ impl<R: Record> Expires<R> {
     pub fn update(&mut self, pos: u32, at_ms: i64, moved: &mut impl FnMut(u32, u32)) {
         let pos = pos as usize;
         let was = self.order(pos);
-        self.items[pos].set_at_ms(at_ms);
-        if R::LAZY && (!self.ordered || at_ms < was) {
-            self.items[pos].set_order_ms(at_ms);
+        // A lazy record's later deadline keeps its place: `order_ms` stays
+        // a lower bound.
+        if self.ordered && at_ms >= was && self.items[pos].raise_lazily(at_ms) {
+            return;
         }
+        self.items[pos].set_at_ms(at_ms);
         if !self.ordered {
             return;
         }
         if at_ms < was {
             self.sift_up(pos, moved);
-        } else if !R::LAZY {
+        } else {
             self.sift_down(pos, moved);
         }
-        // A lazy record's later deadline keeps its place: `order_ms` stays
-        // a lower bound.
     }
 
     /// Removes the record at `pos`.
@@ -200,7 +212,7 @@ impl<R: Record> Expires<R> {
         if ordered {
             if R::LAZY {
                 for item in &mut self.items {
-                    item.set_order_ms(item.at_ms());
+                    item.set_at_ms(item.at_ms());
                 }
             }
             for pos in (0..self.items.len() / ARITY + 1).rev() {
@@ -228,7 +240,7 @@ impl<R: Record> Expires<R> {
             return;
         }
         if let Some(top) = self.items.first_mut() {
-            top.set_order_ms(top.at_ms());
+            top.set_at_ms(top.at_ms());
             self.sift_down(0, moved);
         }
     }
@@ -318,7 +330,14 @@ mod tests {
                 0 | 1 => e.push(step, rng.gen_range(0..1_000_000), &mut moved),
                 2 if !e.is_empty() => {
                     let pos = rng.gen_range(0..e.len()) as u32;
-                    e.update(pos, rng.gen_range(0..1_000_000), &mut moved);
+                    // Now and then a raise too far to keep lazily
+                    // (over 2^32 ms): the record moves at once.
+                    let at = if rng.gen_range(0..10) == 0 {
+                        rng.gen_range(5_000_000_000..10_000_000_000)
+                    } else {
+                        rng.gen_range(0..1_000_000)
+                    };
+                    e.update(pos, at, &mut moved);
                 }
                 _ if !e.is_empty() => {
                     let pos = rng.gen_range(0..e.len()) as u32;
@@ -346,6 +365,24 @@ mod tests {
             last = top.at_ms();
             e.remove(0, &mut |_, _| {});
         }
+    }
+
+    #[test]
+    fn a_raise_past_the_lag_a_record_holds_moves_it_at_once() {
+        let mut e: Expires = Expires::default();
+        e.set_ordered(true, &mut |_, _| {});
+        for i in 0..10u32 {
+            e.push(i, 1_000 + i64::from(i), &mut |_, _| {});
+        }
+        // Within 2^32 ms: kept in place, ordered by its old deadline.
+        e.update(0, 1_000 + (1 << 31), &mut |_, _| {});
+        assert_eq!({ e.top().unwrap().entry }, 0);
+        assert_eq!(e.earliest_ms(), Some(1_000));
+        // Beyond: moved down now, the next deadline on top.
+        e.update(0, 1_000 + (1 << 33), &mut |_, _| {});
+        assert_eq!({ e.top().unwrap().entry }, 1);
+        assert_eq!(e.earliest_ms(), Some(1_001));
+        e.check();
     }
 
     #[test]

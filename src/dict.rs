@@ -60,6 +60,12 @@ const REHASH_STEP_BUCKETS: usize = 4;
 /// What a dict stores: anything that can show its key.
 pub trait DictEntry {
     fn key(&self) -> &[u8];
+    /// Whether each node keeps its key's hash (`true`: a resize moves
+    /// entries without hashing keys, and a lookup skips most key
+    /// compares) or lends that word to the owner (`word`, `set_word`):
+    /// the keyspace keeps its deadline position there, as its keys sit in
+    /// the node and compare as fast as a hash.
+    const KEEPS_HASH: bool = true;
 }
 
 /// The default hasher: fast and seeded per process (not SipHash: keys are
@@ -69,9 +75,10 @@ pub type DefaultHasher = foldhash::fast::RandomState;
 
 #[derive(Clone)]
 struct Node<E> {
-    /// Low 32 bits of the key's hash: bucket index (tables stay below 2^32
-    /// buckets), rehash without rehashing keys, and most key compares skipped.
-    hash: u32,
+    /// With `E::KEEPS_HASH`, the low 32 bits of the key's hash: bucket
+    /// index (tables stay below 2^32 buckets), rehash without rehashing
+    /// keys, and most key compares skipped. Otherwise the owner's.
+    word: u32,
     /// Next entry in the same bucket chain, or `NIL` (stored inverted:
     /// read it through `next()`).
     next: u32,
@@ -182,8 +189,10 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
                 }
             }
             while idx != NIL {
-                let node = &self.nodes[idx as usize];
-                let (next, target) = (node.next(), self.bucket_of(node.hash));
+                let (next, target) = (
+                    self.nodes[idx as usize].next(),
+                    self.bucket_of(self.hash_at(idx)),
+                );
                 self.nodes[idx as usize].next = self.buckets[target];
                 self.buckets[target] = !idx;
                 idx = next;
@@ -248,18 +257,40 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
         self.hasher.hash_one(key) as u32
     }
 
+    /// The hash of the key at `idx`: kept, or computed again.
+    fn hash_at(&self, idx: u32) -> u32 {
+        let node = &self.nodes[idx as usize];
+        if E::KEEPS_HASH {
+            node.word
+        } else {
+            self.hash(node.entry.key())
+        }
+    }
+
     /// Index of `key`, if present.
     pub fn find(&self, key: &[u8]) -> Option<u32> {
         let hash = self.hash(key);
         let mut idx = self.head(self.chain_of(hash));
         while idx != NIL {
             let node = &self.nodes[idx as usize];
-            if node.hash == hash && node.entry.key() == key {
+            if (!E::KEEPS_HASH || node.word == hash) && node.entry.key() == key {
                 return Some(idx);
             }
             idx = node.next();
         }
         None
+    }
+
+    /// The owner's word of the entry at `idx` (only for entries that do
+    /// not keep their hash).
+    pub fn word(&self, idx: u32) -> u32 {
+        debug_assert!(!E::KEEPS_HASH);
+        self.nodes[idx as usize].word
+    }
+
+    pub fn set_word(&mut self, idx: u32, word: u32) {
+        debug_assert!(!E::KEEPS_HASH);
+        self.nodes[idx as usize].word = word;
     }
 
     /// Bytes of the table itself (entry storage and bucket arrays, as
@@ -273,6 +304,12 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
     /// Adds `entry`, whose key must not be present; returns its index.
     /// The entry storage grows as `storage_growth` says.
     pub fn insert_new(&mut self, entry: E) -> u32 {
+        self.insert_with_word(entry, 0)
+    }
+
+    /// `insert_new` with the owner's `word` (entries that do not keep
+    /// their hash).
+    pub fn insert_with_word(&mut self, entry: E, word: u32) -> u32 {
         debug_assert!(self.find(entry.key()).is_none());
         self.rehash_step(REHASH_STEP_BUCKETS);
         if self.nodes.len() >= self.buckets.len() {
@@ -285,7 +322,7 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
             self.nodes.reserve_exact(storage_growth(self.nodes.len()));
         }
         self.nodes.push(Node {
-            hash,
+            word: if E::KEEPS_HASH { hash } else { word },
             next: !self.head(chain),
             entry,
         });
@@ -349,7 +386,7 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
         self.unlink(b);
         self.nodes.swap(a as usize, b as usize);
         for idx in [a, b] {
-            let chain = self.chain_of(self.nodes[idx as usize].hash);
+            let chain = self.chain_of(self.hash_at(idx));
             self.nodes[idx as usize].next = *self.head_mut(chain);
             *self.head_mut(chain) = !idx;
         }
@@ -364,7 +401,7 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
     /// The link (bucket head or predecessor's `next`, stored inverted) that
     /// points at `idx`.
     fn link_to(&mut self, idx: u32) -> &mut u32 {
-        let chain = self.chain_of(self.nodes[idx as usize].hash);
+        let chain = self.chain_of(self.hash_at(idx));
         if self.head(chain) == idx {
             return self.head_mut(chain);
         }
@@ -473,23 +510,6 @@ fn next_cursor(cursor: u64, mask: u64) -> u64 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn storage_grows_by_quarters_and_meets_every_power_of_two() {
-        let mut capacity = 1 << 10;
-        let mut seen = Vec::new();
-        while capacity < 1 << 20 {
-            let next = capacity + storage_growth(capacity);
-            assert!(next - capacity <= capacity / 4, "{capacity} -> {next}");
-            seen.push(next);
-            capacity = next;
-        }
-        assert_eq!(capacity, 1 << 20);
-        for power in [1 << 17, 1 << 18, 1 << 19] {
-            assert!(seen.contains(&power), "{power}");
-        }
-        assert_eq!(storage_growth(1000), 1000);
-        assert_eq!(storage_growth(1 << 16), 1 << 14);
-    }
     use std::collections::{HashMap, HashSet};
 
     /// A test entry: the key is the decimal form of the number.
@@ -521,11 +541,11 @@ mod tests {
         }
     }
 
-    fn check_consistent(d: &Dict<Num>) {
+    fn check_consistent<E: TestEntry>(d: &Dict<E>) {
         for (i, e) in d.iter() {
             assert_eq!(d.find(e.key()), Some(i));
             assert_eq!(
-                e.0,
+                e.number(),
                 std::str::from_utf8(e.key())
                     .unwrap()
                     .parse::<u64>()
@@ -534,29 +554,72 @@ mod tests {
         }
     }
 
+    /// A test entry that lends its node's word to the owner (as the
+    /// keyspace does): the owner keeps the number there.
+    struct Unhashed(Num);
+
+    impl DictEntry for Unhashed {
+        fn key(&self) -> &[u8] {
+            self.0.key()
+        }
+        const KEEPS_HASH: bool = false;
+    }
+
+    trait TestEntry: DictEntry + Sized {
+        fn make(n: u64) -> Self;
+        fn number(&self) -> u64;
+    }
+
+    impl TestEntry for Num {
+        fn make(n: u64) -> Self {
+            Num::new(n)
+        }
+        fn number(&self) -> u64 {
+            self.0
+        }
+    }
+
+    impl TestEntry for Unhashed {
+        fn make(n: u64) -> Self {
+            Unhashed(Num::new(n))
+        }
+        fn number(&self) -> u64 {
+            self.0 .0
+        }
+    }
+
     #[test]
     fn insert_find_remove_against_model() {
+        against_model::<Num>();
+        against_model::<Unhashed>();
+    }
+
+    fn against_model<E: TestEntry>() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
-        let mut d: Dict<Num> = Dict::default();
+        let mut d: Dict<E> = Dict::default();
         let mut model = HashMap::new();
         for step in 0..20_000 {
             let n: u64 = rng.gen_range(0..2_000);
             let key = n.to_string();
             match (d.find(key.as_bytes()), rng.gen_bool(0.55)) {
                 (None, true) => {
-                    d.insert_new(Num::new(n));
+                    d.insert_with_word(E::make(n), n as u32);
                     model.insert(n, ());
                 }
                 (Some(idx), false) => {
                     let (e, moved) = d.remove_at(idx);
                     assert_eq!(e.key(), key.as_bytes());
-                    assert_eq!(e.0, n);
+                    assert_eq!(e.number(), n);
                     if let Some(m) = moved {
                         assert_eq!(m.to, idx);
                         assert_eq!(m.from as usize, d.len());
                     }
                     model.remove(&n);
+                }
+                (Some(idx), true) if rng.gen_bool(0.1) && d.len() > 1 => {
+                    let other = rng.gen_range(0..d.len()) as u32;
+                    d.swap(idx, other);
                 }
                 _ => {}
             }
@@ -566,6 +629,13 @@ mod tests {
             }
         }
         check_consistent(&d);
+        if !E::KEEPS_HASH {
+            // The owner's word moved with its entry through every removal
+            // and swap.
+            for (idx, e) in d.iter() {
+                assert_eq!(u64::from(d.word(idx)), e.number());
+            }
+        }
     }
 
     #[test]

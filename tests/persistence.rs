@@ -543,11 +543,17 @@ fn a_damaged_rdb_file_is_refused_with_the_file_and_offset() {
     assert!(text.contains("Wrong RDB checksum"), "{text}");
     let mut bad_type = good.clone();
     // The first key's type byte: after the header, AUX fields, functions,
-    // SELECTDB and RESIZEDB; find it as the byte before the key "s".
-    let at = good
+    // SELECTDB and RESIZEDB; find it as the byte before the key "s" after
+    // SELECTDB 0 (an AUX value such as used-mem may hold the same bytes).
+    let db0 = good
         .windows(3)
-        .position(|w| w == [0x00, 0x01, b's'])
+        .position(|w| w == [0xFE, 0x00, 0xFB])
         .unwrap();
+    let at = db0
+        + good[db0..]
+            .windows(3)
+            .position(|w| w == [0x00, 0x01, b's'])
+            .unwrap();
     bad_type[at] = 0x63;
     let text = start(&bad_type);
     assert!(text.contains("Unknown RDB encoding type 99"), "{text}");

@@ -16,9 +16,10 @@
 //! back-pointer from each entry, so a uniformly random key with a TTL is one
 //! random index: O(1), no key copies, no key bytes stored twice.
 //!
-//! Memory per key: a 56-byte dict node (small keys and values inline in it,
-//! see `slot`), about 6 bytes of bucket array, and 20 bytes on the expires
-//! side (`expires`) for keys with a TTL.
+//! Memory per key: a 48-byte dict node (small keys and values inline in it,
+//! see `slot`; the node's second word is the key's place on the expires
+//! side, not its hash), about 4 bytes of bucket array, and 16 bytes on the
+//! expires side (`expires`) for keys with a TTL.
 
 pub mod access;
 pub mod entry_deadlines;
@@ -36,35 +37,32 @@ pub use keylog::{EventClass, KeyLog};
 pub use other_deadlines::{member_expiry, member_expiry_deletion};
 use rand::Rng;
 use slot::Slot;
+pub use slot::StrEncoding;
 
 use crate::histogram::Histogram;
 use crate::value::{Value, ValueRef};
 
 const NO_EXPIRE: u32 = u32::MAX;
 
-/// A key, its value, and where its deadline lives.
+/// A key, its value, its string encoding and access history (the slot's
+/// `Meta`). Where its deadline lives (an index into `Db::expires`, or
+/// `NO_EXPIRE`) is the dict node's word (`expire_slot`).
 pub struct Entry {
-    /// Index into `Db::expires`, or `NO_EXPIRE`.
-    expire_slot: u32,
-    /// How Redis would have encoded a string value (sits in what was padding).
-    encoding: StrEncoding,
-    /// When it was last used, or how often (eviction); in what was padding.
-    access: access::Access,
     slot: Slot,
 }
 
-/// What OBJECT ENCODING says of a string, where its bytes alone don't tell:
-/// Redis's encoding follows the value's history, not just its content.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum StrEncoding {
-    /// As a freshly stored argument: `int`, `embstr` or `raw` by content.
-    #[default]
-    Auto,
-    /// Built from a formatted number (INCRBYFLOAT): `embstr` even if it
-    /// reads as an integer (`raw` past 44 bytes).
-    NotInt,
-    /// Edited in place (APPEND, SETRANGE): `raw` whatever it holds.
-    Raw,
+impl Entry {
+    fn encoding(&self) -> StrEncoding {
+        self.slot.meta().encoding
+    }
+
+    fn set_encoding(&mut self, encoding: StrEncoding) {
+        self.slot.meta_mut().encoding = encoding;
+    }
+
+    fn access(&self) -> access::Access {
+        self.slot.meta().access
+    }
 }
 
 /// A key's value with what travels with it when it moves or is copied
@@ -79,6 +77,9 @@ impl DictEntry for Entry {
     fn key(&self) -> &[u8] {
         self.slot.key()
     }
+    /// The node's word is the deadline position; inline keys compare in
+    /// the node as fast as a kept hash would.
+    const KEEPS_HASH: bool = false;
 }
 
 /// A value for `load_key`: a string's bytes (stored without building a
@@ -303,8 +304,8 @@ impl Db {
         } else {
             0.0
         };
-        let entry = self.dict.entry_mut(idx);
-        entry.access = entry.access.touched(policy, now_ms, chance);
+        let meta = self.dict.entry_mut(idx).slot.meta_mut();
+        meta.access = meta.access.touched(policy, now_ms, chance);
     }
 
     /// The key-change signal (Redis's `signalModifiedKey` plus
@@ -385,7 +386,11 @@ impl Db {
     pub fn memory_usage(&self, key: &[u8], samples: usize) -> Option<usize> {
         let (value, deadline) = self.peek(key)?;
         let entry = std::mem::size_of::<Entry>() + 8;
-        let record = if deadline.is_some() { 20 } else { 0 };
+        let record = if deadline.is_some() {
+            std::mem::size_of::<crate::deadlines::Volatile>()
+        } else {
+            0
+        };
         Some(key.len() + value.memory_usage(samples) + entry + record)
     }
 
@@ -394,7 +399,7 @@ impl Db {
     }
 
     fn deadline(&self, idx: u32) -> Option<i64> {
-        let slot = self.dict.entry(idx).expire_slot;
+        let slot = self.dict.word(idx);
         (slot != NO_EXPIRE).then(|| self.expires.get(slot).at_ms)
     }
 
@@ -675,7 +680,9 @@ impl Db {
             }
         };
         if result.is_ok() {
-            self.dict.entry_mut(idx).encoding = encoding(existed.is_some());
+            self.dict
+                .entry_mut(idx)
+                .set_encoding(encoding(existed.is_some()));
         }
         Some(result)
     }
@@ -753,7 +760,7 @@ impl Db {
         };
         let policy = self.access_policy;
         if let Some(access) = access::Access::restored(policy, self.clock_ms, idle_s, freq) {
-            self.dict.entry_mut(idx).access = access;
+            self.dict.entry_mut(idx).slot.meta_mut().access = access;
         }
     }
 
@@ -761,12 +768,9 @@ impl Db {
         if EventClass::NEW.intersects(self.side_events) {
             self.log(EventClass::NEW, "new", slot.key());
         }
-        let idx = self.dict.insert_new(Entry {
-            expire_slot: NO_EXPIRE,
-            encoding: StrEncoding::Auto,
-            access: access::Access::fresh(self.access_policy, self.clock_ms),
-            slot,
-        });
+        let mut entry = Entry { slot };
+        entry.slot.meta_mut().access = access::Access::fresh(self.access_policy, self.clock_ms);
+        let idx = self.dict.insert_with_word(entry, NO_EXPIRE);
         self.last_written = idx;
         if let Some(index) = &mut self.slot_index {
             index.added(idx, self.dict.key(idx));
@@ -849,7 +853,7 @@ impl Db {
             }
             None => self.insert(Slot::new_str(key, value)),
         };
-        self.dict.entry_mut(idx).encoding = encoding;
+        self.dict.entry_mut(idx).set_encoding(encoding);
         self.apply_ttl(idx, ttl);
     }
 
@@ -887,7 +891,7 @@ impl Db {
 
     fn encoding_at(&self, idx: u32) -> &'static str {
         let entry = self.dict.entry(idx);
-        match (entry.slot.value(), entry.encoding) {
+        match (entry.slot.value(), entry.encoding()) {
             (ValueRef::Str(_), StrEncoding::Raw) => "raw",
             (ValueRef::Str(s), StrEncoding::NotInt) if s.len() <= 44 => "embstr",
             (ValueRef::Str(_), StrEncoding::NotInt) => "raw",
@@ -903,7 +907,7 @@ impl Db {
         Some(DebugObject {
             value: entry.slot.value(),
             encoding: self.encoding_at(idx),
-            access: entry.access,
+            access: entry.access(),
             address: std::ptr::from_ref(entry) as usize,
         })
     }
@@ -943,7 +947,7 @@ impl Db {
             }
             None => self.insert(Slot::new(key, value)),
         };
-        self.dict.entry_mut(idx).encoding = encoding;
+        self.dict.entry_mut(idx).set_encoding(encoding);
         self.apply_ttl(idx, ttl);
     }
 
@@ -952,7 +956,7 @@ impl Db {
     pub fn detach(&mut self, key: &[u8], now_ms: i64) -> Option<Detached> {
         let idx = self.lookup(key, now_ms)?;
         let expire_at_ms = self.deadline(idx);
-        let encoding = self.dict.entry(idx).encoding;
+        let encoding = self.dict.entry(idx).encoding();
         Some(Detached {
             value: self.remove_at(idx).into_value(),
             expire_at_ms,
@@ -967,7 +971,7 @@ impl Db {
         Some(Detached {
             value: entry.slot.to_value(),
             expire_at_ms: self.deadline(idx),
-            encoding: entry.encoding,
+            encoding: entry.encoding(),
         })
     }
 
@@ -1029,7 +1033,7 @@ impl Db {
     /// Removes the TTL of `key`. Returns true if there was one.
     pub fn persist(&mut self, key: &[u8], now_ms: i64) -> bool {
         match self.lookup(key, now_ms) {
-            Some(idx) if self.dict.entry(idx).expire_slot != NO_EXPIRE => {
+            Some(idx) if self.dict.word(idx) != NO_EXPIRE => {
                 let idx = self.preserve(idx);
                 self.clear_deadline(idx);
                 true
@@ -1039,9 +1043,9 @@ impl Db {
     }
 
     fn set_deadline(&mut self, idx: u32, at_ms: i64) {
-        let slot = self.dict.entry(idx).expire_slot;
+        let slot = self.dict.word(idx);
         let dict = &mut self.dict;
-        let mut moved = |entry: u32, pos: u32| dict.entry_mut(entry).expire_slot = pos;
+        let mut moved = |entry: u32, pos: u32| dict.set_word(entry, pos);
         if slot == NO_EXPIRE {
             self.expires.push(idx, at_ms, &mut moved);
         } else {
@@ -1050,27 +1054,25 @@ impl Db {
     }
 
     fn clear_deadline(&mut self, idx: u32) {
-        let slot = self.dict.entry(idx).expire_slot;
+        let slot = self.dict.word(idx);
         if slot == NO_EXPIRE {
             return;
         }
         if !self.soft.is_empty() {
             self.soft.clear(idx);
         }
-        self.dict.entry_mut(idx).expire_slot = NO_EXPIRE;
+        self.dict.set_word(idx, NO_EXPIRE);
         let dict = &mut self.dict;
-        self.expires.remove(slot, &mut |entry, pos| {
-            dict.entry_mut(entry).expire_slot = pos
-        });
+        self.expires
+            .remove(slot, &mut |entry, pos| dict.set_word(entry, pos));
     }
 
     /// Keeps the expires side as a deadline-ordered heap (`true`) or a plain
     /// array for uniform sampling. Switching to ordered is O(n).
     pub fn set_deadline_ordered(&mut self, ordered: bool) {
         let dict = &mut self.dict;
-        self.expires.set_ordered(ordered, &mut |entry, pos| {
-            dict.entry_mut(entry).expire_slot = pos
-        });
+        self.expires
+            .set_ordered(ordered, &mut |entry, pos| dict.set_word(entry, pos));
     }
 
     pub fn is_deadline_ordered(&self) -> bool {
@@ -1092,7 +1094,7 @@ impl Db {
     /// FREQ): idle ms (LRU) and the decayed counter (LFU).
     pub fn access_of(&mut self, key: &[u8], now_ms: i64) -> Option<(u64, u8)> {
         let idx = self.lookup_untouched(key, now_ms, false);
-        let access = self.dict.entry(idx?).access;
+        let access = self.dict.entry(idx?).access();
         Some((
             access.idle_ms(now_ms),
             access.lfu_count(self.access_policy, now_ms),
@@ -1121,7 +1123,7 @@ impl Db {
                 rng.gen_range(0..self.dict.len()) as u32
             };
             let entry = self.dict.entry(idx);
-            visit(entry.access, self.deadline(idx), entry.slot.key());
+            visit(entry.access(), self.deadline(idx), entry.slot.key());
         }
     }
 
@@ -1142,7 +1144,7 @@ impl Db {
             {
                 let dict = &mut self.dict;
                 self.expires
-                    .settle_top(&mut |entry, pos| dict.entry_mut(entry).expire_slot = pos);
+                    .settle_top(&mut |entry, pos| dict.set_word(entry, pos));
                 continue;
             }
             return Some((top.at_ms, self.dict.key(top.entry).to_vec()));
@@ -1251,7 +1253,7 @@ impl Db {
             }
         }
         if let Some(Moved { from, to }) = moved {
-            let slot = self.dict.entry(to).expire_slot;
+            let slot = self.dict.word(to);
             if slot != NO_EXPIRE {
                 self.expires.set_entry(slot, to);
             }
@@ -1334,7 +1336,7 @@ impl Db {
         {
             let dict = &mut self.dict;
             self.expires
-                .settle_top(&mut |entry, pos| dict.entry_mut(entry).expire_slot = pos);
+                .settle_top(&mut |entry, pos| dict.set_word(entry, pos));
             return Some(Sample::Settled);
         }
         Some(Sample::Alive {

@@ -2,27 +2,61 @@
 //!
 //! Most keys in a cache are short strings with short values. Those are kept
 //! inline in the slot itself, key and value side by side, so such a key costs
-//! no allocation at all. A small packed hash, set or sorted set whose block
-//! fits beside its key is kept inline the same way (most small aggregates
-//! are a few tags or ids). A short key with any other value keeps the key
-//! inline beside the value (the value then costs its own allocation and
-//! nothing more). Anything bigger keeps its key and value on the heap.
-//! The slot is 40 bytes either way.
+//! no allocation at all. A longer string is kept joined to its key in one
+//! allocation of their exact size, whatever the key's length; once edited
+//! in place (APPEND, SETRANGE) it is held as a growable buffer instead, so
+//! repeated appends stay cheap. A small packed hash, set or sorted set
+//! whose block fits beside its key is kept inline the same way (most small
+//! aggregates are a few tags or ids). A short key with any other value
+//! keeps the key inline beside the value (the value then costs its own
+//! allocation and nothing more). Anything bigger keeps its key and value
+//! on the heap.
+//! The slot is 40 bytes either way, and every form carries the key's
+//! `Meta` (its string encoding and access history) in the same four bytes
+//! after the tag: with the dict's link and the deadline position beside
+//! it, a key costs one 48-byte node.
 //!
 //! An inline block is read in place (`value` lends it as a `PackedRef`);
 //! to be changed it is first unpacked into an owned value (`value_mut`),
 //! and `pack` puts it back inline once the change is done, if it still
 //! fits (the `Db` calls it at the end of each command).
 
+use super::access::Access;
 use crate::value::packed::{Packed, PackedRef};
 use crate::value::{Hash, HashRef, Set, SetRef, Value, ValueRef, ZSet, ZSetRef};
 
 /// Key plus value bytes that fit inline.
-pub const INLINE_CAP: usize = 37;
+pub const INLINE_CAP: usize = 33;
 /// Key bytes that fit inline beside a value.
-pub const SHORT_KEY_CAP: usize = 14;
+pub const SHORT_KEY_CAP: usize = 10;
 /// Key plus packed block bytes that fit inline.
-pub const PACKED_CAP: usize = 36;
+pub const PACKED_CAP: usize = 32;
+
+/// What OBJECT ENCODING says of a string, where its bytes alone don't tell:
+/// Redis's encoding follows the value's history, not just its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum StrEncoding {
+    /// As a freshly stored argument: `int`, `embstr` or `raw` by content.
+    #[default]
+    Auto,
+    /// Built from a formatted number (INCRBYFLOAT): `embstr` even if it
+    /// reads as an integer (`raw` past 44 bytes).
+    NotInt,
+    /// Edited in place (APPEND, SETRANGE): `raw` whatever it holds.
+    Raw,
+}
+
+/// What a key keeps beside its key and value, whatever form its slot
+/// takes: kept when the value changes form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(C)]
+pub struct Meta {
+    /// How Redis would have encoded a string value.
+    pub encoding: StrEncoding,
+    /// When it was last used, or how often (eviction).
+    pub access: Access,
+}
 
 /// Which aggregate an inline block is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,9 +66,13 @@ pub enum PackedKind {
     ZSet,
 }
 
+/// `repr(u8)`: every form is a C struct after the one-byte tag, so `meta`
+/// is at the same offset in all of them (reading it is one load).
+#[repr(u8)]
 pub enum Slot {
     /// A string value whose key and value together fit in `INLINE_CAP` bytes.
     Inline {
+        meta: Meta,
         klen: u8,
         vlen: u8,
         buf: [u8; INLINE_CAP],
@@ -42,19 +80,28 @@ pub enum Slot {
     /// A packed hash, set or sorted set whose key and block together fit
     /// in `PACKED_CAP` bytes.
     Packed {
+        meta: Meta,
         kind: PackedKind,
         klen: u8,
         blen: u8,
         buf: [u8; PACKED_CAP],
     },
+    /// A string value that does not fit inline, after its key in one
+    /// allocation.
+    Joined {
+        meta: Meta,
+        klen: u32,
+        bytes: Box<[u8]>,
+    },
     /// Any value whose key fits in `SHORT_KEY_CAP` bytes.
     Short {
+        meta: Meta,
         klen: u8,
         key: [u8; SHORT_KEY_CAP],
         value: Value,
     },
     /// Everything else.
-    Heap(Box<HeapSlot>),
+    Heap { meta: Meta, held: Box<HeapSlot> },
 }
 
 pub struct HeapSlot {
@@ -65,19 +112,69 @@ pub struct HeapSlot {
 impl Slot {
     /// A slot for a string value, inline when it fits.
     pub fn new_str(key: &[u8], value: &[u8]) -> Slot {
-        Self::try_inline(key, value).unwrap_or_else(|| Self::boxed(key, Value::Str(value.to_vec())))
+        Self::str_with(Meta::default(), key, value)
     }
 
     pub fn new(key: &[u8], value: Value) -> Slot {
-        let inline = match &value {
-            Value::Str(s) => Self::try_inline(key, s),
-            other => packed_block(other).and_then(|(kind, p)| Self::try_packed(key, kind, p)),
-        };
-        inline.unwrap_or_else(|| Self::boxed(key, value))
+        Self::with(Meta::default(), key, value)
+    }
+
+    /// Inline, joined, or (a string big enough for the lazyfree thread,
+    /// which takes it whole) held.
+    fn str_with(meta: Meta, key: &[u8], value: &[u8]) -> Slot {
+        if let Some(inline) = Self::try_inline(meta, key, value) {
+            return inline;
+        }
+        if crate::value::effort::is_big_string(value.len()) {
+            return Self::boxed(meta, key, Value::Str(value.to_vec()));
+        }
+        Self::joined(meta, key, value)
+    }
+
+    fn with(meta: Meta, key: &[u8], value: Value) -> Slot {
+        match &value {
+            Value::Str(s) => Self::str_with(meta, key, s),
+            other => packed_block(other)
+                .and_then(|(kind, p)| Self::try_packed(meta, key, kind, p))
+                .unwrap_or_else(|| Self::boxed(meta, key, value)),
+        }
+    }
+
+    fn joined(meta: Meta, key: &[u8], value: &[u8]) -> Slot {
+        let mut bytes = Vec::with_capacity(key.len() + value.len());
+        bytes.extend_from_slice(key);
+        bytes.extend_from_slice(value);
+        Slot::Joined {
+            meta,
+            // Keys are at most 512 MB (`proto-max-bulk-len`'s ceiling).
+            klen: key.len() as u32,
+            bytes: bytes.into_boxed_slice(),
+        }
+    }
+
+    /// The key's encoding and access history.
+    pub fn meta(&self) -> Meta {
+        match self {
+            Slot::Inline { meta, .. }
+            | Slot::Packed { meta, .. }
+            | Slot::Joined { meta, .. }
+            | Slot::Short { meta, .. }
+            | Slot::Heap { meta, .. } => *meta,
+        }
+    }
+
+    pub fn meta_mut(&mut self) -> &mut Meta {
+        match self {
+            Slot::Inline { meta, .. }
+            | Slot::Packed { meta, .. }
+            | Slot::Joined { meta, .. }
+            | Slot::Short { meta, .. }
+            | Slot::Heap { meta, .. } => meta,
+        }
     }
 
     /// A slot keeping `block` inline beside `key`, if both fit.
-    fn try_packed(key: &[u8], kind: PackedKind, block: PackedRef<'_>) -> Option<Slot> {
+    fn try_packed(meta: Meta, key: &[u8], kind: PackedKind, block: PackedRef<'_>) -> Option<Slot> {
         let bytes = block.bytes();
         if key.len() + bytes.len() > PACKED_CAP {
             return None;
@@ -86,6 +183,7 @@ impl Slot {
         buf[..key.len()].copy_from_slice(key);
         buf[key.len()..key.len() + bytes.len()].copy_from_slice(bytes);
         Some(Slot::Packed {
+            meta,
             kind,
             klen: key.len() as u8,
             blen: bytes.len() as u8,
@@ -97,9 +195,8 @@ impl Slot {
     /// through `value_mut`); anything else stays as it is.
     pub fn pack(&mut self) {
         let packed = match self.held() {
-            Some(value) => {
-                packed_block(value).and_then(|(kind, p)| Self::try_packed(self.key(), kind, p))
-            }
+            Some(value) => packed_block(value)
+                .and_then(|(kind, p)| Self::try_packed(self.meta(), self.key(), kind, p)),
             None => None,
         };
         if let Some(packed) = packed {
@@ -112,35 +209,39 @@ impl Slot {
     pub fn may_pack(&self) -> bool {
         match self {
             Slot::Packed { .. } => true,
-            Slot::Inline { .. } => false,
+            Slot::Inline { .. } | Slot::Joined { .. } => false,
             Slot::Short { value, .. } => packed_block(value).is_some(),
-            Slot::Heap(h) => packed_block(&h.value).is_some(),
+            Slot::Heap { held, .. } => packed_block(&held.value).is_some(),
         }
     }
 
     /// A slot holding `value` itself: the key beside it if short enough.
-    fn boxed(key: &[u8], value: Value) -> Slot {
+    fn boxed(meta: Meta, key: &[u8], value: Value) -> Slot {
         if key.len() <= SHORT_KEY_CAP {
             let mut buf = [0u8; SHORT_KEY_CAP];
             buf[..key.len()].copy_from_slice(key);
             return Slot::Short {
+                meta,
                 klen: key.len() as u8,
                 key: buf,
                 value,
             };
         }
-        Slot::Heap(Box::new(HeapSlot {
-            key: key.into(),
-            value,
-        }))
+        Slot::Heap {
+            meta,
+            held: Box::new(HeapSlot {
+                key: key.into(),
+                value,
+            }),
+        }
     }
 
     /// The value for changing in place; `None` for inline strings (which
     /// are changed through `update_str`). An inline block is unpacked
     /// first (see `pack`).
     pub fn value_mut(&mut self) -> Option<&mut Value> {
-        if let Slot::Packed { .. } = self {
-            *self = Self::boxed(self.key(), self.to_value());
+        if let Slot::Packed { .. } | Slot::Joined { .. } = self {
+            *self = Self::boxed(self.meta(), self.key(), self.to_value());
         }
         self.held_mut()
     }
@@ -148,21 +249,21 @@ impl Slot {
     /// The value when it is held apart from the slot's bytes.
     fn held(&self) -> Option<&Value> {
         match self {
-            Slot::Heap(h) => Some(&h.value),
+            Slot::Heap { held, .. } => Some(&held.value),
             Slot::Short { value, .. } => Some(value),
-            Slot::Inline { .. } | Slot::Packed { .. } => None,
+            Slot::Inline { .. } | Slot::Packed { .. } | Slot::Joined { .. } => None,
         }
     }
 
     fn held_mut(&mut self) -> Option<&mut Value> {
         match self {
-            Slot::Heap(h) => Some(&mut h.value),
+            Slot::Heap { held, .. } => Some(&mut held.value),
             Slot::Short { value, .. } => Some(value),
-            Slot::Inline { .. } | Slot::Packed { .. } => None,
+            Slot::Inline { .. } | Slot::Packed { .. } | Slot::Joined { .. } => None,
         }
     }
 
-    fn try_inline(key: &[u8], value: &[u8]) -> Option<Slot> {
+    fn try_inline(meta: Meta, key: &[u8], value: &[u8]) -> Option<Slot> {
         if key.len() + value.len() > INLINE_CAP {
             return None;
         }
@@ -170,6 +271,7 @@ impl Slot {
         buf[..key.len()].copy_from_slice(key);
         buf[key.len()..key.len() + value.len()].copy_from_slice(value);
         Some(Slot::Inline {
+            meta,
             klen: key.len() as u8,
             vlen: value.len() as u8,
             buf,
@@ -180,14 +282,17 @@ impl Slot {
         match self {
             Slot::Inline { klen, buf, .. } => &buf[..*klen as usize],
             Slot::Packed { klen, buf, .. } => &buf[..*klen as usize],
+            Slot::Joined { klen, bytes, .. } => &bytes[..*klen as usize],
             Slot::Short { klen, key, .. } => &key[..*klen as usize],
-            Slot::Heap(h) => &h.key,
+            Slot::Heap { held, .. } => &held.key,
         }
     }
 
     pub fn value(&self) -> ValueRef<'_> {
         match self {
-            Slot::Inline { klen, vlen, buf } => {
+            Slot::Inline {
+                klen, vlen, buf, ..
+            } => {
                 let k = *klen as usize;
                 ValueRef::Str(&buf[k..k + *vlen as usize])
             }
@@ -196,6 +301,7 @@ impl Slot {
                 klen,
                 blen,
                 buf,
+                ..
             } => {
                 let k = *klen as usize;
                 let block = PackedRef::new(&buf[k..k + *blen as usize]);
@@ -205,8 +311,9 @@ impl Slot {
                     PackedKind::ZSet => ValueRef::ZSet(ZSetRef::Packed(block)),
                 }
             }
+            Slot::Joined { klen, bytes, .. } => ValueRef::Str(&bytes[*klen as usize..]),
             Slot::Short { value, .. } => value.as_ref(),
-            Slot::Heap(h) => h.value.as_ref(),
+            Slot::Heap { held, .. } => held.value.as_ref(),
         }
     }
 
@@ -221,13 +328,13 @@ impl Slot {
                 return;
             }
         }
-        *self = Slot::new_str(self.key(), value);
+        *self = Slot::str_with(self.meta(), self.key(), value);
     }
 
     /// Replaces the value, returning the old one.
     /// Heap values move out without a copy (a big aggregate is never cloned).
     pub fn replace(&mut self, value: Value) -> Value {
-        let new = Slot::new(self.key(), value);
+        let new = Slot::with(self.meta(), self.key(), value);
         std::mem::replace(self, new).into_value()
     }
 
@@ -245,16 +352,18 @@ impl Slot {
     /// The value as an owned `Value` (copies inline values).
     pub fn to_value(&self) -> Value {
         match self {
-            Slot::Inline { .. } | Slot::Packed { .. } => self.value().to_owned(),
+            Slot::Inline { .. } | Slot::Packed { .. } | Slot::Joined { .. } => {
+                self.value().to_owned()
+            }
             Slot::Short { value, .. } => value.clone(),
-            Slot::Heap(h) => h.value.clone(),
+            Slot::Heap { held, .. } => held.value.clone(),
         }
     }
 
     /// Consumes the slot, returning its value without copying heap values.
     pub fn into_value(self) -> Value {
         match self {
-            Slot::Heap(h) => h.value,
+            Slot::Heap { held, .. } => held.value,
             Slot::Short { value, .. } => value,
             inline => inline.to_value(),
         }
@@ -272,7 +381,7 @@ impl Slot {
             let result = f(s);
             if klen + s.len() <= INLINE_CAP {
                 let shrunk = std::mem::take(s);
-                *self = Slot::new_str(self.key(), &shrunk);
+                *self = Slot::str_with(self.meta(), self.key(), &shrunk);
             }
             return Some(result);
         }
@@ -281,7 +390,10 @@ impl Slot {
         };
         let mut s = current.to_vec();
         let result = f(&mut s);
-        *self = Slot::new(self.key(), Value::Str(s));
+        // Held as a growable buffer from now on if it does not fit inline.
+        let (meta, key) = (self.meta(), self.key());
+        *self = Self::try_inline(meta, key, &s)
+            .unwrap_or_else(|| Self::boxed(meta, key, Value::Str(s)));
         Some(result)
     }
 }
@@ -314,7 +426,7 @@ mod tests {
         assert_eq!(small.value(), ValueRef::Str(b"0123456789abcdef"));
         let big_value = vec![7u8; 100];
         let mut big = Slot::new_str(b"key:2", &big_value);
-        assert!(matches!(big, Slot::Short { .. }));
+        assert!(matches!(big, Slot::Joined { .. }));
         assert_eq!(big.value(), ValueRef::Str(&big_value));
         big.set_str(b"tiny");
         assert!(matches!(big, Slot::Inline { .. }));
@@ -344,16 +456,50 @@ mod tests {
     #[test]
     fn a_long_key_goes_to_the_heap_with_its_value() {
         let key = [b'k'; SHORT_KEY_CAP + 1];
-        let mut s = Slot::new_str(&key, &[b'v'; 40]);
-        assert!(matches!(s, Slot::Heap(_)));
+        let s = Slot::new(&key, Value::List(Default::default()));
+        assert!(matches!(s, Slot::Heap { .. }));
         assert_eq!(s.key(), &key);
-        s.update_str(|v| v.truncate(3));
-        assert!(matches!(s, Slot::Inline { .. }));
-        assert_eq!(s.key(), &key);
-        let short = Slot::new(&key[..SHORT_KEY_CAP], Value::Str(vec![b'v'; 40]));
+        let short = Slot::new(&key[..SHORT_KEY_CAP], Value::List(Default::default()));
         assert!(matches!(short, Slot::Short { .. }));
         assert_eq!(short.key(), &key[..SHORT_KEY_CAP]);
-        assert_eq!(short.into_value(), Value::Str(vec![b'v'; 40]));
+        assert_eq!(short.into_value(), Value::List(Default::default()));
+    }
+
+    #[test]
+    fn a_string_too_long_to_fit_is_one_allocation_until_edited() {
+        let key = [b'k'; 30];
+        let mut s = Slot::new_str(&key, &[b'v'; 40]);
+        s.meta_mut().encoding = StrEncoding::NotInt;
+        let Slot::Joined { bytes, .. } = &s else {
+            panic!("joined");
+        };
+        assert_eq!(bytes.len(), 70, "the key and the value, nothing more");
+        assert_eq!(s.key(), &key);
+        assert_eq!(s.value(), ValueRef::Str(&[b'v'; 40]));
+        // Edited: held as a growable buffer, the key's meta kept.
+        s.update_str(|v| v.extend_from_slice(b"w"));
+        assert!(matches!(s, Slot::Heap { .. }));
+        assert_eq!(s.meta().encoding, StrEncoding::NotInt);
+        assert_eq!(s.key(), &key);
+        s.update_str(|v| v.truncate(2));
+        assert!(matches!(s, Slot::Inline { .. }));
+        assert_eq!((s.key(), s.value()), (&key[..], ValueRef::Str(b"vv")));
+        assert_eq!(s.meta().encoding, StrEncoding::NotInt);
+        // Replaced whole: joined again; and changed through value_mut.
+        let mut s = Slot::new_str(b"k", &[b'x'; 40]);
+        s.meta_mut().encoding = StrEncoding::Raw;
+        assert_eq!(
+            s.replace(Value::Str(vec![b'y'; 50])),
+            Value::Str(vec![b'x'; 40])
+        );
+        assert!(matches!(s, Slot::Joined { .. }));
+        let Some(Value::Str(v)) = s.value_mut() else {
+            panic!("a string");
+        };
+        v.push(b'z');
+        assert!(matches!(s, Slot::Short { .. }));
+        assert_eq!(s.meta().encoding, StrEncoding::Raw);
+        assert_eq!(s.into_value(), Value::Str([&[b'y'; 50][..], b"z"].concat()));
     }
 
     fn small_set(members: &[&[u8]]) -> Value {
@@ -414,13 +560,13 @@ mod tests {
         let at_cap = Slot::new(b"keyk", small_set(&refs[..fits - 1]));
         assert!(
             matches!(at_cap, Slot::Packed { .. }),
-            "key 4 + block 32 = 36"
+            "key 4 + block 28 = 32"
         );
         let over = Slot::new(b"keyk", small_set(&refs[..fits]));
         assert!(matches!(over, Slot::Short { .. }));
         let long_key = [b'k'; 20];
         let heap = Slot::new(&long_key, small_set(&refs[..20]));
-        assert!(matches!(heap, Slot::Heap(_)));
+        assert!(matches!(heap, Slot::Heap { .. }));
         assert!(heap.may_pack());
         // Tables and lists never go inline.
         let mut big = small_set(&[b"x"]);

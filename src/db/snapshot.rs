@@ -292,7 +292,8 @@ impl Db {
             None => (&self.dict, &self.expires, live_soft_ms),
         };
         let entry = dict.entry(idx);
-        let at_ms = (entry.expire_slot != NO_EXPIRE).then(|| expires.get(entry.expire_slot).at_ms);
+        let expire_slot = dict.word(idx);
+        let at_ms = (expire_slot != NO_EXPIRE).then(|| expires.get(expire_slot).at_ms);
         let mut big = false;
         if at_ms.is_none_or(|at| at > *cutoff_ms) {
             let (key, value) = (entry.slot.key(), entry.slot.value());
@@ -327,7 +328,7 @@ impl Db {
             self.element_deadlines.entries_swapped(idx, top);
             self.soft.entries_swapped(idx, top);
             for moved in [idx, top] {
-                let slot = self.dict.entry(moved).expire_slot;
+                let slot = self.dict.word(moved);
                 if slot != NO_EXPIRE {
                     self.expires.set_entry(slot, moved);
                 }

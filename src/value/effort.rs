@@ -17,7 +17,7 @@ pub const STRING_EFFORT_UNIT_BYTES: usize = 64 * 1024;
 /// chunks for lists (as Redis counts quicklist nodes).
 pub fn free_effort(value: &Value) -> usize {
     match value {
-        Value::Str(s) => 1 + s.len() / STRING_EFFORT_UNIT_BYTES,
+        Value::Str(s) => string_effort(s.len()),
         Value::List(l) => l.chunk_count(),
         // One allocation, as Redis counts a listpack.
         Value::Hash(Hash::Packed(_)) => 1,
@@ -28,6 +28,16 @@ pub fn free_effort(value: &Value) -> usize {
         Value::ZSet(ZSet::Packed(_)) => 1,
         Value::Stream(s) => s.free_effort(),
     }
+}
+
+fn string_effort(len: usize) -> usize {
+    1 + len / STRING_EFFORT_UNIT_BYTES
+}
+
+/// Whether a string of `len` bytes is big enough for the lazyfree thread
+/// (`is_big` of it, without the string).
+pub fn is_big_string(len: usize) -> bool {
+    string_effort(len) > LAZYFREE_THRESHOLD
 }
 
 /// About how many heap bytes `value` holds, in O(1): its length times

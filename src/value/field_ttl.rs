@@ -62,7 +62,6 @@ impl Record for FieldDeadline {
     fn order_ms(&self) -> i64 {
         self.at_ms()
     }
-    fn set_order_ms(&mut self, _: i64) {}
 }
 
 /// No record for this entry.
