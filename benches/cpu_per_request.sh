@@ -8,6 +8,8 @@
 #   benches/cpu_per_request.sh
 #   PAIRS=5 TESTS="set get" PIPELINE=16 benches/cpu_per_request.sh
 #   AGAINST_BIN=/path/to/older/lapse benches/cpu_per_request.sh
+#   VALKEY=/path/to/valkey-server benches/cpu_per_request.sh  # a third server
+#       (benches/build_valkey.sh builds Valkey 8.0.1)
 #   TLS=1 PIPELINE=16 benches/cpu_per_request.sh   # both over TLS (mutual)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +18,7 @@ REQUESTS=${REQUESTS:-300000}
 TESTS=${TESTS:-"set get"}
 PIPELINE=${PIPELINE:-1}
 AGAINST_BIN=${AGAINST_BIN:-}
+VALKEY=${VALKEY:-}
 TLS=${TLS:-}
 command -v redis-benchmark >/dev/null || { echo "redis-benchmark is needed (apt-get install -y redis-tools)"; exit 1; }
 command -v redis-server >/dev/null || { echo "redis-server is needed (apt-get install -y redis-server)"; exit 1; }
@@ -61,6 +64,7 @@ run() {
     case $name in
         redis) redis-server $(listen "$port") "${server_tls[@]}" --save "" --appendonly no >/dev/null 2>&1 & pid=$! ;;
         other) "$AGAINST_BIN" $(listen "$port") "${server_tls[@]}" --save "" >/dev/null 2>&1 & pid=$! ;;
+        valkey) "$VALKEY" $(listen "$port") "${server_tls[@]}" --save "" --appendonly no >/dev/null 2>&1 & pid=$! ;;
         *) "$LAPSE" $(listen "$port") "${server_tls[@]}" --save "" >/dev/null 2>&1 & pid=$! ;;
     esac
     for _ in $(seq 50); do redis-cli -p "$port" "${client_tls[@]}" ping >/dev/null 2>&1 && break; sleep 0.05; done
@@ -74,10 +78,12 @@ run() {
 
 median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" $1; }
 
-servers="lapse redis"
-[ -n "$AGAINST_BIN" ] && servers="lapse other redis"
-echo "| test | -P | server | rps (median) | CPU µs/request (median) | CPU ratio to redis-server |"
-echo "|---|---|---|---|---|---|"
+servers="lapse"
+[ -n "$AGAINST_BIN" ] && servers="$servers other"
+[ -n "$VALKEY" ] && servers="$servers valkey"
+servers="$servers redis"
+echo "| test | -P | server | rps (median) | CPU µs/request (median) | CPU ratio to redis-server | CPU ratio to valkey |"
+echo "|---|---|---|---|---|---|---|"
 for test in $TESTS; do
     declare -A rps=() cpu=()
     for _ in $(seq "$PAIRS"); do
@@ -87,9 +93,13 @@ for test in $TESTS; do
         done
     done
     redis_cpu=$(median "${cpu[redis]}")
+    valkey_cpu=""
+    [ -n "$VALKEY" ] && valkey_cpu=$(median "${cpu[valkey]}")
     for s in $servers; do
         c=$(median "${cpu[$s]}")
-        echo "| $test | $PIPELINE | $s | $(median "${rps[$s]}") | $c | $(python3 -c "print(round($c/$redis_cpu, 2))") |"
+        to_valkey=-
+        [ -n "$valkey_cpu" ] && to_valkey=$(python3 -c "print(round($c/$valkey_cpu, 2))")
+        echo "| $test | $PIPELINE | $s | $(median "${rps[$s]}") | $c | $(python3 -c "print(round($c/$redis_cpu, 2))") | $to_valkey |"
     done
     unset rps cpu
 done

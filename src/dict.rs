@@ -41,8 +41,8 @@ const MIN_BUCKETS: usize = 4;
 /// or below its size, so its capacities are 1, 1.25, 1.5, 1.75 times a
 /// power of two. Every power of two is still a capacity (a table of 2^n
 /// keys wastes nothing), but a table crossing one grows by 25% at most,
-/// not 100%: with 56-byte entries a doubling of a 262,144-key table
-/// would count 14.7 MB at once against `maxmemory` (and evict as much;
+/// not 100%: with 48-byte entries a doubling of a 262,144-key table
+/// would count 12.6 MB at once against `maxmemory` (and evict as much;
 /// at a 4.5 MB limit, a 16,384-key table's doubling took a fifth of it).
 /// Big allocations grow by remapping pages, not copying them; small ones
 /// are copied, a few KB at a time.
@@ -228,7 +228,7 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
     /// Makes room for `entries` in all: a bucket array as large as
     /// inserting them one by one would end with (the entry storage still
     /// grows as they come: a size hint from a file is not trusted with
-    /// 56 bytes per claimed entry).
+    /// 48 bytes per claimed entry).
     pub fn reserve(&mut self, entries: usize) {
         let buckets = entries.checked_next_power_of_two().unwrap_or(entries);
         if buckets > self.buckets.len() {
