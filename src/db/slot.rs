@@ -278,6 +278,7 @@ impl Slot {
         })
     }
 
+    #[inline]
     pub fn key(&self) -> &[u8] {
         match self {
             Slot::Inline { klen, buf, .. } => &buf[..*klen as usize],
