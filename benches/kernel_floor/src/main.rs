@@ -1,0 +1,140 @@
+// Two bare PING responders (see run.sh): what the kernel alone costs per
+// request at -P 1 on epoll and on io_uring. A measuring tool, not server code.
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+
+fn replies(buf: &[u8], out: &mut Vec<u8>) {
+    for _ in buf.windows(2).filter(|w| w == b"\r\n") {
+        out.extend_from_slice(b"+PONG\r\n");
+    }
+}
+
+fn epoll(port: u16) {
+    use mio::net::TcpListener;
+    use mio::{Events, Interest, Poll, Token};
+    let mut poll = Poll::new().unwrap();
+    let mut l = TcpListener::bind(format!("127.0.0.1:{port}").parse().unwrap()).unwrap();
+    poll.registry()
+        .register(&mut l, Token(0), Interest::READABLE)
+        .unwrap();
+    let mut conns = HashMap::new();
+    let mut next = 1;
+    let mut events = Events::with_capacity(1024);
+    let mut buf = vec![0u8; 16384];
+    let mut out = Vec::new();
+    loop {
+        poll.poll(&mut events, None).unwrap();
+        for ev in events.iter() {
+            if ev.token() == Token(0) {
+                while let Ok((mut s, _)) = l.accept() {
+                    s.set_nodelay(true).unwrap();
+                    poll.registry()
+                        .register(&mut s, Token(next), Interest::READABLE)
+                        .unwrap();
+                    conns.insert(next, s);
+                    next += 1;
+                }
+                continue;
+            }
+            let t = ev.token().0;
+            let Some(s) = conns.get_mut(&t) else { continue };
+            match s.read(&mut buf) {
+                Ok(0) => {
+                    conns.remove(&t);
+                }
+                Ok(n) => {
+                    out.clear();
+                    replies(&buf[..n], &mut out);
+                    let _ = s.write(&out);
+                }
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+fn uring(port: u16) {
+    use io_uring::{opcode, types, IoUring};
+    let l = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let mut ring: IoUring = IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_coop_taskrun()
+        .build(4096)
+        .unwrap();
+    const ACCEPT: u64 = u64::MAX;
+    let acc = opcode::AcceptMulti::new(types::Fd(l.as_raw_fd()))
+        .build()
+        .user_data(ACCEPT);
+    unsafe { ring.submission().push(&acc).unwrap() };
+    // per fd: recv buffer, send buffer
+    let mut bufs: HashMap<i32, (Vec<u8>, Vec<u8>)> = HashMap::new();
+    loop {
+        ring.submit_and_wait(1).unwrap();
+        let cqes: Vec<_> = ring
+            .completion()
+            .map(|c| (c.user_data(), c.result()))
+            .collect();
+        for (ud, res) in cqes {
+            if ud == ACCEPT {
+                if res >= 0 {
+                    let fd = res;
+                    let one: i32 = 1;
+                    unsafe { libc_setsockopt(fd, &one) };
+                    let e = bufs.entry(fd).or_insert((vec![0u8; 16384], Vec::new()));
+                    let r = opcode::Recv::new(types::Fd(fd), e.0.as_mut_ptr(), e.0.len() as u32)
+                        .build()
+                        .user_data(fd as u64);
+                    unsafe { ring.submission().push(&r).unwrap() };
+                }
+                continue;
+            }
+            let is_send = ud >> 32 == 1;
+            let fd = (ud & 0xffff_ffff) as i32;
+            if is_send {
+                continue;
+            }
+            if res <= 0 {
+                bufs.remove(&fd);
+                unsafe { close(fd) };
+                continue;
+            }
+            let Some((rb, sb)) = bufs.get_mut(&fd) else {
+                continue;
+            };
+            sb.clear();
+            replies(&rb[..res as usize], sb);
+            let s = opcode::Send::new(types::Fd(fd), sb.as_ptr(), sb.len() as u32)
+                .build()
+                .user_data((1u64 << 32) | fd as u64);
+            let r = opcode::Recv::new(types::Fd(fd), rb.as_mut_ptr(), rb.len() as u32)
+                .build()
+                .user_data(fd as u64);
+            unsafe {
+                ring.submission().push(&s).unwrap();
+                ring.submission().push(&r).unwrap();
+            }
+        }
+    }
+}
+
+unsafe extern "C" {
+    fn setsockopt(fd: i32, level: i32, name: i32, val: *const i32, len: u32) -> i32;
+    fn close(fd: i32) -> i32;
+}
+unsafe fn libc_setsockopt(fd: i32, one: &i32) {
+    unsafe {
+        setsockopt(fd, 6, 1, one, 4);
+    }
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    let port: u16 = a[2].parse().unwrap();
+    if a[1] == "uring" {
+        uring(port)
+    } else {
+        epoll(port)
+    }
+}
