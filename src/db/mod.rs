@@ -63,6 +63,10 @@ impl Entry {
     fn access(&self) -> access::Access {
         self.slot.meta().access
     }
+
+    fn set_access(&mut self, access: access::Access) {
+        self.slot.meta_mut().access = access;
+    }
 }
 
 /// A key's value with what travels with it when it moves or is copied
@@ -304,8 +308,8 @@ impl Db {
         } else {
             0.0
         };
-        let meta = self.dict.entry_mut(idx).slot.meta_mut();
-        meta.access = meta.access.touched(policy, now_ms, chance);
+        let entry = self.dict.entry_mut(idx);
+        entry.set_access(entry.access().touched(policy, now_ms, chance));
     }
 
     /// The key-change signal (Redis's `signalModifiedKey` plus
@@ -760,7 +764,7 @@ impl Db {
         };
         let policy = self.access_policy;
         if let Some(access) = access::Access::restored(policy, self.clock_ms, idle_s, freq) {
-            self.dict.entry_mut(idx).slot.meta_mut().access = access;
+            self.dict.entry_mut(idx).set_access(access);
         }
     }
 
@@ -769,7 +773,7 @@ impl Db {
             self.log(EventClass::NEW, "new", slot.key());
         }
         let mut entry = Entry { slot };
-        entry.slot.meta_mut().access = access::Access::fresh(self.access_policy, self.clock_ms);
+        entry.set_access(access::Access::fresh(self.access_policy, self.clock_ms));
         let idx = self.dict.insert_with_word(entry, NO_EXPIRE);
         self.last_written = idx;
         if let Some(index) = &mut self.slot_index {

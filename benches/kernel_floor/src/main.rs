@@ -2,7 +2,7 @@
 // request at -P 1 on epoll and on io_uring. A measuring tool, not server code.
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd};
 
 fn replies(buf: &[u8], out: &mut Vec<u8>) {
     for _ in buf.windows(2).filter(|w| w == b"\r\n") {
@@ -68,8 +68,8 @@ fn uring(port: u16) {
         .build()
         .user_data(ACCEPT);
     unsafe { ring.submission().push(&acc).unwrap() };
-    // per fd: recv buffer, send buffer
-    let mut bufs: HashMap<i32, (Vec<u8>, Vec<u8>)> = HashMap::new();
+    // Per fd: the socket (dropping it closes it), recv and send buffers.
+    let mut conns: HashMap<i32, (std::net::TcpStream, Vec<u8>, Vec<u8>)> = HashMap::new();
     loop {
         ring.submit_and_wait(1).unwrap();
         let cqes: Vec<_> = ring
@@ -80,10 +80,13 @@ fn uring(port: u16) {
             if ud == ACCEPT {
                 if res >= 0 {
                     let fd = res;
-                    let one: i32 = 1;
-                    unsafe { libc_setsockopt(fd, &one) };
-                    let e = bufs.entry(fd).or_insert((vec![0u8; 16384], Vec::new()));
-                    let r = opcode::Recv::new(types::Fd(fd), e.0.as_mut_ptr(), e.0.len() as u32)
+                    // The accepted socket is ours from here on.
+                    let stream = unsafe { std::net::TcpStream::from_raw_fd(fd) };
+                    stream.set_nodelay(true).unwrap();
+                    let e = conns
+                        .entry(fd)
+                        .or_insert((stream, vec![0u8; 16384], Vec::new()));
+                    let r = opcode::Recv::new(types::Fd(fd), e.1.as_mut_ptr(), e.1.len() as u32)
                         .build()
                         .user_data(fd as u64);
                     unsafe { ring.submission().push(&r).unwrap() };
@@ -96,11 +99,10 @@ fn uring(port: u16) {
                 continue;
             }
             if res <= 0 {
-                bufs.remove(&fd);
-                unsafe { close(fd) };
+                conns.remove(&fd);
                 continue;
             }
-            let Some((rb, sb)) = bufs.get_mut(&fd) else {
+            let Some((_, rb, sb)) = conns.get_mut(&fd) else {
                 continue;
             };
             sb.clear();
@@ -116,16 +118,6 @@ fn uring(port: u16) {
                 ring.submission().push(&r).unwrap();
             }
         }
-    }
-}
-
-unsafe extern "C" {
-    fn setsockopt(fd: i32, level: i32, name: i32, val: *const i32, len: u32) -> i32;
-    fn close(fd: i32) -> i32;
-}
-unsafe fn libc_setsockopt(fd: i32, one: &i32) {
-    unsafe {
-        setsockopt(fd, 6, 1, one, 4);
     }
 }
 
