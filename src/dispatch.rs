@@ -417,7 +417,7 @@ fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command)
 /// authenticated, and its arity is right.
 fn find(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command), Refusal> {
     let repeated = ctx.session.last_top.filter(|c| {
-        c.name.as_bytes().eq_ignore_ascii_case(&args[0]) && ctx.server.commands.is_plain()
+        crate::protocol::is_word(&args[0], c.name.as_bytes()) && ctx.server.commands.is_plain()
     });
     let Some(cmd) = repeated.or_else(|| ctx.server.commands.lookup(&args[0])) else {
         return Err((None, unknown_command(args)));

@@ -245,7 +245,7 @@ pub fn float_arg(arg: &[u8]) -> Result<f64, CmdError> {
 
 /// Whether an option argument equals `name`, ignoring ASCII case.
 pub fn is(arg: &[u8], name: &str) -> bool {
-    arg.eq_ignore_ascii_case(name.as_bytes())
+    crate::protocol::is_word(arg, name.as_bytes())
 }
 
 /// DEBUG parses its own arguments in Redis: an unknown subcommand and a

@@ -6,6 +6,77 @@ pub mod request;
 pub use reply::Reply;
 pub use request::{encode_request, Args, OwnedArgs, Parsed, ProtocolError, RequestParser};
 
+/// Whether `arg` (a client's word) equals `name` (a command or option
+/// name) ignoring ASCII case, as Redis's `strcasecmp` lookups do: eight
+/// bytes at a time, where `eq_ignore_ascii_case` lowers every byte of
+/// both. Only bytes that are letters in `name` may differ, and only in
+/// the case bit.
+#[inline]
+pub fn is_word(arg: &[u8], name: &[u8]) -> bool {
+    let len = name.len();
+    if arg.len() != len {
+        return false;
+    }
+    if len <= 8 {
+        return same_word(word_of(arg), word_of(name));
+    }
+    let mut at = 0;
+    while at + 8 < len {
+        if !same_word(word8(&arg[at..]), word8(&name[at..])) {
+            return false;
+        }
+        at += 8;
+    }
+    // The last eight bytes (overlapping the loop's last, if need be).
+    same_word(word8(&arg[len - 8..]), word8(&name[len - 8..]))
+}
+
+/// Two words of up to eight bytes equal but for the case of the letters
+/// of `name`.
+#[inline]
+fn same_word(arg: u64, name: u64) -> bool {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = LOW * 0x80;
+    // The case bit (0x20) of each byte of `name` that is an ASCII
+    // letter: `name | 0x20` in `a..=z`, compared per byte by adding to
+    // seven bits (no carry across bytes); a byte of 0x80 or more is none.
+    let lower = (name | (LOW * 0x20)) & !HIGH;
+    let at_least_a = lower + LOW * (0x80 - u64::from(b'a'));
+    let past_z = lower + LOW * (0x80 - u64::from(b'z') - 1);
+    let letters = at_least_a & !past_z & !name & HIGH;
+    let case = letters >> 2;
+    arg | case == name | case
+}
+
+/// The first eight bytes of `bytes` (at least eight), little-endian.
+#[inline]
+fn word8(bytes: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&bytes[..8]);
+    u64::from_le_bytes(w)
+}
+
+/// Up to eight bytes as a little-endian word, zero above them.
+#[inline]
+fn word_of(bytes: &[u8]) -> u64 {
+    let len = bytes.len();
+    match len {
+        0 => 0,
+        1..=3 => {
+            u64::from(bytes[0])
+                | u64::from(bytes[len / 2]) << (8 * (len / 2))
+                | u64::from(bytes[len - 1]) << (8 * (len - 1))
+        }
+        4..=7 => {
+            let lo = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+            let tail = &bytes[len - 4..];
+            let hi = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
+            u64::from(lo) | u64::from(hi) << (8 * (len - 4))
+        }
+        _ => word8(bytes),
+    }
+}
+
 /// Appends `bytes` in double quotes with Redis's escapes (`sdscatrepr`):
 /// backslash, quote, `\n`, `\r`, `\t`, `\a`, `\b`, and any other byte that
 /// is not printable ASCII as `\xHH` (MONITOR, redis.conf, the AOF manifest).
@@ -62,5 +133,52 @@ mod repr_tests {
         assert_eq!(super::word_repr("plain"), "plain");
         assert_eq!(super::word_repr(""), "\"\"");
         assert_eq!(super::word_repr("two words"), "\"two words\"");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_word;
+
+    /// `is_word` agrees with `eq_ignore_ascii_case` for every pair of
+    /// words drawn from bytes around the letters' edges and the case bit,
+    /// of every length up to 20.
+    #[test]
+    fn is_word_is_eq_ignore_ascii_case() {
+        let edges = b"@AZ[`az{ \x00\x7f\x80\xc1\xe1\xff-|_0";
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for _ in 0..200_000 {
+            let len = (next() % 21) as usize;
+            let name: Vec<u8> = (0..len)
+                .map(|_| edges[(next() % edges.len() as u64) as usize])
+                .collect();
+            let mut arg = name.clone();
+            // Change a byte or two, often only in the case bit.
+            for _ in 0..(next() % 3) {
+                if len > 0 {
+                    let i = (next() % len as u64) as usize;
+                    arg[i] = match next() % 3 {
+                        0 => arg[i] ^ 0x20,
+                        1 => arg[i].to_ascii_uppercase(),
+                        _ => edges[(next() % edges.len() as u64) as usize],
+                    };
+                }
+            }
+            assert_eq!(
+                is_word(&arg, &name),
+                arg.eq_ignore_ascii_case(&name),
+                "{arg:?} {name:?}"
+            );
+        }
+        assert!(is_word(b"GetLease", b"getlease"));
+        assert!(is_word(b"wait", b"WAIT"));
+        assert!(!is_word(b"GET\r", b"get-"));
+        assert!(!is_word(b"ge", b"get"));
     }
 }

@@ -179,10 +179,16 @@ impl Reply {
     }
 
     fn prefixed_int(&mut self, prefix: u8, n: i64) {
-        // One digit (most array and short bulk headers): one copy.
+        // One or two digits (most array and short bulk headers): one copy.
         if (0..10).contains(&n) {
             let digit = b'0' + n as u8;
             self.buf.extend_from_slice(&[prefix, digit, b'\r', b'\n']);
+            return;
+        }
+        if (10..100).contains(&n) {
+            let (tens, ones) = (b'0' + (n / 10) as u8, b'0' + (n % 10) as u8);
+            self.buf
+                .extend_from_slice(&[prefix, tens, ones, b'\r', b'\n']);
             return;
         }
         let mut tmp = [0u8; 20];
@@ -290,6 +296,14 @@ mod tests {
             ":-9223372036854775808\r\n"
         );
         assert_eq!(encoded(false, |r| r.int(0)), ":0\r\n");
+        // Every header width: one digit, two (its own path), more, negative.
+        for n in [1, 9, 10, 42, 99, 100, 101, 1000, -1, -10, -99] {
+            assert_eq!(encoded(false, |r| r.int(n)), format!(":{n}\r\n"));
+            assert_eq!(
+                encoded(false, |r| r.array(n.max(0) as usize)),
+                format!("*{}\r\n", n.max(0))
+            );
+        }
         assert_eq!(encoded(false, |r| r.error(b"ERR a\r\nb")), "-ERR a  b\r\n");
     }
 
