@@ -266,6 +266,13 @@ impl Blocking {
             .extend(self.clients.values().map(|wait| (wait.who, how.clone())));
     }
 
+    /// Whether CLIENT UNBLOCK or a timeout asked to end a wait (checked
+    /// after every request: one load).
+    #[inline]
+    pub fn has_unblock_requests(&self) -> bool {
+        !self.unblocks.is_empty()
+    }
+
     pub fn take_unblock_requests(&mut self) -> Vec<(Waiter, Unblock)> {
         std::mem::take(&mut self.unblocks)
     }

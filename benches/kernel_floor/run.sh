@@ -16,10 +16,10 @@ LAPSE=${LAPSE:-$PWD/../../target/release/lapse}
 [ -x "$LAPSE" ] || (cd ../.. && cargo build --release -q --bin lapse)
 N=${N:-300000}
 for rep in 1 2 3; do
-for srv in ${SRVS:-epoll uring lapse redis}; do
+for srv in ${SRVS:-epoll uring multishot lapse redis}; do
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   case $srv in
-    epoll|uring) "$BIN" $srv $port & ;;
+    epoll|uring|multishot) "$BIN" $srv $port & ;;
     lapse) "$LAPSE" --port $port --save "" >/dev/null 2>&1 & ;;
     redis) redis-server --port $port --save "" --appendonly no >/dev/null 2>&1 & ;;
   esac

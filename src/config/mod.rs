@@ -566,6 +566,12 @@ impl OutputLimit {
             soft_seconds,
         }
     }
+
+    /// The fewest unsent bytes either limit can act on (no limit: none).
+    pub fn smallest_bytes(&self) -> u64 {
+        let set = |bytes: u64| if bytes == 0 { u64::MAX } else { bytes };
+        set(self.hard_bytes).min(set(self.soft_bytes))
+    }
 }
 
 /// lapse's default for normal clients. Redis has no limit there (`0 0 0`),

@@ -440,6 +440,12 @@ impl Db {
     /// ZREM), and the key with its last element (`del`). Returns where the
     /// entry is now, or `None` if it went.
     fn expire_elements(&mut self, idx: u32, now_ms: i64, max: usize) -> Option<u32> {
+        // Every value with element deadlines is registered: with none in
+        // the database, no value needs looking at (a string's lookup).
+        if self.element_deadlines.is_empty() {
+            debug_assert!(self.element_deadline_at(idx).is_none());
+            return Some(idx);
+        }
         let due = self.element_deadline_at(idx).is_some_and(|at| at <= now_ms);
         if !due {
             return Some(idx);

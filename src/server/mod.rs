@@ -182,6 +182,15 @@ pub struct Server {
 /// (`client-output-buffer-limit`, normal or pubsub): the output is dropped
 /// and the client closed once that is done.
 fn enforce_output_limit(config: &Config, stats: &mut Stats, session: &mut Session, now_ms: i64) {
+    // Below every limit that could apply, no soft limit's clock running
+    // (the case after nearly every request): nothing to look at.
+    let below_all = (session.reply.pending() as u64)
+        <= UNAUTHENTICATED_MAX_OUTPUT_BYTES
+            .min(config.output_limit_normal.smallest_bytes())
+            .min(config.output_limit_pubsub.smallest_bytes());
+    if below_all && session.output_soft_since_ms.is_none() {
+        return;
+    }
     if session.close_after_reply || !output_limit_reached(config, session, now_ms) {
         return;
     }
@@ -931,6 +940,9 @@ impl Server {
     }
 
     fn apply_unblock_requests(&mut self) {
+        if !self.state.blocking.has_unblock_requests() {
+            return;
+        }
         for (waiter, how) in self.state.blocking.take_unblock_requests() {
             self.state.blocking.unblock(waiter.client);
             self.finish_wait(waiter, how);
