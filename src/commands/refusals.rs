@@ -31,6 +31,7 @@ pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
 /// MISCONF, while the last background save failed or the AOF cannot be
 /// written (see `disk_error_check`).
+#[inline]
 pub fn disk_refusal(server: &ServerState) -> Option<CmdError> {
     if crate::persistence::save::writes_refused(server) {
         Some(CmdError::Static(MISCONF_RDB))
