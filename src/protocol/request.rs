@@ -156,6 +156,19 @@ impl RequestParser {
     pub fn parse(&mut self, buf: &[u8]) -> Result<Parsed, ProtocolError> {
         if self.remaining == 0 {
             self.ranges.clear();
+            if let Some(consumed) = self.parse_whole(buf) {
+                self.source = Source::Buffer;
+                self.pos = 0;
+                return Ok(Parsed::Complete { consumed });
+            }
+        }
+        self.parse_resumable(buf)
+    }
+
+    /// `parse` for any input, resuming where the last call stopped.
+    fn parse_resumable(&mut self, buf: &[u8]) -> Result<Parsed, ProtocolError> {
+        if self.remaining == 0 {
+            self.ranges.clear();
             self.pos = 0;
             match buf.first() {
                 None => return Ok(Parsed::Incomplete),
@@ -186,6 +199,42 @@ impl RequestParser {
             self.pos = next;
         }
         self.parse_bulks(buf)
+    }
+
+    /// What clients send nearly always, in one pass: a whole multibulk
+    /// request already in `buf`, of at most `WHOLE_MAX_ARGS` arguments,
+    /// every count and length 1 to 9 digits without a leading zero and
+    /// within the limits. Anything else (a request cut short, an empty
+    /// argument, an error to report) is left to the resumable path,
+    /// which reads it from the start: `None`, the ranges pushed so far
+    /// to be cleared.
+    #[inline]
+    fn parse_whole(&mut self, buf: &[u8]) -> Option<usize> {
+        const WHOLE_MAX_ARGS: usize = 64;
+        let (count, mut pos) = small_number(buf, b'*', 0)?;
+        let max_args = if self.unauthenticated {
+            UNAUTHENTICATED_MAX_ARGS as usize
+        } else {
+            WHOLE_MAX_ARGS
+        };
+        if count > max_args {
+            return None;
+        }
+        let max_len = if self.unauthenticated {
+            UNAUTHENTICATED_MAX_BULK_LEN
+        } else {
+            self.max_bulk_len
+        };
+        self.ranges.reserve(count);
+        for _ in 0..count {
+            let (len, body) = small_number(buf, b'$', pos)?;
+            if len as i64 > max_len || buf.len() < body + len + 2 {
+                return None;
+            }
+            self.ranges.push(body..body + len);
+            pos = body + len + 2;
+        }
+        Some(pos)
     }
 
     /// Continues a multibulk request from `self.pos`.
@@ -433,6 +482,35 @@ fn read_line_int(buf: &[u8], start: usize) -> Result<LineInt, ProtocolError> {
         return Ok(None);
     }
     Ok(Some((parse_i64(&tail[..cr]), start + cr + 2)))
+}
+
+/// `<tag><digits>\r` and one byte more at `at`, the digits 1 to 9 of
+/// them, the first not 0: the number and where the line after it starts
+/// (`RequestParser::parse_whole`'s headers; `None` for anything else).
+#[inline]
+fn small_number(buf: &[u8], tag: u8, at: usize) -> Option<(usize, usize)> {
+    if *buf.get(at)? != tag {
+        return None;
+    }
+    let first = buf.get(at + 1)?.wrapping_sub(b'1');
+    if first > 8 {
+        return None;
+    }
+    let mut n = usize::from(first) + 1;
+    let mut i = at + 2;
+    loop {
+        let digit = buf.get(i)?.wrapping_sub(b'0');
+        if digit > 9 {
+            break;
+        }
+        n = n * 10 + usize::from(digit);
+        i += 1;
+        if i - at > 10 {
+            return None;
+        }
+    }
+    // The line ends at `\r`; its `\n` (the next byte) must have arrived.
+    (buf[i] == b'\r' && i + 1 < buf.len()).then_some((n, i + 2))
 }
 
 /// Strict decimal i64 parsing in Redis's `string2ll` style: optional `-`,
@@ -823,5 +901,80 @@ mod tests {
                 .collect();
             let _ = parse_all(&junk);
         }
+    }
+}
+
+#[cfg(test)]
+mod whole_request_tests {
+    use super::*;
+
+    /// Whatever the one-pass reader accepts, the resumable parser reads
+    /// the same way (the same length, the same arguments), over requests
+    /// built from well-formed and damaged pieces, for both kinds of
+    /// client.
+    #[test]
+    fn the_one_pass_reader_agrees_with_the_resumable_parser() {
+        let pieces: &[&[u8]] = &[
+            b"*1\r\n",
+            b"*2\r\n",
+            b"*3\r\n",
+            b"*0\r\n",
+            b"*-1\r\n",
+            b"*02\r\n",
+            b"*11\r\n",
+            b"$3\r\nGET\r\n",
+            b"$1\r\nk\r\n",
+            b"$0\r\n\r\n",
+            b"$2\r\nab",
+            b"$",
+            b"$1",
+            b"$1\r",
+            b"$01\r\na\r\n",
+            b"$-1\r\n",
+            b"$10\r\n0123456789\r\n",
+            b"$20000\r\n",
+            b"x",
+            b"\r\n",
+            b"$1\rZaXY",
+            b"*1\rZ",
+        ];
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut accepted = 0;
+        for round in 0..100_000 {
+            let mut buf = Vec::new();
+            for _ in 0..(next() % 6) {
+                buf.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            let cut = (next() % (buf.len() as u64 + 1)) as usize;
+            let buf = if round % 2 == 0 {
+                &buf[..]
+            } else {
+                &buf[..cut]
+            };
+            for unauthenticated in [false, true] {
+                let mut fast = RequestParser::default();
+                fast.set_unauthenticated(unauthenticated);
+                let Some(consumed) = fast.parse_whole(buf) else {
+                    continue;
+                };
+                accepted += 1;
+                let mut slow = RequestParser::default();
+                slow.set_unauthenticated(unauthenticated);
+                assert_eq!(
+                    slow.parse_resumable(buf),
+                    Ok(Parsed::Complete { consumed }),
+                    "{buf:?}"
+                );
+                let (a, b) = (fast.args(buf), slow.args(buf));
+                assert!(a.iter().eq(b.iter()), "{buf:?}");
+            }
+        }
+        assert!(accepted > 1_000, "{accepted}");
     }
 }
