@@ -113,24 +113,32 @@ enum OptionWord {
 /// `opt` as an option word, in any case: one pass over its bytes (a
 /// request's options are read once each, not compared with every name).
 fn option_word(opt: &[u8]) -> Option<OptionWord> {
-    let mut upper = [0u8; 8];
-    let word = upper.get_mut(..opt.len())?;
-    for (to, from) in word.iter_mut().zip(opt) {
-        *to = from.to_ascii_uppercase();
-    }
-    Some(match &*word {
-        b"NX" => OptionWord::Nx,
-        b"XX" => OptionWord::Xx,
-        b"GET" => OptionWord::Get,
-        b"KEEPTTL" => OptionWord::KeepTtl,
-        b"PERSIST" => OptionWord::Persist,
-        b"STALE" => OptionWord::Stale,
-        b"PSTALE" => OptionWord::PStale,
-        b"LEASE" => OptionWord::Lease,
-        b"EX" => OptionWord::Expire(Unit::Seconds, true),
-        b"PX" => OptionWord::Expire(Unit::Millis, true),
-        b"EXAT" => OptionWord::Expire(Unit::Seconds, false),
-        b"PXAT" => OptionWord::Expire(Unit::Millis, false),
+    use crate::protocol::word;
+    const NX: u64 = word(b"NX");
+    const XX: u64 = word(b"XX");
+    const GET: u64 = word(b"GET");
+    const KEEPTTL: u64 = word(b"KEEPTTL");
+    const PERSIST: u64 = word(b"PERSIST");
+    const STALE: u64 = word(b"STALE");
+    const PSTALE: u64 = word(b"PSTALE");
+    const LEASE: u64 = word(b"LEASE");
+    const EX: u64 = word(b"EX");
+    const PX: u64 = word(b"PX");
+    const EXAT: u64 = word(b"EXAT");
+    const PXAT: u64 = word(b"PXAT");
+    Some(match crate::protocol::upper_word(opt)? {
+        NX => OptionWord::Nx,
+        XX => OptionWord::Xx,
+        GET => OptionWord::Get,
+        KEEPTTL => OptionWord::KeepTtl,
+        PERSIST => OptionWord::Persist,
+        STALE => OptionWord::Stale,
+        PSTALE => OptionWord::PStale,
+        LEASE => OptionWord::Lease,
+        EX => OptionWord::Expire(Unit::Seconds, true),
+        PX => OptionWord::Expire(Unit::Millis, true),
+        EXAT => OptionWord::Expire(Unit::Seconds, false),
+        PXAT => OptionWord::Expire(Unit::Millis, false),
         _ => return None,
     })
 }

@@ -35,17 +35,44 @@ pub fn is_word(arg: &[u8], name: &[u8]) -> bool {
 /// of `name`.
 #[inline]
 fn same_word(arg: u64, name: u64) -> bool {
+    let case = case_bits(name);
+    arg | case == name | case
+}
+
+/// The case bit (0x20) of each byte of `word` that is an ASCII letter:
+/// `byte | 0x20` in `a..=z`, compared per byte by adding to seven bits
+/// (no carry across bytes); a byte of 0x80 or more is none.
+#[inline]
+fn case_bits(word: u64) -> u64 {
     const LOW: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = LOW * 0x80;
-    // The case bit (0x20) of each byte of `name` that is an ASCII
-    // letter: `name | 0x20` in `a..=z`, compared per byte by adding to
-    // seven bits (no carry across bytes); a byte of 0x80 or more is none.
-    let lower = (name | (LOW * 0x20)) & !HIGH;
+    let lower = (word | (LOW * 0x20)) & !HIGH;
     let at_least_a = lower + LOW * (0x80 - u64::from(b'a'));
     let past_z = lower + LOW * (0x80 - u64::from(b'z') - 1);
-    let letters = at_least_a & !past_z & !name & HIGH;
-    let case = letters >> 2;
-    arg | case == name | case
+    (at_least_a & !past_z & !word & HIGH) >> 2
+}
+
+/// A word of up to eight bytes in upper case, as one number to match
+/// against [`word`]s (option names read in one pass); `None` if longer,
+/// or if it ends in a NUL byte (which would read as a shorter name).
+#[inline]
+pub fn upper_word(bytes: &[u8]) -> Option<u64> {
+    if bytes.len() > 8 || bytes.last() == Some(&0) {
+        return None;
+    }
+    let w = word_of(bytes);
+    Some(w & !case_bits(w))
+}
+
+/// `name` (up to eight bytes) as [`upper_word`] reads it, for patterns.
+pub const fn word(name: &[u8]) -> u64 {
+    let mut w = 0u64;
+    let mut i = 0;
+    while i < name.len() {
+        w |= (name[i] as u64) << (8 * i);
+        i += 1;
+    }
+    w
 }
 
 /// The first eight bytes of `bytes` (at least eight), little-endian.
@@ -180,5 +207,10 @@ mod tests {
         assert!(is_word(b"wait", b"WAIT"));
         assert!(!is_word(b"GET\r", b"get-"));
         assert!(!is_word(b"ge", b"get"));
+        assert_eq!(super::upper_word(b"Stale"), Some(super::word(b"STALE")));
+        assert_eq!(super::upper_word(b"px"), Some(super::word(b"PX")));
+        assert_ne!(super::upper_word(b"p\x18"), Some(super::word(b"P8")));
+        assert_eq!(super::upper_word(b"123456789"), None);
+        assert_eq!(super::upper_word(b"EX\0"), None);
     }
 }
