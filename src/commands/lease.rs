@@ -77,7 +77,10 @@ fn getlease(ctx: &mut Ctx, args: Args) -> CmdResult {
         None => (None, None),
         Some((ValueRef::Str(s), soft)) => {
             if beta.is_none() && soft.is_none_or(|soft| soft > now_ms) {
-                reply(&mut session.reply, Some(s), "fresh", None);
+                // `reply(.., Some(s), "fresh", None)`, its tail one copy.
+                session.reply.array(3);
+                session.reply.bulk(s);
+                session.reply.encoded(&FRESH_NO_TOKEN);
                 return Ok(());
             }
             (Some(s.to_vec()), soft)
@@ -147,10 +150,13 @@ fn early(ctx: &mut Ctx, key: &[u8], soft: i64, beta: f64) -> bool {
     ctx.now_ms as f64 - delta as f64 * beta * r.ln() >= soft as f64
 }
 
-/// GETLEASE's reply: `[value or nil, state, token or nil]`. Inlined, so
-/// that each caller's constant state and token fold into fixed writes
-/// (the fresh read's reply is one copy of its value beside them).
-#[inline(always)]
+/// The end of GETLEASE's reply to a fresh read: `fresh`, no token.
+const FRESH_NO_TOKEN: crate::protocol::Encoded = crate::protocol::Encoded {
+    resp2: b"$5\r\nfresh\r\n$-1\r\n",
+    resp3: b"$5\r\nfresh\r\n_\r\n",
+};
+
+/// GETLEASE's reply: `[value or nil, state, token or nil]`.
 fn reply(out: &mut crate::protocol::Reply, value: Option<&[u8]>, state: &str, token: Option<u64>) {
     out.array(3);
     match value {
@@ -182,4 +188,24 @@ fn lease_release(ctx: &mut Ctx, args: Args) -> CmdResult {
     }
     ctx.out().int(i64::from(released));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::protocol::Reply;
+
+    /// The fresh read's tail, encoded in advance, is what `reply` writes.
+    #[test]
+    fn the_fresh_tail_is_the_typed_reply() {
+        for resp3 in [false, true] {
+            let (mut typed, mut fused) = (Reply::default(), Reply::default());
+            typed.resp3 = resp3;
+            fused.resp3 = resp3;
+            super::reply(&mut typed, Some(b"v"), "fresh", None);
+            fused.array(3);
+            fused.bulk(b"v");
+            fused.encoded(&super::FRESH_NO_TOKEN);
+            assert_eq!(typed.buf, fused.buf, "resp3 {resp3}");
+        }
+    }
 }

@@ -3,7 +3,7 @@
 pub mod reply;
 pub mod request;
 
-pub use reply::Reply;
+pub use reply::{Encoded, Reply};
 pub use request::{encode_request, Args, OwnedArgs, Parsed, ProtocolError, RequestParser};
 
 /// Whether `arg` (a client's word) equals `name` (a command or option

@@ -5,6 +5,13 @@
 //! booleans and verbatim strings are framed, so handlers write one reply and
 //! both protocols come out right.
 
+/// Reply bytes fixed in advance, framed for each protocol: a constant
+/// tail of a reply written in one copy instead of one write per element.
+pub struct Encoded {
+    pub resp2: &'static [u8],
+    pub resp3: &'static [u8],
+}
+
 /// Output buffer of one connection plus the protocol it speaks.
 #[derive(Debug, Default)]
 pub struct Reply {
@@ -51,6 +58,13 @@ impl Reply {
         }
     }
 
+    /// Bytes encoded in advance, in the client's protocol.
+    #[inline]
+    pub fn encoded(&mut self, bytes: &Encoded) {
+        let bytes = if self.resp3 { bytes.resp3 } else { bytes.resp2 };
+        self.buf.extend_from_slice(bytes);
+    }
+
     pub fn ok(&mut self) {
         self.buf.extend_from_slice(b"+OK\r\n");
     }
@@ -73,10 +87,12 @@ impl Reply {
         self.buf.extend_from_slice(b"\r\n");
     }
 
+    #[inline]
     pub fn int(&mut self, n: i64) {
         self.prefixed_int(b':', n);
     }
 
+    #[inline]
     pub fn bulk(&mut self, data: &[u8]) {
         self.prefixed_int(b'$', data.len() as i64);
         self.buf.extend_from_slice(data);
@@ -90,6 +106,7 @@ impl Reply {
     }
 
     /// The null bulk string: `$-1` in RESP2, `_` in RESP3.
+    #[inline]
     pub fn null(&mut self) {
         if self.resp3 {
             self.buf.extend_from_slice(b"_\r\n");
@@ -107,6 +124,7 @@ impl Reply {
         }
     }
 
+    #[inline]
     pub fn array(&mut self, len: usize) {
         self.prefixed_int(b'*', len as i64);
     }
@@ -178,6 +196,7 @@ impl Reply {
         }
     }
 
+    #[inline]
     fn prefixed_int(&mut self, prefix: u8, n: i64) {
         // One or two digits (most array and short bulk headers): one copy.
         if (0..10).contains(&n) {
