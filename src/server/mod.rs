@@ -64,7 +64,9 @@ const SHUTDOWN_FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
 /// One client: its socket plus its `Session`.
 struct Connection {
     socket: Stream,
-    session: Session,
+    /// Boxed: taken out while its requests run (see `Server::take_session`)
+    /// by swapping a pointer, not copying the whole session twice.
+    session: Box<Session>,
     /// Registered for writable readiness (only while output is left over).
     wants_write: bool,
     /// Already in `pending_writes`.
@@ -142,6 +144,9 @@ pub struct Server {
     signals: Signals,
     /// Connections with queued output or a pending close, flushed in before_sleep.
     pending_writes: Vec<usize>,
+    /// The empty session that stands in a connection's place while its
+    /// own is taken out (id 0: no client), kept for the next time.
+    placeholder: Option<Box<Session>>,
     /// An accept failed (out of descriptors): the cron tries again.
     accept_retry: bool,
     /// Connections paused after wrong passwords (`Session::paused_until_ms`):
@@ -350,6 +355,7 @@ impl Server {
             state,
             signals,
             pending_writes: Vec::new(),
+            placeholder: None,
             accept_retry: false,
             paused: Vec::new(),
             read_again: Vec::new(),
@@ -526,7 +532,7 @@ impl Server {
         self.next_client_id += 1;
         entry.insert(Connection {
             socket,
-            session,
+            session: Box::new(session),
             wants_write: false,
             queued: false,
             read_again: false,
@@ -617,10 +623,9 @@ impl Server {
 
     /// Parses and executes every complete request in the query buffer.
     fn process_input(&mut self, token: usize) {
-        let Some(conn) = self.conns.get_mut(token) else {
+        let Some(mut session) = self.take_session(token) else {
             return;
         };
-        let mut session = std::mem::take(&mut conn.session);
         let query = std::mem::take(&mut session.query);
         let mut parser = std::mem::take(&mut session.parser);
         parser.set_max_bulk_len(self.state.config.proto_max_bulk_len);
@@ -712,10 +717,10 @@ impl Server {
         session.query.consume(offset);
         session.parser = parser;
         let over_limit = session.query.len() as u64 > self.state.config.client_query_buffer_limit;
+        self.return_session(token, session);
         let Some(conn) = self.conns.get_mut(token) else {
             return;
         };
-        conn.session = session;
         // Slowed after wrong passwords: the rest waits for the cron.
         if conn.session.paused_until_ms > now_ms && !self.paused.contains(&token) {
             self.paused.push(token);
@@ -895,7 +900,7 @@ impl Server {
             return None;
         }
         let blocked = conn.session.blocked.take()?;
-        let mut session = std::mem::take(&mut conn.session);
+        let mut session = self.take_session(waiter.token)?;
         let peers = Peers::of(&self.conns, &self.listeners);
         let mut ctx = crate::dispatch::context(now_ms, &mut session, &mut self.state, &peers);
         crate::dispatch::retry(&mut ctx, blocked.cmd, blocked.args.as_args());
@@ -916,11 +921,34 @@ impl Server {
     }
 
     /// Returns a session taken out of its connection and queues its output.
-    fn put_back(&mut self, token: usize, session: Session) {
+    fn put_back(&mut self, token: usize, session: Box<Session>) {
+        self.return_session(token, session);
         if let Some(conn) = self.conns.get_mut(token) {
-            conn.session = session;
             conn.queue_write(token, &mut self.pending_writes);
         }
+    }
+
+    /// Takes the session of the connection at `token` out of the table,
+    /// so that a command can run with it beside the other connections
+    /// (`Peers`); a placeholder of id 0 stands in its place meanwhile.
+    fn take_session(&mut self, token: usize) -> Option<Box<Session>> {
+        let conn = self.conns.get_mut(token)?;
+        // A second session out at once (a retried waiter while a client's
+        // requests run) gets a placeholder of its own.
+        let placeholder = self.placeholder.take().unwrap_or_default();
+        Some(std::mem::replace(&mut conn.session, placeholder))
+    }
+
+    /// Puts a session taken out back in its connection (dropped if the
+    /// connection went meanwhile), keeping the placeholder for next time.
+    fn return_session(&mut self, token: usize, session: Box<Session>) {
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        let placeholder = std::mem::replace(&mut conn.session, session);
+        // Nothing reaches a placeholder (deliveries check the client id).
+        debug_assert!(placeholder.id == 0 && placeholder.reply.buf.is_empty());
+        self.placeholder = Some(placeholder);
     }
 
     /// Ends the waits that timed out and those CLIENT UNBLOCK asked to end;

@@ -657,7 +657,7 @@ impl Server {
         session.query.extend(rest);
         entry.insert(Connection {
             socket: link.socket,
-            session,
+            session: Box::new(session),
             wants_write: false,
             queued: false,
             read_again: false,
