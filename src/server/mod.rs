@@ -1171,6 +1171,9 @@ impl Server {
         // with `always`, one sync) for the whole iteration.
         crate::persistence::aof::flush(&mut self.state, false);
         let mut deferred = Vec::new();
+        // One clock reading for the iteration's flushes (it times only
+        // subscribers' coalescing, in milliseconds).
+        let mut now = None;
         for token in std::mem::take(&mut self.pending_writes) {
             let Some(conn) = self.conns.get_mut(token) else {
                 continue;
@@ -1185,7 +1188,7 @@ impl Server {
                 continue;
             }
             conn.queued = false;
-            conn.last_flush = Instant::now();
+            conn.last_flush = *now.get_or_insert_with(Instant::now);
             self.flush(token);
         }
         self.pending_writes = deferred;
