@@ -173,13 +173,9 @@ mod tests {
     #[test]
     fn is_word_is_eq_ignore_ascii_case() {
         let edges = b"@AZ[`az{ \x00\x7f\x80\xc1\xe1\xff-|_0";
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(0x2545_f491_4f6c_dd1du64);
+        let mut next = || rng.gen::<u64>();
         for _ in 0..200_000 {
             let len = (next() % 21) as usize;
             let name: Vec<u8> = (0..len)

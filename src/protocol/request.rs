@@ -938,13 +938,9 @@ mod whole_request_tests {
             b"$1\rZaXY",
             b"*1\rZ",
         ];
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = || rng.gen::<u64>();
         let mut accepted = 0;
         for round in 0..100_000 {
             let mut buf = Vec::new();
