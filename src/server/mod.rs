@@ -948,7 +948,9 @@ impl Server {
         let placeholder = std::mem::replace(&mut conn.session, session);
         // Nothing reaches a placeholder (deliveries check the client id).
         debug_assert!(placeholder.id == 0 && placeholder.reply.buf.is_empty());
-        self.placeholder = Some(placeholder);
+        if placeholder.id == 0 {
+            self.placeholder = Some(placeholder);
+        }
     }
 
     /// Ends the waits that timed out and those CLIENT UNBLOCK asked to end;
