@@ -110,8 +110,9 @@ enum OptionWord {
     Expire(Unit, bool),
 }
 
-/// `opt` as an option word, in any case: one pass over its bytes (a
-/// request's options are read once each, not compared with every name).
+/// `opt` as an option word, in any case: read once as one upper-cased
+/// number and matched (a request's options are not compared with every
+/// name in turn).
 fn option_word(opt: &[u8]) -> Option<OptionWord> {
     use crate::protocol::word;
     const NX: u64 = word(b"NX");
