@@ -253,8 +253,13 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
         (u64::from(hash) & self.mask()) as usize
     }
 
+    /// The key's bytes alone (no length prefix, as `Hash for [u8]` would
+    /// write: one chain per key is all a hash must give).
     fn hash(&self, key: &[u8]) -> u32 {
-        self.hasher.hash_one(key) as u32
+        use std::hash::Hasher;
+        let mut h = self.hasher.build_hasher();
+        h.write(key);
+        h.finish() as u32
     }
 
     /// The hash of the key at `idx`: kept, or computed again.
