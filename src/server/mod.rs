@@ -144,9 +144,10 @@ pub struct Server {
     signals: Signals,
     /// Connections with queued output or a pending close, flushed in before_sleep.
     pending_writes: Vec<usize>,
-    /// The empty session that stands in a connection's place while its
-    /// own is taken out (id 0: no client), kept for the next time.
-    placeholder: Option<Box<Session>>,
+    /// Empty sessions that stand in a connection's place while its own
+    /// is taken out (id 0: no client), kept for the next time: one, or two
+    /// while a retried waiter runs inside another client's request.
+    placeholders: Vec<Box<Session>>,
     /// An accept failed (out of descriptors): the cron tries again.
     accept_retry: bool,
     /// Connections paused after wrong passwords (`Session::paused_until_ms`):
@@ -355,7 +356,7 @@ impl Server {
             state,
             signals,
             pending_writes: Vec::new(),
-            placeholder: None,
+            placeholders: Vec::new(),
             accept_retry: false,
             paused: Vec::new(),
             read_again: Vec::new(),
@@ -933,9 +934,7 @@ impl Server {
     /// (`Peers`); a placeholder of id 0 stands in its place meanwhile.
     fn take_session(&mut self, token: usize) -> Option<Box<Session>> {
         let conn = self.conns.get_mut(token)?;
-        // A second session out at once (a retried waiter while a client's
-        // requests run) gets a placeholder of its own.
-        let placeholder = self.placeholder.take().unwrap_or_default();
+        let placeholder = self.placeholders.pop().unwrap_or_default();
         Some(std::mem::replace(&mut conn.session, placeholder))
     }
 
@@ -949,7 +948,7 @@ impl Server {
         // Nothing reaches a placeholder (deliveries check the client id).
         debug_assert!(placeholder.id == 0 && placeholder.reply.buf.is_empty());
         if placeholder.id == 0 {
-            self.placeholder = Some(placeholder);
+            self.placeholders.push(placeholder);
         }
     }
 
