@@ -147,6 +147,8 @@ pub struct Server {
     /// Empty sessions that stand in a connection's place while its own
     /// is taken out (id 0: no client), kept for the next time: one, or two
     /// while a retried waiter runs inside another client's request.
+    /// Boxed: a placeholder trades places with a connection's own box.
+    #[allow(clippy::vec_box)]
     placeholders: Vec<Box<Session>>,
     /// An accept failed (out of descriptors): the cron tries again.
     accept_retry: bool,
