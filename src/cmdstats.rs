@@ -3,7 +3,6 @@
 //! (INFO latencystats, `latency-tracking`). The dispatcher counts; handlers
 //! never do. Times are kept in `clock` ticks and converted when shown.
 
-use std::collections::HashMap;
 use std::fmt::Write;
 
 use crate::command_table::Command;
@@ -24,55 +23,31 @@ struct CommandStat {
     latency: Histogram,
 }
 
-/// The figures of every command in the table.
+/// The figures of every command in the table, by the entry's dense id
+/// (a command is found from the `&'static Command` every path already
+/// holds, whatever the path: a client, EXEC, a script).
 pub struct CommandStats {
-    /// Table entry address → index into `stats`: a command is found from
-    /// the `&'static Command` every path already holds, whatever the path
-    /// (a client, EXEC, a script).
-    index: HashMap<usize, usize, foldhash::fast::FixedState>,
     stats: Vec<CommandStat>,
-    /// The last command looked up and its place (address 0: none yet).
-    last: (usize, usize),
 }
 
 impl Default for CommandStats {
     fn default() -> Self {
-        let mut index = HashMap::default();
-        let mut stats = Vec::new();
-        let mut add = |cmd: &'static Command, name: String| {
-            index.insert(cmd as *const Command as usize, stats.len());
-            stats.push(CommandStat {
-                name,
-                ..Default::default()
-            });
-        };
-        for top in crate::command_table::all() {
-            add(top, top.name.to_string());
-            for sub in top.subcommands {
-                add(sub, format!("{}|{}", top.name, sub.name));
+        let mut stats: Vec<CommandStat> = std::iter::repeat_with(CommandStat::default)
+            .take(crate::command_table::COUNT)
+            .collect();
+        for (cmd, parent) in crate::command_table::all_with_subcommands() {
+            if let Some(stat) = stats.get_mut(usize::from(cmd.id)) {
+                stat.name = crate::command_table::full_name(cmd, parent);
             }
         }
-        Self {
-            index,
-            stats,
-            last: (0, 0),
-        }
+        Self { stats }
     }
 }
 
 impl CommandStats {
+    #[inline]
     fn stat(&mut self, cmd: &Command) -> Option<&mut CommandStat> {
-        let key = cmd as *const Command as usize;
-        // Pipelines repeat a command: the last one found is tried first.
-        let at = match self.last {
-            (last, at) if last == key => at,
-            _ => {
-                let at = *self.index.get(&key)?;
-                self.last = (key, at);
-                at
-            }
-        };
-        self.stats.get_mut(at)
+        self.stats.get_mut(usize::from(cmd.id))
     }
 
     /// A call that ran for `ticks`; `failed` if it answered an error.

@@ -147,9 +147,12 @@ pub struct Session {
     pub last_interaction_ms: i64,
     /// The last command executed and its subcommand (`cmd=` in CLIENT LIST).
     pub last_cmd: (&'static str, Option<&'static str>),
-    /// The last command's table entry: a pipeline repeating it is
-    /// resolved by comparing names instead of hashing one.
-    pub last_top: Option<&'static crate::command_table::Command>,
+    /// The last command's name as sent and its table entry: a pipeline
+    /// repeating it is resolved by one comparison instead of a lookup.
+    pub last_top: Option<(
+        crate::protocol::ExactWord,
+        &'static crate::command_table::Command,
+    )>,
     /// The transaction being queued, between MULTI and EXEC/DISCARD.
     pub multi: Option<Transaction>,
     /// Cluster mode: ASKING was sent (for the next command, or the

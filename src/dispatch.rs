@@ -88,6 +88,7 @@ pub fn context<'a>(
 /// What follows every command a client sent, once it ran: CLIENT
 /// CACHING and CLIENT REPLY OFF / SKIP take effect, the memory peak is
 /// sampled.
+#[inline(always)]
 fn after_command(ctx: &mut Ctx, replied_from: usize) {
     // CLIENT CACHING holds for the next command only (a transaction's
     // commands all count as next; CLIENT subcommands leave it).
@@ -237,7 +238,9 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
         Err((found, err)) => return Err(rejected(ctx, found, err)),
     };
     ctx.session.last_cmd = last_cmd_of(top, cmd);
-    ctx.session.last_top = Some(top);
+    if !matches!(ctx.session.last_top, Some((_, last)) if std::ptr::eq(last, top)) {
+        ctx.session.last_top = crate::protocol::ExactWord::of(&args[0]).map(|name| (name, top));
+    }
     if let Err(err) = acl_check(ctx, top, cmd, args) {
         return Err(rejected(ctx, Some(cmd), err));
     }
@@ -273,7 +276,7 @@ fn dispatch(ctx: &mut Ctx, args: Args) -> CmdResult {
 /// Between MULTI and EXEC, queues the command unless it is one that runs
 /// at once (`RUN_IN_MULTI`); whether it was queued. Outside MULTI (the
 /// hot path) this is one check of an Option.
-#[inline]
+#[inline(always)]
 fn queued(session: &mut Session, top: &Command, cmd: &'static Command, args: Args) -> bool {
     match &mut session.multi {
         Some(t) if !RUN_IN_MULTI.contains(&top.name) => {
@@ -401,24 +404,35 @@ type Refusal = (Option<&'static Command>, CmdError);
 /// The table entry a request names (the subcommand's, for containers like
 /// CONFIG), after the checks every command gets: existence,
 /// authentication, arity. Returns the top-level entry and the one to run.
+#[inline(always)]
 fn resolve(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command), Refusal> {
     let (cmd, run) = find(ctx, args)?;
-    protected_check(ctx, cmd)
-        .and_then(|()| no_multi_check(ctx, run))
-        .and_then(|()| subscribed_mode_check(ctx, cmd, run))
-        .and_then(|()| disk_error_check(ctx, run, args))
-        .and_then(|()| replica_check(ctx, run, args))
-        .map(|()| (cmd, run))
-        .map_err(|err| (Some(run), err))
+    match may_run(ctx, cmd, run, args) {
+        Ok(()) => Ok((cmd, run)),
+        Err(err) => Err((Some(run), err)),
+    }
+}
+
+/// The refusals of a command found: DEBUG's protection, MULTI's,
+/// subscribed mode's, MISCONF, and the replication's.
+#[inline(always)]
+fn may_run(ctx: &Ctx, cmd: &Command, run: &Command, args: Args) -> CmdResult {
+    protected_check(ctx, cmd)?;
+    no_multi_check(ctx, run)?;
+    subscribed_mode_check(ctx, cmd, run)?;
+    disk_error_check(ctx, run, args)?;
+    replica_check(ctx, run, args)
 }
 
 /// The table entries a request names (top level, and the one to run),
 /// once it exists, the client may run it unauthenticated or is
 /// authenticated, and its arity is right.
+#[inline(always)]
 fn find(ctx: &Ctx, args: Args) -> Result<(&'static Command, &'static Command), Refusal> {
-    let repeated = ctx.session.last_top.filter(|c| {
-        crate::protocol::is_word(&args[0], c.name.as_bytes()) && ctx.server.commands.is_plain()
-    });
+    let repeated = match ctx.session.last_top {
+        Some((name, cmd)) if name.is(&args[0]) => Some(cmd),
+        _ => None,
+    };
     let Some(cmd) = repeated.or_else(|| ctx.server.commands.lookup(&args[0])) else {
         return Err((None, unknown_command(args)));
     };
@@ -474,15 +488,21 @@ fn no_multi_check(ctx: &Ctx, cmd: &Command) -> CmdResult {
 /// `stop-writes-on-bgsave-error` with save points), or the AOF cannot be
 /// written or synced, writes and PING are refused, so that clients notice
 /// the data is not being persisted.
+#[inline(always)]
 fn disk_error_check(ctx: &Ctx, cmd: &Command, args: Args) -> CmdResult {
     if ctx.session.master {
         return Ok(());
     }
     // The disk's state first (a flag and an atomic): a script call's
     // flags cost a lookup of the script, paid only while writes fail.
-    let Some(refusal) = disk_refusal(ctx.server) else {
-        return Ok(());
-    };
+    match disk_refusal(ctx.server) {
+        None => Ok(()),
+        Some(refusal) => refused_while_disk_fails(ctx, cmd, args, refusal),
+    }
+}
+
+#[inline(never)]
+fn refused_while_disk_fails(ctx: &Ctx, cmd: &Command, args: Args, refusal: CmdError) -> CmdResult {
     if cmd.name == "ping" || request_flags(ctx.server, ctx.session, cmd, args).has(Flags::WRITE) {
         return Err(refusal);
     }
@@ -493,11 +513,17 @@ fn disk_error_check(ctx: &Ctx, cmd: &Command, args: Args) -> CmdResult {
 /// READONLY); with the link down and `replica-serve-stale-data no`, only
 /// the commands flagged `stale` (Redis's MASTERDOWN). A primary's: no
 /// writes without `min-replicas-to-write` good replicas (NOREPLICAS).
+#[inline(always)]
 fn replica_check(ctx: &Ctx, cmd: &Command, args: Args) -> CmdResult {
-    let server = &ctx.server;
-    if ctx.session.master {
+    if ctx.session.master || (!ctx.server.repl.is_replica() && !too_few_replicas(ctx.server)) {
         return Ok(());
     }
+    refused_by_replication(ctx, cmd, args)
+}
+
+#[inline(never)]
+fn refused_by_replication(ctx: &Ctx, cmd: &Command, args: Args) -> CmdResult {
+    let server = &ctx.server;
     let flags = || request_flags(server, ctx.session, cmd, args);
     if !server.repl.is_replica() {
         // A primary with `min-replicas-to-write`: Redis's NOREPLICAS.
@@ -542,11 +568,18 @@ fn protected_check(ctx: &Ctx, top: &Command) -> CmdResult {
 
 /// In RESP2 a subscribed client may only (un)subscribe, PING, QUIT and
 /// RESET; RESP3 carries messages as pushes and allows everything.
+#[inline(always)]
 fn subscribed_mode_check(ctx: &Ctx, top: &Command, cmd: &Command) -> CmdResult {
-    if !ctx.session.is_subscribed()
-        || ctx.session.reply.resp3
-        || commands::pubsub::allowed_when_subscribed(top.name)
-    {
+    if ctx.session.is_subscribed() {
+        refused_while_subscribed(ctx, top, cmd)
+    } else {
+        Ok(())
+    }
+}
+
+#[inline(never)]
+fn refused_while_subscribed(ctx: &Ctx, top: &Command, cmd: &Command) -> CmdResult {
+    if ctx.session.reply.resp3 || commands::pubsub::allowed_when_subscribed(top.name) {
         return Ok(());
     }
     let full = full_name(cmd, (!std::ptr::eq(top, cmd)).then_some(top));
@@ -586,6 +619,12 @@ pub fn call_and_reply(ctx: &mut Ctx, cmd: &Command, args: Args, slowlog: bool) {
 /// events it caused (expired keys' DELs go out first), then its effect to
 /// the propagation point, if it changed anything.
 pub fn call(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
+    call_inline(ctx, cmd, args)
+}
+
+/// `call`, inlined into `call_timed` (every client's command).
+#[inline(always)]
+fn call_inline(ctx: &mut Ctx, cmd: &Command, args: Args) -> CmdResult {
     let db = ctx.session.db;
     let dirty_before = ctx.server.dirty();
     // CLIENT NO-TOUCH: its reads leave keys' access history alone (but
@@ -669,7 +708,7 @@ fn call_timed(ctx: &mut Ctx, cmd: &Command, args: Args, nested: bool) -> CmdResu
     if monitored && cmd.flags.has(Flags::SKIP_MONITOR) {
         feed_monitors(ctx, args, nested);
     }
-    let result = call(ctx, cmd, args);
+    let result = call_inline(ctx, cmd, args);
     if monitored && !cmd.flags.has(Flags::SKIP_MONITOR) {
         feed_monitors(ctx, args, nested);
     }

@@ -282,11 +282,6 @@ impl Renames {
         Ok(renames)
     }
 
-    /// No command is renamed (the table's names are the clients').
-    pub fn is_plain(&self) -> bool {
-        self.renamed.is_empty()
-    }
-
     /// The command a client means by `name`.
     pub fn lookup(&self, name: &[u8]) -> Option<&'static Command> {
         if self.renamed.is_empty() {

@@ -568,6 +568,7 @@ impl OutputLimit {
     }
 
     /// The fewest unsent bytes either limit can act on (no limit: none).
+    #[inline]
     pub fn smallest_bytes(&self) -> u64 {
         let set = |bytes: u64| if bytes == 0 { u64::MAX } else { bytes };
         set(self.hard_bytes).min(set(self.soft_bytes))

@@ -75,6 +75,30 @@ pub const fn word(name: &[u8]) -> u64 {
     w
 }
 
+/// A name of one to eight bytes exactly as a client sent it (case
+/// kept): a pipeline repeating a command is recognised by one comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExactWord {
+    word: u64,
+    len: usize,
+}
+
+impl ExactWord {
+    #[inline]
+    pub fn of(bytes: &[u8]) -> Option<ExactWord> {
+        (1..=8).contains(&bytes.len()).then(|| ExactWord {
+            word: word_of(bytes),
+            len: bytes.len(),
+        })
+    }
+
+    /// Whether `bytes` are these, byte for byte.
+    #[inline]
+    pub fn is(&self, bytes: &[u8]) -> bool {
+        bytes.len() == self.len && word_of(bytes) == self.word
+    }
+}
+
 /// The first eight bytes of `bytes` (at least eight), little-endian.
 #[inline]
 fn word8(bytes: &[u8]) -> u64 {
@@ -208,5 +232,29 @@ mod tests {
         assert_ne!(super::upper_word(b"p\x18"), Some(super::word(b"P8")));
         assert_eq!(super::upper_word(b"123456789"), None);
         assert_eq!(super::upper_word(b"EX\0"), None);
+    }
+
+    /// A name as sent matches exactly the same bytes, case included.
+    #[test]
+    fn an_exact_word_is_its_bytes() {
+        use super::ExactWord;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let alphabet = b"gGeEtT\x00\xff";
+        for _ in 0..100_000 {
+            let mut draw = || -> Vec<u8> {
+                let len = rng.gen_range(0..11);
+                (0..len)
+                    .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
+                    .collect()
+            };
+            let (a, b) = (draw(), draw());
+            match ExactWord::of(&a) {
+                Some(w) => assert_eq!(w.is(&b), a == b, "{a:?} {b:?}"),
+                None => assert!(a.is_empty() || a.len() > 8),
+            }
+        }
+        let get = ExactWord::of(b"GET").unwrap();
+        assert!(get.is(b"GET") && !get.is(b"get") && !get.is(b"GET\0"));
     }
 }

@@ -189,6 +189,7 @@ pub struct Server {
 /// Cuts off a client whose unsent output passed its class's limit
 /// (`client-output-buffer-limit`, normal or pubsub): the output is dropped
 /// and the client closed once that is done.
+#[inline]
 fn enforce_output_limit(config: &Config, stats: &mut Stats, session: &mut Session, now_ms: i64) {
     // Below every limit that could apply, no soft limit's clock running
     // (the case after nearly every request): nothing to look at.
@@ -196,9 +197,18 @@ fn enforce_output_limit(config: &Config, stats: &mut Stats, session: &mut Sessio
         <= UNAUTHENTICATED_MAX_OUTPUT_BYTES
             .min(config.output_limit_normal.smallest_bytes())
             .min(config.output_limit_pubsub.smallest_bytes());
-    if below_all && session.output_soft_since_ms.is_none() {
-        return;
+    if !below_all || session.output_soft_since_ms.is_some() {
+        cut_off_past_output_limit(config, stats, session, now_ms);
     }
+}
+
+#[inline(never)]
+fn cut_off_past_output_limit(
+    config: &Config,
+    stats: &mut Stats,
+    session: &mut Session,
+    now_ms: i64,
+) {
     if session.close_after_reply || !output_limit_reached(config, session, now_ms) {
         return;
     }
@@ -970,10 +980,18 @@ impl Server {
         self.apply_unblock_requests();
     }
 
+    /// Ends the waits CLIENT UNBLOCK (or a timeout found while another
+    /// client ran) asked to end; after nearly every request there is none,
+    /// and this inlines to that one check.
+    #[inline]
     fn apply_unblock_requests(&mut self) {
-        if !self.state.blocking.has_unblock_requests() {
-            return;
+        if self.state.blocking.has_unblock_requests() {
+            self.apply_unblock_requests_now();
         }
+    }
+
+    #[inline(never)]
+    fn apply_unblock_requests_now(&mut self) {
         for (waiter, how) in self.state.blocking.take_unblock_requests() {
             self.state.blocking.unblock(waiter.client);
             self.finish_wait(waiter, how);
