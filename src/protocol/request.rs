@@ -487,7 +487,7 @@ fn read_line_int(buf: &[u8], start: usize) -> Result<LineInt, ProtocolError> {
 /// `<tag><digits>\r` and one byte more at `at`, the digits 1 to 9 of
 /// them, the first not 0: the number and where the line after it starts
 /// (`RequestParser::parse_whole`'s headers; `None` for anything else).
-#[inline]
+#[inline(always)]
 fn small_number(buf: &[u8], tag: u8, at: usize) -> Option<(usize, usize)> {
     // One and two digits, nearly every header, from four bytes at once.
     if let Some(&[t, d1, c, d]) = buf.get(at..at + 4) {
