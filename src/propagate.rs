@@ -66,6 +66,15 @@ struct Pending {
     replicas_only: bool,
 }
 
+impl Pending {
+    /// Nothing asked for: the command's own arguments go if it changed
+    /// anything.
+    #[inline]
+    fn is_clear(&self) -> bool {
+        self.rewritten.is_none() && !self.force && !self.replicas_only
+    }
+}
+
 /// Names an attached sink, to detach it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SinkId(u64);
@@ -164,7 +173,18 @@ impl Propagator {
 
     /// The end of a command run from `db` with arguments `args` that made
     /// `changes` signalled changes: propagates what it did, or nothing.
+    #[inline]
     pub fn command_done(&mut self, db: usize, args: impl FnOnce() -> OwnedArgs, changes: u64) {
+        // Nearly every read, and every write with no AOF and no replica:
+        // nothing asked for, nothing to send.
+        if self.pending.is_clear() && (changes == 0 || !self.active()) {
+            return;
+        }
+        self.propagate_command(db, args, changes);
+    }
+
+    #[inline(never)]
+    fn propagate_command(&mut self, db: usize, args: impl FnOnce() -> OwnedArgs, changes: u64) {
         let pending = std::mem::take(&mut self.pending);
         if !self.active() || (changes == 0 && !pending.force) {
             return;

@@ -387,12 +387,17 @@ impl ServerState {
     /// it is also where small values a command unpacked to change go
     /// back inline and changed hashes' field deadlines are noted
     /// (`Db::settle_changed`).
+    #[inline]
     pub fn process_key_events(&mut self) {
         // Most commands log nothing (no one reads their events) and
         // unpack nothing: one check, not a visit to every database.
-        if !self.activity.take_pending() {
-            return;
+        if self.activity.take_pending() {
+            self.process_pending_key_events();
         }
+    }
+
+    #[inline(never)]
+    fn process_pending_key_events(&mut self) {
         // One pass over the databases: settle, and find the busy ones.
         let (mut first, mut more) = (None, false);
         for db in &mut self.dbs {
