@@ -42,7 +42,7 @@ impl Db {
     /// packed value's preamble, a table's heap top, in memory the command
     /// reads anyway).
     pub(super) fn element_deadline_at(&self, idx: u32) -> Option<i64> {
-        self.dict.entry(idx).slot.value().earliest_member_ttl()
+        self.dict.entry(idx).slot.earliest_member_ttl()
     }
 
     /// Notes whether the value at `idx` has element deadlines (a hash's

@@ -318,6 +318,17 @@ impl Slot {
         }
     }
 
+    /// The earliest deadline among the value's fields or members: a
+    /// string's forms answer without looking at the value (a write over
+    /// one asks twice).
+    #[inline]
+    pub fn earliest_member_ttl(&self) -> Option<i64> {
+        match self {
+            Slot::Inline { .. } | Slot::Joined { .. } => None,
+            _ => self.value().earliest_member_ttl(),
+        }
+    }
+
     /// Replaces the value with a string, reusing the slot.
     pub fn set_str(&mut self, value: &[u8]) {
         let stays_big = self.key().len() + value.len() > INLINE_CAP;
