@@ -144,6 +144,7 @@ fn option_word(opt: &[u8]) -> Option<OptionWord> {
     })
 }
 
+#[inline(always)]
 fn parse_string_options<'a>(
     args: &Args<'a>,
     from: usize,

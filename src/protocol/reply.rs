@@ -65,6 +65,7 @@ impl Reply {
         self.buf.extend_from_slice(bytes);
     }
 
+    #[inline]
     pub fn ok(&mut self) {
         self.buf.extend_from_slice(b"+OK\r\n");
     }
