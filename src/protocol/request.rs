@@ -540,6 +540,18 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
     if digits[0] == b'0' && (digits.len() > 1 || negative) {
         return None;
     }
+    // Up to 18 digits cannot overflow: no checks but the digits'.
+    if digits.len() <= 18 {
+        let mut value: i64 = 0;
+        for &d in digits {
+            let digit = d.wrapping_sub(b'0');
+            if digit > 9 {
+                return None;
+            }
+            value = value * 10 + i64::from(digit);
+        }
+        return Some(if negative { -value } else { value });
+    }
     let mut value: i64 = 0;
     for &d in digits {
         if !d.is_ascii_digit() {
@@ -894,6 +906,35 @@ mod tests {
             b"1a",
         ] {
             assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    /// A number is read exactly when it is written in its one canonical
+    /// form (Redis's `string2ll`): every length, both signs, the edges of
+    /// the range, and a stray byte anywhere.
+    #[test]
+    fn integers_read_exactly_their_canonical_form() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
+        for _ in 0..300_000 {
+            let mut s: Vec<u8> = match rng.gen_range(0..4) {
+                0 => rng.gen::<i64>().to_string(),
+                1 => (rng.gen::<i64>() >> rng.gen_range(0..63)).to_string(),
+                2 => format!("{}{}", i64::MAX - rng.gen_range(0..3), rng.gen_range(0..10)),
+                _ => (0..rng.gen_range(1..22))
+                    .map(|_| char::from(b'0' + rng.gen_range(0..10)))
+                    .collect(),
+            }
+            .into_bytes();
+            if rng.gen_range(0..4) == 0 {
+                let at = rng.gen_range(0..=s.len());
+                s.insert(at, b"-+0 /:a"[rng.gen_range(0..7)]);
+            }
+            let expected = std::str::from_utf8(&s)
+                .ok()
+                .and_then(|t| t.parse::<i64>().ok())
+                .filter(|v| v.to_string().as_bytes() == &s[..]);
+            assert_eq!(parse_i64(&s), expected, "{:?}", String::from_utf8_lossy(&s));
         }
     }
 
