@@ -33,7 +33,6 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 server_tls=() client_tls=()
 if [ -n "$TLS" ]; then
     CERTS=$(mktemp -d)
-    trap 'rm -rf "$CERTS"' EXIT
     (
         cd "$CERTS"
         openssl genrsa -out ca.key 2048 2>/dev/null
@@ -51,9 +50,15 @@ if [ -n "$TLS" ]; then
     client_tls=(--tls --cacert "$CERTS/ca.crt" --cert "$CERTS/client.crt" --key "$CERTS/client.key")
 fi
 
-# listen PORT: the server's arguments to serve on PORT (TLS alone with TLS).
+# Every server starts in an empty directory of its own: a dump.rdb left
+# in the working directory would be loaded first (and answer LOADING).
+RUNDIR=$(mktemp -d)
+trap 'rm -rf "$RUNDIR" ${CERTS:+"$CERTS"}' EXIT
+
+# listen PORT: the server's arguments to serve on PORT (TLS alone with
+# TLS), in the empty directory.
 listen() {
-    if [ -n "$TLS" ]; then echo "--port 0 --tls-port $1"; else echo "--port $1"; fi
+    if [ -n "$TLS" ]; then echo "--dir $RUNDIR --port 0 --tls-port $1"; else echo "--dir $RUNDIR --port $1"; fi
 }
 
 # run NAME TEST: prints "rps cpu_us_per_request"
@@ -73,6 +78,7 @@ run() {
         | tr '\r' '\n' | grep "requests per second" | tail -1 | awk '{print $2}')
     t1=$(awk '{print $14+$15}' /proc/$pid/stat)
     kill "$pid"; wait "$pid" 2>/dev/null || true
+    [ -n "$rps" ] || { echo "$name: redis-benchmark gave no result" >&2; exit 1; }
     python3 -c "print($rps, round(($t1-$t0)/$HZ*1e6/$REQUESTS, 2))"
 }
 
