@@ -32,22 +32,25 @@ cargo build --release --quiet
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 LAPSE_PORT=$(free_port)
 REDIS_PORT=$(free_port)
+# Both servers in empty directories: a dump.rdb here would be loaded.
+LAPSE_DIR=$(mktemp -d)
+REDIS_DIR=$(mktemp -d)
 # shellcheck disable=SC2086
-./target/release/lapse --port "$LAPSE_PORT" --loglevel warning --save "" $LAPSE_ARGS &
+./target/release/lapse --dir "$LAPSE_DIR" --port "$LAPSE_PORT" --loglevel warning --save "" $LAPSE_ARGS &
 LAPSE_PID=$!
 if [ -n "$AGAINST_BIN" ]; then
-    "$AGAINST_BIN" --port "$REDIS_PORT" --loglevel warning --save "" &
+    "$AGAINST_BIN" --dir "$REDIS_DIR" --port "$REDIS_PORT" --loglevel warning --save "" &
     B_NAME="lapse (other build)"
 elif [ -n "$AGAINST" ]; then
     # shellcheck disable=SC2086
-    ./target/release/lapse --port "$REDIS_PORT" --loglevel warning --save "" $AGAINST &
+    ./target/release/lapse --dir "$REDIS_DIR" --port "$REDIS_PORT" --loglevel warning --save "" $AGAINST &
     B_NAME="lapse $AGAINST"
 else
-    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --loglevel warning &
+    redis-server --dir "$REDIS_DIR" --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --loglevel warning &
     B_NAME=redis
 fi
 REDIS_PID=$!
-trap 'kill $LAPSE_PID $REDIS_PID 2>/dev/null; wait 2>/dev/null' EXIT
+trap 'kill $LAPSE_PID $REDIS_PID 2>/dev/null; wait 2>/dev/null; rm -rf "$LAPSE_DIR" "$REDIS_DIR"' EXIT
 for port in "$LAPSE_PORT" "$REDIS_PORT"; do
     until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.1; done
 done
