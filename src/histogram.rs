@@ -19,6 +19,7 @@ pub struct Histogram {
     max: u64,
 }
 
+#[inline]
 fn bucket_of(v: u64) -> usize {
     if v < LINEAR_MS {
         return v as usize;
@@ -41,13 +42,19 @@ fn bucket_top(b: usize) -> u64 {
 }
 
 impl Histogram {
+    #[inline]
     pub fn record(&mut self, v: u64) {
         if self.counts.is_empty() {
-            self.counts = vec![0; BUCKETS];
+            self.allocate();
         }
         self.counts[bucket_of(v)] += 1;
         self.total += 1;
         self.max = self.max.max(v);
+    }
+
+    #[cold]
+    fn allocate(&mut self) {
+        self.counts = vec![0; BUCKETS];
     }
 
     pub fn count(&self) -> u64 {
