@@ -439,6 +439,7 @@ impl Db {
     /// `zexpired` event, from which the loop propagates HDEL, SREM or
     /// ZREM), and the key with its last element (`del`). Returns where the
     /// entry is now, or `None` if it went.
+    #[inline]
     fn expire_elements(&mut self, idx: u32, now_ms: i64, max: usize) -> Option<u32> {
         // Every value with element deadlines is registered: with none in
         // the database, no value needs looking at (a string's lookup).
@@ -446,6 +447,11 @@ impl Db {
             debug_assert!(self.element_deadline_at(idx).is_none());
             return Some(idx);
         }
+        self.expire_due_elements_of(idx, now_ms, max)
+    }
+
+    #[inline(never)]
+    fn expire_due_elements_of(&mut self, idx: u32, now_ms: i64, max: usize) -> Option<u32> {
         let due = self.element_deadline_at(idx).is_some_and(|at| at <= now_ms);
         if !due {
             return Some(idx);
@@ -484,6 +490,7 @@ impl Db {
 
     /// `lookup` for a read: on a replica an expired key is missing but
     /// stays (Redis's `expireIfNeeded` on a replica).
+    #[inline]
     fn lookup_read(&mut self, key: &[u8], now_ms: i64) -> Option<u32> {
         if (self.replica || self.expiry_paused) && !self.loading {
             let idx = self.dict.find(key)?;
@@ -537,6 +544,7 @@ impl Db {
     }
 
     /// The value at `idx` as a read sees it.
+    #[inline]
     fn read_value(&mut self, idx: u32, now_ms: i64) -> ValueRef<'_> {
         self.live_fields = None;
         if self.replica || self.expiry_paused {
