@@ -197,7 +197,7 @@ impl Reply {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn prefixed_int(&mut self, prefix: u8, n: i64) {
         // One or two digits (most array and short bulk headers): one copy.
         if (0..10).contains(&n) {
@@ -211,6 +211,11 @@ impl Reply {
                 .extend_from_slice(&[prefix, tens, ones, b'\r', b'\n']);
             return;
         }
+        self.prefixed_long_int(prefix, n);
+    }
+
+    #[inline(never)]
+    fn prefixed_long_int(&mut self, prefix: u8, n: i64) {
         let mut tmp = [0u8; 20];
         self.buf.push(prefix);
         self.buf.extend_from_slice(format_i64(n, &mut tmp));
