@@ -278,7 +278,9 @@ impl<E: DictEntry, S: BuildHasher> Dict<E, S> {
         let mut idx = self.head(self.chain_of(hash));
         while idx != NIL {
             let node = &self.nodes[idx as usize];
-            if (!E::KEEPS_HASH || node.word == hash) && same_key(node.entry.key(), key) {
+            if (!E::KEEPS_HASH || node.word == hash)
+                && crate::words::same_bytes(node.entry.key(), key)
+            {
                 return Some(idx);
             }
             idx = node.next();
@@ -511,51 +513,11 @@ fn next_cursor(cursor: u64, mask: u64) -> u64 {
     v.reverse_bits()
 }
 
-/// Two keys equal: 8 to 16 bytes (most keys) as two overlapping words
-/// compared in place, others by `==` (a call to memcmp).
-#[inline]
-fn same_key(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    if (8..=16).contains(&n) {
-        let word = |s: &[u8], at: usize| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&s[at..at + 8]);
-            u64::from_ne_bytes(w)
-        };
-        return word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8);
-    }
-    a == b
-}
 #[cfg(test)]
 mod tests {
     use super::*;
 
     use std::collections::{HashMap, HashSet};
-
-    /// `same_key` is `==` for every length, a byte changed anywhere.
-    #[test]
-    fn same_key_is_byte_equality() {
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
-        for _ in 0..200_000 {
-            let a: Vec<u8> = (0..rng.gen_range(0..24))
-                .map(|_| rng.gen_range(0..3))
-                .collect();
-            let mut b = a.clone();
-            match rng.gen_range(0..3) {
-                0 if !b.is_empty() => {
-                    let at = rng.gen_range(0..b.len());
-                    b[at] ^= 1 << rng.gen_range(0..8);
-                }
-                1 => b.push(0),
-                _ => {}
-            }
-            assert_eq!(same_key(&a, &b), a == b, "{a:?} {b:?}");
-        }
-    }
 
     /// A test entry: the key is the decimal form of the number.
     struct Num(u64, Vec<u8>);

@@ -59,3 +59,4 @@ pub mod state;
 mod tls;
 mod tracking;
 mod value;
+mod words;

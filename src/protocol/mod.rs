@@ -6,6 +6,8 @@ pub mod request;
 pub use reply::{Encoded, Reply};
 pub use request::{encode_request, Args, OwnedArgs, Parsed, ProtocolError, RequestParser};
 
+use crate::words::{word8, word_of};
+
 /// Whether `arg` (a client's word) equals `name` (a command or option
 /// name) ignoring ASCII case, as Redis's `strcasecmp` lookups do: eight
 /// bytes at a time, where `eq_ignore_ascii_case` lowers every byte of
@@ -96,35 +98,6 @@ impl ExactWord {
     #[inline]
     pub fn is(&self, bytes: &[u8]) -> bool {
         bytes.len() == self.len && word_of(bytes) == self.word
-    }
-}
-
-/// The first eight bytes of `bytes` (at least eight), little-endian.
-#[inline]
-fn word8(bytes: &[u8]) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&bytes[..8]);
-    u64::from_le_bytes(w)
-}
-
-/// Up to eight bytes as a little-endian word, zero above them.
-#[inline]
-fn word_of(bytes: &[u8]) -> u64 {
-    let len = bytes.len();
-    match len {
-        0 => 0,
-        1..=3 => {
-            u64::from(bytes[0])
-                | u64::from(bytes[len / 2]) << (8 * (len / 2))
-                | u64::from(bytes[len - 1]) << (8 * (len - 1))
-        }
-        4..=7 => {
-            let lo = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-            let tail = &bytes[len - 4..];
-            let hi = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
-            u64::from(lo) | u64::from(hi) << (8 * (len - 4))
-        }
-        _ => word8(bytes),
     }
 }
 
