@@ -534,38 +534,27 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
         [b'-', rest @ ..] => (true, rest),
         _ => (false, s),
     };
-    if digits.is_empty() || digits.len() > 20 {
+    // 19 digits fit a u64 unchecked; 20 are past i64 whatever the sign.
+    if digits.is_empty() || digits.len() > 19 {
         return None;
     }
     if digits[0] == b'0' && (digits.len() > 1 || negative) {
         return None;
     }
-    // Up to 18 digits cannot overflow: no checks but the digits'.
-    if digits.len() <= 18 {
-        let mut value: i64 = 0;
-        for &d in digits {
-            let digit = d.wrapping_sub(b'0');
-            if digit > 9 {
-                return None;
-            }
-            value = value * 10 + i64::from(digit);
-        }
-        return Some(if negative { -value } else { value });
-    }
-    let mut value: i64 = 0;
+    let mut magnitude: u64 = 0;
     for &d in digits {
-        if !d.is_ascii_digit() {
+        let digit = d.wrapping_sub(b'0');
+        if digit > 9 {
             return None;
         }
-        let digit = i64::from(d - b'0');
-        value = value.checked_mul(10)?;
-        value = if negative {
-            value.checked_sub(digit)?
-        } else {
-            value.checked_add(digit)?
-        };
+        magnitude = magnitude * 10 + u64::from(digit);
     }
-    Some(value)
+    if negative {
+        // -2^63 is i64::MIN, its magnitude one past i64::MAX.
+        (magnitude <= 1 << 63).then(|| (magnitude as i64).wrapping_neg())
+    } else {
+        i64::try_from(magnitude).ok()
+    }
 }
 
 /// Splits an inline line into arguments the way Redis's `sdssplitargs` does:
