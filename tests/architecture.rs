@@ -35,6 +35,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "memory",
             "slowlog",
             "tls",
+            "words",
         ],
     ),
     ("values and the command table", &["value", "command_table"]),
