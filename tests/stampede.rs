@@ -364,6 +364,36 @@ fn beta_refreshes_early_once_the_recompute_time_is_known() {
     }
 }
 
+/// Soft deadlines are kept in order only while the `stale` event has
+/// readers: a key given one before `x` was turned on still signals it,
+/// and one given while it was off again, after it came back on.
+#[test]
+fn the_stale_event_comes_for_soft_deadlines_given_before_it_was_on() {
+    let lapse = Server::lapse(&[]);
+    let mut r = lapse.raw();
+    let mut events = lapse.raw();
+    events.cmd(&["SUBSCRIBE", "__keyevent@0__:stale"]);
+    r.cmd(&["SET", "early", "v", "PX", "300", "PSTALE", "60000"]);
+    // Stale since 1970, gone in 2255.
+    r.cmd(&[
+        "SET",
+        "past",
+        "v",
+        "PXAT",
+        "1000",
+        "PSTALE",
+        "9000000000000",
+    ]);
+    r.cmd(&["CONFIG", "SET", "notify-keyspace-events", "Ex"]);
+    assert_eq!(event_names(&mut events, 1), ["early"]);
+    r.cmd(&["CONFIG", "SET", "notify-keyspace-events", "E$"]);
+    r.cmd(&["SET", "later", "v", "PX", "300", "PSTALE", "60000"]);
+    r.cmd(&["CONFIG", "SET", "notify-keyspace-events", "Ex"]);
+    r.cmd(&["SET", "last", "v", "PX", "600", "PSTALE", "60000"]);
+    // "past", stale before anyone listened, never signals.
+    assert_eq!(event_names(&mut events, 2), ["later", "last"]);
+}
+
 /// The `stale` event (class `x`) comes once, at the soft deadline, in
 /// deadline order; EXPIRE moves the soft deadline with the hard one, a
 /// plain write drops it.

@@ -120,6 +120,17 @@ impl Db {
         }
     }
 
+    /// Whether the `stale` event has readers (`notify-keyspace-events`
+    /// with `x`): only then are soft deadlines kept in order for it.
+    pub fn set_stale_events(&mut self, on: bool, now_ms: i64) {
+        if self.soft.keeps_order() == on {
+            return;
+        }
+        let mut soft = std::mem::take(&mut self.soft);
+        soft.keep_order(on, now_ms, |idx| self.deadline(idx));
+        self.soft = soft;
+    }
+
     /// The key at `idx`'s soft deadline, if it has one.
     pub(super) fn soft_deadline(&self, idx: u32) -> Option<i64> {
         let grace = self.soft.grace(idx)?;

@@ -4,8 +4,12 @@
 //! so that EXPIRE and its kind move both deadlines and keep the grace
 //! (the soft deadline is the hard one minus it), and, until it passes,
 //! the soft deadline in order, for the `stale` event the active cycle
-//! signals on time. Keys are dict positions, as in `EntryDeadlines`; a
-//! database with none spends one emptiness check per write on them.
+//! signals on time. That order is kept only while the event has readers
+//! (`notify-keyspace-events` with `x`): otherwise SET STALE would pay
+//! for two more random memory accesses (the order's record and its
+//! position) that nothing reads; it is rebuilt from the graces when the
+//! event is turned on. Keys are dict positions, as in `EntryDeadlines`;
+//! a database with none spends one emptiness check per write on them.
 //!
 //! Any write of the key but a new deadline drops its soft deadline
 //! (`Db::signal`), and so do its deletion and the loss of its TTL.
@@ -60,6 +64,8 @@ pub struct SoftDeadlines {
     /// map removal, and SET STALE over the same key raises the record in
     /// place (O(1)) instead of a removal and an insertion in the heap.
     pending: EntryDeadlines,
+    /// The `stale` event has readers: `pending` is kept.
+    on_time: bool,
 }
 
 impl SoftDeadlines {
@@ -78,7 +84,35 @@ impl SoftDeadlines {
     pub fn set(&mut self, entry: u32, soft_ms: i64, hard_ms: i64) {
         let soft_ms = soft_ms.min(hard_ms);
         self.graces.insert(entry, hard_ms.saturating_sub(soft_ms));
-        self.pending.set(entry, soft_ms);
+        if self.on_time {
+            self.pending.set(entry, soft_ms);
+        }
+    }
+
+    pub fn keeps_order(&self) -> bool {
+        self.on_time
+    }
+
+    /// Keeps the soft deadlines to come in order (`on`: the `stale` event
+    /// has readers) or not; turned on at `now_ms`, the order is rebuilt
+    /// from the graces and `hard_of`, the hard deadline of an entry.
+    pub fn keep_order(&mut self, on: bool, now_ms: i64, hard_of: impl Fn(u32) -> Option<i64>) {
+        if on == self.on_time {
+            return;
+        }
+        self.on_time = on;
+        self.pending = EntryDeadlines::default();
+        if on {
+            for (&entry, &grace) in &self.graces {
+                let Some(hard_ms) = hard_of(entry) else {
+                    continue;
+                };
+                let soft_ms = hard_ms.saturating_sub(grace);
+                if soft_ms > now_ms {
+                    self.pending.set(entry, soft_ms);
+                }
+            }
+        }
     }
 
     pub fn grace(&self, entry: u32) -> Option<i64> {
@@ -92,6 +126,9 @@ impl SoftDeadlines {
     /// one follows, the grace kept (a key already stale that stays stale
     /// is not signalled again).
     pub fn hard_moved(&mut self, entry: u32, hard_ms: i64, now_ms: i64) {
+        if !self.on_time {
+            return;
+        }
         if let Some(grace) = self.grace(entry) {
             let soft_ms = hard_ms.saturating_sub(grace);
             if soft_ms > now_ms || self.pending.contains(entry) {
@@ -142,6 +179,9 @@ impl SoftDeadlines {
     }
 
     pub fn clear_all(&mut self) {
-        *self = SoftDeadlines::default();
+        *self = SoftDeadlines {
+            on_time: self.on_time,
+            ..SoftDeadlines::default()
+        };
     }
 }
