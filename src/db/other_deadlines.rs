@@ -115,7 +115,7 @@ impl Db {
     pub fn set_soft_deadline(&mut self, key: &[u8], soft_ms: i64) {
         if let Some(idx) = self.written_entry(key) {
             if let Some(hard_ms) = self.deadline(idx) {
-                self.soft.set(idx, soft_ms, hard_ms);
+                self.soft.set(idx, soft_ms, hard_ms, self.dict.len());
             }
         }
     }
