@@ -213,6 +213,11 @@ impl SoftDeadlines {
         }
     }
 
+    #[cfg(test)]
+    pub fn graces_are_dense(&self) -> bool {
+        self.graces.is_dense()
+    }
+
     pub fn keeps_order(&self) -> bool {
         self.on_time
     }

@@ -243,19 +243,36 @@ fn random_key_skips_and_deletes_expired() {
 /// model of each key's hard deadline and grace.
 #[test]
 fn soft_deadlines_follow_writes_and_moves() {
+    soft_deadlines_follow(12, 300, 20_000, 5);
+}
+
+/// The same with thousands of keys and long deadlines: graces kept by
+/// position in an array.
+#[test]
+fn soft_deadlines_follow_writes_and_moves_when_many_have_one() {
+    let h = soft_deadlines_follow(4000, 100_000, 30_000, 500);
+    assert!(h.server.dbs[0].soft.graces_are_dense());
+}
+
+fn soft_deadlines_follow(
+    keys: u32,
+    max_ms: i64,
+    steps: u32,
+    check_every: u32,
+) -> crate::harness::Harness {
     use rand::Rng;
     use std::collections::HashMap;
     let mut rng = rand::rngs::SmallRng::seed_from_u64(42);
     let mut h = crate::harness::Harness::new();
     // key -> (hard deadline, grace)
     let mut model: HashMap<String, (Option<i64>, Option<i64>)> = HashMap::new();
-    for step in 0..20_000 {
+    for step in 0..steps {
         h.now_ms += rng.gen_range(0..5);
         let now = h.now_ms;
         model.retain(|_, (hard, _)| hard.is_none_or(|at| at > now));
-        let k = format!("k{}", rng.gen_range(0..12));
-        let ttl = rng.gen_range(1..300);
-        let grace = rng.gen_range(1..300);
+        let k = format!("k{}", rng.gen_range(0..keys));
+        let ttl = rng.gen_range(1..max_ms);
+        let grace = rng.gen_range(1..max_ms);
         let exists = model.contains_key(&k);
         match rng.gen_range(0..9) {
             0 | 1 => {
@@ -289,7 +306,7 @@ fn soft_deadlines_follow_writes_and_moves() {
             }
             _ => h.expire_cycle(),
         }
-        if step % 5 == 0 {
+        if step % check_every == 0 {
             let db = &h.server.dbs[0];
             for (idx, entry) in db.dict.iter() {
                 let key = String::from_utf8_lossy(entry.slot.key()).into_owned();
@@ -301,4 +318,5 @@ fn soft_deadlines_follow_writes_and_moves() {
             }
         }
     }
+    h
 }
