@@ -518,7 +518,7 @@ impl Db {
     /// a second hash lookup, for the key-change signal's side work).
     fn written_entry(&self, key: &[u8]) -> Option<u32> {
         let idx = self.last_written;
-        if (idx as usize) < self.dict.len() && self.dict.key(idx) == key {
+        if (idx as usize) < self.dict.len() && crate::words::same_bytes(self.dict.key(idx), key) {
             return Some(idx);
         }
         self.dict.find(key)
