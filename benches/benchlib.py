@@ -104,10 +104,17 @@ def pipeline(port, commands):
 
 
 def cpu_seconds(pid):
-    """The process's user + system CPU time so far (/proc/<pid>/stat)."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """The process's time on a CPU so far, all its threads, in seconds
+    (/proc/<pid>/task/*/schedstat: nanoseconds, where /proc/<pid>/stat
+    counts 10 ms ticks, too coarse for a run of a fraction of a second)."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+        except FileNotFoundError:
+            pass  # a thread that ended meanwhile
+    return total / 1e9
 
 
 def rps(proc, port, test, requests=1000000, pipeline_depth=16, keyspace=100000):
@@ -130,11 +137,42 @@ def rps(proc, port, test, requests=1000000, pipeline_depth=16, keyspace=100000):
     return each * len(commands) / seconds, cpu_ns
 
 
+LOADGEN = os.path.join(ROOT, "benches", "loadgen", "target", "release", "loadgen")
+
+
+def build_loadgen():
+    """benches/loadgen, a client lighter than redis-benchmark (its own
+    crate: mio is its one dependency)."""
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--manifest-path",
+                    os.path.join(ROOT, "benches", "loadgen", "Cargo.toml")], check=True)
+
+
+def loadgen_rps(proc, port, command, requests=2000000, pipeline_depth=16, keyspace=100000,
+                connections=50):
+    """As `rps`, with benches/loadgen as the client: it spends ~0.1 us of
+    user time a request where redis-benchmark spends 0.2-0.4 (building
+    each request, a reply object per array element), so on two cores the
+    server, not the client, sets the rate."""
+    before = cpu_seconds(proc.pid)
+    res = subprocess.run([LOADGEN, str(port), str(connections), str(pipeline_depth),
+                          str(requests), str(keyspace), "--"] + command,
+                         capture_output=True, text=True, check=True).stdout
+    cpu_ns = (cpu_seconds(proc.pid) - before) * 1e9 / requests
+    return float(res.split()[0]), cpu_ns
+
+
 def side_by_side(name, runs, a, b):
     """Runs `a` and `b` (each a function returning (rps, cpu ns)) `runs`
-    times alternately; prints both and the median ratios (a/b for rate,
-    b/a for CPU: above 1 means `a` is ahead on both)."""
-    pairs = [(a(), b()) for _ in range(runs)]
+    times, which goes first alternating (a drift of the machine's load
+    then favours neither); prints both and the median ratios (a/b for
+    rate, b/a for CPU: above 1 means `a` is ahead on both)."""
+    pairs = []
+    for i in range(runs):
+        if i % 2 == 0:
+            pairs.append((a(), b()))
+        else:
+            second, first = b(), a()
+            pairs.append((first, second))
     ratios = sorted(x[0] / y[0] for x, y in pairs)
     cpu = sorted(y[1] / x[1] for x, y in pairs)
     print("%s: requests/s %s; median %.2f. Server CPU ns/request %s; median ratio %.2f" % (
