@@ -68,6 +68,8 @@ def start(server, port=None, extra=(), **popen):
         # build, say).
         "redis": [os.environ.get("REDIS_SERVER", "redis-server"), "--port", str(port), "--save", "",
                   "--appendonly", "no"],
+        # Valkey 8.0.1 as benches/build_valkey.sh builds it.
+        "valkey": [VALKEY, "--port", str(port), "--save", "", "--appendonly", "no"],
     }[server] + ["--dir", run_dir] + list(extra)
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=None if os.environ.get("SHOW_STDERR") else subprocess.DEVNULL, **popen)
     deadline = time.time() + 10
@@ -137,6 +139,7 @@ def rps(proc, port, test, requests=1000000, pipeline_depth=16, keyspace=100000):
     return each * len(commands) / seconds, cpu_ns
 
 
+VALKEY = os.environ.get("VALKEY", os.path.join(ROOT, "target", "valkey-8.0.1", "valkey-server"))
 LOADGEN = os.path.join(ROOT, "benches", "loadgen", "target", "release", "loadgen")
 
 
