@@ -283,10 +283,9 @@ impl ServerState {
             classes |= EventClass::STRING.0 | EventClass::SET.0 | EventClass::HASH.0;
         }
         let stale_events = EventClass::EXPIRED.intersects(self.config.notify_keyspace_events);
-        let now_ms = crate::clock::unix_time_ms();
         for db in &mut self.dbs {
             db.recorded_classes = classes;
-            db.set_stale_events(stale_events, now_ms);
+            db.set_stale_events(stale_events);
         }
     }
 

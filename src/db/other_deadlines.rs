@@ -122,10 +122,11 @@ impl Db {
 
     /// Whether the `stale` event has readers (`notify-keyspace-events`
     /// with `x`): only then are soft deadlines kept in order for it.
-    pub fn set_stale_events(&mut self, on: bool, now_ms: i64) {
+    pub fn set_stale_events(&mut self, on: bool) {
         if self.soft.keeps_order() == on {
             return;
         }
+        let now_ms = crate::clock::unix_time_ms();
         let mut soft = std::mem::take(&mut self.soft);
         soft.keep_order(on, now_ms, |idx| self.deadline(idx));
         self.soft = soft;

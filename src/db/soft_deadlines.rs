@@ -158,6 +158,24 @@ impl Graces {
         grace
     }
 
+    /// The entry at `from` is now at `to` (`move_key` for this store).
+    fn moved(&mut self, from: u32, to: u32) {
+        if let Some(grace) = self.remove(from) {
+            self.insert(to, grace);
+        }
+    }
+
+    /// Entries `a` and `b` traded places (`swap_keys` for this store).
+    fn swapped(&mut self, a: u32, b: u32) {
+        let (ga, gb) = (self.remove(a), self.remove(b));
+        if let Some(grace) = ga {
+            self.insert(b, grace);
+        }
+        if let Some(grace) = gb {
+            self.insert(a, grace);
+        }
+    }
+
     fn iter(&self) -> impl Iterator<Item = (u32, i64)> + '_ {
         let dense = self
             .dense
@@ -297,21 +315,13 @@ impl SoftDeadlines {
     /// The dict entry at `from` moved to `to` (whose own entry was
     /// removed).
     pub fn entry_moved(&mut self, from: u32, to: u32) {
-        if let Some(grace) = self.graces.remove(from) {
-            self.graces.insert(to, grace);
-        }
+        self.graces.moved(from, to);
         self.pending.entry_moved(from, to);
     }
 
     /// Dict entries `a` and `b` traded places (a save in progress).
     pub fn entries_swapped(&mut self, a: u32, b: u32) {
-        let (ga, gb) = (self.graces.remove(a), self.graces.remove(b));
-        if let Some(grace) = ga {
-            self.graces.insert(b, grace);
-        }
-        if let Some(grace) = gb {
-            self.graces.insert(a, grace);
-        }
+        self.graces.swapped(a, b);
         self.pending.entries_swapped(a, b);
     }
 
